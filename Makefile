@@ -1,0 +1,43 @@
+# roadmap — build and test. `make test` is the one test command (README, .ci/run).
+# Tools are pinned here and fetched from the Go module proxy by `go run pkg@version`,
+# so a fresh machine with only Go can run every target.
+
+GO          ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 10s
+BIN         := bin/roadmap
+
+.PHONY: build test lint vet fmt-check unit fuzz bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/roadmap
+
+test: lint unit
+
+lint: fmt-check vet
+	$(GO) run $(STATICCHECK) ./...
+
+fmt-check:
+	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Short runs of every fuzzer in the tree (FUZZTIME each).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME); \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Exit codes. Scripts depend on them; docs/cli.md documents them.
+const (
+	// ExitOK: the command did what was asked.
+	ExitOK = 0
+	// ExitFindings: the command ran and its answer is negative (findings,
+	// a failed check, a score below the floor, a stop).
+	ExitFindings = 1
+	// ExitUsage: the command line or an input file is wrong.
+	ExitUsage = 2
+	// ExitInternal: something broke that is not the caller's fault.
+	ExitInternal = 3
+)
+
+// Env is what a verb may touch. Nothing in a verb reads os.* directly.
+type Env struct {
+	Args   []string
+	Vars   map[string]string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Getenv returns the value of an environment variable, "" when unset.
+func (e *Env) Getenv(key string) string { return e.Vars[key] }
+
+// Errorf prints a message for a person on stderr.
+func (e *Env) Errorf(format string, args ...any) {
+	fmt.Fprintf(e.Stderr, "roadmap: "+format+"\n", args...)
+}
+
+// JSON writes v to stdout as indented JSON followed by a newline.
+func (e *Env) JSON(v any) int {
+	enc := json.NewEncoder(e.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		e.Errorf("write json: %v", err)
+		return ExitInternal
+	}
+	return ExitOK
+}
+
+// verb is one command of the table below. name may be two words ("record show").
+type verb struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) int
+}
+
+// verbs is the whole command line. Each entry's run function lives in a file of
+// its own, named after the verb.
+func verbs() []verb {
+	return []verb{
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Main runs the roadmap command line and returns its exit code.
+func Main(ctx context.Context, args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &Env{Args: args, Vars: map[string]string{}, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env.Vars[k] = v
+		}
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	table := verbs()
+	for _, n := range []int{2, 1} {
+		if len(args) < n {
+			continue
+		}
+		name := strings.Join(args[:n], " ")
+		for _, v := range table {
+			if v.name == name {
+				return v.run(ctx, env, args[n:])
+			}
+		}
+	}
+	env.Errorf("unknown command %q; run 'roadmap help'", strings.Join(args, " "))
+	return ExitUsage
+}
+
+func usage(w io.Writer) {
+	table := verbs()
+	sort.Slice(table, func(i, j int) bool { return table[i].name < table[j].name })
+	fmt.Fprintln(w, "usage: roadmap COMMAND [flags]")
+	fmt.Fprintln(w)
+	for _, v := range table {
+		fmt.Fprintf(w, "  %-22s %s\n", v.name, v.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "exit codes: 0 ok, 1 negative result, 2 usage or input error, 3 internal failure")
+}
+
+// newFlags returns a flag set that reports errors on env's stderr and does not exit.
+func newFlags(env *Env, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("roadmap "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	return fs
+}
+
+// parseFlags parses args and maps a parse failure to an exit code. ok is false
+// when the verb should return code at once (-h prints usage and exits 0).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK, false
+		}
+		return ExitUsage, false
+	}
+	return ExitOK, true
+}
