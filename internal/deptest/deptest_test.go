@@ -1,0 +1,86 @@
+package deptest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/roadmap-dev/roadmap"
+
+// allowed lists, for each package that has a rule, the internal packages it may
+// import. Packages not listed (cli, implement, report, stage, demo, eval …) are
+// phase packages and may import anything.
+var allowed = map[string][]string{
+	"internal/record":     {},
+	"internal/event":      {},
+	"internal/plan":       {},
+	"internal/redact":     {},
+	"internal/failure":    {},
+	"internal/trace":      {},
+	"internal/policy":     {},
+	"internal/agent":      {},
+	"internal/llm":        {"internal/agent"},
+	"internal/github":     {"internal/record"},
+	"internal/githubfake": {},
+	"internal/git":        {},
+	"internal/checks":     {"internal/policy"},
+	"internal/actionsio":  {},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func TestImportDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decode go list: %v", err)
+		}
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		rules, ok := allowed[rel]
+		if !ok {
+			continue
+		}
+		seen++
+		var bad []string
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			if !contains(rules, dep) {
+				bad = append(bad, dep)
+			}
+		}
+		sort.Strings(bad)
+		if len(bad) > 0 {
+			t.Errorf("%s imports %v; it may import only %v", rel, bad, rules)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no package with a rule was found; is the module path right?")
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
