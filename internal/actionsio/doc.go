@@ -1,0 +1,10 @@
+// Package actionsio is how the roadmap binary talks to the GitHub Actions runner:
+// inputs, outputs ($GITHUB_OUTPUT, with a random delimiter per value so untrusted
+// text cannot forge another output), the step summary ($GITHUB_STEP_SUMMARY),
+// masks and annotations (workflow commands on stdout).
+//
+// Workflow commands go through github.com/sethvargo/go-githubactions; the file
+// commands are written here because that library uses a fixed delimiter.
+// Outside Actions (no GITHUB_OUTPUT) outputs are collected in memory so the
+// command line and tests can read them.
+package actionsio
