@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"internal/git":        {},
 	"internal/checks":     {"internal/policy"},
 	"internal/actionsio":  {},
+	"internal/config":     {},
 }
 
 type pkg struct {

@@ -1,0 +1,342 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultPath is where a repository keeps its configuration.
+const DefaultPath = ".github/roadmap.yml"
+
+// Config is the whole configuration. Field comments are the reference that
+// docs/configuration.md repeats.
+type Config struct {
+	// Models are the tiers of the model ladder: attempt i uses Models[min(i, len-1)].
+	Models []Model `yaml:"models"`
+	// Prices are USD per million tokens, by model name.
+	Prices  map[string]Price `yaml:"prices"`
+	Budgets Budgets          `yaml:"budgets"`
+	// Policy is the shell policy table, decoded by internal/policy.
+	Policy yaml.Node `yaml:"policy"`
+	Checks Checks    `yaml:"checks"`
+	Labels Labels    `yaml:"labels"`
+	// Implement tunes the implement loop.
+	Implement Implement `yaml:"implement"`
+}
+
+// Model is one tier of the ladder.
+type Model struct {
+	// Provider: github-models (default), openai, openai-compatible, anthropic, replay.
+	Provider string `yaml:"provider"`
+	Name     string `yaml:"name"`
+	BaseURL  string `yaml:"base_url"`
+	// APIKeyEnv names the environment variable holding the key (never the key itself).
+	APIKeyEnv string `yaml:"api_key_env"`
+	// InputWindow and MaxOutput are tokens per request.
+	InputWindow int `yaml:"input_window"`
+	MaxOutput   int `yaml:"max_output"`
+	// Fixtures is the directory of recorded exchanges, for provider replay.
+	Fixtures string `yaml:"fixtures"`
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
+}
+
+// Budgets bound what a step, an item and a day may spend.
+type Budgets struct {
+	Step Budget `yaml:"step"`
+	Item Budget `yaml:"item"`
+	Day  Budget `yaml:"day"`
+}
+
+// Budget is one bound; a zero field is unlimited.
+type Budget struct {
+	Turns     int           `yaml:"turns"`
+	TokensIn  int64         `yaml:"tokens_in"`
+	TokensOut int64         `yaml:"tokens_out"`
+	USD       float64       `yaml:"usd"`
+	Wall      time.Duration `yaml:"wall"`
+}
+
+// Checks are the scoped checks run after every group, besides its verify commands.
+type Checks struct {
+	Commands []string `yaml:"commands"`
+	// Timeout bounds one command.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Labels are the labels roadmap reads and sets.
+type Labels struct {
+	Stage      string `yaml:"stage"`
+	Implement  string `yaml:"implement"`
+	NeedsInput string `yaml:"needs_input"`
+	Stopped    string `yaml:"stopped"`
+}
+
+// Implement tunes the implement loop.
+type Implement struct {
+	// PollInterval is how often the watch of PR checks polls and logs a line.
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// WatchTimeout bounds the watch of PR checks within one Job.
+	WatchTimeout time.Duration `yaml:"watch_timeout"`
+	// RepairRounds bounds the repair rounds of one group.
+	RepairRounds int `yaml:"repair_rounds"`
+	// MaxJobs caps the Jobs (continuations included) of one item.
+	MaxJobs int `yaml:"max_jobs"`
+	// BaseBranch is the branch PRs target.
+	BaseBranch string `yaml:"base_branch"`
+}
+
+// Default returns the configuration used when the repository has none.
+func Default() *Config {
+	return &Config{
+		Models: []Model{{Provider: "github-models", Name: "openai/gpt-4o-mini", BaseURL: "https://models.github.ai/inference",
+			APIKeyEnv: "GITHUB_TOKEN", InputWindow: 8000, MaxOutput: 4000}},
+		Prices: map[string]Price{},
+		Budgets: Budgets{
+			Step: Budget{Turns: 40, Wall: 30 * time.Minute},
+			Item: Budget{TokensIn: 2_000_000, TokensOut: 400_000, USD: 5},
+			Day:  Budget{USD: 50},
+		},
+		Checks: Checks{Timeout: 10 * time.Minute},
+		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped"},
+		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6,
+			BaseBranch: "main"},
+	}
+}
+
+// Error is a problem in the configuration file, at a line.
+type Error struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Key != "" {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// Load reads path; a missing file gives the defaults.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes data (named file in errors) over the defaults and validates it.
+func Parse(file string, data []byte) (*Config, error) {
+	cfg := Default()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return cfg, nil
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(file, err)
+	}
+	if len(root.Content) == 0 {
+		return cfg, nil
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return nil, &Error{File: file, Line: doc.Line, Msg: "the configuration must be a mapping of keys"}
+	}
+	if err := checkKeys(file, "", doc, configShape); err != nil {
+		return nil, err
+	}
+	// Models replace the default ladder rather than merging into it.
+	if n := lookup(doc, "models"); n != nil {
+		cfg.Models = nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		return nil, yamlError(file, err)
+	}
+	if err := validate(file, doc, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// shape lists the keys a mapping may hold; nil means any key (maps, the policy).
+type shape map[string]shape
+
+var budgetShape = shape{"turns": nil, "tokens_in": nil, "tokens_out": nil, "usd": nil, "wall": nil}
+
+var configShape = shape{
+	"models":  {"[]": {"provider": nil, "name": nil, "base_url": nil, "api_key_env": nil, "input_window": nil, "max_output": nil, "fixtures": nil}},
+	"prices":  nil,
+	"budgets": {"step": budgetShape, "item": budgetShape, "day": budgetShape},
+	"policy":  nil,
+	"checks":  {"commands": nil, "timeout": nil},
+	"labels":  {"stage": nil, "implement": nil, "needs_input": nil, "stopped": nil},
+	"implement": {"poll_interval": nil, "watch_timeout": nil, "repair_rounds": nil, "max_jobs": nil,
+		"base_branch": nil},
+}
+
+// checkKeys reports the first unknown key with its line, so a typo fails fast
+// rather than silently taking a default.
+func checkKeys(file, prefix string, n *yaml.Node, s shape) error {
+	if s == nil {
+		return nil
+	}
+	if elem, ok := s["[]"]; ok {
+		if n.Kind != yaml.SequenceNode {
+			return &Error{File: file, Line: n.Line, Key: strings.TrimSuffix(prefix, "."), Msg: "must be a list"}
+		}
+		for i, c := range n.Content {
+			if err := checkKeys(file, fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i), c, elem); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return &Error{File: file, Line: n.Line, Key: strings.TrimSuffix(prefix, "."), Msg: "must be a mapping"}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		sub, ok := s[k.Value]
+		if !ok {
+			return &Error{File: file, Line: k.Line, Key: prefix + k.Value, Msg: "unknown key (" + known(s) + ")"}
+		}
+		if err := checkKeys(file, prefix+k.Value+".", v, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func known(s shape) string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return "known: " + strings.Join(keys, ", ")
+}
+
+func lookup(n *yaml.Node, path ...string) *yaml.Node {
+	for _, key := range path {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		n = next
+	}
+	return n
+}
+
+func lineOf(doc *yaml.Node, path ...string) int {
+	if n := lookup(doc, path...); n != nil {
+		return n.Line
+	}
+	return doc.Line
+}
+
+var providers = map[string]bool{"github-models": true, "openai": true, "openai-compatible": true, "anthropic": true, "replay": true}
+
+func validate(file string, doc *yaml.Node, c *Config) error {
+	models := lookup(doc, "models")
+	if len(c.Models) == 0 {
+		return &Error{File: file, Line: lineOf(doc, "models"), Key: "models", Msg: "the ladder needs at least one model"}
+	}
+	for i, m := range c.Models {
+		line := doc.Line
+		if models != nil && i < len(models.Content) {
+			line = models.Content[i].Line
+		}
+		key := fmt.Sprintf("models[%d]", i)
+		if m.Provider == "" {
+			c.Models[i].Provider = "github-models"
+			m.Provider = "github-models"
+		}
+		if !providers[m.Provider] {
+			return &Error{File: file, Line: line, Key: key + ".provider", Msg: fmt.Sprintf("unknown provider %q (github-models, openai, openai-compatible, anthropic, replay)", m.Provider)}
+		}
+		if m.Name == "" {
+			return &Error{File: file, Line: line, Key: key + ".name", Msg: "a model needs a name"}
+		}
+		if m.Provider == "replay" && m.Fixtures == "" {
+			return &Error{File: file, Line: line, Key: key + ".fixtures", Msg: "the replay provider needs a fixtures directory"}
+		}
+		if m.Provider == "openai-compatible" && m.BaseURL == "" {
+			return &Error{File: file, Line: line, Key: key + ".base_url", Msg: "an openai-compatible provider needs base_url"}
+		}
+		if m.InputWindow < 0 || m.MaxOutput < 0 {
+			return &Error{File: file, Line: line, Key: key, Msg: "input_window and max_output must not be negative"}
+		}
+		if m.InputWindow == 0 {
+			c.Models[i].InputWindow = 8000
+		}
+		if m.MaxOutput == 0 {
+			c.Models[i].MaxOutput = 4000
+		}
+		if strings.HasPrefix(m.APIKeyEnv, "ghp_") || strings.HasPrefix(m.APIKeyEnv, "sk-") || strings.HasPrefix(m.APIKeyEnv, "github_pat_") {
+			return &Error{File: file, Line: line, Key: key + ".api_key_env", Msg: "holds a key; it must name the environment variable that holds the key"}
+		}
+	}
+	for name, b := range map[string]Budget{"step": c.Budgets.Step, "item": c.Budgets.Item, "day": c.Budgets.Day} {
+		if b.Turns < 0 || b.TokensIn < 0 || b.TokensOut < 0 || b.USD < 0 || b.Wall < 0 {
+			return &Error{File: file, Line: lineOf(doc, "budgets", name), Key: "budgets." + name, Msg: "budgets must not be negative"}
+		}
+	}
+	for i, cmd := range c.Checks.Commands {
+		if strings.TrimSpace(cmd) == "" {
+			return &Error{File: file, Line: lineOf(doc, "checks", "commands"), Key: fmt.Sprintf("checks.commands[%d]", i), Msg: "empty command"}
+		}
+	}
+	im := c.Implement
+	switch {
+	case im.PollInterval <= 0:
+		return &Error{File: file, Line: lineOf(doc, "implement", "poll_interval"), Key: "implement.poll_interval", Msg: "must be positive"}
+	case im.WatchTimeout < 0:
+		return &Error{File: file, Line: lineOf(doc, "implement", "watch_timeout"), Key: "implement.watch_timeout", Msg: "must not be negative"}
+	case im.RepairRounds < 1:
+		return &Error{File: file, Line: lineOf(doc, "implement", "repair_rounds"), Key: "implement.repair_rounds", Msg: "must be at least 1"}
+	case im.MaxJobs < 1:
+		return &Error{File: file, Line: lineOf(doc, "implement", "max_jobs"), Key: "implement.max_jobs", Msg: "must be at least 1"}
+	}
+	return nil
+}
+
+// yamlError turns a yaml error ("yaml: line 3: …") into an *Error with the file.
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	line := 0
+	if te := (*yaml.TypeError)(nil); errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, tail, ok := strings.Cut(rest, ":"); ok {
+			fmt.Sscanf(n, "%d", &line)
+			msg = strings.TrimSpace(tail)
+		}
+	}
+	return &Error{File: file, Line: line, Msg: msg}
+}

@@ -1,0 +1,5 @@
+// Package config reads .github/roadmap.yml, the configuration a user keeps in
+// their repository: models and the ladder, budgets, the shell policy table,
+// check commands, labels and the implement loop's timings. Every key has a
+// default; a bad file fails fast with an error naming the file, line and key.
+package config
