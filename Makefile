@@ -4,18 +4,23 @@
 
 GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME    ?= 10s
 BIN         := bin/roadmap
 
-.PHONY: build test lint vet fmt-check unit fuzz bench clean
+.PHONY: build test lint vet fmt-check actionlint unit fuzz bench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/roadmap
 
 test: lint unit
 
-lint: fmt-check vet
+lint: fmt-check vet actionlint
 	$(GO) run $(STATICCHECK) ./...
+
+# actionlint checks every workflow, and through them the local actions they use.
+actionlint:
+	$(GO) run $(ACTIONLINT) -no-color -shellcheck= -pyflakes= .github/workflows/*.yml
 
 fmt-check:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
