@@ -1,0 +1,16 @@
+// Package git drives the git command line for implement: the work branch
+// (roadmap/<issue>-<slug>), one commit per passed group carrying a
+// `Roadmap-Group: N` trailer, a WIP commit when a Job yields mid-group, push
+// with non-fast-forward and hook rejections told apart, ls-remote to reconcile
+// the published_sha mark, rebase and merge with the list of conflicting files,
+// and the group commits read back from the branch so a Job can trust git over
+// a record that lags behind it.
+//
+// It runs the real git binary with an environment the caller injects (plus
+// GIT_TERMINAL_PROMPT=0, so a missing credential fails instead of waiting for
+// a prompt no one will answer). No credential is ever put on a command line:
+// authentication comes from the repository's configuration or from the
+// environment (see ExtraHeaderEnv). Every call takes a context and is killed
+// when it ends. Failures are *Error values that keep git's stderr unmasked in
+// a field, for the caller to mask before it writes it anywhere.
+package git

@@ -1,0 +1,414 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Repo is a git work tree and the environment git runs with there.
+type Repo struct {
+	Dir string
+	// Env is the whole environment git sees (nil: an empty one). The package
+	// adds GIT_TERMINAL_PROMPT=0, GIT_EDITOR=true and LC_ALL=C to it, so git
+	// never waits for a person and its messages stay in one language.
+	Env []string
+}
+
+// Error is a git command that failed. Stderr is git's own, unmasked: mask it
+// before it leaves the process (a remote URL or a hook's message may hold a
+// secret). Error() shows the command and the last line of stderr.
+type Error struct {
+	Args     []string // the arguments after "git"
+	ExitCode int      // -1 when git did not run or was killed
+	Stderr   string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("git %s: %v", strings.Join(e.Args, " "), e.Err)
+	if line := lastLine(e.Stderr); line != "" {
+		msg += ": " + line
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	line := strings.TrimSpace(lines[len(lines)-1])
+	if len(line) > 200 {
+		line = line[:200] + "…"
+	}
+	return line
+}
+
+// Open returns the repository whose work tree holds dir, rooted at its top
+// level.
+func Open(ctx context.Context, dir string, env []string) (*Repo, error) {
+	r := &Repo{Dir: dir, Env: env}
+	top, err := r.output(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", dir, err)
+	}
+	r.Dir = top
+	return r, nil
+}
+
+// run runs git with args in the work tree and returns stdout. stdin may be nil.
+func (r *Repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(append([]string(nil), r.Env...),
+		"GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_MERGE_AUTOEDIT=no", "LC_ALL=C")
+	cmd.WaitDelay = 5 * time.Second
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		code := -1
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return stdout.Bytes(), &Error{Args: args, ExitCode: code, Stderr: stderr.String(), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// output runs git and returns its stdout without the trailing newline.
+func (r *Repo) output(ctx context.Context, args ...string) (string, error) {
+	out, err := r.run(ctx, nil, args...)
+	return strings.TrimRight(string(out), "\n"), err
+}
+
+// Head returns the sha of HEAD.
+func (r *Repo) Head(ctx context.Context) (string, error) {
+	return r.RevParse(ctx, "HEAD")
+}
+
+// RevParse resolves rev to a commit sha.
+func (r *Repo) RevParse(ctx context.Context, rev string) (string, error) {
+	sha, err := r.output(ctx, "rev-parse", "--verify", "--end-of-options", rev+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", rev, err)
+	}
+	return sha, nil
+}
+
+// IsAncestor reports whether commit a is an ancestor of b (or b itself).
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := r.run(ctx, nil, "merge-base", "--is-ancestor", a, b)
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("is %s an ancestor of %s: %w", a, b, err)
+	}
+	return true, nil
+}
+
+// MergeBase returns the best common ancestor of a and b.
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
+	sha, err := r.output(ctx, "merge-base", a, b)
+	if err != nil {
+		return "", fmt.Errorf("merge base of %s and %s: %w", a, b, err)
+	}
+	return sha, nil
+}
+
+// CurrentBranch returns the short name of the checked-out branch, or "" when
+// HEAD is detached.
+func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
+	name, err := r.output(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("current branch: %w", err)
+	}
+	return name, nil
+}
+
+// WorkBranch is the branch implement works on for an issue:
+// roadmap/<issue>-<slug>, the slug being the title in lowercase ASCII letters
+// and digits joined by single dashes, at most 40 characters. A title with no
+// such character gives roadmap/<issue>.
+func WorkBranch(issue int, title string) string {
+	const max = 40
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(title) {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(c)
+		default:
+			dash = true
+		}
+		if b.Len() >= max {
+			break
+		}
+	}
+	slug := strings.TrimRight(b.String()[:min(b.Len(), max)], "-")
+	if slug == "" {
+		return fmt.Sprintf("roadmap/%d", issue)
+	}
+	return fmt.Sprintf("roadmap/%d-%s", issue, slug)
+}
+
+func (r *Repo) refExists(ctx context.Context, ref string) (bool, error) {
+	_, err := r.run(ctx, nil, "show-ref", "--verify", "--quiet", ref)
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// CheckoutBranch checks out branch name. A local branch of that name is
+// reused as it is. Otherwise, when remote is set and has the branch, the
+// branch is fetched and starts from the remote's tip (a continuation picks up
+// what an earlier Job pushed); failing that it is created at startPoint
+// (HEAD when empty). Uncommitted changes are carried along.
+func (r *Repo) CheckoutBranch(ctx context.Context, remote, name, startPoint string) error {
+	local, err := r.refExists(ctx, "refs/heads/"+name)
+	if err != nil {
+		return fmt.Errorf("checkout %s: %w", name, err)
+	}
+	if local {
+		if _, err := r.run(ctx, nil, "checkout", "--quiet", name, "--"); err != nil {
+			return fmt.Errorf("checkout %s: %w", name, err)
+		}
+		return nil
+	}
+	if remote != "" {
+		_, found, err := r.LsRemote(ctx, remote, name)
+		if err != nil {
+			return fmt.Errorf("checkout %s: %w", name, err)
+		}
+		if found {
+			sha, err := r.Fetch(ctx, remote, name)
+			if err != nil {
+				return fmt.Errorf("checkout %s: %w", name, err)
+			}
+			startPoint = sha
+		}
+	}
+	if startPoint == "" {
+		startPoint = "HEAD"
+	}
+	if _, err := r.run(ctx, nil, "checkout", "--quiet", "--no-track", "-b", name, startPoint, "--"); err != nil {
+		return fmt.Errorf("checkout %s at %s: %w", name, startPoint, err)
+	}
+	return nil
+}
+
+// Change is one path that differs from HEAD, as `git status --porcelain`
+// shows it: XY is the two-letter state ("??" for untracked, " M", "A ", …).
+type Change struct {
+	XY   string
+	Path string
+}
+
+// Status returns the changes in the work tree and the index, untracked files
+// included (not ignored ones).
+func (r *Repo) Status(ctx context.Context) ([]Change, error) {
+	out, err := r.run(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	var changes []Change
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		c := Change{XY: f[:2], Path: f[3:]}
+		if c.XY[0] == 'R' || c.XY[0] == 'C' {
+			i++ // a rename is followed by its source path
+		}
+		changes = append(changes, c)
+	}
+	return changes, nil
+}
+
+// HasChanges reports whether anything would be committed by CommitWIP.
+func (r *Repo) HasChanges(ctx context.Context) (bool, error) {
+	changes, err := r.Status(ctx)
+	return len(changes) > 0, err
+}
+
+// Message is what a commit says. Issue, when not zero, adds a
+// `Roadmap-Issue: N` trailer.
+type Message struct {
+	Subject string
+	Body    string
+	Issue   int
+}
+
+// Trailer keys implement writes and reads back.
+const (
+	TrailerGroup = "Roadmap-Group"
+	TrailerIssue = "Roadmap-Issue"
+	TrailerWIP   = "Roadmap-WIP"
+)
+
+// CommitGroup commits every change in the work tree as the commit of a passed
+// group, with a `Roadmap-Group: N` trailer, and returns its sha. It commits
+// even when nothing changed: the trailer is what records that the group
+// passed.
+func (r *Repo) CommitGroup(ctx context.Context, group int, m Message) (string, error) {
+	if group <= 0 {
+		return "", fmt.Errorf("commit group %d: group numbers start at 1", group)
+	}
+	sha, err := r.commit(ctx, m, true, TrailerGroup+": "+strconv.Itoa(group))
+	if err != nil {
+		return "", fmt.Errorf("commit group %d: %w", group, err)
+	}
+	return sha, nil
+}
+
+// CommitWIP commits the work in progress with a `Roadmap-WIP: true` trailer,
+// so a Job that yields or stops mid-group loses nothing. With nothing to
+// commit it makes no commit and returns "".
+func (r *Repo) CommitWIP(ctx context.Context, m Message) (string, error) {
+	dirty, err := r.HasChanges(ctx)
+	if err != nil || !dirty {
+		return "", err
+	}
+	sha, err := r.commit(ctx, m, false, TrailerWIP+": true")
+	if err != nil {
+		return "", fmt.Errorf("commit work in progress: %w", err)
+	}
+	return sha, nil
+}
+
+func (r *Repo) commit(ctx context.Context, m Message, allowEmpty bool, trailer string) (string, error) {
+	if strings.TrimSpace(m.Subject) == "" {
+		return "", errors.New("empty commit subject")
+	}
+	if _, err := r.run(ctx, nil, "add", "--all"); err != nil {
+		return "", err
+	}
+	msg := strings.TrimSpace(m.Subject) + "\n"
+	if body := strings.TrimSpace(m.Body); body != "" {
+		msg += "\n" + body + "\n"
+	}
+	args := []string{"commit", "--quiet", "--file=-", "--cleanup=whitespace", "--trailer", trailer}
+	if m.Issue != 0 {
+		args = append(args, "--trailer", TrailerIssue+": "+strconv.Itoa(m.Issue))
+	}
+	if allowEmpty {
+		args = append(args, "--allow-empty")
+	}
+	if _, err := r.run(ctx, []byte(msg), args...); err != nil {
+		return "", err
+	}
+	return r.Head(ctx)
+}
+
+// GroupCommits reads the `Roadmap-Group` trailers of the commits in base..HEAD
+// and returns, for each group, the newest commit that carries it. Trailers
+// that are not a positive number are ignored. This is how a Job finds the
+// groups that passed when the record and git disagree.
+func (r *Repo) GroupCommits(ctx context.Context, base string) (map[int]string, error) {
+	out, err := r.run(ctx, nil, "log", "--format=%H%x00%(trailers:key="+TrailerGroup+",valueonly,separator=%x2C)%x00",
+		"--end-of-options", base+"..HEAD")
+	if err != nil {
+		return nil, fmt.Errorf("read group commits since %s: %w", base, err)
+	}
+	groups := map[int]string{}
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		sha := strings.TrimSpace(fields[i])
+		for _, v := range strings.Split(fields[i+1], ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n <= 0 {
+				continue
+			}
+			if _, seen := groups[n]; !seen { // log lists newest first
+				groups[n] = sha
+			}
+		}
+	}
+	return groups, nil
+}
+
+// ChangedFiles returns the paths that differ between base and the work tree,
+// untracked files included, sorted and each once.
+func (r *Repo) ChangedFiles(ctx context.Context, base string) ([]string, error) {
+	diff, err := r.run(ctx, nil, "diff", "--name-only", "-z", "--no-renames", base, "--")
+	if err != nil {
+		return nil, fmt.Errorf("changed files since %s: %w", base, err)
+	}
+	untracked, err := r.run(ctx, nil, "ls-files", "--others", "--exclude-standard", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("untracked files: %w", err)
+	}
+	return splitZ(string(diff) + string(untracked)), nil
+}
+
+// Diff returns the patch from base to the work tree (tracked files; an
+// untracked file shows up once it is committed).
+func (r *Repo) Diff(ctx context.Context, base string) (string, error) {
+	out, err := r.run(ctx, nil, "diff", "--no-color", "--no-ext-diff", base, "--")
+	if err != nil {
+		return "", fmt.Errorf("diff since %s: %w", base, err)
+	}
+	return string(out), nil
+}
+
+func splitZ(s string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range strings.Split(s, "\x00") {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ExtraHeaderEnv returns env with an http.extraheader that authenticates git
+// to serverURL (e.g. GITHUB_SERVER_URL) with token, set through
+// GIT_CONFIG_COUNT/KEY/VALUE so the token never appears on a command line or
+// in a file. Entries already numbered in env are kept.
+func ExtraHeaderEnv(env []string, serverURL, token string) []string {
+	n := 0
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
+			n, _ = strconv.Atoi(v)
+			continue
+		}
+		out = append(out, kv)
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+	return append(out,
+		"GIT_CONFIG_COUNT="+strconv.Itoa(n+1),
+		fmt.Sprintf("GIT_CONFIG_KEY_%d=http.%s/.extraheader", n, strings.TrimRight(serverURL, "/")),
+		fmt.Sprintf("GIT_CONFIG_VALUE_%d=AUTHORIZATION: basic %s", n, basic),
+	)
+}

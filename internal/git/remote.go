@@ -1,0 +1,195 @@
+package git
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// PushRejected is a push the remote refused: non-fast-forward (the branch
+// moved on the remote; fetch and rebase or merge, never force) or another
+// rejection such as a pre-receive hook or a protected branch. Output is git's
+// stdout and stderr, unmasked.
+type PushRejected struct {
+	Branch         string
+	NonFastForward bool
+	Reason         string // git's reason: "non-fast-forward", "fetch first", "pre-receive hook declined", …
+	Output         string
+}
+
+func (e *PushRejected) Error() string {
+	return fmt.Sprintf("push %s rejected: %s", e.Branch, e.Reason)
+}
+
+// Push pushes the local branch to the same name on remote, never forcing.
+// A refusal is a *PushRejected; anything else (network, authentication) is an
+// *Error.
+func (r *Repo) Push(ctx context.Context, remote, branch string) error {
+	ref := "refs/heads/" + branch
+	out, err := r.run(ctx, nil, "push", "--porcelain", remote, ref+":"+ref)
+	if rej := parsePorcelainPush(string(out)); rej != nil {
+		rej.Branch = branch
+		rej.Output = string(out)
+		var ge *Error
+		if errors.As(err, &ge) {
+			rej.Output += ge.Stderr
+		}
+		return rej
+	}
+	if err != nil {
+		return fmt.Errorf("push %s to %s: %w", branch, remote, err)
+	}
+	return nil
+}
+
+// parsePorcelainPush finds the first rejected ref in `git push --porcelain`
+// output: "!\t<src>:<dst>\t[rejected] (non-fast-forward)".
+func parsePorcelainPush(out string) *PushRejected {
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "!\t") {
+			continue
+		}
+		parts := strings.SplitN(line, "\t", 3)
+		summary := ""
+		if len(parts) == 3 {
+			summary = parts[2]
+		}
+		reason := summary
+		if i := strings.Index(summary, "("); i >= 0 && strings.HasSuffix(summary, ")") {
+			reason = summary[i+1 : len(summary)-1]
+		}
+		return &PushRejected{
+			Reason:         reason,
+			NonFastForward: reason == "non-fast-forward" || reason == "fetch first",
+		}
+	}
+	return nil
+}
+
+// LsRemote asks remote for the tip of branch, without fetching. found is false
+// when the remote has no such branch. This is the ground truth published_sha
+// is reconciled with.
+func (r *Repo) LsRemote(ctx context.Context, remote, branch string) (sha string, found bool, err error) {
+	ref := "refs/heads/" + branch
+	out, err := r.run(ctx, nil, "ls-remote", "--refs", remote, ref)
+	if err != nil {
+		return "", false, fmt.Errorf("ls-remote %s %s: %w", remote, branch, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		s, name, ok := strings.Cut(line, "\t")
+		if ok && name == ref {
+			return s, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// Fetch fetches branch from remote (a configured remote's name) into
+// refs/remotes/<remote>/<branch> and returns its sha.
+func (r *Repo) Fetch(ctx context.Context, remote, branch string) (string, error) {
+	tracking := "refs/remotes/" + remote + "/" + branch
+	if _, err := r.run(ctx, nil, "fetch", "--quiet", "--no-tags", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
+		return "", fmt.Errorf("fetch %s from %s: %w", branch, remote, err)
+	}
+	return r.RevParse(ctx, tracking)
+}
+
+// Conflict is a rebase or merge that stopped on conflicting files. The
+// operation is left in progress: resolve and Continue, or Abort.
+type Conflict struct {
+	Op    string // "rebase" or "merge"
+	Onto  string
+	Files []string
+	Err   error
+}
+
+func (e *Conflict) Error() string {
+	if e.Onto == "" {
+		return fmt.Sprintf("%s: conflict in %s", e.Op, strings.Join(e.Files, ", "))
+	}
+	return fmt.Sprintf("%s onto %s: conflict in %s", e.Op, e.Onto, strings.Join(e.Files, ", "))
+}
+
+func (e *Conflict) Unwrap() error { return e.Err }
+
+// Rebase rebases the current branch onto upstream (e.g. origin/roadmap/5-x).
+// Conflicts give a *Conflict with the rebase left in progress.
+func (r *Repo) Rebase(ctx context.Context, upstream string) error {
+	_, err := r.run(ctx, nil, "rebase", "--quiet", "--no-autostash", upstream)
+	return r.conflictOr(ctx, "rebase", upstream, err)
+}
+
+// Merge merges upstream into the current branch with git's default message.
+// Conflicts give a *Conflict with the merge left in progress.
+func (r *Repo) Merge(ctx context.Context, upstream string) error {
+	_, err := r.run(ctx, nil, "merge", "--quiet", "--no-edit", upstream)
+	return r.conflictOr(ctx, "merge", upstream, err)
+}
+
+// ContinueRebase stages every change (the resolution) and continues the
+// rebase in progress.
+func (r *Repo) ContinueRebase(ctx context.Context) error {
+	if _, err := r.run(ctx, nil, "add", "--all"); err != nil {
+		return fmt.Errorf("continue rebase: %w", err)
+	}
+	_, err := r.run(ctx, nil, "rebase", "--continue")
+	return r.conflictOr(ctx, "rebase", "", err)
+}
+
+// ContinueMerge stages every change (the resolution) and commits the merge in
+// progress.
+func (r *Repo) ContinueMerge(ctx context.Context) error {
+	if _, err := r.run(ctx, nil, "add", "--all"); err != nil {
+		return fmt.Errorf("continue merge: %w", err)
+	}
+	_, err := r.run(ctx, nil, "commit", "--quiet", "--no-edit")
+	return r.conflictOr(ctx, "merge", "", err)
+}
+
+// AbortRebase gives up the rebase in progress and restores the branch.
+func (r *Repo) AbortRebase(ctx context.Context) error {
+	if _, err := r.run(ctx, nil, "rebase", "--abort"); err != nil {
+		return fmt.Errorf("abort rebase: %w", err)
+	}
+	return nil
+}
+
+// AbortMerge gives up the merge in progress and restores the branch.
+func (r *Repo) AbortMerge(ctx context.Context) error {
+	if _, err := r.run(ctx, nil, "merge", "--abort"); err != nil {
+		return fmt.Errorf("abort merge: %w", err)
+	}
+	return nil
+}
+
+// ConflictFiles returns the unmerged paths of the operation in progress,
+// sorted.
+func (r *Repo) ConflictFiles(ctx context.Context) ([]string, error) {
+	out, err := r.run(ctx, nil, "diff", "--name-only", "--diff-filter=U", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("conflict files: %w", err)
+	}
+	files := splitZ(string(out))
+	slices.Sort(files)
+	return files, nil
+}
+
+func (r *Repo) conflictOr(ctx context.Context, op, onto string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil {
+		if files, ferr := r.ConflictFiles(ctx); ferr == nil && len(files) > 0 {
+			return &Conflict{Op: op, Onto: onto, Files: files, Err: err}
+		}
+	}
+	if onto == "" {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s onto %s: %w", op, onto, err)
+}
