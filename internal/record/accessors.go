@@ -1,0 +1,148 @@
+package record
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// get decodes a known key into out. Every known key was checked when it entered
+// the record (Parse, Apply), so a decoding error cannot happen; it reads as absent.
+func (r *Record) get(k Key, out any) bool {
+	raw, ok := r.vals[k]
+	if !ok {
+		return false
+	}
+	sp, _ := specOf(k)
+	return decode(sp, raw, out) == nil
+}
+
+func (r *Record) str(k Key) (string, bool) {
+	var s string
+	ok := r.get(k, &s)
+	return s, ok
+}
+
+func (r *Record) count(k Key) (int, bool) {
+	var n int
+	ok := r.get(k, &n)
+	return n, ok
+}
+
+func (r *Record) sha(k Key) (SHA, bool) {
+	var s SHA
+	ok := r.get(k, &s)
+	return s, ok
+}
+
+// Result returns implement.result.
+func (r *Record) Result() (Result, bool) {
+	var v Result
+	ok := r.get(KeyImplementResult, &v)
+	return v, ok
+}
+
+// Failure returns implement.failure, a failure class.
+func (r *Record) Failure() (string, bool) { return r.str(KeyImplementFailure) }
+
+// Stopped returns implement.stopped, the label of the step a stop happened in.
+func (r *Record) Stopped() (string, bool) { return r.str(KeyImplementStopped) }
+
+// CheckLog returns implement.check_log.
+func (r *Record) CheckLog() (string, bool) { return r.str(KeyImplementCheckLog) }
+
+// Conflict returns implement.conflict, the files of an unresolved conflict.
+func (r *Record) Conflict() ([]string, bool) {
+	var v []string
+	ok := r.get(KeyImplementConflict, &v)
+	return v, ok
+}
+
+// Spend returns implement.spend, the item's spend summed over its Jobs.
+func (r *Record) Spend() (Spend, bool) {
+	var v Spend
+	ok := r.get(KeyImplementSpend, &v)
+	return v, ok
+}
+
+// Group returns implement.group, the last task group that passed.
+func (r *Record) Group() (int, bool) { return r.count(KeyImplementGroup) }
+
+// GroupSeconds returns implement.group_seconds: how long each passed group took,
+// in seconds, oldest first.
+func (r *Record) GroupSeconds() ([]int, bool) {
+	var v []int
+	ok := r.get(KeyImplementGroupSeconds, &v)
+	return v, ok
+}
+
+// SHA returns implement.sha, the commit of the last group mark.
+func (r *Record) SHA() (SHA, bool) { return r.sha(KeyImplementSHA) }
+
+// WIP returns implement.wip, the WIP commit of a Job that ended mid-group.
+func (r *Record) WIP() (SHA, bool) { return r.sha(KeyImplementWIP) }
+
+// CheckedSHA returns implement.checked_sha.
+func (r *Record) CheckedSHA() (SHA, bool) { return r.sha(KeyImplementCheckedSHA) }
+
+// PublishedSHA returns implement.published_sha.
+func (r *Record) PublishedSHA() (SHA, bool) { return r.sha(KeyImplementPublishedSHA) }
+
+// Trace returns implement.trace as one-line JSON.
+func (r *Record) Trace() (json.RawMessage, bool) {
+	var v json.RawMessage
+	ok := r.get(KeyImplementTrace, &v)
+	return v, ok
+}
+
+// Attempt returns implement.attempt, the number of Jobs run for the item.
+func (r *Record) Attempt() (int, bool) { return r.count(KeyImplementAttempt) }
+
+// Jobs returns implement.jobs, oldest first.
+func (r *Record) Jobs() ([]JobOutcome, bool) {
+	var v []JobOutcome
+	ok := r.get(KeyImplementJobs, &v)
+	return v, ok
+}
+
+// Question returns implement.question.
+func (r *Record) Question() (string, bool) { return r.str(KeyImplementQuestion) }
+
+// Answer returns implement.answer.
+func (r *Record) Answer() (string, bool) { return r.str(KeyImplementAnswer) }
+
+// StageState returns stage.state.
+func (r *Record) StageState() (string, bool) { return r.str(KeyStageState) }
+
+// StagePR returns stage.pr.
+func (r *Record) StagePR() (int, bool) { return r.count(KeyStagePR) }
+
+// StagePlan returns stage.plan.
+func (r *Record) StagePlan() (string, bool) { return r.str(KeyStagePlan) }
+
+// JSON returns a key's value as JSON, for tools that print the record: numbers for
+// counts, objects and arrays as written, text as a JSON string. An unknown key's
+// value is read as written: JSON when it is valid JSON, else the text of its scalar.
+func (r *Record) JSON(k Key) (json.RawMessage, bool) {
+	raw, ok := r.vals[k]
+	if !ok {
+		return nil, false
+	}
+	if sp, known := specOf(k); known {
+		switch sp.kind {
+		case kindCount, kindSpend, kindFiles, kindJobs, kindTrace, kindSeconds:
+			return json.RawMessage(raw), true
+		}
+		s, _ := r.str(k)
+		return json.RawMessage(encodeJSON(s)), true
+	}
+	if raw == "" {
+		return json.RawMessage("null"), true
+	}
+	if strings.ContainsRune(`"{[`, rune(raw[0])) && json.Valid([]byte(raw)) {
+		return json.RawMessage(raw), true
+	}
+	if s, err := decodeScalar(raw); err == nil {
+		return json.RawMessage(encodeJSON(s)), true
+	}
+	return json.RawMessage(encodeJSON(raw)), true
+}

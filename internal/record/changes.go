@@ -1,0 +1,257 @@
+package record
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Changes is a set of edits to a record: keys to set and keys to delete, in order
+// (a later edit of the same key wins). It is the unit of the write protocol: the
+// writer applies it to the record it read, and, when the read-back shows another
+// writer won the race, applies it again to the newer record. The zero value is an
+// empty set, ready to use.
+type Changes struct {
+	edits []edit
+}
+
+type edit struct {
+	key Key
+	raw string
+	del bool
+	err error // an encoding problem, reported by Apply
+}
+
+func (c *Changes) set(k Key, raw string) { c.edits = append(c.edits, edit{key: k, raw: raw}) }
+
+func (c *Changes) fail(k Key, err error) { c.edits = append(c.edits, edit{key: k, err: err}) }
+
+// Delete removes keys (known or not); deleting an absent key is no change.
+func (c *Changes) Delete(keys ...Key) {
+	for _, k := range keys {
+		c.edits = append(c.edits, edit{key: k, del: true})
+	}
+}
+
+// Merge appends the edits of o, so marks that become due together go in one write.
+func (c *Changes) Merge(o Changes) { c.edits = append(c.edits, o.edits...) }
+
+// Empty reports whether c changes nothing.
+func (c Changes) Empty() bool { return len(c.edits) == 0 }
+
+// Keys returns the keys c sets or deletes, in the order first named.
+func (c Changes) Keys() []Key {
+	var out []Key
+	seen := map[Key]bool{}
+	for _, e := range c.edits {
+		if !seen[e.key] {
+			seen[e.key] = true
+			out = append(out, e.key)
+		}
+	}
+	return out
+}
+
+// net is the effect of c: for each key, its final value, or deleted.
+func (c Changes) net() map[Key]edit {
+	out := make(map[Key]edit, len(c.edits))
+	for _, e := range c.edits {
+		out[e.key] = e
+	}
+	return out
+}
+
+// Apply merges c into r. Every edit is checked before any is made, so on an error r
+// is unchanged; the error names the key.
+func (r *Record) Apply(c Changes) error {
+	for _, e := range c.edits {
+		if err := checkEdit(e); err != nil {
+			return fmt.Errorf("apply record changes: %s: %w", e.key, err)
+		}
+	}
+	for _, e := range c.edits {
+		if e.del {
+			delete(r.vals, e.key)
+			continue
+		}
+		if r.vals == nil {
+			r.vals = map[Key]string{}
+		}
+		r.vals[e.key] = e.raw
+	}
+	return nil
+}
+
+func checkEdit(e edit) error {
+	if e.err != nil {
+		return e.err
+	}
+	if !validKey(string(e.key)) {
+		return errors.New("not a valid key")
+	}
+	if e.del {
+		return nil
+	}
+	if msg := rawProblem(e.raw); msg != "" {
+		return errors.New(msg)
+	}
+	sp, ok := specOf(e.key)
+	if !ok {
+		return errors.New("this release does not know the key, so it cannot set it")
+	}
+	return check(sp, e.raw)
+}
+
+// Applied reports whether r already shows every edit of c: each key set holds the
+// value c sets, each key deleted is absent. It is the read-back check of the write
+// protocol (DESIGN §3).
+func (c Changes) Applied(r *Record) bool {
+	for k, e := range c.net() {
+		v, ok := r.vals[k]
+		if e.del && ok || !e.del && (!ok || v != e.raw) {
+			return false
+		}
+	}
+	return true
+}
+
+// SetResult sets implement.result.
+func (c *Changes) SetResult(v Result) { c.set(KeyImplementResult, encodeString(string(v))) }
+
+// SetFailure sets implement.failure to a failure class.
+func (c *Changes) SetFailure(class string) { c.set(KeyImplementFailure, encodeString(class)) }
+
+// SetStopped sets implement.stopped to the label of the step a stop happened in.
+func (c *Changes) SetStopped(step string) {
+	c.set(KeyImplementStopped, encodeString(head(oneLine(step), MaxLine)))
+}
+
+// SetCheckLog sets implement.check_log to the last MaxCheckLog characters of log.
+func (c *Changes) SetCheckLog(log string) {
+	c.set(KeyImplementCheckLog, encodeString(tail(log, MaxCheckLog)))
+}
+
+// SetConflict sets implement.conflict to the first MaxFiles files.
+func (c *Changes) SetConflict(files []string) {
+	if files == nil {
+		files = []string{}
+	}
+	c.set(KeyImplementConflict, encodeJSON(files[:min(len(files), MaxFiles)]))
+}
+
+// SetSpend sets implement.spend.
+func (c *Changes) SetSpend(s Spend) {
+	if err := s.check(); err != nil {
+		c.fail(KeyImplementSpend, err)
+		return
+	}
+	c.set(KeyImplementSpend, encodeJSON(s))
+}
+
+// SetGroup sets implement.group.
+func (c *Changes) SetGroup(n int) { c.set(KeyImplementGroup, strconv.Itoa(n)) }
+
+// SetGroupSeconds sets implement.group_seconds to the newest MaxGroupSeconds
+// durations.
+func (c *Changes) SetGroupSeconds(secs []int) {
+	if secs == nil {
+		secs = []int{}
+	}
+	c.set(KeyImplementGroupSeconds, encodeJSON(secs[max(0, len(secs)-MaxGroupSeconds):]))
+}
+
+// SetSHA sets implement.sha.
+func (c *Changes) SetSHA(s SHA) { c.set(KeyImplementSHA, encodeString(string(s))) }
+
+// SetWIP sets implement.wip to the WIP commit.
+func (c *Changes) SetWIP(s SHA) { c.set(KeyImplementWIP, encodeString(string(s))) }
+
+// SetCheckedSHA sets implement.checked_sha.
+func (c *Changes) SetCheckedSHA(s SHA) { c.set(KeyImplementCheckedSHA, encodeString(string(s))) }
+
+// SetPublishedSHA sets implement.published_sha.
+func (c *Changes) SetPublishedSHA(s SHA) { c.set(KeyImplementPublishedSHA, encodeString(string(s))) }
+
+// SetTrace sets implement.trace to a JSON string, object or array, made one line.
+// Fitting it in MaxTrace characters (by dropping the oldest events) is the trace
+// package's work; Apply refuses a longer one.
+func (c *Changes) SetTrace(v json.RawMessage) {
+	s, err := compactJSON(v)
+	if err != nil {
+		c.fail(KeyImplementTrace, fmt.Errorf("not JSON: %w", err))
+		return
+	}
+	c.set(KeyImplementTrace, s)
+}
+
+// SetAttempt sets implement.attempt.
+func (c *Changes) SetAttempt(n int) { c.set(KeyImplementAttempt, strconv.Itoa(n)) }
+
+// SetJobs sets implement.jobs to the newest MaxJobs outcomes.
+func (c *Changes) SetJobs(jobs []JobOutcome) {
+	if jobs == nil {
+		jobs = []JobOutcome{}
+	}
+	for _, j := range jobs {
+		if err := j.check(); err != nil {
+			c.fail(KeyImplementJobs, err)
+			return
+		}
+	}
+	c.set(KeyImplementJobs, encodeJSON(jobs[max(0, len(jobs)-MaxJobs):]))
+}
+
+// SetQuestion sets implement.question to the first MaxQuestion characters.
+func (c *Changes) SetQuestion(q string) {
+	c.set(KeyImplementQuestion, encodeString(head(q, MaxQuestion)))
+}
+
+// SetAnswer sets implement.answer to the first MaxQuestion characters.
+func (c *Changes) SetAnswer(a string) { c.set(KeyImplementAnswer, encodeString(head(a, MaxQuestion))) }
+
+// SetStageState sets stage.state.
+func (c *Changes) SetStageState(state string) { c.set(KeyStageState, encodeString(state)) }
+
+// SetStagePR sets stage.pr.
+func (c *Changes) SetStagePR(n int) { c.set(KeyStagePR, strconv.Itoa(n)) }
+
+// SetStagePlan sets stage.plan.
+func (c *Changes) SetStagePlan(path string) {
+	c.set(KeyStagePlan, encodeString(head(oneLine(path), MaxLine)))
+}
+
+// head keeps the first n characters of s, ending with "…" when it cut.
+func head(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// tail keeps the last n characters of s, starting with "…" when it cut.
+func tail(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return "…" + string(r[len(r)-(n-1):])
+}
+
+// oneLine joins the lines of s with " / " so a one-line key keeps all of it.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var parts []string
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }) {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " / ")
+}

@@ -1,0 +1,200 @@
+package record
+
+// Key names one line of the record. The names are fixed: other Jobs, older and newer
+// releases, and people read them. docs/record.md describes each one, and
+// TestRecordReaders checks that every Key has a reader in code or is kept, by a
+// line of that page, as a record for a person.
+type Key string
+
+// The keys this release reads and writes. AllKeys lists them; a new constant must be
+// added there too (TestRecordReaders compares the two).
+const (
+	// KeyImplementResult is how the last Job ended: a Result.
+	KeyImplementResult Key = "implement.result"
+	// KeyImplementFailure is the failure class of a stop (docs/taxonomy.md).
+	KeyImplementFailure Key = "implement.failure"
+	// KeyImplementStopped is the label of the step a stop happened in.
+	KeyImplementStopped Key = "implement.stopped"
+	// KeyImplementCheckLog is the tail of the failed check log of a stop.
+	KeyImplementCheckLog Key = "implement.check_log"
+	// KeyImplementConflict lists the files of an unresolved conflict.
+	KeyImplementConflict Key = "implement.conflict"
+	// KeyImplementSpend is the item's spend so far, summed over every Job: a Spend.
+	KeyImplementSpend Key = "implement.spend"
+	// KeyImplementGroup is the number of the last task group that passed.
+	KeyImplementGroup Key = "implement.group"
+	// KeyImplementGroupSeconds is how long each passed group took, in seconds,
+	// oldest first: a Job yields before a group it cannot finish by its deadline.
+	KeyImplementGroupSeconds Key = "implement.group_seconds"
+	// KeyImplementSHA is the commit of the last group mark.
+	KeyImplementSHA Key = "implement.sha"
+	// KeyImplementWIP is the WIP commit a Job pushed when it yielded or stopped
+	// in the middle of a group.
+	KeyImplementWIP Key = "implement.wip"
+	// KeyImplementCheckedSHA is the head at which the scoped checks last passed.
+	KeyImplementCheckedSHA Key = "implement.checked_sha"
+	// KeyImplementPublishedSHA is the head the last push published.
+	KeyImplementPublishedSHA Key = "implement.published_sha"
+	// KeyImplementTrace is the bounded copy of the trace: a JSON value.
+	KeyImplementTrace Key = "implement.trace"
+	// KeyImplementAttempt counts the Jobs that have run for the item.
+	KeyImplementAttempt Key = "implement.attempt"
+	// KeyImplementJobs is the outcome of each Job: a list of JobOutcome.
+	KeyImplementJobs Key = "implement.jobs"
+	// KeyImplementQuestion is the question of a needs_input return.
+	KeyImplementQuestion Key = "implement.question"
+	// KeyImplementAnswer is a person's answer to KeyImplementQuestion.
+	KeyImplementAnswer Key = "implement.answer"
+	// KeyStageState is where the stage phase is for the item.
+	KeyStageState Key = "stage.state"
+	// KeyStagePR is the number of the draft pull request that holds the plan.
+	KeyStagePR Key = "stage.pr"
+	// KeyStagePlan names the plan: the OpenSpec change directory.
+	KeyStagePlan Key = "stage.plan"
+)
+
+// AllKeys returns every Key this release knows, sorted.
+func AllKeys() []Key {
+	return []Key{
+		KeyImplementAnswer,
+		KeyImplementAttempt,
+		KeyImplementCheckLog,
+		KeyImplementCheckedSHA,
+		KeyImplementConflict,
+		KeyImplementFailure,
+		KeyImplementGroup,
+		KeyImplementGroupSeconds,
+		KeyImplementJobs,
+		KeyImplementPublishedSHA,
+		KeyImplementQuestion,
+		KeyImplementResult,
+		KeyImplementSHA,
+		KeyImplementSpend,
+		KeyImplementStopped,
+		KeyImplementTrace,
+		KeyImplementWIP,
+		KeyStagePlan,
+		KeyStagePR,
+		KeyStageState,
+	}
+}
+
+// Known reports whether k is a key this release reads and types.
+func (k Key) Known() bool {
+	_, ok := specOf(k)
+	return ok
+}
+
+// kind is the type of a key's value.
+type kind int
+
+const (
+	kindResult  kind = iota + 1 // a Result word
+	kindWord                    // a lowercase word: a failure class, a stage state
+	kindLine                    // one line of text
+	kindText                    // text that may span lines (a JSON string when it does)
+	kindSHA                     // a commit SHA
+	kindCount                   // an integer >= 1
+	kindSpend                   // a Spend as a JSON object
+	kindFiles                   // a JSON array of file paths
+	kindTrace                   // a JSON string, object or array
+	kindJobs                    // a JSON array of JobOutcome
+	kindSeconds                 // a JSON array of integers >= 0
+)
+
+// Bounds. Text bounds count characters (code points) of the decoded text; list
+// bounds count entries. The setters in Changes cut to them; Parse refuses more.
+const (
+	// MaxCheckLog bounds implement.check_log; the setter keeps the tail, where
+	// the failure usually is.
+	MaxCheckLog = 4000
+	// MaxQuestion bounds implement.question and implement.answer; the setters
+	// keep the head.
+	MaxQuestion = 4000
+	// MaxLine bounds the one-line text keys (implement.stopped, stage.plan).
+	MaxLine = 1000
+	// MaxWord bounds the word keys (implement.failure, stage.state).
+	MaxWord = 64
+	// MaxTrace bounds implement.trace, counted on its JSON text (DESIGN §3).
+	MaxTrace = 8192
+	// MaxFiles bounds implement.conflict; the setter keeps the first files.
+	MaxFiles = 100
+	// MaxJobs bounds implement.jobs; the setter keeps the newest Jobs.
+	MaxJobs = 100
+	// MaxGroupSeconds bounds implement.group_seconds; the setter keeps the newest.
+	MaxGroupSeconds = 100
+)
+
+type spec struct {
+	kind  kind
+	bound int
+	// tail: the setter cuts text to its last bound characters, not its first.
+	tail bool
+	// what names the value in errors: "want <what>".
+	what string
+}
+
+// specOf returns the type of a known key. A switch rather than a table so the
+// package holds no variables.
+func specOf(k Key) (spec, bool) {
+	switch k {
+	case KeyImplementResult:
+		return spec{kind: kindResult, what: "a result (ready, stopped, yielded or returned)"}, true
+	case KeyImplementFailure:
+		return spec{kind: kindWord, bound: MaxWord, what: "a failure class (a lowercase word such as checks_failed)"}, true
+	case KeyImplementStopped:
+		return spec{kind: kindLine, bound: MaxLine, what: "a step label (one line of text)"}, true
+	case KeyImplementCheckLog:
+		return spec{kind: kindText, bound: MaxCheckLog, tail: true, what: "a check log (text, a JSON string when it spans lines)"}, true
+	case KeyImplementConflict:
+		return spec{kind: kindFiles, bound: MaxFiles, what: `a file list (a JSON array of paths, e.g. ["a.go"])`}, true
+	case KeyImplementSpend:
+		return spec{kind: kindSpend, what: `a spend ({"tokens_in":N,"tokens_out":N,"usd":X,"model_calls":N})`}, true
+	case KeyImplementGroup:
+		return spec{kind: kindCount, what: "a group number (an integer >= 1)"}, true
+	case KeyImplementGroupSeconds:
+		return spec{kind: kindSeconds, bound: MaxGroupSeconds, what: "group durations (a JSON array of seconds, e.g. [412,903])"}, true
+	case KeyImplementSHA, KeyImplementCheckedSHA, KeyImplementPublishedSHA, KeyImplementWIP:
+		return spec{kind: kindSHA, what: "a commit SHA (7 to 64 lowercase hex digits)"}, true
+	case KeyImplementTrace:
+		return spec{kind: kindTrace, bound: MaxTrace, what: "a trace (a JSON string, object or array)"}, true
+	case KeyImplementAttempt:
+		return spec{kind: kindCount, what: "a Job count (an integer >= 1)"}, true
+	case KeyImplementJobs:
+		return spec{kind: kindJobs, bound: MaxJobs, what: `a Job list (a JSON array of {"job":N,"run_id":N,...})`}, true
+	case KeyImplementQuestion:
+		return spec{kind: kindText, bound: MaxQuestion, what: "a question (text, a JSON string when it spans lines)"}, true
+	case KeyImplementAnswer:
+		return spec{kind: kindText, bound: MaxQuestion, what: "an answer (text, a JSON string when it spans lines)"}, true
+	case KeyStageState:
+		return spec{kind: kindWord, bound: MaxWord, what: "a stage state (a lowercase word such as planned)"}, true
+	case KeyStagePR:
+		return spec{kind: kindCount, what: "a pull request number (an integer >= 1)"}, true
+	case KeyStagePlan:
+		return spec{kind: kindLine, bound: MaxLine, what: "a plan path (one line of text)"}, true
+	}
+	return spec{}, false
+}
+
+// validKey reports whether s can be a key: a lowercase letter, then lowercase
+// letters, digits, '_', '-' and '.', at most 100 bytes, no empty dotted part.
+// Unknown keys must follow it too, so a line that only looks like a key (a URL,
+// a sentence with a colon) is reported rather than carried.
+func validKey(s string) bool {
+	if s == "" || len(s) > 100 || s[0] < 'a' || s[0] > 'z' || s[len(s)-1] == '.' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '-':
+		case c == '.':
+			if s[i-1] == '.' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
