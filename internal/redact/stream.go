@@ -1,0 +1,301 @@
+package redact
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+const (
+	// maxPEMLines bounds how many lines after a lone BEGIN marker are taken
+	// as key body, so a cut block cannot mask the rest of a log.
+	maxPEMLines = 1000
+	// flushSize is how much masked output is held before it is written on.
+	flushSize = 32 << 10
+)
+
+// Writer masks what is written to it and writes the result to the
+// underlying writer, a line at a time. Text after the last newline is held
+// until the next newline or Close. Memory stays bounded by the Masker's line
+// cap whatever the input size. A Writer is not safe for concurrent use.
+type Writer struct {
+	m   *Masker
+	dst io.Writer
+
+	buf     []byte // the current line so far, without its newline
+	out     []byte // masked output not yet written to dst
+	scratch []span
+
+	pem     int  // body lines seen since a lone BEGIN marker; 0 outside a key
+	chunked bool // the current line is longer than maxLine: masked in windows
+	carry   int  // bytes at the start of buf covered by a span already replaced
+	sticky  bool // that span reached the window's end and goes on over token chars
+
+	written int64
+	masked  int
+	err     error
+	closed  bool
+}
+
+// NewWriter returns a Writer that masks text on its way to w. Call Close to
+// flush a final line that has no newline.
+func (m *Masker) NewWriter(w io.Writer) *Writer {
+	return &Writer{m: m, dst: w}
+}
+
+// Copy masks everything read from src into dst, streamed, and returns the
+// number of bytes written to dst.
+func (m *Masker) Copy(dst io.Writer, src io.Reader) (int64, error) {
+	w := m.NewWriter(dst)
+	_, err := io.Copy(w, src)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return w.written, err
+}
+
+// Masked returns how many spans the Writer has replaced so far.
+func (w *Writer) Masked() int { return w.masked }
+
+// Write masks p. It returns len(p) unless writing to the underlying writer
+// failed.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.closed {
+		return 0, errors.New("redact: write after close")
+	}
+	n := len(p)
+	maxLine := w.m.maxLine
+	for len(p) > 0 {
+		if p[0] == '\n' {
+			w.endLine(w.buf)
+			w.out = append(w.out, '\n')
+			w.buf = w.buf[:0]
+			p = p[1:]
+		} else if len(w.buf) == maxLine {
+			// The line goes on past the cap: mask a window of it.
+			w.window(false)
+		} else {
+			i := bytes.IndexByte(p, '\n')
+			if len(w.buf) == 0 && !w.chunked && i >= 0 && i <= maxLine {
+				// A whole line in p: mask it in place, no copy.
+				w.endLine(p[:i])
+				w.out = append(w.out, '\n')
+				p = p[i+1:]
+			} else {
+				if i < 0 {
+					i = len(p)
+				}
+				take := min(i, maxLine-len(w.buf))
+				if need := len(w.buf) + take; need > cap(w.buf) {
+					// Grow to at most the cap, never past it.
+					nb := make([]byte, len(w.buf), min(max(2*cap(w.buf), need, 4<<10), maxLine))
+					copy(nb, w.buf)
+					w.buf = nb
+				}
+				w.buf = append(w.buf, p[:take]...)
+				p = p[take:]
+			}
+		}
+		if len(w.out) >= flushSize {
+			if err := w.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	if err := w.flush(); err != nil {
+		return n, err
+	}
+	return n, nil
+}
+
+// Close masks and writes a final line without a newline. It does not close
+// the underlying writer.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) > 0 || w.chunked {
+		w.endLine(w.buf)
+		w.buf = w.buf[:0]
+	}
+	return w.flush()
+}
+
+func (w *Writer) flush() error {
+	if len(w.out) == 0 || w.err != nil {
+		return w.err
+	}
+	n, err := w.dst.Write(w.out)
+	w.written += int64(n)
+	if err == nil && n < len(w.out) {
+		err = io.ErrShortWrite
+	}
+	w.out = w.out[:0]
+	w.err = err
+	return err
+}
+
+// endLine masks a complete line (without its newline).
+func (w *Writer) endLine(line []byte) {
+	if w.chunked {
+		w.window(true)
+		w.chunked, w.carry, w.sticky = false, 0, false
+		return
+	}
+	var forced []span
+	if w.pem > 0 {
+		if loc := rePEMEnd.FindIndex(line); loc != nil {
+			forced = []span{{start: contentStart(line), end: loc[1]}}
+			w.pem = 0
+		} else if s, e, ok := pemBody(line); ok {
+			if e > s {
+				forced = []span{{start: s, end: e}}
+			}
+			w.pem++
+			if w.pem > maxPEMLines {
+				w.pem = 0
+			}
+		} else {
+			w.pem = 0
+		}
+	}
+	var open bool
+	var n int
+	w.out, open, n = w.m.maskLine(w.out, line, forced, &w.scratch)
+	w.masked += n
+	if open {
+		w.pem = 1
+	}
+}
+
+// window masks w.buf as a window of a line longer than the cap. A window
+// that is not the line's last emits all but its final overlap bytes and
+// keeps those as the start of the next window, so a secret starting
+// anywhere is seen whole in some window. A span that crosses the cut is
+// replaced once: the next window starts with it marked as a continuation.
+func (w *Writer) window(final bool) {
+	w.chunked = true
+	w.pem = 0
+	win := w.buf
+	sp, _ := w.m.spans(win, w.scratch[:0])
+	if w.carry > 0 {
+		end := min(w.carry, len(win))
+		if w.sticky {
+			for end < len(win) && isTokenChar(win[end]) {
+				end++
+			}
+		}
+		sp = append(sp, span{start: 0, end: end, cont: true})
+	}
+	sp = w.m.normalize(win, sp)
+	w.scratch = sp
+	cut := len(win)
+	if !final {
+		cut = len(win) - w.m.overlap
+	}
+	w.carry, w.sticky = 0, false
+	prev := 0
+	for _, s := range sp {
+		if s.start >= cut {
+			break
+		}
+		w.out = append(w.out, win[prev:s.start]...)
+		if !s.cont {
+			w.out = append(w.out, w.m.placeholder...)
+			w.masked++
+		}
+		prev = s.end
+		if s.end > cut {
+			w.carry = s.end - cut
+			w.sticky = s.end == len(win)
+			prev = cut
+			break
+		}
+	}
+	if prev < cut {
+		w.out = append(w.out, win[prev:cut]...)
+	}
+	if !final {
+		w.buf = w.buf[:copy(w.buf, win[cut:])]
+	}
+}
+
+// contentStart is where a line's content begins after a GitHub Actions
+// timestamp ("2024-05-01T10:00:00.1234567Z ") and indentation.
+func contentStart(line []byte) int {
+	i := timestampLen(line)
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// timestampLen is the length of a leading "YYYY-MM-DDTHH:MM:SS[.frac]Z "
+// prefix, 0 if there is none.
+func timestampLen(b []byte) int {
+	const shape = "dddd-dd-ddTdd:dd:dd"
+	if len(b) < len(shape)+2 {
+		return 0
+	}
+	for i := 0; i < len(shape); i++ {
+		if shape[i] == 'd' {
+			if !isDigit(b[i]) {
+				return 0
+			}
+		} else if b[i] != shape[i] {
+			return 0
+		}
+	}
+	i := len(shape)
+	if b[i] == '.' {
+		i++
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i+1 < len(b) && b[i] == 'Z' && b[i+1] == ' ' {
+		return i + 2
+	}
+	return 0
+}
+
+// pemBody reports whether line can be a line of a PEM body: base64 (maybe
+// quoted, maybe with a trailing escaped newline), a header such as
+// "Proc-Type: 4,ENCRYPTED", or blank. [s, e) is the base64 to mask.
+func pemBody(line []byte) (s, e int, ok bool) {
+	s = contentStart(line)
+	e = len(line)
+	for e > s && (line[e-1] == ' ' || line[e-1] == '\t' || line[e-1] == '\r' || line[e-1] == ',' || line[e-1] == '"' || line[e-1] == '\'') {
+		e--
+	}
+	if e-s >= 2 && line[e-2] == '\\' && line[e-1] == 'n' {
+		e -= 2
+	}
+	if s < e && (line[s] == '"' || line[s] == '\'') {
+		s++
+	}
+	if s >= e {
+		return s, s, true
+	}
+	if i := bytes.Index(line[s:e], []byte(": ")); i > 0 {
+		for _, c := range line[s : s+i] {
+			if !isAlnum(c) && c != '-' {
+				return 0, 0, false
+			}
+		}
+		return s, s, true
+	}
+	for _, c := range line[s:e] {
+		if !isBase64(c) {
+			return 0, 0, false
+		}
+	}
+	return s, e, true
+}
