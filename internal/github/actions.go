@@ -1,0 +1,142 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	gogithub "github.com/google/go-github/v66/github"
+)
+
+// DispatchResult names the run a dispatch created. RunID is 0 when GitHub
+// answered 204 (it did not say).
+type DispatchResult struct {
+	RunID int64
+	URL   string // the run's page
+}
+
+// WorkflowJob is a job of a workflow run.
+type WorkflowJob struct {
+	ID         int64
+	Name       string
+	Status     string // queued, in_progress, completed …
+	Conclusion string // success, failure, cancelled, timed_out … when completed
+	Steps      []Step
+}
+
+// Step is a step of a job.
+type Step struct {
+	Number     int64
+	Name       string
+	Status     string
+	Conclusion string
+}
+
+// DispatchWorkflow starts workflowFile (e.g. "roadmap-implement.yml") on
+// ref with inputs (string values masked), asking GitHub to return the new
+// run's id (return_run_details). GitHub answers 200 with the run when it
+// supports that, else 204; both are success. A dispatch is never sent twice
+// on its own: a lost answer returns an error for which Indeterminate is
+// true, and the caller reconciles from the runs before dispatching again.
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflows#create-a-workflow-dispatch-event
+func (c *Client) DispatchWorkflow(ctx context.Context, workflowFile, ref string, inputs map[string]any) (DispatchResult, error) {
+	masked := make(map[string]any, len(inputs))
+	for k, v := range inputs {
+		if s, ok := v.(string); ok {
+			v = c.mask(s)
+		}
+		masked[k] = v
+	}
+	body := struct {
+		Ref              string         `json:"ref"`
+		Inputs           map[string]any `json:"inputs,omitempty"`
+		ReturnRunDetails bool           `json:"return_run_details"`
+	}{ref, masked, true}
+	u := fmt.Sprintf("repos/%s/%s/actions/workflows/%s/dispatches", c.owner, c.repo, url.PathEscape(workflowFile))
+	req, err := c.gh.NewRequest(http.MethodPost, u, body)
+	if err != nil {
+		return DispatchResult{}, fmt.Errorf("dispatch %s on %s: %w", workflowFile, ref, err)
+	}
+	var out struct {
+		WorkflowRunID int64  `json:"workflow_run_id"`
+		RunURL        string `json:"run_url"`
+		HTMLURL       string `json:"html_url"`
+	}
+	if _, err := c.gh.Do(c.ctx(ctx), req, &out); err != nil {
+		return DispatchResult{}, fmt.Errorf("dispatch %s on %s: %w", workflowFile, ref, c.fail(err))
+	}
+	return DispatchResult{RunID: out.WorkflowRunID, URL: out.HTMLURL}, nil
+}
+
+// RunJobs lists the jobs of the latest attempt of run runID (all pages).
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run
+func (c *Client) RunJobs(ctx context.Context, runID int64) ([]WorkflowJob, error) {
+	opts := &gogithub.ListWorkflowJobsOptions{Filter: "latest", ListOptions: gogithub.ListOptions{PerPage: 100}}
+	var out []WorkflowJob
+	for {
+		jobs, resp, err := c.gh.Actions.ListWorkflowJobs(c.ctx(ctx), c.owner, c.repo, runID, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs of run %d: %w", runID, c.fail(err))
+		}
+		for _, j := range jobs.Jobs {
+			wj := WorkflowJob{ID: j.GetID(), Name: j.GetName(), Status: j.GetStatus(), Conclusion: j.GetConclusion()}
+			for _, s := range j.Steps {
+				wj.Steps = append(wj.Steps, Step{Number: s.GetNumber(), Name: s.GetName(), Status: s.GetStatus(), Conclusion: s.GetConclusion()})
+			}
+			out = append(out, wj)
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// JobLog streams a finished job's log. GitHub answers the API request with
+// a 302 to a short-lived URL (the fake's is good once); the log is fetched
+// from there without the token. A failed download asks for a new URL, up
+// to three times. A job still running has no log yet: ErrNotFound.
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflow-jobs#download-job-logs-for-a-workflow-run
+func (c *Client) JobLog(ctx context.Context, jobID int64) (io.ReadCloser, error) {
+	var why error
+	for attempt := 1; attempt <= 3; attempt++ {
+		loc, resp, err := c.gh.Actions.GetWorkflowJobLogs(c.ctx(ctx), c.owner, c.repo, jobID, 1)
+		if err != nil {
+			if resp != nil && resp.StatusCode != http.StatusFound {
+				ep := endpointOf(http.MethodGet, "/repos/"+c.owner+"/"+c.repo+"/actions/jobs/0/logs")
+				if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+					err = &AuthError{Method: http.MethodGet, Endpoint: ep, Status: resp.StatusCode, Message: http.StatusText(resp.StatusCode)}
+				} else {
+					err = &StatusError{Method: http.MethodGet, Endpoint: ep, Status: resp.StatusCode, Message: http.StatusText(resp.StatusCode)}
+				}
+			}
+			return nil, fmt.Errorf("download log of job %d: %w", jobID, c.fail(err))
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc.String(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("download log of job %d: %w", jobID, err)
+		}
+		got, err := c.logs.Do(req)
+		switch {
+		case err != nil:
+			why = err
+		case got.StatusCode == http.StatusOK:
+			return got.Body, nil
+		default:
+			drain(got)
+			why = fmt.Errorf("log URL answered %s", got.Status)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("download log of job %d: %w", jobID, ctx.Err())
+		}
+		if c.sleep(ctx, backoff(attempt-1)) != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("download log of job %d: %w", jobID, why)
+}

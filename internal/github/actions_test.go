@@ -1,0 +1,126 @@
+package github
+
+import (
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+)
+
+func TestDispatchWorkflow(t *testing.T) {
+	e := newEnv(t, githubfake.Options{})
+	res, err := e.c.DispatchWorkflow(ctx, "roadmap-implement.yml", "main", map[string]any{"issue": "7", "continuation": true})
+	if err != nil {
+		t.Fatalf("DispatchWorkflow: %v", err)
+	}
+	d := e.fake.Dispatches()
+	if len(d) != 1 || d[0].RunID != res.RunID || res.RunID == 0 || res.URL == "" {
+		t.Fatalf("result %+v, dispatches %+v", res, d)
+	}
+	if diff := cmp.Diff(map[string]any{"issue": "7", "continuation": true}, d[0].Inputs); diff != "" || d[0].Ref != "main" || d[0].Workflow != "roadmap-implement.yml" {
+		t.Errorf("dispatch %+v (-want +got inputs):\n%s", d[0], diff)
+	}
+	if runs := e.fake.Runs(); len(runs) != 1 || runs[0].Status != "queued" {
+		t.Errorf("runs %+v: want one queued run", runs)
+	}
+
+	// A GitHub that answers 204 (no run details) is success with no id.
+	old := newEnv(t, githubfake.Options{NoRunDetails: true})
+	res, err = old.c.DispatchWorkflow(ctx, "w.yml", "main", nil)
+	if err != nil || res.RunID != 0 {
+		t.Errorf("204 dispatch: %+v, %v", res, err)
+	}
+	if len(old.fake.Dispatches()) != 1 {
+		t.Error("the 204 dispatch was not recorded")
+	}
+
+	// A dispatch whose answer is lost is not repeated: the error says so.
+	e.fake.AddFault(githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", ApplyThenFail: true, Status: 502})
+	_, err = e.c.DispatchWorkflow(ctx, "w.yml", "main", nil)
+	if !Indeterminate(err) {
+		t.Errorf("lost dispatch: err = %v, want indeterminate", err)
+	}
+	if got := len(e.fake.Dispatches()); got != 2 {
+		t.Errorf("%d dispatches, want 2 (no blind retry)", got)
+	}
+}
+
+func TestRunJobs(t *testing.T) {
+	e := newEnv(t, githubfake.Options{})
+	run := e.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-implement.yml", HeadBranch: "main"})
+	id, _ := e.fake.AddJob(run, githubfake.Job{Name: "implement", Status: "completed", Conclusion: "cancelled",
+		Steps: []githubfake.Step{{Name: "checkout", Status: "completed", Conclusion: "success"}, {Name: "roadmap implement", Status: "completed", Conclusion: "cancelled"}}})
+	id2, _ := e.fake.AddJob(run, githubfake.Job{Name: "report", Status: "in_progress"})
+	got, err := e.c.RunJobs(ctx, run)
+	if err != nil {
+		t.Fatalf("RunJobs: %v", err)
+	}
+	want := []WorkflowJob{
+		{ID: id, Name: "implement", Status: "completed", Conclusion: "cancelled", Steps: []Step{
+			{Number: 1, Name: "checkout", Status: "completed", Conclusion: "success"},
+			{Number: 2, Name: "roadmap implement", Status: "completed", Conclusion: "cancelled"},
+		}},
+		{ID: id2, Name: "report", Status: "in_progress"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RunJobs (-want +got):\n%s", diff)
+	}
+	if _, err := e.c.RunJobs(ctx, 123456); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown run: %v, want ErrNotFound", err)
+	}
+}
+
+func TestJobLog(t *testing.T) {
+	e := newEnv(t, githubfake.Options{})
+	run := e.fake.AddRun(githubfake.Run{})
+	const log = "2099-03-01T12:00:00Z spend {\"usd\":0.01}\n##[error]The operation was canceled.\n"
+	id, _ := e.fake.AddJob(run, githubfake.Job{Name: "implement", Status: "completed", Conclusion: "cancelled", Log: log})
+
+	for i := range 2 { // each read gets a fresh one-time URL
+		rc, err := e.c.JobLog(ctx, id)
+		if err != nil {
+			t.Fatalf("JobLog %d: %v", i, err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || string(data) != log {
+			t.Errorf("JobLog %d = %q, %v; want %q", i, data, err, log)
+		}
+	}
+	acct := e.c.Requests()
+	if got := acct.ByEndpoint["GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"].Reads; got != 2 {
+		t.Errorf("log API reads: %d, want 2", got)
+	}
+	if acct.Unmetered != 2 || acct.ByEndpoint["GET {log URL}"].Unmetered != 2 {
+		t.Errorf("log downloads: %+v; want 2 unmetered under GET {log URL}", acct)
+	}
+
+	// The download dropping once is recovered with a new URL.
+	e.fake.AddFault(githubfake.Rule{Method: "GET", Path: "/_logs/*", Call: 1, Drop: true})
+	rc, err := e.c.JobLog(ctx, id)
+	if err != nil {
+		t.Fatalf("JobLog after a dropped download: %v", err)
+	}
+	data, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(data) != log {
+		t.Errorf("log = %q", data)
+	}
+	dropped := 0
+	for _, r := range e.fake.Requests() {
+		if r.Endpoint == "GET /_logs/{token}" && r.Fault == "drop" {
+			dropped++
+		}
+	}
+	if dropped != 1 {
+		t.Errorf("%d dropped downloads in the fake's log, want 1", dropped)
+	}
+
+	running, _ := e.fake.AddJob(run, githubfake.Job{Name: "report", Status: "in_progress"})
+	if _, err := e.c.JobLog(ctx, running); !errors.Is(err, ErrNotFound) {
+		t.Errorf("log of a running job: %v, want ErrNotFound", err)
+	}
+}

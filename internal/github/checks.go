@@ -1,0 +1,145 @@
+package github
+
+import (
+	"context"
+	"fmt"
+
+	gogithub "github.com/google/go-github/v66/github"
+)
+
+// CheckSummary is what a ref's checks say, commit statuses and check runs
+// together.
+type CheckSummary struct {
+	Ref string
+	SHA string
+	// State is failure when any check failed, else pending when any is still
+	// running or none has reported yet (Total is 0), else success.
+	State                             string
+	Total, Pending, Succeeded, Failed int
+	Checks                            []Check
+}
+
+// Check is one commit status or check run.
+type Check struct {
+	Name  string
+	Kind  string // "status" or "check_run"
+	State string // pending, success or failure
+	// Detail is GitHub's own word: a status's state, or a check run's status
+	// and conclusion ("completed/timed_out").
+	Detail      string
+	Description string
+	URL         string
+}
+
+// CreateStatus sets a commit status on sha. state is pending, success,
+// failure or error; description is masked and cut to GitHub's 140
+// characters. Setting a status again is harmless (the latest per context
+// wins), so a write whose answer was lost is sent again.
+//
+// GitHub API docs: https://docs.github.com/rest/commits/statuses#create-a-commit-status
+func (c *Client) CreateStatus(ctx context.Context, sha, context, state, description, targetURL string) error {
+	switch state {
+	case "pending", "success", "failure", "error":
+	default:
+		return fmt.Errorf("create status %s on %s: state %q is not pending, success, failure or error", context, sha, state)
+	}
+	description = c.mask(description)
+	if r := []rune(description); len(r) > 140 {
+		description = string(r[:139]) + "…"
+	}
+	st := &gogithub.RepoStatus{State: &state, Context: &context, Description: &description}
+	if targetURL != "" {
+		st.TargetURL = &targetURL
+	}
+	err := c.again(ctx, func() error {
+		_, _, err := c.gh.Repositories.CreateStatus(c.ctx(ctx), c.owner, c.repo, sha, st)
+		return c.fail(err)
+	})
+	if err != nil {
+		return fmt.Errorf("create status %s on %s: %w", context, sha, err)
+	}
+	return nil
+}
+
+// Checks reads a ref's combined commit status and its check runs (all
+// pages). Both reads are conditional: polling a ref whose checks have not
+// changed costs two free 304s.
+//
+// GitHub API docs: https://docs.github.com/rest/commits/statuses#get-the-combined-status-for-a-specific-reference
+// and https://docs.github.com/rest/checks/runs#list-check-runs-for-a-git-reference
+func (c *Client) Checks(ctx context.Context, ref string) (CheckSummary, error) {
+	sum := CheckSummary{Ref: ref}
+	opts := &gogithub.ListOptions{PerPage: 100}
+	for {
+		cs, resp, err := c.gh.Repositories.GetCombinedStatus(c.ctx(ctx), c.owner, c.repo, ref, opts)
+		if err != nil {
+			return CheckSummary{}, fmt.Errorf("read checks of %s: combined status: %w", ref, c.fail(err))
+		}
+		sum.SHA = cs.GetSHA()
+		for _, s := range cs.Statuses {
+			state := "pending"
+			switch s.GetState() {
+			case "success":
+				state = "success"
+			case "failure", "error":
+				state = "failure"
+			}
+			sum.add(Check{Name: s.GetContext(), Kind: "status", State: state, Detail: s.GetState(),
+				Description: s.GetDescription(), URL: s.GetTargetURL()})
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	runOpts := &gogithub.ListCheckRunsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
+	for {
+		res, resp, err := c.gh.Checks.ListCheckRunsForRef(c.ctx(ctx), c.owner, c.repo, ref, runOpts)
+		if err != nil {
+			return CheckSummary{}, fmt.Errorf("read checks of %s: check runs: %w", ref, c.fail(err))
+		}
+		for _, r := range res.CheckRuns {
+			state, detail := "pending", r.GetStatus()
+			if r.GetStatus() == "completed" {
+				detail += "/" + r.GetConclusion()
+				switch r.GetConclusion() {
+				case "success", "neutral", "skipped":
+					state = "success"
+				default: // failure, cancelled, timed_out, action_required, stale, startup_failure
+					state = "failure"
+				}
+			}
+			if sum.SHA == "" {
+				sum.SHA = r.GetHeadSHA()
+			}
+			sum.add(Check{Name: r.GetName(), Kind: "check_run", State: state, Detail: detail,
+				Description: r.GetOutput().GetTitle(), URL: r.GetHTMLURL()})
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		runOpts.Page = resp.NextPage
+	}
+	switch {
+	case sum.Failed > 0:
+		sum.State = "failure"
+	case sum.Pending > 0 || sum.Total == 0:
+		sum.State = "pending"
+	default:
+		sum.State = "success"
+	}
+	return sum, nil
+}
+
+func (s *CheckSummary) add(ch Check) {
+	s.Checks = append(s.Checks, ch)
+	s.Total++
+	switch ch.State {
+	case "success":
+		s.Succeeded++
+	case "failure":
+		s.Failed++
+	default:
+		s.Pending++
+	}
+}

@@ -1,0 +1,353 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	gogithub "github.com/google/go-github/v66/github"
+)
+
+// Issue is an issue as the product sees it.
+type Issue struct {
+	Number    int
+	Title     string
+	Body      string
+	State     string // open or closed
+	Labels    []string
+	Author    string
+	UpdatedAt time.Time
+}
+
+// Comment is an issue comment.
+type Comment struct {
+	ID        int64
+	Body      string
+	Author    string
+	CreatedAt time.Time
+}
+
+func toIssue(is *gogithub.Issue) Issue {
+	out := Issue{
+		Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(),
+		Author: is.GetUser().GetLogin(), UpdatedAt: is.GetUpdatedAt().Time,
+	}
+	for _, l := range is.Labels {
+		out.Labels = append(out.Labels, l.GetName())
+	}
+	return out
+}
+
+func toComment(c *gogithub.IssueComment) Comment {
+	return Comment{ID: c.GetID(), Body: c.GetBody(), Author: c.GetUser().GetLogin(), CreatedAt: c.GetCreatedAt().Time}
+}
+
+// Issue reads issue n. The read is conditional: when the issue has not
+// changed since this Client last read or wrote it, GitHub answers 304 and
+// the request is free.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/issues#get-an-issue
+func (c *Client) Issue(ctx context.Context, n int) (Issue, error) {
+	is, err := c.getIssue(ctx, n)
+	if err != nil {
+		return Issue{}, fmt.Errorf("get issue %d: %w", n, err)
+	}
+	return toIssue(is), nil
+}
+
+func (c *Client) getIssue(ctx context.Context, n int) (*gogithub.Issue, error) {
+	is, _, err := c.gh.Issues.Get(c.ctx(ctx), c.owner, c.repo, n)
+	return is, c.fail(err)
+}
+
+// maxBodyAttempts bounds the read-merge-write rounds of UpdateBody.
+const maxBodyAttempts = 3
+
+// UpdateBody writes issue n's body with the record write protocol (GitHub
+// has no compare-and-swap on an issue body):
+//
+//  1. read the body (a conditional GET: free when unchanged since our last
+//     read or write);
+//  2. merge our change into it — merge must change only our part (the
+//     record block) and be idempotent: merging into a body that already
+//     holds the change returns it unchanged;
+//  3. PATCH the masked result; GitHub's answer is the read-back;
+//  4. if applied(read-back) is false, or the PATCH failed in a way that may
+//     or may not have landed (5xx, dropped connection, timeout), start over
+//     from a fresh read. A write that did land is then found by the merge
+//     (it changes nothing) and no second write is sent.
+//
+// It returns the body as GitHub holds it after our change, and an error when
+// the change is still not applied after three rounds. Writes by this Client
+// to one issue are serialised. What the protocol does not guarantee (a
+// person's edit landing between our read and our PATCH, writers in two
+// processes at once) is in docs/github.md.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/issues#update-an-issue
+func (c *Client) UpdateBody(ctx context.Context, n int, merge func(current string) (string, error), applied func(body string) bool) (string, error) {
+	unlock := c.lockIssue(n)
+	defer unlock()
+	var why error
+	for attempt := 1; attempt <= maxBodyAttempts; attempt++ {
+		is, err := c.getIssue(ctx, n)
+		if err != nil {
+			return "", fmt.Errorf("update issue %d body: read: %w", n, err)
+		}
+		cur := is.GetBody()
+		next, err := merge(cur)
+		if err != nil {
+			return "", fmt.Errorf("update issue %d body: merge: %w", n, err)
+		}
+		if next == cur {
+			if applied(cur) {
+				return cur, nil
+			}
+			return "", fmt.Errorf("update issue %d body: the merge changed nothing but its change is not in the body", n)
+		}
+		next = c.mask(next)
+		if tooLong(next) {
+			return "", fmt.Errorf("update issue %d body: %w", n, ErrTooLong)
+		}
+		got, _, err := c.gh.Issues.Edit(c.ctx(ctx), c.owner, c.repo, n, &gogithub.IssueRequest{Body: &next})
+		if err != nil {
+			err = c.fail(err)
+			if !Indeterminate(err) {
+				return "", fmt.Errorf("update issue %d body: write: %w", n, err)
+			}
+			why = err
+			if serr := c.sleep(ctx, backoff(attempt-1)); serr != nil {
+				return "", fmt.Errorf("update issue %d body: write: %w", n, err)
+			}
+			continue
+		}
+		if applied(got.GetBody()) {
+			return got.GetBody(), nil
+		}
+		why = errors.New("the read-back does not hold the change")
+	}
+	return "", fmt.Errorf("update issue %d body: change not applied after %d rounds: %w", n, maxBodyAttempts, why)
+}
+
+// Comments lists every comment of issue n, oldest first (all pages).
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#list-issue-comments
+func (c *Client) Comments(ctx context.Context, n int) ([]Comment, error) {
+	list, err := c.listComments(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("list comments of issue %d: %w", n, err)
+	}
+	out := make([]Comment, 0, len(list))
+	for _, cm := range list {
+		out = append(out, toComment(cm))
+	}
+	return out, nil
+}
+
+func (c *Client) listComments(ctx context.Context, n int) ([]*gogithub.IssueComment, error) {
+	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
+	var all []*gogithub.IssueComment
+	for {
+		page, resp, err := c.gh.Issues.ListComments(c.ctx(ctx), c.owner, c.repo, n, opts)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		all = append(all, page...)
+		if resp.NextPage == 0 {
+			return all, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// hasLine reports whether body has a line equal to marker (spaces trimmed).
+func hasLine(body, marker string) bool {
+	for _, line := range strings.Split(body, "\n") {
+		if strings.TrimSpace(line) == marker {
+			return true
+		}
+	}
+	return false
+}
+
+// UpsertMarkerComment keeps one comment on issue n identified by a marker
+// line (an HTML comment such as "<!-- roadmap:status -->"): it updates that
+// comment in place, or creates it when there is none. The comments are read
+// once per Client (all pages) and the comment's id is remembered.
+//
+// body gets the marker as its first line when it lacks it, and is masked.
+// An empty body, or "-", is refused: a comment that says nothing replaces
+// one that did. A create whose answer is lost is never blindly repeated:
+// the comments are read again and the one that landed is used.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#update-an-issue-comment
+// and https://docs.github.com/rest/issues/comments#create-an-issue-comment
+func (c *Client) UpsertMarkerComment(ctx context.Context, n int, marker, body string) (Comment, error) {
+	marker = strings.TrimSpace(marker)
+	if marker == "" || strings.Contains(marker, "\n") {
+		return Comment{}, fmt.Errorf("upsert comment on issue %d: the marker must be one non-empty line", n)
+	}
+	if t := strings.TrimSpace(body); t == "" || t == "-" {
+		return Comment{}, fmt.Errorf("upsert comment %s on issue %d: %w", marker, n, ErrEmptyComment)
+	}
+	if !hasLine(body, marker) {
+		body = marker + "\n" + body
+	}
+	body = c.mask(body)
+	if !hasLine(body, marker) {
+		return Comment{}, fmt.Errorf("upsert comment %s on issue %d: masking removed the marker line", marker, n)
+	}
+	if tooLong(body) {
+		return Comment{}, fmt.Errorf("upsert comment %s on issue %d: %w", marker, n, ErrTooLong)
+	}
+	unlock := c.lockIssue(-n) // comments have their own lock, apart from the body's
+	defer unlock()
+	key := markerKey{n, marker}
+	c.mu.Lock()
+	st, known := c.markers[key]
+	c.mu.Unlock()
+	id := st.id
+	if known && id != 0 && st.comment.Body == body {
+		// Already there, as this Client last wrote it: nothing to spend.
+		return st.comment, nil
+	}
+	if !known {
+		found, err := c.findMarker(ctx, n, marker)
+		if err != nil {
+			return Comment{}, fmt.Errorf("upsert comment %s on issue %d: find: %w", marker, n, err)
+		}
+		id = found.GetID()
+		if found != nil && found.GetBody() == body {
+			return c.remember(key, toComment(found)), nil
+		}
+	}
+	var why error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if id != 0 {
+			cm, _, err := c.gh.Issues.EditComment(c.ctx(ctx), c.owner, c.repo, id, &gogithub.IssueComment{Body: &body})
+			err = c.fail(err)
+			switch {
+			case err == nil:
+				return c.remember(key, toComment(cm)), nil
+			case errors.Is(err, ErrNotFound):
+				id = 0 // deleted by someone: create it again
+				continue
+			case Indeterminate(err):
+				// Setting a body is the same however often it lands: check, then go again.
+				why = err
+				if got, _, gerr := c.gh.Issues.GetComment(c.ctx(ctx), c.owner, c.repo, id); gerr == nil && got.GetBody() == body {
+					return c.remember(key, toComment(got)), nil
+				}
+				if c.sleep(ctx, backoff(attempt-1)) != nil {
+					return Comment{}, fmt.Errorf("upsert comment %s on issue %d: update: %w", marker, n, err)
+				}
+				continue
+			default:
+				return Comment{}, fmt.Errorf("upsert comment %s on issue %d: update: %w", marker, n, err)
+			}
+		}
+		cm, _, err := c.gh.Issues.CreateComment(c.ctx(ctx), c.owner, c.repo, n, &gogithub.IssueComment{Body: &body})
+		err = c.fail(err)
+		if err == nil {
+			return c.remember(key, toComment(cm)), nil
+		}
+		if !Indeterminate(err) {
+			return Comment{}, fmt.Errorf("upsert comment %s on issue %d: create: %w", marker, n, err)
+		}
+		// The create may have landed: read the comments again rather than
+		// post a second copy.
+		why = err
+		if c.sleep(ctx, backoff(attempt-1)) != nil {
+			return Comment{}, fmt.Errorf("upsert comment %s on issue %d: create: %w", marker, n, err)
+		}
+		found, ferr := c.findMarker(ctx, n, marker)
+		if ferr != nil {
+			return Comment{}, fmt.Errorf("upsert comment %s on issue %d: create: %w (and finding it again: %v)", marker, n, err, ferr)
+		}
+		if found != nil {
+			id = found.GetID()
+			if found.GetBody() == body {
+				return c.remember(key, toComment(found)), nil
+			}
+		}
+	}
+	return Comment{}, fmt.Errorf("upsert comment %s on issue %d: not written after 3 attempts: %w", marker, n, why)
+}
+
+func (c *Client) remember(key markerKey, cm Comment) Comment {
+	c.mu.Lock()
+	c.markers[key] = markerState{id: cm.ID, comment: cm}
+	c.mu.Unlock()
+	return cm
+}
+
+// findMarker returns the oldest comment with the marker line, or nil.
+func (c *Client) findMarker(ctx context.Context, n int, marker string) (*gogithub.IssueComment, error) {
+	list, err := c.listComments(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	for _, cm := range list {
+		if hasLine(cm.GetBody(), marker) {
+			return cm, nil
+		}
+	}
+	return nil, nil
+}
+
+// AddLabels adds labels to issue (or pull request) n; GitHub creates labels
+// that do not exist yet. Adding is the same however often it lands, so a
+// write whose answer was lost is simply sent again.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/labels#add-labels-to-an-issue
+func (c *Client) AddLabels(ctx context.Context, n int, labels ...string) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	err := c.again(ctx, func() error {
+		_, _, err := c.gh.Issues.AddLabelsToIssue(c.ctx(ctx), c.owner, c.repo, n, labels)
+		return c.fail(err)
+	})
+	if err != nil {
+		return fmt.Errorf("add labels %v to issue %d: %w", labels, n, err)
+	}
+	return nil
+}
+
+// RemoveLabel removes a label from issue n. A label that is not there is
+// not an error (GitHub answers 404 for it).
+//
+// GitHub API docs: https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue
+func (c *Client) RemoveLabel(ctx context.Context, n int, label string) error {
+	_, err := c.gh.Issues.RemoveLabelForIssue(c.ctx(ctx), c.owner, c.repo, n, url.PathEscape(label))
+	err = c.fail(err)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("remove label %q from issue %d: %w", label, n, err)
+	}
+	return nil
+}
+
+// Permission returns a user's role on the repository: admin, maintain,
+// write, triage, read or none (a user GitHub does not know is none). It is
+// how a reply to a needs-input question is checked for write access.
+//
+// GitHub API docs: https://docs.github.com/rest/collaborators/collaborators#get-repository-permissions-for-a-user
+func (c *Client) Permission(ctx context.Context, user string) (string, error) {
+	p, _, err := c.gh.Repositories.GetPermissionLevel(c.ctx(ctx), c.owner, c.repo, url.PathEscape(user))
+	err = c.fail(err)
+	if errors.Is(err, ErrNotFound) {
+		return "none", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("get permission of %s: %w", user, err)
+	}
+	if r := p.GetRoleName(); r != "" {
+		return r, nil
+	}
+	if lvl := p.GetPermission(); lvl != "" {
+		return lvl, nil
+	}
+	return "none", nil
+}

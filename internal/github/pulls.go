@@ -1,0 +1,171 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	gogithub "github.com/google/go-github/v66/github"
+	"github.com/shurcooL/githubv4"
+)
+
+// PullRequest is a pull request as the product sees it.
+type PullRequest struct {
+	Number  int
+	NodeID  string // the GraphQL id, for MarkReady
+	HeadRef string
+	HeadSHA string
+	BaseRef string
+	Title   string
+	Body    string
+	Draft   bool
+	State   string // open or closed
+	URL     string // the page a person opens
+}
+
+func toPR(p *gogithub.PullRequest) PullRequest {
+	return PullRequest{
+		Number: p.GetNumber(), NodeID: p.GetNodeID(),
+		HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), BaseRef: p.GetBase().GetRef(),
+		Title: p.GetTitle(), Body: p.GetBody(), Draft: p.GetDraft(), State: p.GetState(), URL: p.GetHTMLURL(),
+	}
+}
+
+// CreateDraftPR opens a draft pull request from head into base, with title
+// and body masked. When head already has an open pull request — made by an
+// earlier Job, or by this call's lost first attempt — that one is returned:
+// a create whose answer is lost is followed by a lookup, never by a blind
+// second create.
+//
+// GitHub API docs: https://docs.github.com/rest/pulls/pulls#create-a-pull-request
+func (c *Client) CreateDraftPR(ctx context.Context, head, base, title, body string) (PullRequest, error) {
+	title, body = c.mask(title), c.mask(body)
+	if tooLong(body) {
+		return PullRequest{}, fmt.Errorf("create draft pull request for %s: %w", head, ErrTooLong)
+	}
+	var why error
+	for attempt := 1; attempt <= 3; attempt++ {
+		p, _, err := c.gh.PullRequests.Create(c.ctx(ctx), c.owner, c.repo, &gogithub.NewPullRequest{
+			Title: &title, Head: &head, Base: &base, Body: &body, Draft: gogithub.Bool(true),
+		})
+		err = c.fail(err)
+		if err == nil {
+			return toPR(p), nil
+		}
+		var se *StatusError
+		exists := errors.As(err, &se) && se.Status == http.StatusUnprocessableEntity &&
+			strings.Contains(strings.Join(se.Errors, " "), "already exists")
+		if !exists && !Indeterminate(err) {
+			return PullRequest{}, fmt.Errorf("create draft pull request for %s: %w", head, err)
+		}
+		pr, found, ferr := c.FindPR(ctx, head)
+		if ferr != nil {
+			return PullRequest{}, fmt.Errorf("create draft pull request for %s: %w (and looking it up: %v)", head, err, ferr)
+		}
+		if found {
+			return pr, nil
+		}
+		why = err
+		if c.sleep(ctx, backoff(attempt-1)) != nil {
+			break
+		}
+	}
+	return PullRequest{}, fmt.Errorf("create draft pull request for %s: %w", head, why)
+}
+
+// FindPR returns the open pull request whose head is the branch head, and
+// whether there is one.
+//
+// GitHub API docs: https://docs.github.com/rest/pulls/pulls#list-pull-requests
+func (c *Client) FindPR(ctx context.Context, head string) (PullRequest, bool, error) {
+	list, _, err := c.gh.PullRequests.List(c.ctx(ctx), c.owner, c.repo, &gogithub.PullRequestListOptions{
+		State: "open", Head: c.owner + ":" + head, ListOptions: gogithub.ListOptions{PerPage: 100},
+	})
+	if err != nil {
+		return PullRequest{}, false, fmt.Errorf("find pull request for %s: %w", head, c.fail(err))
+	}
+	for _, p := range list {
+		if p.GetHead().GetRef() == head {
+			return toPR(p), true, nil
+		}
+	}
+	return PullRequest{}, false, nil
+}
+
+// PR reads pull request n (a conditional GET).
+//
+// GitHub API docs: https://docs.github.com/rest/pulls/pulls#get-a-pull-request
+func (c *Client) PR(ctx context.Context, n int) (PullRequest, error) {
+	p, _, err := c.gh.PullRequests.Get(c.ctx(ctx), c.owner, c.repo, n)
+	if err != nil {
+		return PullRequest{}, fmt.Errorf("get pull request %d: %w", n, c.fail(err))
+	}
+	return toPR(p), nil
+}
+
+// UpdatePR sets pull request n's title and body, masked; an empty string
+// leaves that field as it is.
+//
+// GitHub API docs: https://docs.github.com/rest/pulls/pulls#update-a-pull-request
+func (c *Client) UpdatePR(ctx context.Context, n int, title, body string) (PullRequest, error) {
+	var upd gogithub.PullRequest
+	if title != "" {
+		upd.Title = gogithub.String(c.mask(title))
+	}
+	if body != "" {
+		upd.Body = gogithub.String(c.mask(body))
+		if tooLong(*upd.Body) {
+			return PullRequest{}, fmt.Errorf("update pull request %d: %w", n, ErrTooLong)
+		}
+	}
+	if upd.Title == nil && upd.Body == nil {
+		return c.PR(ctx, n)
+	}
+	var out PullRequest
+	err := c.again(ctx, func() error {
+		p, _, err := c.gh.PullRequests.Edit(c.ctx(ctx), c.owner, c.repo, n, &upd)
+		if err == nil {
+			out = toPR(p)
+		}
+		return c.fail(err)
+	})
+	if err != nil {
+		return PullRequest{}, fmt.Errorf("update pull request %d: %w", n, err)
+	}
+	return out, nil
+}
+
+// MarkReady takes pull request pr out of draft with the GraphQL mutation
+// markPullRequestReadyForReview (REST has no way to). pr.NodeID is used when
+// set, else the pull request is read to learn it.
+//
+// GitHub API docs: https://docs.github.com/graphql/reference/mutations#markpullrequestreadyforreview
+func (c *Client) MarkReady(ctx context.Context, pr PullRequest) error {
+	id := pr.NodeID
+	if id == "" {
+		p, err := c.PR(ctx, pr.Number)
+		if err != nil {
+			return fmt.Errorf("mark pull request %d ready: %w", pr.Number, err)
+		}
+		id = p.NodeID
+	}
+	var m struct {
+		MarkPullRequestReadyForReview struct {
+			PullRequest struct {
+				IsDraft githubv4.Boolean
+			}
+		} `graphql:"markPullRequestReadyForReview(input: $input)"`
+	}
+	err := c.again(ctx, func() error {
+		return c.fail(c.gql.Mutate(c.ctx(ctx), &m, githubv4.MarkPullRequestReadyForReviewInput{PullRequestID: githubv4.ID(id)}, nil))
+	})
+	if err != nil {
+		return fmt.Errorf("mark pull request %d ready: %w", pr.Number, err)
+	}
+	if m.MarkPullRequestReadyForReview.PullRequest.IsDraft {
+		return fmt.Errorf("mark pull request %d ready: GitHub still reports it as a draft", pr.Number)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package githubfake
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+const docsDispatch = "https://docs.github.com/rest/actions/workflows#create-a-workflow-dispatch-event"
+
+func (f *Fake) findRun(id int64) *Run {
+	for _, r := range f.st.Runs {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+func (f *Fake) findJob(id int64) *Job {
+	for _, j := range f.st.Jobs {
+		if j.ID == id {
+			return j
+		}
+	}
+	return nil
+}
+
+// dispatch accepts a workflow_dispatch event and creates a queued run. It
+// answers 200 with the run's ids when asked for return_run_details (GitHub
+// since 2026-02-19), else 204.
+func (f *Fake) dispatch(c *call) reply {
+	var in struct {
+		Ref              string         `json:"ref"`
+		Inputs           map[string]any `json:"inputs"`
+		ReturnRunDetails bool           `json:"return_run_details"`
+	}
+	if err := json.Unmarshal(c.body, &in); err != nil {
+		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
+	}
+	if in.Ref == "" {
+		return validation(docsDispatch, map[string]any{"resource": "WorkflowDispatch", "code": "missing_field", "field": "ref"})
+	}
+	if len(in.Inputs) > 25 {
+		return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+			"message": "you may only define up to 25 `inputs` for a `workflow_dispatch` event", "documentation_url": docsDispatch,
+		}}
+	}
+	if data, _ := json.Marshal(in.Inputs); utf8.RuneCount(data) > 65535 {
+		return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+			"message": "inputs are too large", "documentation_url": docsDispatch,
+		}}
+	}
+	workflow := c.params["workflow"]
+	if !strings.HasSuffix(workflow, ".yml") && !strings.HasSuffix(workflow, ".yaml") {
+		if _, err := strconv.ParseInt(workflow, 10, 64); err != nil {
+			return notFound()
+		}
+	}
+	t := f.stamp()
+	run := &Run{ID: f.st.id(), WorkflowFile: workflow, HeadBranch: strings.TrimPrefix(in.Ref, "refs/heads/"),
+		Event: "workflow_dispatch", Status: "queued", Inputs: in.Inputs, CreatedAt: t}
+	f.st.Runs = append(f.st.Runs, run)
+	f.st.Dispatches = append(f.st.Dispatches, Dispatch{Workflow: workflow, Ref: in.Ref, Inputs: in.Inputs, RunID: run.ID, At: t})
+	if !in.ReturnRunDetails || f.opts.NoRunDetails {
+		return reply{status: http.StatusNoContent}
+	}
+	return reply{status: http.StatusOK, body: map[string]any{
+		"workflow_run_id": run.ID,
+		"run_url":         fmt.Sprintf("%s/actions/runs/%d", f.repoAPI(c.base), run.ID),
+		"html_url":        fmt.Sprintf("%s/actions/runs/%d", f.repoHTML(c.base), run.ID),
+	}}
+}
+
+func (f *Fake) listJobs(c *call) reply {
+	id, _ := strconv.ParseInt(c.params["run_id"], 10, 64)
+	if f.findRun(id) == nil {
+		return notFound()
+	}
+	var list []*Job
+	for _, j := range f.st.Jobs {
+		if j.RunID == id {
+			list = append(list, j)
+		}
+	}
+	lo, hi, link := f.paginate(c, len(list))
+	jobs := []any{}
+	for _, j := range list[lo:hi] {
+		jobs = append(jobs, f.jobJSON(c.base, j))
+	}
+	return reply{status: http.StatusOK, link: link, body: map[string]any{"total_count": len(list), "jobs": jobs}}
+}
+
+// jobLogs answers 302 with a one-time URL on this server, as GitHub answers
+// with a short-lived blob URL. A job still running has no log yet (404).
+func (f *Fake) jobLogs(c *call) reply {
+	id, _ := strconv.ParseInt(c.params["job_id"], 10, 64)
+	j := f.findJob(id)
+	if j == nil || j.Status != "completed" {
+		return notFound()
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	tok := hex.EncodeToString(b[:])
+	f.logGrants[tok] = logGrant{job: id, expires: f.clock.Now().Add(time.Minute)}
+	return reply{status: http.StatusFound, location: c.base + "/_logs/" + tok}
+}
+
+func (f *Fake) serveLogBlob(r *http.Request) reply {
+	tok := strings.TrimPrefix(r.URL.Path, "/_logs/")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g, ok := f.logGrants[tok]
+	delete(f.logGrants, tok)
+	if r.Method != http.MethodGet || !ok || !f.clock.Now().Before(g.expires) {
+		return reply{status: http.StatusNotFound, raw: []byte("The specified blob does not exist.\n"), ctype: "text/plain"}
+	}
+	j := f.findJob(g.job)
+	if j == nil {
+		return reply{status: http.StatusNotFound, raw: []byte("The specified blob does not exist.\n"), ctype: "text/plain"}
+	}
+	return reply{status: http.StatusOK, raw: []byte(j.Log), ctype: "text/plain; charset=utf-8"}
+}
+
+// permission answers the collaborator permission endpoint: permission holds
+// the legacy value (admin, write, read, none), role_name the role.
+func (f *Fake) permission(c *call) reply {
+	user := c.params["user"]
+	role := f.st.Permissions[user]
+	if role == "" {
+		role = "none"
+	}
+	legacy := map[string]string{"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}[role]
+	if legacy == "" {
+		legacy = "none"
+	}
+	return reply{status: http.StatusOK, body: map[string]any{
+		"permission": legacy, "role_name": role, "user": f.userJSON(c.base, user),
+	}}
+}

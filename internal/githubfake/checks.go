@@ -1,0 +1,147 @@
+package githubfake
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+const docsStatuses = "https://docs.github.com/rest/commits/statuses"
+
+func (f *Fake) createStatus(c *call) reply {
+	sha := c.params["sha"]
+	if !shaRE.MatchString(sha) {
+		return noCommit(sha)
+	}
+	var in struct {
+		State       string `json:"state"`
+		TargetURL   string `json:"target_url"`
+		Description string `json:"description"`
+		Context     string `json:"context"`
+	}
+	if err := json.Unmarshal(c.body, &in); err != nil {
+		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
+	}
+	doc := docsStatuses + "#create-a-commit-status"
+	switch in.State {
+	case "error", "failure", "pending", "success":
+	default:
+		return validation(doc, map[string]any{"resource": "Status", "code": "custom", "field": "state",
+			"message": "state is not included in the list"})
+	}
+	if utf8.RuneCountInString(in.Description) > 140 {
+		return validation(doc, map[string]any{"resource": "Status", "code": "custom", "field": "description",
+			"message": "description is too long (maximum is 140 characters)"})
+	}
+	if in.Context == "" {
+		in.Context = "default"
+	}
+	s := f.addStatus(strings.ToLower(sha), in.Context, in.State, in.Description, in.TargetURL, c.login)
+	return reply{status: http.StatusCreated, body: f.statusJSON(c.base, s, true),
+		location: f.repoAPI(c.base) + "/statuses/" + s.SHA}
+}
+
+// addStatus stores a status. f.mu is held.
+func (f *Fake) addStatus(sha, context, state, description, target, creator string) *Status {
+	s := &Status{ID: f.st.id(), SHA: sha, Context: context, State: state, Description: description,
+		TargetURL: target, Creator: creator, CreatedAt: f.stamp()}
+	f.st.Statuses = append(f.st.Statuses, s)
+	return s
+}
+
+func (f *Fake) statusesOf(sha string) []*Status {
+	var out []*Status
+	for _, s := range f.st.Statuses {
+		if s.SHA == sha {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (f *Fake) listStatuses(c *call) reply {
+	sha, ok := f.resolveRef(c.params["ref"])
+	if !ok {
+		return noCommit(c.params["ref"])
+	}
+	all := f.statusesOf(sha)
+	sort.Slice(all, func(i, j int) bool { return all[i].ID > all[j].ID })
+	lo, hi, link := f.paginate(c, len(all))
+	out := []any{}
+	for _, s := range all[lo:hi] {
+		out = append(out, f.statusJSON(c.base, s, true))
+	}
+	return reply{status: http.StatusOK, body: out, link: link}
+}
+
+// combinedStatus is GitHub's combined status: the latest status per context;
+// failure if any is error or failure, pending if any is pending or there is
+// none, else success.
+func (f *Fake) combinedStatus(c *call) reply {
+	ref := c.params["ref"]
+	sha, ok := f.resolveRef(ref)
+	if !ok {
+		return noCommit(ref)
+	}
+	latest := map[string]*Status{}
+	for _, s := range f.statusesOf(sha) {
+		if cur := latest[s.Context]; cur == nil || s.ID > cur.ID {
+			latest[s.Context] = s
+		}
+	}
+	var list []*Status
+	for _, s := range latest {
+		list = append(list, s)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	state := "success"
+	if len(list) == 0 {
+		state = "pending"
+	}
+	for _, s := range list {
+		switch s.State {
+		case "error", "failure":
+			state = "failure"
+		case "pending":
+			if state != "failure" {
+				state = "pending"
+			}
+		}
+	}
+	lo, hi, link := f.paginate(c, len(list))
+	statuses := []any{}
+	for _, s := range list[lo:hi] {
+		statuses = append(statuses, f.statusJSON(c.base, s, false))
+	}
+	api := f.repoAPI(c.base)
+	return reply{status: http.StatusOK, link: link, body: map[string]any{
+		"state":       state,
+		"statuses":    statuses,
+		"sha":         sha,
+		"total_count": len(list),
+		"repository":  f.repoJSON(c.base),
+		"commit_url":  api + "/commits/" + sha,
+		"url":         api + "/commits/" + ref + "/status",
+	}}
+}
+
+func (f *Fake) listCheckRuns(c *call) reply {
+	sha, ok := f.resolveRef(c.params["ref"])
+	if !ok {
+		return noCommit(c.params["ref"])
+	}
+	var list []*CheckRun
+	for _, cr := range f.st.CheckRuns {
+		if cr.SHA == sha {
+			list = append(list, cr)
+		}
+	}
+	lo, hi, link := f.paginate(c, len(list))
+	runs := []any{}
+	for _, cr := range list[lo:hi] {
+		runs = append(runs, f.checkRunJSON(c.base, cr))
+	}
+	return reply{status: http.StatusOK, link: link, body: map[string]any{"total_count": len(list), "check_runs": runs}}
+}

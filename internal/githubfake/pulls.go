@@ -1,0 +1,220 @@
+package githubfake
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+const docsPulls = "https://docs.github.com/rest/pulls/pulls"
+
+var shaRE = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
+
+// headSHA is a pull request's head commit: from the bare repository when
+// one is configured and has the branch, else what SetPRHead set, else a
+// stable made-up SHA. f.mu is held.
+func (f *Fake) headSHA(p *Pull) string {
+	if sha := f.gitRevParse(p.Head); sha != "" {
+		return sha
+	}
+	if p.HeadSHA != "" {
+		return p.HeadSHA
+	}
+	return madeUpSHA(p.Head)
+}
+
+// branchSHA is a branch's commit for refs the fake has no record of.
+func (f *Fake) branchSHA(branch string) string {
+	if sha := f.gitRevParse(branch); sha != "" {
+		return sha
+	}
+	return madeUpSHA(branch)
+}
+
+func madeUpSHA(ref string) string {
+	sum := sha1.Sum([]byte("githubfake ref " + ref))
+	return hex.EncodeToString(sum[:])
+}
+
+func (f *Fake) gitRevParse(branch string) string {
+	if f.opts.GitRemote == "" || branch == "" {
+		return ""
+	}
+	out, err := exec.Command("git", "--git-dir", f.opts.GitRemote, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// resolveRef turns a SHA or a branch name into a commit SHA. f.mu is held.
+func (f *Fake) resolveRef(ref string) (string, bool) {
+	if shaRE.MatchString(ref) {
+		return strings.ToLower(ref), true
+	}
+	ref = strings.TrimPrefix(ref, "refs/heads/")
+	for _, is := range f.st.Issues {
+		if is.Pull != nil && is.Pull.Head == ref && is.State == "open" {
+			return f.headSHA(is.Pull), true
+		}
+	}
+	if sha := f.gitRevParse(ref); sha != "" {
+		return sha, true
+	}
+	return "", false
+}
+
+func noCommit(ref string) reply {
+	return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+		"message": "No commit found for SHA: " + ref, "documentation_url": docsREST,
+	}}
+}
+
+func (f *Fake) pull(c *call) (*Issue, bool) {
+	is, _, ok := f.issue(c)
+	if !ok || is.Pull == nil {
+		return nil, false
+	}
+	return is, true
+}
+
+func branchOf(head string) string {
+	if _, b, ok := strings.Cut(head, ":"); ok {
+		return b
+	}
+	return head
+}
+
+func (f *Fake) createPull(c *call) reply {
+	var in struct {
+		Title string `json:"title"`
+		Head  string `json:"head"`
+		Base  string `json:"base"`
+		Body  string `json:"body"`
+		Draft bool   `json:"draft"`
+	}
+	if err := json.Unmarshal(c.body, &in); err != nil {
+		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
+	}
+	doc := docsPulls + "#create-a-pull-request"
+	for field, v := range map[string]string{"title": in.Title, "head": in.Head, "base": in.Base} {
+		if v == "" {
+			return validation(doc, map[string]any{"resource": "PullRequest", "code": "missing_field", "field": field})
+		}
+	}
+	if tooLong(in.Body) {
+		return validation(doc, map[string]any{"resource": "PullRequest", "code": "custom", "field": "body",
+			"message": fmt.Sprintf("body is too long (maximum is %d characters)", maxBody)})
+	}
+	head := branchOf(in.Head)
+	for _, is := range f.st.Issues {
+		if is.Pull != nil && is.State == "open" && is.Pull.Head == head {
+			return validation(doc, map[string]any{"resource": "PullRequest", "code": "custom",
+				"message": fmt.Sprintf("A pull request already exists for %s:%s.", f.opts.Owner, head)})
+		}
+	}
+	if f.opts.GitRemote != "" && f.gitRevParse(head) == "" {
+		return validation(doc, map[string]any{"resource": "PullRequest", "code": "invalid", "field": "head"})
+	}
+	id := f.st.id()
+	is := f.newIssue(Issue{Title: in.Title, Body: in.Body, Author: c.login,
+		Pull: &Pull{ID: id, NodeID: nodeID("PR", id), Head: head, Base: in.Base, Draft: in.Draft}})
+	return reply{status: http.StatusCreated, body: f.pullJSON(c.base, is),
+		location: fmt.Sprintf("%s/pulls/%d", f.repoAPI(c.base), is.Number)}
+}
+
+func (f *Fake) listPulls(c *call) reply {
+	state := c.query.Get("state")
+	if state == "" {
+		state = "open"
+	}
+	head := c.query.Get("head")
+	if head != "" {
+		owner, b, ok := strings.Cut(head, ":")
+		if ok && !strings.EqualFold(owner, f.opts.Owner) {
+			head = "\x00" // another owner's fork: the fake has none
+		} else {
+			head = b
+			if !ok {
+				head = owner
+			}
+		}
+	}
+	base := c.query.Get("base")
+	var list []*Issue
+	for _, is := range f.st.Issues {
+		if is.Pull == nil || (state != "all" && is.State != state) {
+			continue
+		}
+		if head != "" && is.Pull.Head != head {
+			continue
+		}
+		if base != "" && is.Pull.Base != base {
+			continue
+		}
+		list = append(list, is)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Number > list[j].Number })
+	lo, hi, link := f.paginate(c, len(list))
+	out := []any{}
+	for _, is := range list[lo:hi] {
+		out = append(out, f.pullJSON(c.base, is))
+	}
+	return reply{status: http.StatusOK, body: out, link: link}
+}
+
+func (f *Fake) getPull(c *call) reply {
+	is, ok := f.pull(c)
+	if !ok {
+		return notFound()
+	}
+	return reply{status: http.StatusOK, body: f.pullJSON(c.base, is)}
+}
+
+func (f *Fake) editPull(c *call) reply {
+	is, ok := f.pull(c)
+	if !ok {
+		return notFound()
+	}
+	var in struct {
+		Title *string `json:"title"`
+		Body  *string `json:"body"`
+		State *string `json:"state"`
+		Base  *string `json:"base"`
+	}
+	if err := json.Unmarshal(c.body, &in); err != nil {
+		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
+	}
+	doc := docsPulls + "#update-a-pull-request"
+	if in.Title != nil && *in.Title == "" {
+		return validation(doc, map[string]any{"resource": "PullRequest", "code": "missing_field", "field": "title"})
+	}
+	if in.Body != nil && tooLong(*in.Body) {
+		return validation(doc, map[string]any{"resource": "PullRequest", "code": "custom", "field": "body",
+			"message": fmt.Sprintf("body is too long (maximum is %d characters)", maxBody)})
+	}
+	if in.State != nil && *in.State != "open" && *in.State != "closed" {
+		return validation(doc, map[string]any{"resource": "PullRequest", "code": "invalid", "field": "state"})
+	}
+	if in.Title != nil {
+		is.Title = *in.Title
+	}
+	if in.Body != nil {
+		is.Body = *in.Body
+	}
+	if in.Base != nil && *in.Base != "" {
+		is.Pull.Base = *in.Base
+	}
+	t := f.stamp()
+	if in.State != nil {
+		is.State = *in.State
+	}
+	is.UpdatedAt = t
+	return reply{status: http.StatusOK, body: f.pullJSON(c.base, is)}
+}

@@ -1,0 +1,240 @@
+package githubfake
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The methods here set up and inspect the fake's state directly, the way a
+// person or another system would change GitHub outside the client under
+// test. They take the same lock as requests, so they interleave with them.
+
+// CreateIssue stores an issue (Title, Body, Author, Labels, State are read
+// from in) and returns its number.
+func (f *Fake) CreateIssue(in Issue) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in.Pull = nil
+	return f.newIssue(in).Number
+}
+
+// SetIssueBody replaces an issue's body as login, like a person saving the
+// whole text in the web editor. updated_at moves.
+func (f *Fake) SetIssueBody(n int, login, body string) error {
+	return f.EditIssueBody(n, login, func(string) string { return body })
+}
+
+// EditIssueBody changes an issue's body as login by applying edit to the
+// current text, atomically: a person editing the text as it is now.
+func (f *Fake) EditIssueBody(n int, login string, edit func(current string) string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is := f.st.Issues[n]
+	if is == nil {
+		return fmt.Errorf("githubfake: no issue %d", n)
+	}
+	is.Body = edit(is.Body)
+	is.UpdatedAt = f.stamp()
+	return nil
+}
+
+// AddComment adds a comment to issue n as login and returns its id.
+func (f *Fake) AddComment(n int, login, body string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is := f.st.Issues[n]
+	if is == nil {
+		return 0, fmt.Errorf("githubfake: no issue %d", n)
+	}
+	return f.newComment(is, login, body).ID, nil
+}
+
+// SetPermission gives login a role on the repository: admin, maintain,
+// write, triage, read or none.
+func (f *Fake) SetPermission(login, role string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st.Permissions[login] = role
+}
+
+// AddToken accepts another token, acting as login. A read-only token gets
+// 403 "Resource not accessible by integration" on every write, like a
+// GITHUB_TOKEN whose job lacks the permission.
+func (f *Fake) AddToken(tok, login string, readOnly bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokens[tok] = token{login: login, readOnly: readOnly}
+}
+
+// CreatePullRequest stores an open pull request and returns its number.
+func (f *Fake) CreatePullRequest(head, base, title, body string, draft bool) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.st.id()
+	return f.newIssue(Issue{Title: title, Body: body,
+		Pull: &Pull{ID: id, NodeID: nodeID("PR", id), Head: head, Base: base, Draft: draft}}).Number
+}
+
+// SetPRHead sets the head SHA of pull request n (a configured GitRemote
+// takes precedence when it has the branch).
+func (f *Fake) SetPRHead(n int, sha string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is := f.st.Issues[n]
+	if is == nil || is.Pull == nil {
+		return fmt.Errorf("githubfake: no pull request %d", n)
+	}
+	is.Pull.HeadSHA = strings.ToLower(sha)
+	is.UpdatedAt = f.stamp()
+	return nil
+}
+
+// AddCheckRun adds a check run on sha and returns its id.
+func (f *Fake) AddCheckRun(sha string, cr CheckRun) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cr.ID, cr.SHA = f.st.id(), strings.ToLower(sha)
+	f.st.CheckRuns = append(f.st.CheckRuns, &cr)
+	return cr.ID
+}
+
+// SetCheckRun changes a check run's status and conclusion.
+func (f *Fake) SetCheckRun(id int64, status, conclusion string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, cr := range f.st.CheckRuns {
+		if cr.ID == id {
+			cr.Status, cr.Conclusion = status, conclusion
+			return nil
+		}
+	}
+	return fmt.Errorf("githubfake: no check run %d", id)
+}
+
+// AddStatus adds a commit status on sha as the fake's login.
+func (f *Fake) AddStatus(sha, context, state, description string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.addStatus(strings.ToLower(sha), context, state, description, "", f.opts.Login).ID
+}
+
+// AddRun stores a workflow run and returns its id.
+func (f *Fake) AddRun(r Run) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r.ID = f.st.id()
+	if r.Status == "" {
+		r.Status = "completed"
+	}
+	if r.Event == "" {
+		r.Event = "workflow_dispatch"
+	}
+	r.CreatedAt = f.stamp()
+	f.st.Runs = append(f.st.Runs, &r)
+	return r.ID
+}
+
+// AddJob adds a job, with its steps and log text, to run runID.
+func (f *Fake) AddJob(runID int64, j Job) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.findRun(runID) == nil {
+		return 0, fmt.Errorf("githubfake: no run %d", runID)
+	}
+	j.ID, j.RunID = f.st.id(), runID
+	if j.Status == "" {
+		j.Status = "completed"
+	}
+	for i := range j.Steps {
+		if j.Steps[i].Number == 0 {
+			j.Steps[i].Number = int64(i + 1)
+		}
+	}
+	j.StartedAt = f.stamp()
+	f.st.Jobs = append(f.st.Jobs, &j)
+	return j.ID, nil
+}
+
+// UpdateJob changes a job in place (status, conclusion, log …).
+func (f *Fake) UpdateJob(id int64, change func(*Job)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j := f.findJob(id)
+	if j == nil {
+		return fmt.Errorf("githubfake: no job %d", id)
+	}
+	change(j)
+	return nil
+}
+
+// Issue returns a copy of issue (or pull request) n.
+func (f *Fake) Issue(n int) (Issue, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is := f.st.Issues[n]
+	if is == nil {
+		return Issue{}, false
+	}
+	cp := *is
+	cp.Labels = append([]string(nil), is.Labels...)
+	if is.Pull != nil {
+		p := *is.Pull
+		p.HeadSHA = f.headSHA(is.Pull)
+		cp.Pull = &p
+	}
+	return cp, true
+}
+
+// Comments returns the comments of issue n, oldest first.
+func (f *Fake) Comments(n int) []Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Comment
+	for _, c := range f.st.Comments {
+		if c.Issue == n {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// Labels returns the label names on issue n.
+func (f *Fake) Labels(n int) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if is := f.st.Issues[n]; is != nil {
+		return append([]string(nil), is.Labels...)
+	}
+	return nil
+}
+
+// Statuses returns the commit statuses on sha, oldest first.
+func (f *Fake) Statuses(sha string) []Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Status
+	for _, s := range f.statusesOf(strings.ToLower(sha)) {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Dispatches returns every accepted workflow dispatch, oldest first.
+func (f *Fake) Dispatches() []Dispatch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Dispatch(nil), f.st.Dispatches...)
+}
+
+// Runs returns every workflow run, oldest first.
+func (f *Fake) Runs() []Run {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Run
+	for _, r := range f.st.Runs {
+		out = append(out, *r)
+	}
+	return out
+}

@@ -1,0 +1,205 @@
+package githubfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Issue is an issue (or the issue side of a pull request) as the fake holds it.
+// CreateIssue reads Title, Body, Author, Labels and State from it; the fake
+// fills in the rest.
+type Issue struct {
+	Number    int       `json:"number"`
+	ID        int64     `json:"id"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	State     string    `json:"state"` // open or closed
+	Labels    []string  `json:"labels"`
+	Author    string    `json:"author"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	ClosedAt  time.Time `json:"closed_at,omitzero"`
+	// Pull is set when the issue is a pull request.
+	Pull *Pull `json:"pull,omitempty"`
+}
+
+// Pull is what a pull request adds to its issue.
+type Pull struct {
+	ID      int64  `json:"id"`
+	NodeID  string `json:"node_id"`
+	Head    string `json:"head"` // branch name
+	Base    string `json:"base"`
+	HeadSHA string `json:"head_sha"` // as set by SetPRHead; see Fake.headSHA for git
+	Draft   bool   `json:"draft"`
+}
+
+// Comment is an issue comment.
+type Comment struct {
+	ID        int64     `json:"id"`
+	Issue     int       `json:"issue"`
+	Author    string    `json:"author"`
+	Body      string    `json:"body"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Label is a repository label.
+type Label struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Color       string `json:"color"`
+	Description string `json:"description"`
+	Default     bool   `json:"default"`
+}
+
+// Status is a commit status.
+type Status struct {
+	ID          int64     `json:"id"`
+	SHA         string    `json:"sha"`
+	Context     string    `json:"context"`
+	State       string    `json:"state"` // error, failure, pending, success
+	Description string    `json:"description"`
+	TargetURL   string    `json:"target_url"`
+	Creator     string    `json:"creator"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// CheckRun is a check run on a commit. Tests seed them with AddCheckRun.
+type CheckRun struct {
+	ID         int64  `json:"id"`
+	SHA        string `json:"sha"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`     // queued, in_progress, completed
+	Conclusion string `json:"conclusion"` // set when completed: success, failure, …
+}
+
+// Run is a workflow run. Dispatches create queued runs; tests seed others.
+type Run struct {
+	ID           int64          `json:"id"`
+	WorkflowFile string         `json:"workflow_file"`
+	HeadBranch   string         `json:"head_branch"`
+	Event        string         `json:"event"`
+	Status       string         `json:"status"`     // queued, in_progress, completed
+	Conclusion   string         `json:"conclusion"` // when completed
+	Inputs       map[string]any `json:"inputs,omitempty"`
+	CreatedAt    time.Time      `json:"created_at"`
+}
+
+// Job is a job of a workflow run, with the log GitHub would serve for it.
+type Job struct {
+	ID         int64     `json:"id"`
+	RunID      int64     `json:"run_id"`
+	Name       string    `json:"name"`
+	Status     string    `json:"status"`
+	Conclusion string    `json:"conclusion"`
+	Steps      []Step    `json:"steps"`
+	Log        string    `json:"log"`
+	StartedAt  time.Time `json:"started_at"`
+}
+
+// Step is a step of a job.
+type Step struct {
+	Number     int64  `json:"number"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Conclusion string `json:"conclusion"`
+}
+
+// Dispatch is one accepted workflow_dispatch request.
+type Dispatch struct {
+	Workflow string         `json:"workflow"`
+	Ref      string         `json:"ref"`
+	Inputs   map[string]any `json:"inputs"`
+	RunID    int64          `json:"run_id"`
+	At       time.Time      `json:"at"`
+}
+
+// state is everything Save writes and Load reads.
+type state struct {
+	NextID      int64             `json:"next_id"`
+	NextNumber  int               `json:"next_number"`
+	Issues      map[int]*Issue    `json:"issues"`
+	Comments    []*Comment        `json:"comments"`
+	Labels      []*Label          `json:"labels"`
+	Statuses    []*Status         `json:"statuses"`
+	CheckRuns   []*CheckRun       `json:"check_runs"`
+	Runs        []*Run            `json:"runs"`
+	Jobs        []*Job            `json:"jobs"`
+	Dispatches  []Dispatch        `json:"dispatches"`
+	Permissions map[string]string `json:"permissions"`
+	Users       map[string]int64  `json:"users"`
+	LastWrite   time.Time         `json:"last_write"`
+}
+
+func newState() *state {
+	return &state{
+		NextID:      1000,
+		NextNumber:  1,
+		Issues:      map[int]*Issue{},
+		Permissions: map[string]string{},
+		Users:       map[string]int64{},
+	}
+}
+
+func (s *state) id() int64 {
+	s.NextID++
+	return s.NextID - 1
+}
+
+// Save writes the fake's state (issues, comments, labels, statuses, runs,
+// jobs, dispatches, permissions) to path as JSON. The request log, fault
+// rules and rate-limit windows are not state and are not saved.
+func (f *Fake) Save(path string) error {
+	f.mu.Lock()
+	data, err := json.MarshalIndent(f.st, "", "  ")
+	f.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("save fake state: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".fake-github-*")
+	if err != nil {
+		return fmt.Errorf("save fake state: %w", err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save fake state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save fake state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save fake state: %w", err)
+	}
+	return nil
+}
+
+// Load replaces the fake's state with the one saved at path.
+func (f *Fake) Load(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("load fake state: %w", err)
+	}
+	st := newState()
+	if err := json.Unmarshal(data, st); err != nil {
+		return fmt.Errorf("load fake state %s: %w", path, err)
+	}
+	if st.Issues == nil {
+		st.Issues = map[int]*Issue{}
+	}
+	if st.Permissions == nil {
+		st.Permissions = map[string]string{}
+	}
+	if st.Users == nil {
+		st.Users = map[string]int64{}
+	}
+	f.mu.Lock()
+	f.st = st
+	f.mu.Unlock()
+	return nil
+}
