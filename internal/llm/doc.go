@@ -1,0 +1,18 @@
+// Package llm holds the model providers behind agent.Model: GitHub Models (the
+// default inside Actions), OpenAI and any OpenAI-compatible endpoint (Ollama,
+// vLLM) through the official openai-go SDK, Anthropic through its Messages API
+// with the official anthropic-sdk-go, and replay, which serves recorded
+// exchanges from fixture files in process or over the OpenAI HTTP API.
+//
+// Every provider goes through the same client: the request is fitted to the
+// configured input window before it is sent (so a provider never rejects it
+// for size), 408/429/5xx and transport failures are retried with a bounded
+// backoff that honours retry-after and reports each retry as an
+// agent.RetryEvent, usage comes from every response and cost from the price
+// table in configuration. Record wraps any model and writes what it says as
+// fixtures, so one real run becomes a regression test.
+//
+// Pack assembles a prompt from prioritised parts within a token budget, using
+// a conservative estimate (Estimate) so the real count is not above it for
+// ordinary text and code.
+package llm

@@ -1,0 +1,123 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// APIError is a refusal from a provider: an HTTP status at or above 400. Its
+// text never holds the API key (bodies are masked before they are stored).
+type APIError struct {
+	Provider string
+	Status   int
+	// Body is the response body, masked and cut to maxErrorBody bytes.
+	Body string
+	// RetryAfter is what the server asked for (retry-after, retry-after-ms or
+	// a rate-limit reset header); 0 when it said nothing.
+	RetryAfter time.Duration
+
+	// retryAfterHeader is an injected refusal's header as the fixture wrote
+	// it, so the replay server sends it verbatim.
+	retryAfterHeader string
+}
+
+const maxErrorBody = 4096
+
+func (e *APIError) Error() string {
+	msg := fmt.Sprintf("%s: HTTP %d", e.Provider, e.Status)
+	if b := oneLine(e.Body, 400); b != "" {
+		msg += ": " + b
+	}
+	if e.RetryAfter > 0 {
+		msg += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	return msg
+}
+
+// RateLimited reports whether the provider refused for rate: the caller may
+// yield the Job rather than stop when the wait is long (see RetryAfter).
+func (e *APIError) RateLimited() bool { return e.Status == 429 }
+
+// WindowError says a request cannot fit the input window even after every
+// part that may be trimmed was trimmed: the parts that must stay (system
+// prompt, task, tool specs, the newest turn) are too large on their own.
+type WindowError struct {
+	Window int
+	// Need is the estimate of what could not be trimmed.
+	Need int
+}
+
+func (e *WindowError) Error() string {
+	return fmt.Sprintf("the parts that cannot be trimmed need about %d tokens, more than the %d-token input window", e.Need, e.Window)
+}
+
+// masker removes secrets from text that leaves the package (error messages,
+// stored error bodies).
+type masker []string
+
+// minSecret is the shortest value masked: shorter strings would shred
+// ordinary words and no real key is that short.
+const minSecret = 6
+
+func (m masker) mask(s string) string {
+	for _, secret := range m {
+		if len(secret) >= minSecret {
+			s = strings.ReplaceAll(s, secret, "[masked]")
+		}
+	}
+	return s
+}
+
+// maskedError keeps the error chain (errors.As still finds *APIError) while
+// its text goes through the masker.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// scrub masks the URL of a transport error in place, before any wrapper
+// copies its text, so no link of the chain holds the key either.
+func (m masker) scrub(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		urlErr.URL = m.mask(urlErr.URL)
+	}
+	return err
+}
+
+func (m masker) maskErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if masked := m.mask(msg); masked != msg {
+		return &maskedError{msg: masked, err: err}
+	}
+	return err
+}
+
+// oneLine flattens s to one line of at most n bytes, for error messages.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = cutUTF8(s, n) + "…"
+	}
+	return s
+}
+
+// cutUTF8 returns at most n bytes of s without splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

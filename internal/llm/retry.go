@@ -1,0 +1,157 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
+)
+
+// Backoff for failures that name no wait: 1s, 2s, 4s … capped at 30s.
+const (
+	backoffBase = time.Second
+	backoffCap  = 30 * time.Second
+)
+
+// Defaults for the retry loop. A wait longer than DefaultMaxWait is not slept
+// inside a model call: the error goes back with RetryAfter set so the caller
+// can yield the Job instead of holding a runner idle.
+const (
+	DefaultMaxRetries = 4
+	DefaultMaxWait    = 2 * time.Minute
+)
+
+// backoff is the wait before retry number attempt+1 when the server named none.
+func backoff(attempt int) time.Duration {
+	d := backoffBase
+	for i := 0; i < attempt && d < backoffCap; i++ {
+		d *= 2
+	}
+	return min(d, backoffCap)
+}
+
+// retryAfter reads how long the server asked us to wait. retry-after-ms is
+// the most precise, then retry-after (seconds or an HTTP date), then the
+// x-ratelimit-reset-* durations some OpenAI-compatible servers send.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
+			return time.Duration(s * float64(time.Second)), true
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(t.Sub(now), 0), true
+		}
+	}
+	var longest time.Duration
+	found := false
+	for _, k := range []string{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Reset-Tokens"} {
+		if d, err := time.ParseDuration(strings.TrimSpace(h.Get(k))); err == nil && d >= 0 {
+			longest, found = max(longest, d), true
+		}
+	}
+	return longest, found
+}
+
+// retryable says whether err is worth another attempt, why, and what wait the
+// server named (0 when it named none).
+func retryable(err error) (reason string, named time.Duration, ok bool) {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		switch {
+		case apiErr.Status == http.StatusTooManyRequests:
+			return "rate_limited (HTTP 429)", apiErr.RetryAfter, true
+		case apiErr.Status == http.StatusRequestTimeout || apiErr.Status >= 500:
+			return fmt.Sprintf("transient (HTTP %d)", apiErr.Status), apiErr.RetryAfter, true
+		}
+		return "", 0, false
+	}
+	if isTransport(err) {
+		return "transient (" + transportClass(err) + ")", 0, true
+	}
+	return "", 0, false
+}
+
+func isTransport(err error) bool {
+	var urlErr *url.Error
+	var netErr net.Error
+	return errors.As(err, &urlErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
+
+func transportClass(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected EOF"
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return "timeout"
+	}
+	return "transport error"
+}
+
+// withRetries runs one call per attempt until it succeeds, fails for good, or
+// the bound is reached. Every retry is reported before its wait is slept, so a
+// kill during the wait still leaves the event in the trace.
+func (c *Client) withRetries(ctx context.Context, req agent.ModelRequest) (agent.ModelResponse, error) {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+		resp, err := c.backend.send(actx, req)
+		cancel()
+		if err == nil {
+			return resp, nil
+		}
+		err = c.mask.scrub(err)
+		if ctx.Err() != nil {
+			return agent.ModelResponse{}, fmt.Errorf("%s: %w", c.cfg.Provider, ctx.Err())
+		}
+		reason, wait, ok := retryable(err)
+		if !ok {
+			return agent.ModelResponse{}, err
+		}
+		if attempt >= c.opts.maxRetries {
+			if attempt == 0 {
+				return agent.ModelResponse{}, err
+			}
+			return agent.ModelResponse{}, fmt.Errorf("%s: gave up after %d attempts: %w", c.cfg.Provider, attempt+1, err)
+		}
+		if wait == 0 {
+			wait = backoff(attempt)
+		}
+		if wait > c.opts.maxWait {
+			return agent.ModelResponse{}, fmt.Errorf("%s: the server asks for a %s wait, longer than the %s a call may wait: %w",
+				c.cfg.Provider, wait, c.opts.maxWait, err)
+		}
+		if deadline, ok := ctx.Deadline(); ok && c.opts.clock.Now().Add(wait).After(deadline) {
+			return agent.ModelResponse{}, fmt.Errorf("%s: a %s wait would pass the deadline: %w", c.cfg.Provider, wait, err)
+		}
+		if c.opts.observe != nil {
+			c.opts.observe(agent.RetryEvent{Reason: reason, Attempt: attempt + 1, Wait: wait})
+		}
+		if err := c.opts.clock.Sleep(ctx, wait); err != nil {
+			return agent.ModelResponse{}, fmt.Errorf("%s: wait %s before retry: %w", c.cfg.Provider, wait, err)
+		}
+	}
+}
