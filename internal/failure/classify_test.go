@@ -1,0 +1,474 @@
+package failure
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+const logsDir = "../../testdata/logs"
+
+// expectation is one entry of testdata/logs/expected.json: the inputs to pass
+// with the log and the verdict the log must give.
+type expectation struct {
+	Class       Class    `json:"class"`
+	Reason      string   `json:"reason"`
+	Source      Source   `json:"source"`
+	Line        int      `json:"line"`
+	Evidence    string   `json:"evidence"`
+	Conclusion  string   `json:"conclusion"`
+	ExitCode    *int     `json:"exit_code"`
+	Annotations []string `json:"annotations"`
+}
+
+func readExpectations(t testing.TB) map[string]expectation {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(logsDir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp map[string]expectation
+	if err := json.Unmarshal(data, &exp); err != nil {
+		t.Fatalf("parse expected.json: %v", err)
+	}
+	return exp
+}
+
+func TestClassifyLogs(t *testing.T) {
+	exp := readExpectations(t)
+	files, err := filepath.Glob(filepath.Join(logsDir, "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(exp) {
+		t.Errorf("%d logs but %d expectations: every log needs one, and every expectation a log", len(files), len(exp))
+	}
+	covered := map[Class]bool{}
+	for _, f := range files {
+		name := filepath.Base(f)
+		want, ok := exp[name]
+		if !ok {
+			t.Errorf("%s has no entry in expected.json", name)
+			continue
+		}
+		covered[want.Class] = true
+		t.Run(name, func(t *testing.T) {
+			fh, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			got := Classify(Input{Log: fh, Conclusion: want.Conclusion, ExitCode: want.ExitCode, Annotations: want.Annotations})
+			if got.LogErr != nil {
+				t.Fatalf("LogErr = %v", got.LogErr)
+			}
+			wantV := Verdict{Class: want.Class, Reason: want.Reason, Evidence: want.Evidence, Line: want.Line, Source: want.Source}
+			if diff := cmp.Diff(wantV, got); diff != "" {
+				t.Errorf("Classify (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, r := range Table() {
+		if !covered[r.Class] {
+			t.Errorf("no log in testdata/logs gives class %s: every class needs a real-shaped log", r.Class)
+		}
+	}
+}
+
+// ts puts the Actions timestamp in front of each line, as a downloaded log has.
+func ts(lines ...string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		fmt.Fprintf(&b, "2026-11-29T10:%02d:%02d.1234567Z %s\n", 15+i/60, i%60, l)
+	}
+	return b.String()
+}
+
+func intp(n int) *int { return &n }
+
+func TestClassifyPrecedence(t *testing.T) {
+	const (
+		timeout  = "##[error]The job running on runner GitHub Actions 2 has exceeded the maximum execution time of 360 minutes."
+		canceled = "##[error]The operation was canceled."
+		shutdown = "##[error]The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled."
+		exit137  = "##[error]Process completed with exit code 137."
+		exit1    = "##[error]Process completed with exit code 1."
+		oomLine  = "[ 88.1] Out of memory: Killed process 77 (go) total-vm:9000kB, anon-rss:8000kB"
+		bad502   = "##[error]GET https://api.github.com/repos/o/r/pulls/1: 502  []"
+		rate     = "##[warning]GET https://api.github.com/repos/o/r/issues/1: 403 API rate limit exceeded for installation ID 1. [rate reset in 12m03s]"
+		auth401  = "##[error]GET https://api.github.com/repos/o/r/issues/1: 401 Bad credentials []"
+		goFail   = "--- FAIL: TestX (0.00s)"
+	)
+	tests := []struct {
+		name string
+		in   Input
+		want Verdict
+	}{
+		{
+			name: "typed line beats a later kill",
+			in:   Input{Log: strings.NewReader(ts("##[error]roadmap: stopped: class=auth token lacks issues: write", canceled))},
+			want: Verdict{Class: Auth, Evidence: "##[error]roadmap: stopped: class=auth token lacks issues: write", Line: 1, Source: SourceRunnerLine},
+		},
+		{
+			name: "typed line beats oom evidence with exit 137",
+			in:   Input{Log: strings.NewReader(ts("##[notice]roadmap: yielded: class=rate_limited reset at 11:00", oomLine, exit137))},
+			want: Verdict{Class: RateLimited, Evidence: "##[notice]roadmap: yielded: class=rate_limited reset at 11:00", Line: 1, Source: SourceRunnerLine},
+		},
+		{
+			name: "a typed line in plain tool output does not count",
+			in:   Input{Log: strings.NewReader(ts("roadmap: stopped: class=auth", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "the last typed line wins",
+			in:   Input{Log: strings.NewReader(ts("##[notice]roadmap: yielded: class=killed", "##[error]roadmap: stopped: class=budget_exhausted over"))},
+			want: Verdict{Class: BudgetExhausted, Evidence: "##[error]roadmap: stopped: class=budget_exhausted over", Line: 2, Source: SourceRunnerLine},
+		},
+		{
+			name: "oom needs 137 and evidence: both",
+			in:   Input{Log: strings.NewReader(ts(bad502, exit137, oomLine, canceled))},
+			want: Verdict{Class: OOM, Evidence: oomLine, Line: 3, Source: SourceLog},
+		},
+		{
+			name: "exit 137 from the caller with evidence in the log",
+			in:   Input{Log: strings.NewReader(ts("oom_kill 2")), ExitCode: intp(137)},
+			want: Verdict{Class: OOM, Evidence: "oom_kill 2", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "oom_kill 0 is not evidence",
+			in:   Input{Log: strings.NewReader(ts("oom 0", "oom_kill 0", exit137))},
+			want: Verdict{Class: Killed, Reason: ReasonSIGKILL, Evidence: exit137, Line: 3, Source: SourceLog},
+		},
+		{
+			name: "137 alone from the caller is killed, not oom",
+			in:   Input{Log: strings.NewReader(ts("roadmap: agent step 1")), ExitCode: intp(137)},
+			want: Verdict{Class: Killed, Reason: ReasonSIGKILL, Source: SourceExitCode},
+		},
+		{
+			name: "the caller's exit code overrides the log's",
+			in:   Input{Log: strings.NewReader(ts(oomLine, exit137)), ExitCode: intp(1)},
+			want: Verdict{Class: Unknown, Reason: ReasonOOMWithout137, Evidence: oomLine, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "exit 143 is killed by SIGTERM",
+			in:   Input{Log: strings.NewReader(ts("##[error]Process completed with exit code 143."))},
+			want: Verdict{Class: Killed, Reason: ReasonSIGTERM, Evidence: "##[error]Process completed with exit code 143.", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "timeout beats the cancel that follows it",
+			in:   Input{Log: strings.NewReader(ts(timeout, canceled)), Conclusion: "cancelled"},
+			want: Verdict{Class: Killed, Reason: ReasonTimeout, Evidence: timeout, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "shutdown beats the cancel and the 137 that follow it",
+			in:   Input{Log: strings.NewReader(ts(shutdown, exit137, canceled))},
+			want: Verdict{Class: Killed, Reason: ReasonRunnerLost, Evidence: shutdown, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a kill beats the retried 502 before it",
+			in:   Input{Log: strings.NewReader(ts(bad502, canceled))},
+			want: Verdict{Class: Killed, Reason: ReasonCancelled, Evidence: canceled, Line: 2, Source: SourceLog},
+		},
+		{
+			name: "a kill beats a waited-out rate limit before it",
+			in:   Input{Log: strings.NewReader(ts(rate, timeout))},
+			want: Verdict{Class: Killed, Reason: ReasonTimeout, Evidence: timeout, Line: 2, Source: SourceLog},
+		},
+		{
+			name: "the runner's cancel text in plain output does not count",
+			in:   Input{Log: strings.NewReader(ts("dial tcp: lookup proxy.internal: The operation was canceled.", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "conclusion timed_out without a message",
+			in:   Input{Log: strings.NewReader(ts(bad502)), Conclusion: "timed_out"},
+			want: Verdict{Class: Killed, Reason: ReasonTimeout, Source: SourceConclusion},
+		},
+		{
+			name: "conclusion cancelled without a message",
+			in:   Input{Conclusion: "cancelled"},
+			want: Verdict{Class: Killed, Reason: ReasonCancelled, Source: SourceConclusion},
+		},
+		{
+			name: "a shutdown message beats the cancelled conclusion",
+			in:   Input{Log: strings.NewReader(ts(shutdown)), Conclusion: "cancelled"},
+			want: Verdict{Class: Killed, Reason: ReasonRunnerLost, Evidence: shutdown, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "the last error line wins: a handled rate limit, then auth",
+			in:   Input{Log: strings.NewReader(ts(rate, auth401, exit1))},
+			want: Verdict{Class: Auth, Evidence: auth401, Line: 2, Source: SourceLog},
+		},
+		{
+			name: "the last error line wins: auth, then a 502",
+			in:   Input{Log: strings.NewReader(ts(auth401, bad502))},
+			want: Verdict{Class: Transient, Evidence: bad502, Line: 2, Source: SourceLog},
+		},
+		{
+			name: "a 403 with rate-limit markers is rate_limited, not auth",
+			in:   Input{Log: strings.NewReader(ts(rate))},
+			want: Verdict{Class: RateLimited, Reason: ReasonPrimary, Evidence: rate, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "x-ratelimit-remaining: 0 in a header dump",
+			in:   Input{Log: strings.NewReader(ts("< X-RateLimit-Remaining: 0", "< X-RateLimit-Remaining: 4999"))},
+			want: Verdict{Class: RateLimited, Reason: ReasonPrimary, Evidence: "< X-RateLimit-Remaining: 0", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "git RPC failed with HTTP 403 is auth, not transient",
+			in:   Input{Log: strings.NewReader(ts("error: RPC failed; HTTP 403 curl 22 The requested URL returned error: 403"))},
+			want: Verdict{Class: Auth, Evidence: "error: RPC failed; HTTP 403 curl 22 The requested URL returned error: 403", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a timeout before the request left is transient",
+			in:   Input{Log: strings.NewReader(ts(`Get "https://api.github.com/x": dial tcp 140.82.112.6:443: i/o timeout`))},
+			want: Verdict{Class: Transient, Evidence: `Get "https://api.github.com/x": dial tcp 140.82.112.6:443: i/o timeout`, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a context deadline before the connection is transient",
+			in:   Input{Log: strings.NewReader(ts(`Post "https://api.github.com/x": dial tcp 140.82.112.6:443: connect: context deadline exceeded`))},
+			want: Verdict{Class: Transient, Evidence: `Post "https://api.github.com/x": dial tcp 140.82.112.6:443: connect: context deadline exceeded`, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a compile error's unexpected EOF is not transient",
+			in:   Input{Log: strings.NewReader(ts("./backoff.go:31:1: syntax error: unexpected EOF, expected }", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "go-github 409 is conflict",
+			in:   Input{Log: strings.NewReader(ts("PATCH https://api.github.com/repos/o/r/git/refs/heads/b: 409 Conflict []"))},
+			want: Verdict{Class: Conflict, Evidence: "PATCH https://api.github.com/repos/o/r/git/refs/heads/b: 409 Conflict []", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a status number outside go-github's shape is no evidence",
+			in:   Input{Log: strings.NewReader(ts("    handler_test.go:12: got: 502 want: 200", "see https://example.com/docs: 401 things"))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "an error line beats go test output",
+			in:   Input{Log: strings.NewReader(ts(goFail, "FAIL\tgithub.com/o/r/x\t0.1s", "fatal: the remote end hung up unexpectedly"))},
+			want: Verdict{Class: Transient, Evidence: "fatal: the remote end hung up unexpectedly", Line: 3, Source: SourceLog},
+		},
+		{
+			name: "go test output decides when nothing else does, naming the test",
+			in:   Input{Log: strings.NewReader(ts("    --- FAIL: TestX/sub (0.00s)", "FAIL", "FAIL\tgithub.com/o/r/x\t0.1s", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "--- FAIL: TestX/sub (0.00s)", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "an annotation decides when the log just stops",
+			in: Input{Log: strings.NewReader(ts("roadmap: agent step 2")), Conclusion: "failure",
+				Annotations: []string{"The hosted runner lost communication with the server. Anything in your workflow that terminates the runner process, starves it for CPU/Memory, or blocks its network access can cause this error."}},
+			want: Verdict{Class: Killed, Reason: ReasonRunnerLost, Source: SourceAnnotation,
+				Evidence: "The hosted runner lost communication with the server. Anything in your workflow that terminates the runner process, starves it for CPU/Memory, or blocks its network access can cause this error."},
+		},
+		{
+			name: "no log at all",
+			in:   Input{Conclusion: "failure"},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "an in-process error counts as the last line",
+			in:   Input{Log: strings.NewReader(ts(bad502)), Err: errors.New("PATCH https://api.github.com/repos/o/r/issues/1: 401 Bad credentials []")},
+			want: Verdict{Class: Auth, Evidence: "PATCH https://api.github.com/repos/o/r/issues/1: 401 Bad credentials []", Source: SourceError},
+		},
+		{
+			name: "ANSI colours and CRLF do not hide a marker",
+			in:   Input{Log: strings.NewReader("2026-11-29T10:15:02.1234567Z \x1b[31mfatal: early EOF\x1b[0m\r\n")},
+			want: Verdict{Class: Transient, Evidence: "fatal: early EOF", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a log without timestamps",
+			in:   Input{Log: strings.NewReader("CONFLICT (content): Merge conflict in a.go\n")},
+			want: Verdict{Class: Conflict, Evidence: "CONFLICT (content): Merge conflict in a.go", Line: 1, Source: SourceLog},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Classify(tt.in)
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Verdict{}, "LogErr")); diff != "" {
+				t.Errorf("Classify (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTypedLineRoundTrip(t *testing.T) {
+	for _, r := range Table() {
+		t.Run(string(r.Class), func(t *testing.T) {
+			msg := TypedLine(r.Result, r.Class, "group 2:\nthe reason\tin detail")
+			if strings.ContainsAny(msg, "\n\t") {
+				t.Fatalf("TypedLine = %q: a workflow command is one line", msg)
+			}
+			log := ts("roadmap: agent step 1", "##[error]"+msg, "##[error]The operation was canceled.")
+			got := Classify(Input{Log: strings.NewReader(log), Conclusion: "cancelled"})
+			if got.Class != r.Class || got.Source != SourceRunnerLine || got.Line != 2 {
+				t.Errorf("Classify of the typed line = %+v, want class %s from line 2", got, r.Class)
+			}
+		})
+	}
+	msg := ChecksFailedLine("go test ./x\n", 1)
+	if want := "roadmap: checks failed: go test ./x exited 1"; msg != want {
+		t.Errorf("ChecksFailedLine = %q, want %q", msg, want)
+	}
+	got := Classify(Input{Log: strings.NewReader(ts("##[error]" + msg))})
+	if got.Class != ChecksFailed {
+		t.Errorf("Classify of ChecksFailedLine = %+v, want checks_failed", got)
+	}
+}
+
+func TestClassifyLongLine(t *testing.T) {
+	// A line twice MaxLine long: its tail (with a marker) is skipped, the next
+	// line is read and numbered as line 2.
+	long := "x" + strings.Repeat("a", 2*MaxLine) + " fatal: early EOF\n"
+	log := long + "##[error]The operation was canceled.\n"
+	got := Classify(Input{Log: strings.NewReader(log)})
+	want := Verdict{Class: Killed, Reason: ReasonCancelled, Evidence: "##[error]The operation was canceled.", Line: 2, Source: SourceLog}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Classify (-want +got):\n%s", diff)
+	}
+
+	// Evidence is cut to MaxEvidence bytes, on a rune boundary.
+	line := "fatal: early EOF " + strings.Repeat("é", MaxEvidence)
+	got = Classify(Input{Log: strings.NewReader(line)})
+	if len(got.Evidence) > MaxEvidence || !strings.HasPrefix(got.Evidence, "fatal: early EOF ") {
+		t.Errorf("evidence has %d bytes, want at most %d and the line's start", len(got.Evidence), MaxEvidence)
+	}
+	if !json.Valid([]byte(fmt.Sprintf("%q", got.Evidence))) || strings.ContainsRune(got.Evidence, '\uFFFD') {
+		t.Errorf("evidence is not valid UTF-8 after the cut")
+	}
+}
+
+type failingReader struct{ r io.Reader }
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("stream reset")
+	}
+	return n, err
+}
+
+func TestClassifyLogErr(t *testing.T) {
+	log := ts("roadmap: agent step 1", "fatal: early EOF")
+	got := Classify(Input{Log: &failingReader{strings.NewReader(log)}})
+	if got.LogErr == nil || !strings.Contains(got.LogErr.Error(), "stream reset") {
+		t.Errorf("LogErr = %v, want the read error", got.LogErr)
+	}
+	if got.Class != Transient || got.Line != 2 {
+		t.Errorf("verdict = %+v, want transient from line 2 (what was read still counts)", got)
+	}
+}
+
+// genLog streams a job log of size bytes without holding it: ordinary runner
+// output with a retried 502 and a failing test every few hundred lines, and a
+// kill at the end. It allocates nothing per line itself.
+type genLog struct {
+	size, sent int
+	i          int
+	line       []byte // the current line
+	off        int    // how much of line was read
+	tail       bool
+}
+
+func newGenLog(size int) *genLog { return &genLog{size: size, line: make([]byte, 0, 256)} }
+
+func (g *genLog) Read(p []byte) (int, error) {
+	if g.off == len(g.line) {
+		g.off = 0
+		g.line = g.line[:0]
+		switch {
+		case g.sent < g.size:
+			g.i++
+			line := "roadmap: spend call=NNNN model=openai/gpt-4o tokens_in=3120 tokens_out=411 usd=0"
+			switch g.i % 500 {
+			case 0:
+				line = "##[warning]roadmap: retry 1/4 in 2s: GET https://api.github.com/repos/acme/widgets/pulls/12: 502  []"
+			case 250:
+				line = "--- FAIL: TestBackoffSchedule (0.00s)"
+			}
+			g.line = append(g.line, "2026-11-29T10:15:02.1234567Z "...)
+			g.line = append(g.line, line...)
+			g.line = append(g.line, '\n')
+		case !g.tail:
+			g.tail = true
+			g.line = append(g.line, "2026-11-29T11:15:02.1234567Z ##[error]The operation was canceled.\n"...)
+		default:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, g.line[g.off:])
+	g.off += n
+	g.sent += n
+	return n, nil
+}
+
+// TestClassifyMemoryBounded checks that what Classify allocates does not grow
+// with the log: 32 MB of log cost no more than 4 MB.
+func TestClassifyMemoryBounded(t *testing.T) {
+	alloc := func(size int) (uint64, Verdict) {
+		g := newGenLog(size)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		v := Classify(Input{Log: g})
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, v
+	}
+	small, _ := alloc(1 << 20)
+	big, v := alloc(32 << 20)
+	if v.Class != Killed || v.Reason != ReasonCancelled {
+		t.Fatalf("verdict = %+v, want killed (cancelled) from the last line", v)
+	}
+	t.Logf("allocated %d bytes for 1 MB of log, %d bytes for 32 MB", small, big)
+	if big > 1<<20 {
+		t.Errorf("Classify allocated %d bytes for a 32 MB log, want under 1 MB (bounded)", big)
+	}
+	if big > 2*small+64<<10 {
+		t.Errorf("allocation grows with the log: %d bytes for 1 MB, %d for 32 MB", small, big)
+	}
+}
+
+func TestStripTimestamp(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"2026-11-29T10:15:02.1234567Z hello\n", "hello"},
+		{"2026-11-29T10:15:02Z hello", "hello"},
+		{"2026-11-29T10:15:02.1234567Z", ""},
+		{"2026-11-29 10:15:02 hello", "2026-11-29 10:15:02 hello"},
+		{"2026-11-29T10:15:02.12X hello", "2026-11-29T10:15:02.12X hello"},
+		{"short\r\n", "short"},
+	}
+	for _, tt := range tests {
+		if got := string(stripTimestamp([]byte(tt.in))); got != tt.want {
+			t.Errorf("stripTimestamp(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMarkersWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range markers {
+		if m.text != strings.ToLower(m.text) || len(m.text) < 2 {
+			t.Errorf("marker %q must be lower case and at least two bytes", m.text)
+		}
+		if seen[m.text] {
+			t.Errorf("marker %q is listed twice", m.text)
+		}
+		seen[m.text] = true
+		if m.source == "" || m.sig == 0 {
+			t.Errorf("marker %q needs a signal and a source", m.text)
+		}
+		// Each marker, on an annotated line by itself, must be seen.
+		if got := newMatcher(markers).match([]byte(m.text)); got&m.sig != m.sig {
+			t.Errorf("marker %q is not matched on its own", m.text)
+		}
+	}
+}

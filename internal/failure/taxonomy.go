@@ -1,0 +1,230 @@
+package failure
+
+// Class is a failure class of the taxonomy. Its string is what implement.failure
+// holds in the issue record and what `roadmap classify --json` prints.
+type Class string
+
+// The classes of DESIGN §4, plus day_budget_exhausted and no_progress (see
+// their rows in Table for why they are classes of their own).
+const (
+	Transient          Class = "transient"
+	Indeterminate      Class = "indeterminate"
+	RateLimited        Class = "rate_limited"
+	Conflict           Class = "conflict"
+	ChecksFailed       Class = "checks_failed"
+	PlanWrong          Class = "plan_wrong"
+	NeedsInput         Class = "needs_input"
+	BudgetExhausted    Class = "budget_exhausted"
+	DayBudgetExhausted Class = "day_budget_exhausted"
+	OOM                Class = "oom"
+	Killed             Class = "killed"
+	Auth               Class = "auth"
+	NoProgress         Class = "no_progress"
+	Unknown            Class = "unknown"
+)
+
+// Action is the one thing the product does when a class is met.
+type Action string
+
+const (
+	// ActionRetry retries the idempotent operation with capped backoff; the
+	// Job yields when the backoff budget is gone and a continuation retries.
+	ActionRetry Action = "retry"
+	// ActionReconcile reads ground truth (a GET, git ls-remote) to learn
+	// whether the operation took effect, writes the mark it missed, and goes on.
+	ActionReconcile Action = "reconcile"
+	// ActionWait waits as GitHub documents (reset time, retry-after, at least
+	// a minute); when the wait passes the Job's deadline the Job yields.
+	ActionWait Action = "wait"
+	// ActionRebase rebases onto the remote head and pushes again; a conflict it
+	// cannot resolve goes, with its files, to the next Job.
+	ActionRebase Action = "rebase"
+	// ActionRepair gives the failing check log back to the agent for bounded
+	// repair rounds; when they are spent the log goes to the next Job.
+	ActionRepair Action = "repair"
+	// ActionReturnToStage hands the item back to stage with the agent's reason
+	// (label and comment): a plan amendment.
+	ActionReturnToStage Action = "return_to_stage"
+	// ActionAsk posts the question on the issue, sets roadmap:needs-input and
+	// waits for a reply from a person with write access.
+	ActionAsk Action = "ask"
+	// ActionYield gives the slot back until a later time (the next day).
+	ActionYield Action = "yield"
+	// ActionRetryLessParallel runs the item again with less parallelism.
+	ActionRetryLessParallel Action = "retry_less_parallel"
+	// ActionContinue dispatches a continuation that resumes from the last mark.
+	ActionContinue Action = "continue"
+	// ActionStop stops the item: stop comment, roadmap:stopped, a failing
+	// commit status, all state kept. A person decides what happens next.
+	ActionStop Action = "stop"
+)
+
+// Result is the typed result a class leads to. The values are those of
+// implement.result (DESIGN §2); they are repeated here because this package
+// imports nothing internal.
+type Result string
+
+const (
+	ResultReady    Result = "ready"
+	ResultStopped  Result = "stopped"
+	ResultYielded  Result = "yielded"
+	ResultReturned Result = "returned"
+)
+
+// Row is one class of the taxonomy.
+type Row struct {
+	Class Class
+	// Recognised says, for a person, how the class is recognised.
+	Recognised string
+	// Action is the class's one action.
+	Action Action
+	// Does says what the action does, for a person (docs, the stop comment).
+	Does string
+	// Result is the typed result the class leads to when it ends a Job.
+	Result Result
+	// Automatic is true when the product takes the action and the item goes on
+	// without a person.
+	Automatic bool
+	// Stop is true when the class stops the item. Never true with Automatic.
+	Stop bool
+}
+
+// table is the taxonomy. Every row is written out in full so that the table
+// reads the same here, in docs/taxonomy.md (generated from it) and in a test.
+var table = []Row{
+	{
+		Class:      Transient,
+		Recognised: "5xx, connection reset, unexpected/early EOF, TLS or i/o timeout, git RPC failed / remote end hung up",
+		Action:     ActionRetry,
+		Does:       "retry the idempotent operation with capped backoff; when the backoff budget is gone the Job yields and a continuation retries",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      Indeterminate,
+		Recognised: "a timeout after the request was sent (awaiting response headers, context deadline exceeded)",
+		Action:     ActionReconcile,
+		Does:       "read ground truth (GET, git ls-remote), write the missed mark if the operation took effect, then continue; a continuation does this at its start",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      RateLimited,
+		Recognised: "403/429 with x-ratelimit-remaining: 0 or an 'API rate limit exceeded' message (primary); a secondary-limit message or retry-after (secondary); a model's 429",
+		Action:     ActionWait,
+		Does:       "wait as GitHub documents (until reset, retry-after, else at least a minute then backoff); yield when the wait passes the Job's deadline",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      Conflict,
+		Recognised: "non-fast-forward push rejection, merge conflict, 'Update is not a fast forward', HTTP 409",
+		Action:     ActionRebase,
+		Does:       "rebase onto the remote head and push again; a conflict the agent cannot resolve goes with its files (implement.conflict) to the next Job",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      ChecksFailed,
+		Recognised: "the runner's 'roadmap: checks failed:' line; go test '--- FAIL:' / 'FAIL<tab>' output when nothing stronger explains the end",
+		Action:     ActionRepair,
+		Does:       "bounded repair rounds with the check log; when they are spent the Job yields and the log (implement.check_log) goes to the next Job",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      PlanWrong,
+		Recognised: "the runner's typed line class=plan_wrong (the agent or the verifier shows the plan cannot work)",
+		Action:     ActionReturnToStage,
+		Does:       "return the item to stage with the agent's reason, by label and comment (plan amendment)",
+		Result:     ResultReturned,
+		Automatic:  true,
+	},
+	{
+		Class:      NeedsInput,
+		Recognised: "the runner's typed line class=needs_input (a decision only a person can make)",
+		Action:     ActionAsk,
+		Does:       "post the question on the issue, set roadmap:needs-input, resume when a person with write access replies",
+		Result:     ResultReturned,
+	},
+	{
+		Class:      BudgetExhausted,
+		Recognised: "the runner's typed line class=budget_exhausted: the item's token, cost, time or Jobs-per-item budget is reached",
+		Action:     ActionStop,
+		Does:       "stop: the item's own budget is spent and only a person can raise it",
+		Result:     ResultStopped,
+		Stop:       true,
+	},
+	{
+		Class:      DayBudgetExhausted,
+		Recognised: "the runner's typed line class=day_budget_exhausted: the day's ledger across items is spent",
+		Action:     ActionYield,
+		Does:       "yield until the next day; the continuation starts when the day's budget is fresh",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      OOM,
+		Recognised: "exit code 137 and OOM evidence in the same log (oom_kill, 'Out of memory', OOMKilled, 'Killed process … total-vm', 'cannot allocate memory'); never 137 alone",
+		Action:     ActionRetryLessParallel,
+		Does:       "run a continuation with less parallelism (checks and tools); a second OOM with no new mark stops as no_progress",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      Killed,
+		Recognised: "no result, and the runner's timeout, cancel, shutdown-signal or lost-communication message, a cancelled or timed_out conclusion, or exit 137/143 without OOM evidence",
+		Action:     ActionContinue,
+		Does:       "dispatch a continuation that resumes from the last mark (and reconciles marks against git at its start)",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      Auth,
+		Recognised: "401, 'Bad credentials', 403 without rate-limit markers ('Resource not accessible by integration', 'Must have admin rights'), git 'Permission to … denied' / 'Authentication failed'",
+		Action:     ActionStop,
+		Does:       "stop: a token or a permission needs a person",
+		Result:     ResultStopped,
+		Stop:       true,
+	},
+	{
+		Class:      NoProgress,
+		Recognised: "the record, by report: two continuations in a row made no new mark",
+		Action:     ActionStop,
+		Does:       "stop with the evidence (the Jobs and the class each ended on): the automatic actions are not converging",
+		Result:     ResultStopped,
+		Stop:       true,
+	},
+	{
+		Class:      Unknown,
+		Recognised: "anything else: no decisive evidence, a runner panic, an invariant violation, a class name the table does not have",
+		Action:     ActionStop,
+		Does:       "stop and keep all state; never retry blindly",
+		Result:     ResultStopped,
+		Stop:       true,
+	},
+}
+
+// Table returns the taxonomy, one row per class, in the order of DESIGN §4.
+// The slice is a copy: callers may not change the taxonomy.
+func Table() []Row {
+	out := make([]Row, len(table))
+	copy(out, table)
+	return out
+}
+
+// Lookup returns the row of class c.
+func Lookup(c Class) (Row, bool) {
+	for _, r := range table {
+		if r.Class == c {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+// Valid reports whether c is a class of the table.
+func (c Class) Valid() bool {
+	_, ok := Lookup(c)
+	return ok
+}
