@@ -64,6 +64,11 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		{"version", "print the version", runVersion},
+		{"mask", "mask secrets: stdin to stdout", runMask},
+		{"record show", "parse the record of an issue body", runRecordShow},
+		{"classify", "classify a failed Job from its log", runClassify},
+		{"dev replay-model", "serve recorded model exchanges over the OpenAI API", runDevReplayModel},
+		{"dev fake-github", "run the fake GitHub as a server", runDevFakeGitHub},
 	}
 }
 

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/redact"
+)
+
+// conclusions are the values GitHub gives a job's conclusion.
+var conclusions = []string{"success", "failure", "cancelled", "timed_out", "skipped", "neutral", "action_required", "stale"}
+
+// classifyOutput is what `roadmap classify --json` prints. Field names are stable.
+type classifyOutput struct {
+	Class     failure.Class  `json:"class"`
+	Reason    string         `json:"reason"`
+	Evidence  string         `json:"evidence"`
+	Line      int            `json:"line"`
+	Source    failure.Source `json:"source"`
+	Action    failure.Action `json:"action"`
+	Does      string         `json:"does"`
+	Result    failure.Result `json:"result"`
+	Automatic bool           `json:"automatic"`
+	Stop      bool           `json:"stop"`
+}
+
+// runClassify classifies a failed Job from its saved log. The verdict is data:
+// the command exits 0 whatever the class, and 2 when the input is wrong.
+func runClassify(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "classify")
+	logPath := fs.String("log", "", "the job log `FILE` to classify (- for stdin)")
+	conclusion := fs.String("conclusion", "", "the job's `conclusion`: "+strings.Join(conclusions, ", "))
+	exitCode := fs.String("exit-code", "", "the failed step's exit `code`, when known")
+	var annotations []string
+	fs.Func("annotation", "a check-run annotation `message` of the job (repeatable); a lost runner is often named only there", func(v string) error {
+		annotations = append(annotations, v)
+		return nil
+	})
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		env.Errorf("classify takes no arguments; the log is --log FILE")
+		return ExitUsage
+	}
+	if *logPath == "" {
+		env.Errorf("classify needs --log FILE (- for stdin)")
+		return ExitUsage
+	}
+	if *conclusion != "" && !slices.Contains(conclusions, *conclusion) {
+		env.Errorf("--conclusion %q: want one of %s", *conclusion, strings.Join(conclusions, ", "))
+		return ExitUsage
+	}
+	in := failure.Input{Conclusion: *conclusion, Annotations: annotations}
+	if *exitCode != "" {
+		n, err := strconv.Atoi(*exitCode)
+		if err != nil || n < 0 || n > 255 {
+			env.Errorf("--exit-code %q: want a number from 0 to 255", *exitCode)
+			return ExitUsage
+		}
+		in.ExitCode = &n
+	}
+
+	var log io.Reader = env.Stdin
+	if *logPath != "-" {
+		f, err := os.Open(*logPath)
+		if err != nil {
+			env.Errorf("classify: open log: %v", err)
+			return ExitUsage
+		}
+		defer f.Close()
+		log = f
+	}
+	in.Log = log
+
+	v := failure.Classify(in)
+	if v.LogErr != nil {
+		env.Errorf("classify %s: %v", *logPath, v.LogErr)
+		return ExitUsage
+	}
+	row := v.Row()
+	out := classifyOutput{
+		Class: v.Class, Reason: v.Reason, Evidence: maskEvidence(env, v.Evidence), Line: v.Line, Source: v.Source,
+		Action: row.Action, Does: row.Does, Result: row.Result, Automatic: row.Automatic, Stop: row.Stop,
+	}
+	if *asJSON {
+		return env.JSON(out)
+	}
+	printVerdict(env.Stdout, out, in)
+	return ExitOK
+}
+
+// maskEvidence passes the evidence through the secret masker: a person may
+// paste what classify prints into an issue.
+func maskEvidence(env *Env, s string) string {
+	if s == "" {
+		return s
+	}
+	environ := make([]string, 0, len(env.Vars))
+	for k, v := range env.Vars {
+		environ = append(environ, k+"="+v)
+	}
+	return redact.New(redact.Config{Secrets: redact.SecretsFromEnv(environ)}).Mask(s)
+}
+
+func printVerdict(w io.Writer, o classifyOutput, in failure.Input) {
+	class := string(o.Class)
+	if o.Reason != "" {
+		class += " (" + o.Reason + ")"
+	}
+	fmt.Fprintf(w, "class:     %s\n", class)
+	fmt.Fprintf(w, "action:    %s: %s\n", o.Action, o.Does)
+	how := "automatic"
+	if !o.Automatic {
+		how = "needs a person"
+	}
+	if o.Stop {
+		how += ", stops the item"
+	}
+	fmt.Fprintf(w, "result:    %s (%s)\n", o.Result, how)
+	switch o.Source {
+	case failure.SourceLog, failure.SourceRunnerLine:
+		fmt.Fprintf(w, "evidence:  line %d: %s\n", o.Line, o.Evidence)
+	case failure.SourceAnnotation:
+		fmt.Fprintf(w, "evidence:  annotation: %s\n", o.Evidence)
+	case failure.SourceConclusion:
+		fmt.Fprintf(w, "evidence:  the job's conclusion, %s\n", in.Conclusion)
+	case failure.SourceExitCode:
+		fmt.Fprintf(w, "evidence:  exit code %d\n", *in.ExitCode)
+	default:
+		fmt.Fprintf(w, "evidence:  none\n")
+	}
+}
