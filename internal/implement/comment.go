@@ -1,0 +1,79 @@
+package implement
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// comment renders the PR comment: one table of every Job of the item, built
+// from the record (implement.jobs), so a fresh Job shows the whole history
+// and never an empty body. A stop adds the step summary of this Job's trace.
+func (r *runner) comment(end ending) string {
+	jobs, _ := r.rec.Jobs()
+	var b strings.Builder
+	fmt.Fprintf(&b, "### roadmap · implement #%d\n\n", r.o.Issue)
+	b.WriteString(JobsTable(jobs))
+	total, _ := r.rec.Spend()
+	fmt.Fprintf(&b, "\nItem spend: %s.\n", spendText(total))
+	switch end.result {
+	case record.ResultReady:
+		b.WriteString("\n**Ready for review**: every group passed and the PR checks are green.\n")
+	case record.ResultStopped:
+		fmt.Fprintf(&b, "\n**Stopped** at %s: `%s`", end.step, end.class)
+		if end.reason != "" {
+			fmt.Fprintf(&b, " — %s", oneLine(end.reason))
+		}
+		b.WriteString("\n\n")
+		b.WriteString(trace.SummaryTable(r.o.Trace.Events()))
+	case record.ResultYielded:
+		fmt.Fprintf(&b, "\n**Yielded** at %s", end.step)
+		if end.reason != "" {
+			fmt.Fprintf(&b, " — %s", oneLine(end.reason))
+		}
+		b.WriteString("; a continuation resumes from the last mark.\n")
+	case record.ResultReturned:
+		fmt.Fprintf(&b, "\n**Returned** (`%s`) at %s", end.class, end.step)
+		if end.reason != "" {
+			fmt.Fprintf(&b, " — %s", oneLine(end.reason))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// JobsTable renders implement.jobs as a Markdown table with a totals row.
+func JobsTable(jobs []record.JobOutcome) string {
+	var b strings.Builder
+	b.WriteString("| Job | run | result | failure | last group | tokens in | tokens out | USD | model calls |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	var sum record.Spend
+	for _, j := range jobs {
+		result := string(j.Result)
+		if result == "" {
+			result = "(no result: killed)"
+		}
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %d | %d | %d | %.4f | %d |\n", j.Job, j.RunID, result, dash(j.Failure), j.Group,
+			j.Spend.TokensIn, j.Spend.TokensOut, j.Spend.USD, j.Spend.ModelCalls)
+		sum = sum.Add(j.Spend)
+	}
+	fmt.Fprintf(&b, "| **total** | | | | | %d | %d | %.4f | %d |\n", sum.TokensIn, sum.TokensOut, sum.USD, sum.ModelCalls)
+	return b.String()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+package implement
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// Clock is the runner's time; tests use a fake one.
+type Clock interface {
+	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Options is everything one Job runs with. The caller (the CLI verb, the demo,
+// tests) builds the parts; the runner only wires them.
+type Options struct {
+	Issue int
+	// Attempt is this Job's number for the item (a continuation's dispatch
+	// input); 0 takes the record's implement.attempt + 1.
+	Attempt int
+	RunID   int64
+
+	GitHub *github.Client
+	Repo   *git.Repo
+	Remote string // default "origin"
+	Base   string // default "main"
+	// PlanDir is the OpenSpec change directory relative to the workspace;
+	// "" takes the record's stage.plan.
+	PlanDir string
+
+	// Models is the ladder the agent climbs.
+	Models  []agent.Tier
+	Sandbox agent.Sandbox
+	// CheckRunner and Split run the scoped checks under the shell policy.
+	CheckRunner checks.Runner
+	Split       checks.Splitter
+	// CheckCommands run after every group, besides its verify commands.
+	CheckCommands []string
+	StepBudget    agent.Budget
+	ItemBudget    agent.Budget
+	RepairRounds  int
+	MaxOutput     int
+	Window        int64
+
+	// Deadline is when the Job must have handed over (the job's start plus
+	// its timeout-minutes); zero means none.
+	Deadline time.Time
+	// Reserve is kept free before the deadline for the final marks and the
+	// WIP commit (default 2 minutes).
+	Reserve time.Duration
+	Clock   Clock
+	// PollInterval is how often the watch of PR checks polls and writes a
+	// progress line; WatchTimeout bounds the watch within one Job.
+	PollInterval time.Duration
+	WatchTimeout time.Duration
+	// NoChecksGrace is how long the watch waits for a first check to report
+	// on the head before it decides the repository has none (default 5 min).
+	NoChecksGrace time.Duration
+
+	// Log is the Job's log: one spend line per model call, progress lines.
+	Log io.Writer
+	// Trace records the run's events (required: it masks every event).
+	Trace *trace.Recorder
+	// Mask masks text that leaves the process outside the GitHub client
+	// (check logs kept in the record go through the client's masker too).
+	Mask func(string) string
+	// SetOutput receives the step outputs (result, failure, group, head_sha,
+	// spend); nil ignores them.
+	SetOutput func(name, value string)
+	// Marker is the PR comment's marker line; default "<!-- roadmap:implement -->".
+	Marker string
+	// Title of the draft PR when the runner has to open one.
+	PRTitle string
+}
+
+func (o *Options) defaults() error {
+	switch {
+	case o.Issue <= 0:
+		return errors.New("implement: an issue number is required")
+	case o.GitHub == nil || o.Repo == nil:
+		return errors.New("implement: a GitHub client and a git repository are required")
+	case len(o.Models) == 0:
+		return errors.New("implement: at least one model is required")
+	case o.Sandbox == nil || o.CheckRunner == nil || o.Split == nil:
+		return errors.New("implement: a sandbox and a check runner are required")
+	case o.Trace == nil:
+		return errors.New("implement: a trace recorder is required")
+	}
+	if o.Remote == "" {
+		o.Remote = "origin"
+	}
+	if o.Base == "" {
+		o.Base = "main"
+	}
+	if o.Reserve == 0 {
+		o.Reserve = 2 * time.Minute
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 30 * time.Second
+	}
+	if o.WatchTimeout <= 0 {
+		o.WatchTimeout = time.Hour
+	}
+	if o.NoChecksGrace <= 0 {
+		o.NoChecksGrace = 5 * time.Minute
+	}
+	if o.RepairRounds <= 0 {
+		o.RepairRounds = 3
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Mask == nil {
+		o.Mask = func(s string) string { return s }
+	}
+	if o.SetOutput == nil {
+		o.SetOutput = func(string, string) {}
+	}
+	if o.Marker == "" {
+		o.Marker = "<!-- roadmap:implement -->"
+	}
+	return nil
+}

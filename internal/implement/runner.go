@@ -1,0 +1,609 @@
+package implement
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// Result is how a Job ended. Its fields are the implement action's outputs.
+type Result struct {
+	Result  record.Result `json:"result"`
+	Failure string        `json:"failure,omitempty"`
+	// Reason says why in a sentence (a yield's cause, a stop's evidence).
+	Reason string `json:"reason,omitempty"`
+	// Group is the last group that passed (0: none yet).
+	Group   int    `json:"group"`
+	HeadSHA string `json:"head_sha,omitempty"`
+	// Spend is the item's sum over every Job; JobSpend is this Job's share.
+	Spend    record.Spend `json:"spend"`
+	JobSpend record.Spend `json:"job_spend"`
+	PR       int          `json:"pr,omitempty"`
+	Question string       `json:"question,omitempty"`
+	Attempt  int          `json:"attempt"`
+}
+
+// ending is how the group loop ends before the final marks.
+type ending struct {
+	result   record.Result
+	class    failure.Class
+	reason   string
+	step     string // implement.stopped: the step label of a stop
+	checkLog string
+	conflict []string
+	question string
+}
+
+type runner struct {
+	o       Options
+	workdir string
+	title   string
+
+	rec     *record.Record // as last read or written
+	prior   record.Spend   // the item's spend recorded before this Job
+	job     record.Spend   // this Job's spend so far
+	attempt int
+	calls   int // model calls of this Job, numbered for the spend lines
+	group   int // the group being worked on, for spend lines and events
+
+	handoffLog      string
+	handoffConflict []string
+	handoffPending  bool // the earlier stop's keys are still in the record
+	marks           int  // marks this Job has written
+
+	branch    string
+	head      string
+	lastGroup int
+	groupSecs []int
+	pr        github.PullRequest
+	// pending holds changes that ride on the next mark (stage.pr).
+	pending record.Changes
+}
+
+// Run runs one Job for the item and returns how it ended. An error is
+// returned only when the Job could not even read its item; every other
+// failure is a Result with a class, written to the record as the last mark.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if err := o.defaults(); err != nil {
+		return Result{}, err
+	}
+	r := &runner{o: o, workdir: o.Repo.Dir}
+	if err := r.start(ctx); err != nil {
+		return Result{}, err
+	}
+	end := r.groups(ctx)
+	return r.finish(ctx, end)
+}
+
+// start reads the item: the record (hand-off, spend, attempt) and the branch.
+func (r *runner) start(ctx context.Context) error {
+	o := r.o
+	is, err := o.GitHub.Issue(ctx, o.Issue)
+	if err != nil {
+		return fmt.Errorf("read issue %d: %w", o.Issue, err)
+	}
+	rec, err := record.Parse(is.Body)
+	if err != nil {
+		return fmt.Errorf("issue %d record: %w", o.Issue, err)
+	}
+	r.rec, r.title = rec, is.Title
+	// The hand-off is read before anything can clear it.
+	r.handoffLog, _ = rec.CheckLog()
+	r.handoffConflict, _ = rec.Conflict()
+	r.handoffPending = r.handoffLog != "" || len(r.handoffConflict) > 0
+	r.prior, _ = rec.Spend()
+	r.attempt = o.Attempt
+	if r.attempt == 0 {
+		n, _ := rec.Attempt()
+		r.attempt = n + 1
+	}
+	r.lastGroup, _ = rec.Group()
+	r.groupSecs, _ = rec.GroupSeconds()
+	if n, ok := rec.StagePR(); ok {
+		r.pr.Number = n
+	}
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseJobStarted, Step: fmt.Sprintf("job %d", r.attempt)})
+	r.logf("roadmap: issue #%d, Job %d, item spend so far %s", o.Issue, r.attempt, spendText(r.prior))
+	return nil
+}
+
+// groups runs every group not yet passed and then the watch; it returns how
+// the Job ends.
+func (r *runner) groups(ctx context.Context) ending {
+	o := r.o
+	r.branch = git.WorkBranch(o.Issue, r.title)
+	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
+		return r.fail(ctx, "checkout", err)
+	}
+	head, err := o.Repo.Head(ctx)
+	if err != nil {
+		return r.fail(ctx, "checkout", err)
+	}
+	r.head = head
+	planDir := o.PlanDir
+	if planDir == "" {
+		planDir, _ = r.rec.StagePlan()
+	}
+	if planDir == "" {
+		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan",
+			reason: "the item has no plan: stage.plan is not set and no plan directory was given"}
+	}
+	change, err := plan.LoadChange(filepath.Join(r.workdir, planDir))
+	if err != nil {
+		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan", reason: err.Error()}
+	}
+	passed, err := o.Repo.GroupCommits(ctx, o.Remote+"/"+o.Base)
+	if err != nil {
+		return r.fail(ctx, "reconcile", err)
+	}
+	if end, ok := r.reconcile(ctx, passed); !ok {
+		return end
+	}
+
+	first := true
+	for _, g := range change.Tasks.Groups {
+		if _, done := passed[g.Number]; done {
+			continue
+		}
+		if end, ok := r.checkTime(ctx, fmt.Sprintf("group %d", g.Number)); !ok {
+			return end
+		}
+		start := o.Clock.Now()
+		r.group = g.Number
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: groupStep(g)})
+		r.logf("roadmap: group %d: %s", g.Number, g.Title)
+		if end, ok := r.runGroup(ctx, change, g, first); !ok {
+			r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupFailed, Group: g.Number, Step: groupStep(g), Reason: end.reason})
+			return end
+		}
+		first = false
+		r.groupSecs = append(r.groupSecs, int(o.Clock.Now().Sub(start).Round(time.Second)/time.Second))
+		if end, ok := r.publishGroup(ctx, g); !ok {
+			return end
+		}
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupPassed, Group: g.Number, Step: groupStep(g),
+			Duration: o.Clock.Now().Sub(start)})
+	}
+	r.group = 0
+	if end, ok := r.scopedChecks(ctx, change); !ok {
+		return end
+	}
+	return r.watch(ctx)
+}
+
+// scopedChecks runs every verify command of the plan and the configured
+// checks at the head, once per head: a Job at the head implement.checked_sha
+// names skips them. The mark is written when they pass.
+func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending, bool) {
+	if checked, _ := r.rec.CheckedSHA(); string(checked) == r.head {
+		r.logf("roadmap: scoped checks passed at %s already (implement.checked_sha); skipping them", short(r.head))
+		return ending{}, true
+	}
+	if end, ok := r.checkTime(ctx, "scoped checks"); !ok {
+		return end, false
+	}
+	var cmds []string
+	seen := map[string]bool{}
+	for _, g := range change.Tasks.Groups {
+		for _, c := range g.VerifyCommands() {
+			if !seen[c] {
+				seen[c] = true
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	for _, c := range r.o.CheckCommands {
+		if !seen[c] {
+			seen[c] = true
+			cmds = append(cmds, c)
+		}
+	}
+	rep, err := r.runChecks(ctx, plan.Group{}, cmds)
+	if err != nil {
+		return r.fail(ctx, "scoped checks", err), false
+	}
+	if !rep.Passed {
+		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: "scoped checks",
+			reason: fmt.Sprintf("%s exited %d at the head", rep.FailedCommand, rep.ExitCode), checkLog: rep.Log}, false
+	}
+	var ch record.Changes
+	ch.SetCheckedSHA(record.SHA(r.head))
+	if err := r.mark(ctx, ch); err != nil {
+		return r.fail(ctx, "mark checked", err), false
+	}
+	return ending{}, true
+}
+
+// reconcile makes the record agree with git before any work: a push that
+// happened without its mark gets the mark, never a second push.
+func (r *runner) reconcile(ctx context.Context, passed map[int]string) (ending, bool) {
+	remoteSHA, found, err := r.o.Repo.LsRemote(ctx, r.o.Remote, r.branch)
+	if err != nil {
+		return r.fail(ctx, "reconcile", err), false
+	}
+	last := 0
+	for g := range passed {
+		last = max(last, g)
+	}
+	published, _ := r.rec.PublishedSHA()
+	if !found || remoteSHA != r.head || (string(published) == r.head && last <= r.lastGroup) {
+		return ending{}, true
+	}
+	r.logf("roadmap: reconcile: %s is on the remote without its mark; writing the mark, not pushing again", short(r.head))
+	var ch record.Changes
+	ch.SetPublishedSHA(record.SHA(r.head))
+	if last > r.lastGroup {
+		r.lastGroup = last
+		ch.SetGroup(last)
+		ch.SetSHA(record.SHA(passed[last]))
+	}
+	if err := r.mark(ctx, ch); err != nil {
+		return r.fail(ctx, "reconcile", err), false
+	}
+	return ending{}, true
+}
+
+// checkTime yields before a phase the deadline leaves no room for: recorded
+// group durations say how long the next one takes.
+func (r *runner) checkTime(ctx context.Context, what string) (ending, bool) {
+	if err := ctx.Err(); err != nil {
+		return ending{result: record.ResultYielded, class: failure.Killed, step: what, reason: "the runner asked the Job to stop (signal)"}, false
+	}
+	if r.o.Deadline.IsZero() {
+		return ending{}, true
+	}
+	need := r.o.Reserve
+	longest := 0
+	for _, s := range r.groupSecs {
+		longest = max(longest, s)
+	}
+	need += time.Duration(longest) * time.Second
+	left := r.o.Deadline.Sub(r.o.Clock.Now())
+	if left < need {
+		return ending{result: record.ResultYielded, step: what,
+			reason: fmt.Sprintf("deadline: %s left, %s needs about %s (longest recorded group) plus %s reserve",
+				left.Round(time.Second), what, (time.Duration(longest) * time.Second).String(), r.o.Reserve)}, false
+	}
+	return ending{}, true
+}
+
+// runGroup runs the agent step with repair rounds against the group's scoped
+// checks and commits the group with its tasks ticked.
+func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group, first bool) (ending, bool) {
+	o := r.o
+	cmds := append(g.VerifyCommands(), o.CheckCommands...)
+	step := agent.Step{Task: groupTask(change, g), Context: groupContext(r.workdir, change)}
+	if first {
+		step.CheckLog, step.Conflict = r.handoffLog, r.handoffConflict
+		if a, ok := r.rec.Answer(); ok {
+			step.Question, _ = r.rec.Question()
+			step.Answer = a
+		}
+	}
+	check := func(ctx context.Context) (bool, string, error) {
+		rep, err := r.runChecks(ctx, g, cmds)
+		return rep.Passed, rep.Log, err
+	}
+	cfg := agent.Config{
+		Models: o.Models, Sandbox: o.Sandbox, Observer: (*observer)(r), Clock: o.Clock,
+		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: toAgent(r.prior.Add(r.job)),
+		MaxOutput: o.MaxOutput, Window: o.Window,
+	}
+	start := o.Clock.Now()
+	out, err := agent.RunWithRepair(ctx, cfg, step, check, o.RepairRounds)
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Group: g.Number, Step: groupStep(g),
+		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ending{result: record.ResultYielded, class: failure.Killed, step: groupStep(g), reason: "the runner asked the Job to stop (signal)"}, false
+		}
+		return r.fail(ctx, groupStep(g), err), false
+	}
+	switch out.Status {
+	case agent.StatusFinished:
+	case agent.StatusChecksFailed:
+		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: groupStep(g),
+			reason: fmt.Sprintf("checks still fail after %d rounds", out.Attempts), checkLog: out.CheckLog}, false
+	case agent.StatusNeedsInput:
+		return ending{result: record.ResultReturned, class: failure.NeedsInput, step: groupStep(g), reason: "a decision is needed", question: out.Question}, false
+	case agent.StatusPlanWrong:
+		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: groupStep(g), reason: out.Reason}, false
+	case agent.StatusBudgetExhausted:
+		return ending{result: record.ResultStopped, class: failure.BudgetExhausted, step: groupStep(g), reason: out.Reason}, false
+	case agent.StatusModelError:
+		if ctx.Err() != nil {
+			return ending{result: record.ResultYielded, class: failure.Killed, step: groupStep(g), reason: "the runner asked the Job to stop (signal)"}, false
+		}
+		class := failure.ClassifyError(errors.New(out.Reason))
+		return r.classEnding(class, groupStep(g), "model: "+out.Reason), false
+	default: // format_error and anything new: stop and keep all state
+		return ending{result: record.ResultStopped, class: failure.Unknown, step: groupStep(g), reason: fmt.Sprintf("agent ended with %s: %s", out.Status, out.Reason)}, false
+	}
+	// Tick the group's tasks in the same commit that passes them.
+	tasksPath := filepath.Join(change.Dir, "tasks.md")
+	src, err := os.ReadFile(tasksPath)
+	if err == nil {
+		var ticked []byte
+		if ticked, err = plan.Tick(src, g.Number); err == nil {
+			err = os.WriteFile(tasksPath, ticked, 0o644)
+		}
+	}
+	if err != nil {
+		return r.fail(ctx, groupStep(g), fmt.Errorf("tick group %d: %w", g.Number, err)), false
+	}
+	cstart := o.Clock.Now()
+	sha, err := o.Repo.CommitGroup(ctx, g.Number, git.Message{
+		Subject: fmt.Sprintf("roadmap: %d. %s", g.Number, g.Title),
+		Body:    o.Mask(out.Summary),
+		Issue:   o.Issue,
+	})
+	if err != nil {
+		return r.fail(ctx, "commit", err), false
+	}
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseCommit, Group: g.Number, Step: groupStep(g), Duration: o.Clock.Now().Sub(cstart)})
+	r.head = sha
+	return ending{}, true
+}
+
+// runChecks runs the scoped checks and records each command in the trace.
+func (r *runner) runChecks(ctx context.Context, g plan.Group, cmds []string) (checks.Report, error) {
+	start := r.o.Clock.Now()
+	rep, err := checks.Run(ctx, r.o.CheckRunner, r.o.Split, r.workdir, cmds, checks.Options{Mask: r.o.Mask})
+	for _, c := range rep.Results {
+		r.event(trace.Event{Type: trace.TypeCheckRun, Group: g.Number, Step: groupStep(g), Command: c.Command, ExitCode: c.ExitCode, Duration: c.Duration})
+	}
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseChecks, Group: g.Number, Step: groupStep(g), Duration: r.o.Clock.Now().Sub(start)})
+	if !rep.Passed && err == nil {
+		// The runner's own line, which the classifier reads in a killed Job's log.
+		r.logf("::error::%s", failure.ChecksFailedLine(rep.FailedCommand, rep.ExitCode))
+	}
+	return rep, err
+}
+
+// publishGroup pushes the group's commit (unless the remote has it) and
+// writes the group mark, which carries spend, published_sha and the group.
+func (r *runner) publishGroup(ctx context.Context, g plan.Group) (ending, bool) {
+	if end, ok := r.push(ctx, g); !ok {
+		return end, false
+	}
+	r.lastGroup = g.Number
+	var ch record.Changes
+	ch.SetGroup(g.Number)
+	ch.SetSHA(record.SHA(r.head))
+	ch.SetPublishedSHA(record.SHA(r.head))
+	ch.SetGroupSeconds(r.groupSecs)
+	if err := r.mark(ctx, ch); err != nil {
+		return r.fail(ctx, "mark group", err), false
+	}
+	if r.pr.Number == 0 {
+		if end, ok := r.ensurePR(ctx); !ok {
+			return end, false
+		}
+	}
+	return ending{}, true
+}
+
+// push publishes r.head. The remote is asked first, so a push that happened
+// before a kill is never repeated; a non-fast-forward is rebased once.
+func (r *runner) push(ctx context.Context, g plan.Group) (ending, bool) {
+	o := r.o
+	start := o.Clock.Now()
+	defer func() {
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Group: g.Number, Step: groupStep(g), Duration: o.Clock.Now().Sub(start)})
+	}()
+	for attempt := 1; ; attempt++ {
+		remoteSHA, found, err := o.Repo.LsRemote(ctx, o.Remote, r.branch)
+		if err == nil && found && remoteSHA == r.head {
+			return ending{}, true
+		}
+		err = o.Repo.Push(ctx, o.Remote, r.branch)
+		if err == nil {
+			return ending{}, true
+		}
+		var rej *git.PushRejected
+		if errors.As(err, &rej) && rej.NonFastForward && attempt == 1 {
+			if end, ok := r.rebase(ctx, g); !ok {
+				return end, false
+			}
+			continue
+		}
+		class := failure.ClassifyError(err)
+		if class == failure.Transient && attempt < 3 {
+			r.event(trace.Event{Type: trace.TypeRetry, Reason: "push: " + err.Error(), Attempt: attempt, Wait: time.Duration(attempt) * 2 * time.Second})
+			if o.Clock.Sleep(ctx, time.Duration(attempt)*2*time.Second) != nil {
+				return ending{result: record.ResultYielded, class: failure.Killed, step: "push", reason: "the runner asked the Job to stop (signal)"}, false
+			}
+			continue
+		}
+		return r.fail(ctx, "push", err), false
+	}
+}
+
+// rebase brings the branch onto the remote's after a non-fast-forward and runs
+// the checks again at the new head.
+func (r *runner) rebase(ctx context.Context, g plan.Group) (ending, bool) {
+	o := r.o
+	if _, err := o.Repo.Fetch(ctx, o.Remote, r.branch); err != nil {
+		return r.fail(ctx, "push", err), false
+	}
+	if err := o.Repo.Rebase(ctx, o.Remote+"/"+r.branch); err != nil {
+		var c *git.Conflict
+		if errors.As(err, &c) {
+			_ = o.Repo.AbortRebase(ctx)
+			return ending{result: record.ResultStopped, class: failure.Conflict, step: "push",
+				reason: fmt.Sprintf("rebase onto %s/%s conflicts", o.Remote, r.branch), conflict: c.Files}, false
+		}
+		return r.fail(ctx, "push", err), false
+	}
+	head, err := o.Repo.Head(ctx)
+	if err != nil {
+		return r.fail(ctx, "push", err), false
+	}
+	r.head = head
+	rep, err := r.runChecks(ctx, g, append(g.VerifyCommands(), o.CheckCommands...))
+	if err != nil {
+		return r.fail(ctx, "checks", err), false
+	}
+	if !rep.Passed {
+		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: "checks after rebase",
+			reason: "the checks fail after rebasing onto the remote branch", checkLog: rep.Log}, false
+	}
+	return ending{}, true
+}
+
+// ensurePR finds the branch's pull request or opens a draft one.
+func (r *runner) ensurePR(ctx context.Context) (ending, bool) {
+	o := r.o
+	pr, found, err := o.GitHub.FindPR(ctx, r.branch)
+	if err == nil && !found {
+		body := fmt.Sprintf("Implements #%d.\n\nOpened by roadmap; the plan's groups are committed one by one.", o.Issue)
+		title := o.PRTitle
+		if title == "" {
+			title = r.title
+		}
+		pr, err = o.GitHub.CreateDraftPR(ctx, r.branch, o.Base, title, body)
+	}
+	if err != nil {
+		return r.fail(ctx, "pull request", err), false
+	}
+	r.pr = pr
+	var ch record.Changes
+	ch.SetStagePR(pr.Number)
+	r.pending.Merge(ch)
+	return ending{}, true
+}
+
+// watch waits for the PR checks at the head, a progress line every poll, then
+// marks the PR ready.
+func (r *runner) watch(ctx context.Context) ending {
+	o := r.o
+	if r.pr.Number == 0 {
+		if end, ok := r.ensurePR(ctx); !ok {
+			return end
+		}
+	}
+	if r.pr.NodeID == "" || r.pr.HeadSHA == "" {
+		pr, err := o.GitHub.PR(ctx, r.pr.Number)
+		if err != nil {
+			return r.fail(ctx, "watch", err)
+		}
+		r.pr = pr
+	}
+	start := o.Clock.Now()
+	until := start.Add(o.WatchTimeout)
+	if !o.Deadline.IsZero() && o.Deadline.Add(-o.Reserve).Before(until) {
+		until = o.Deadline.Add(-o.Reserve)
+	}
+	defer func() {
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseWatch, Step: "watch", Duration: o.Clock.Now().Sub(start)})
+	}()
+	for {
+		sum, err := o.GitHub.Checks(ctx, r.head)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: "the runner asked the Job to stop (signal)"}
+			}
+			return r.fail(ctx, "watch", err)
+		}
+		elapsed := o.Clock.Now().Sub(start).Round(time.Second)
+		r.logf("roadmap: watch PR #%d checks at %s: %s (%d of %d done, %d failed), %s elapsed",
+			r.pr.Number, short(r.head), sum.State, sum.Succeeded+sum.Failed, sum.Total, sum.Failed, elapsed)
+		switch {
+		case sum.State == "failure":
+			return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: "watch",
+				reason: "PR checks failed", checkLog: failedChecks(sum)}
+		case sum.State == "success", sum.Total == 0 && elapsed >= o.NoChecksGrace:
+			if sum.Total == 0 {
+				r.logf("roadmap: no checks reported on %s after %s; nothing to wait for", short(r.head), elapsed)
+			}
+			if err := o.GitHub.MarkReady(ctx, r.pr); err != nil {
+				return r.fail(ctx, "mark ready", err)
+			}
+			return ending{result: record.ResultReady, step: "ready"}
+		}
+		if o.Clock.Now().Add(o.PollInterval).After(until) {
+			return ending{result: record.ResultYielded, step: "watch", reason: fmt.Sprintf("PR checks still running after %s", elapsed)}
+		}
+		if err := o.Clock.Sleep(ctx, o.PollInterval); err != nil {
+			return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: "the runner asked the Job to stop (signal)"}
+		}
+	}
+}
+
+func failedChecks(sum github.CheckSummary) string {
+	var b strings.Builder
+	for _, c := range sum.Checks {
+		if c.State == "failure" {
+			fmt.Fprintf(&b, "%s (%s): %s %s\n", c.Name, c.Detail, c.Description, c.URL)
+		}
+	}
+	return b.String()
+}
+
+// fail turns an error into the ending its class leads to.
+func (r *runner) fail(ctx context.Context, step string, err error) ending {
+	if ctx.Err() != nil {
+		return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: "the runner asked the Job to stop (signal)"}
+	}
+	var rl *github.RateLimitError
+	if errors.As(err, &rl) {
+		return ending{result: record.ResultYielded, class: failure.RateLimited, step: step,
+			reason: fmt.Sprintf("GitHub rate limit: waiting %s would pass the deadline", rl.Wait.Round(time.Second))}
+	}
+	return r.classEnding(failure.ClassifyError(err), step, err.Error())
+}
+
+// classEnding maps a class to the result its action leads to: a class with an
+// automatic action never stops the item.
+func (r *runner) classEnding(class failure.Class, step, reason string) ending {
+	row, ok := failure.Lookup(class)
+	res := record.ResultStopped
+	if ok {
+		res = record.Result(row.Result)
+	}
+	if !res.Valid() {
+		res = record.ResultStopped
+	}
+	return ending{result: res, class: class, step: step, reason: reason}
+}
+
+func groupStep(g plan.Group) string {
+	if g.Number == 0 {
+		return "scoped checks"
+	}
+	return fmt.Sprintf("group %d", g.Number)
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+func spendText(s record.Spend) string {
+	return fmt.Sprintf("%d tokens in, %d out, $%.4f, %d model calls", s.TokensIn, s.TokensOut, s.USD, s.ModelCalls)
+}
+
+func toAgent(s record.Spend) agent.Spend {
+	return agent.Spend{TokensIn: s.TokensIn, TokensOut: s.TokensOut, USD: s.USD, ModelCalls: s.ModelCalls}
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
