@@ -260,4 +260,3 @@ func (w *world) patches() []string {
 	}
 	return out
 }
-
