@@ -46,3 +46,13 @@ bench:
 
 clean:
 	rm -rf bin
+
+# Pinned command-line tools (act) into ./.tools/bin, from the Go module proxy.
+tools:
+	GO=$(GO) bash scripts/tools.sh
+
+# The end-to-end run: the real workflows under act on the host (docs/e2e.md).
+e2e: tools
+	ROADMAP_E2E=1 GO=$(GO) $(GO) test -count=1 -timeout 30m -v ./e2e/...
+
+.PHONY: tools e2e
