@@ -64,6 +64,7 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		{"version", "print the version", runVersion},
+		{"implement", "run one implement Job for an issue", runImplement},
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"classify", "classify a failed Job from its log", runClassify},

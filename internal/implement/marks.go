@@ -35,6 +35,9 @@ func (r *runner) write(ctx context.Context, ch record.Changes, outcome record.Jo
 	all.SetSpend(r.prior.Add(r.job))
 	all.SetAttempt(r.attempt)
 	outcome.Job, outcome.RunID, outcome.Spend = r.attempt, r.o.RunID, r.job
+	// Counted before this write: the line says what the Job had spent on
+	// GitHub when it wrote its last mark.
+	outcome.Requests = r.o.GitHub.Requests().Counted()
 	if outcome.Group == 0 {
 		outcome.Group = r.lastGroup
 	}

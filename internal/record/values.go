@@ -97,6 +97,9 @@ type JobOutcome struct {
 	Failure string `json:"failure,omitempty"`
 	Group   int    `json:"group,omitempty"`
 	Spend   Spend  `json:"spend"`
+	// Requests counts the GitHub requests the Job made that count against
+	// the rate limit (a 304 does not) before its last mark's write.
+	Requests int `json:"requests,omitempty"`
 }
 
 func (j JobOutcome) check() error {
@@ -111,6 +114,8 @@ func (j JobOutcome) check() error {
 		return fmt.Errorf("job %d: %q is not a failure class", j.Job, clip(j.Failure))
 	case j.Group < 0:
 		return fmt.Errorf("job %d: group %d is negative", j.Job, j.Group)
+	case j.Requests < 0:
+		return fmt.Errorf("job %d: requests %d is negative", j.Job, j.Requests)
 	}
 	if err := j.Spend.check(); err != nil {
 		return fmt.Errorf("job %d: %w", j.Job, err)

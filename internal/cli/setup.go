@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/redact"
+)
+
+// What the GitHub-facing verbs share: the masker built from the environment
+// and a GitHub client for GITHUB_REPOSITORY at GITHUB_API_URL.
+
+// environ returns the environment as KEY=VALUE lines, sorted.
+func (e *Env) environ() []string {
+	out := make([]string, 0, len(e.Vars))
+	for k, v := range e.Vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// masker masks the secret families and the value of every secret-looking
+// variable in the environment (GITHUB_TOKEN, model keys, …).
+func (e *Env) masker() *redact.Masker {
+	return redact.New(redact.Config{Secrets: redact.SecretsFromEnv(e.environ())})
+}
+
+// gitHubClient is a client for the repository the environment names.
+func (e *Env) gitHubClient(m *redact.Masker, deadline time.Time) (*github.Client, error) {
+	repoFull := e.Getenv("GITHUB_REPOSITORY")
+	owner, repo, ok := strings.Cut(repoFull, "/")
+	if !ok || owner == "" || repo == "" {
+		return nil, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/repo", repoFull)
+	}
+	token := e.Getenv("GITHUB_TOKEN")
+	if token == "" {
+		return nil, fmt.Errorf("GITHUB_TOKEN is not set")
+	}
+	base := e.Getenv("GITHUB_API_URL")
+	if base != "" && !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	return github.New(github.Options{
+		BaseURL: base, GraphQLURL: e.Getenv("GITHUB_GRAPHQL_URL"), Token: token,
+		Owner: owner, Repo: repo, Masker: m, Deadline: deadline,
+		HTTPClient: &http.Client{Timeout: 60 * time.Second},
+	})
+}
+
+// workdir is the workspace: the flag, else GITHUB_WORKSPACE, else the current directory.
+func (e *Env) workdir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if w := e.Getenv("GITHUB_WORKSPACE"); w != "" {
+		return w
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
