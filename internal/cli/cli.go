@@ -65,6 +65,8 @@ func verbs() []verb {
 	return []verb{
 		{"version", "print the version", runVersion},
 		{"implement", "run one implement Job for an issue", runImplement},
+		{"report", "read how an implement Job ended and take the one action its class has", runReport},
+		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"classify", "classify a failed Job from its log", runClassify},

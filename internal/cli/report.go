@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/event"
+	"github.com/roadmap-dev/roadmap/internal/report"
+)
+
+// runReport is the report action: after every implement Job (a job with
+// `needs: implement` and `if: always()`) it reads how the Job ended and takes
+// the one action its class has; on an issue_comment event it handles a reply
+// to a needs-input question. It exits 0 when it did its job, a stop included
+// (the stop is the implement Job's result, shown by the label, the comment and
+// the failing status, not a failure of report); 2 on bad input; 3 when GitHub
+// or the record failed it.
+func runReport(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "report")
+	issue := fs.Int("issue", 0, "the issue (default: from the event)")
+	jobResult := fs.String("job-result", "", "needs.<implement>.result: success, failure, cancelled or skipped")
+	result := fs.String("result", "", "the implement job's result output: ready, stopped, yielded, returned (empty when it was killed)")
+	failureClass := fs.String("failure", "", "the implement job's failure output: a failure class")
+	group := fs.Int("group", 0, "the implement job's group output")
+	spend := fs.String("spend", "", "the implement job's spend output (JSON)")
+	headSHA := fs.String("head-sha", "", "the implement job's head_sha output")
+	pr := fs.Int("pr", 0, "the implement job's pr output")
+	attempt := fs.Int("attempt", 0, "the implement Job's number (its attempt output or dispatch input; default: found in the record or the log)")
+	reason := fs.String("reason", "", "the implement job's reason output, when it has one")
+	runID := fs.Int64("run-id", 0, "the workflow run of the implement job (default $GITHUB_RUN_ID)")
+	jobName := fs.String("job-name", "implement", "the implement job's name in the run")
+	workflow := fs.String("workflow", "", "the implement workflow file a continuation dispatches (default: from $GITHUB_WORKFLOW_REF)")
+	refFlag := fs.String("ref", "", "the ref the continuation runs on (default $GITHUB_REF_NAME)")
+	maxJobs := fs.Int("max-jobs", 0, "cap of Jobs per item (default: configuration implement.max_jobs)")
+	dashboard := fs.Int("dashboard", 0, "the issue holding the day ledger (0: no ledger)")
+	dayUSD := fs.Float64("day-usd", -1, "the day's budget in USD across items (default: configuration budgets.day.usd)")
+	cfgPath := fs.String("config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
+	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		env.Errorf("report takes no arguments")
+		return ExitUsage
+	}
+	io := actionsio.New(env.Getenv, env.Stdout)
+	ev, err := event.FromEnv(env.Getenv)
+	if err != nil {
+		env.Errorf("report: %v", err)
+		return ExitUsage
+	}
+	if *cfgPath == "" {
+		*cfgPath = filepath.Join(env.workdir(""), config.DefaultPath)
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		env.Errorf("report: %v", err)
+		io.Error(*cfgPath, configLine(err), err.Error())
+		return ExitUsage
+	}
+	if *maxJobs == 0 {
+		*maxJobs = cfg.Implement.MaxJobs
+	}
+	budget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
+	if *dayUSD >= 0 {
+		budget.USD = *dayUSD
+	}
+	labels := report.Labels{Stage: cfg.Labels.Stage, Implement: cfg.Labels.Implement,
+		NeedsInput: cfg.Labels.NeedsInput, Stopped: cfg.Labels.Stopped}
+	if *workflow == "" {
+		*workflow = workflowFile(env.Getenv("GITHUB_WORKFLOW_REF"))
+	}
+	if *refFlag == "" {
+		*refFlag = env.Getenv("GITHUB_REF_NAME")
+	}
+	if *refFlag == "" {
+		*refFlag = env.Getenv("GITHUB_REF")
+	}
+	if *runID == 0 {
+		*runID = ev.RunID
+	}
+	if *issue == 0 {
+		*issue = ev.Issue
+	}
+
+	masker := env.masker()
+	gh, err := env.gitHubClient(masker, time.Time{})
+	if err != nil {
+		env.Errorf("report: %v", err)
+		return ExitUsage
+	}
+	var out report.Outcome
+	if ev.Name == "issue_comment" {
+		out, err = report.Resume(ctx, report.ResumeOptions{GitHub: gh, Event: ev, Workflow: *workflow, Ref: *refFlag,
+			MaxJobs: *maxJobs, Labels: labels, Mask: masker.Mask, Log: env.Stderr})
+	} else {
+		if *issue <= 0 {
+			env.Errorf("report: no issue: pass --issue or run on an issue or dispatch event")
+			return ExitUsage
+		}
+		out, err = report.Run(ctx, report.Options{
+			Issue: *issue, GitHub: gh, JobResult: *jobResult, Result: *result, Failure: *failureClass, Group: *group,
+			Spend: *spend, HeadSHA: *headSHA, PR: *pr, Attempt: *attempt, Reason: *reason, RunID: *runID,
+			JobName: *jobName, Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Dashboard: *dashboard,
+			DayBudget: budget, Labels: labels, Mask: masker.Mask, Log: env.Stderr,
+		})
+	}
+	if err != nil {
+		msg := masker.Mask(err.Error())
+		env.Errorf("report: %s", msg)
+		io.Error("", 0, "roadmap report: "+msg)
+		var ie *report.InputError
+		if errors.As(err, &ie) {
+			return ExitUsage
+		}
+		return ExitInternal
+	}
+	setReportOutputs(env, io, out)
+	if err := io.AddSummary(reportSummary(out)); err != nil {
+		env.Errorf("step summary: %v", err)
+	}
+	if *asJSON {
+		return env.JSON(out)
+	}
+	fmt.Fprintln(env.Stdout, reportLine(out))
+	return ExitOK
+}
+
+// workflowFile is the workflow file of GITHUB_WORKFLOW_REF
+// ("owner/repo/.github/workflows/roadmap.yml@refs/heads/main" → "roadmap.yml").
+func workflowFile(ref string) string {
+	p, _, _ := strings.Cut(ref, "@")
+	if p == "" {
+		return ""
+	}
+	return path.Base(p)
+}
+
+func setReportOutputs(env *Env, io *actionsio.IO, o report.Outcome) {
+	spend, _ := json.Marshal(o.Spend)
+	outputs := [][2]string{
+		{"class", string(o.Class)},
+		{"action", string(o.Action)},
+		{"dispatched_run_id", strconv.FormatInt(o.DispatchedRunID, 10)},
+		{"next_attempt", strconv.Itoa(o.NextAttempt)},
+		{"stopped", strconv.FormatBool(o.Stopped)},
+		{"spend", string(spend)},
+		{"spend_lost", strconv.FormatBool(o.SpendLost)},
+	}
+	for _, kv := range outputs {
+		if err := io.SetOutput(kv[0], kv[1]); err != nil {
+			env.Errorf("set output %s: %v", kv[0], err)
+		}
+	}
+}
+
+// reportLine is the one line a person reads in the log.
+func reportLine(o report.Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "issue #%d", o.Issue)
+	if o.Job > 0 {
+		fmt.Fprintf(&b, " Job %d", o.Job)
+	}
+	ended := o.Result
+	if ended == "" {
+		ended = "no result"
+	}
+	if o.Class != "" {
+		ended += " (" + string(o.Class)
+		if o.KillReason != "" {
+			ended += ", " + o.KillReason
+		}
+		ended += ")"
+	}
+	fmt.Fprintf(&b, ": %s → %s", ended, o.Action)
+	if o.Dispatched != nil {
+		fmt.Fprintf(&b, ": Job %d dispatched (run %d)", o.NextAttempt, o.Dispatched.RunID)
+	}
+	if o.Reason != "" {
+		fmt.Fprintf(&b, "; %s", o.Reason)
+	}
+	if o.SpendLost {
+		b.WriteString("; the killed Job's log is gone: its spend after its last mark is lost")
+	}
+	return b.String()
+}
+
+func reportSummary(o report.Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## roadmap · report #%d · Job %d: %s\n\n", o.Issue, o.Job, o.Action)
+	fmt.Fprintf(&b, "%s\n\n", reportLine(o))
+	if o.Evidence != "" {
+		fmt.Fprintf(&b, "Evidence (log line %d): `%s`\n\n", o.EvidenceLine, strings.ReplaceAll(o.Evidence, "`", "'"))
+	}
+	fmt.Fprintf(&b, "Item spend: %d tokens in, %d out, $%.4f over %d model calls", o.Spend.TokensIn, o.Spend.TokensOut, o.Spend.USD, o.Spend.ModelCalls)
+	if !o.SpendRecovered.Zero() {
+		fmt.Fprintf(&b, " (%d calls, $%.4f recovered from the killed Job's log)", o.SpendRecovered.ModelCalls, o.SpendRecovered.USD)
+	}
+	b.WriteString(".\n")
+	return b.String()
+}
+
+// configLine is the line of a configuration error, 0 when it has none.
+func configLine(err error) int {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return ce.Line
+	}
+	return 0
+}

@@ -1,0 +1,320 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// act takes the decided action on GitHub.
+func (r *reporter) act(ctx context.Context) error {
+	switch r.d.action {
+	case ActionReady:
+		return r.ready(ctx)
+	case ActionContinue:
+		return r.continuation(ctx)
+	case ActionYield:
+		return r.yield(ctx)
+	case ActionReturnToStage:
+		return r.returnToStage(ctx)
+	case ActionAsk:
+		return r.ask(ctx)
+	}
+	return r.stop(ctx)
+}
+
+// ready sets the head's status to success and clears a stop or a question
+// left from before.
+func (r *reporter) ready(ctx context.Context) error {
+	if err := r.status(ctx, "success", "ready: every group passed, the PR is ready for review"); err != nil {
+		return err
+	}
+	return r.removeLabels(ctx, r.o.Labels.Stopped, r.o.Labels.NeedsInput)
+}
+
+// continuation dispatches the next Job of the item.
+func (r *reporter) continuation(ctx context.Context) error {
+	next := r.job + 1
+	res, err := r.o.GitHub.DispatchWorkflow(ctx, r.o.Workflow, r.o.Ref,
+		map[string]any{"issue": strconv.Itoa(r.o.Issue), "attempt": strconv.Itoa(next)})
+	if err != nil {
+		// A lost answer may have started the run: report does not send it
+		// again blindly; a person (or a re-run of report) looks first.
+		return fmt.Errorf("dispatch Job %d of issue %d: %w", next, r.o.Issue, err)
+	}
+	r.out.Dispatched, r.out.DispatchedRunID, r.out.NextAttempt = &res, res.RunID, next
+	r.logf("report: issue #%d: dispatched Job %d (%s on %s) run %d", r.o.Issue, next, r.o.Workflow, r.o.Ref, res.RunID)
+	return nil
+}
+
+// yield leaves the item waiting for the next day's budget: nothing is
+// dispatched now, and a comment says when and how it goes on.
+func (r *reporter) yield(ctx context.Context) error {
+	now := r.o.Clock.Now().UTC()
+	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	r.out.ResumeAfter, r.out.NextAttempt = next, r.job+1
+	var b strings.Builder
+	fmt.Fprintf(&b, "### roadmap is waiting for the day's budget\n\n")
+	fmt.Fprintf(&b, "Job %d yielded: %s. The day's spend across items has reached its budget, so no Job starts before %s.\n\n",
+		r.job, inline(r.d.reason), next.Format(time.RFC3339))
+	fmt.Fprintf(&b, "To go on after that, dispatch the implement workflow with `issue=%d` and `attempt=%d`.\n", r.o.Issue, r.job+1)
+	_, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerWaiting, b.String())
+	if err != nil {
+		return fmt.Errorf("post the waiting comment: %w", err)
+	}
+	return nil
+}
+
+// returnToStage hands the item back to stage with the agent's reason: a plan
+// amendment.
+func (r *reporter) returnToStage(ctx context.Context) error {
+	reason := r.d.reason
+	if r.facts != nil && r.out.Evidence != "" {
+		// No result was written: the runner's typed line in the log carries
+		// the agent's reason.
+		reason = r.out.Evidence
+	}
+	if reason == "" {
+		reason = "the agent found that the plan cannot work, and recorded no reason"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### roadmap returned this item to stage: the plan is wrong\n\n")
+	fmt.Fprintf(&b, "Job %d found that the plan cannot work as written. The agent's reason:\n\n%s\n", r.job, fenced(reason))
+	fmt.Fprintf(&b, "The `%s` label is set so that stage amends the plan; implement resumes from the last passed group once the amended plan is approved.\n",
+		r.o.Labels.Stage)
+	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerReturned, b.String()); err != nil {
+		return fmt.Errorf("post the return-to-stage comment: %w", err)
+	}
+	if err := r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stage); err != nil {
+		return err
+	}
+	return r.removeLabels(ctx, r.o.Labels.Implement)
+}
+
+// ask posts the Job's question on the issue and marks the item as waiting
+// for a person's answer (Resume handles the reply).
+func (r *reporter) ask(ctx context.Context) error {
+	q, _ := r.rec.Question()
+	if strings.TrimSpace(q) == "" {
+		// The final mark was lost: the runner's typed line in the log
+		// carries the question.
+		if r.facts != nil {
+			q = r.out.Evidence
+		}
+	}
+	if strings.TrimSpace(q) == "" {
+		// Nothing to ask: stopping says so instead of posting an empty question.
+		r.d = decision{class: failure.Unknown, action: ActionStop, step: "ask",
+			reason: "the Job returned needs_input but recorded no question (an invariant violation)"}
+		r.out.Class, r.out.Action, r.out.Reason = r.d.class, ActionStop, r.d.reason
+		if err := r.write(ctx); err != nil {
+			return err
+		}
+		return r.stop(ctx)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### roadmap needs a decision\n\n")
+	fmt.Fprintf(&b, "Job %d stopped to ask a question only a person can answer:\n\n%s\n", r.job, fenced(q))
+	fmt.Fprintf(&b, "Reply on this issue with the answer. A reply from someone with write access to the repository resumes the item, and the whole reply is given to the next step as the answer. Replies from others are ignored.\n")
+	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerNeedsInput, b.String()); err != nil {
+		return fmt.Errorf("post the question: %w", err)
+	}
+	return r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.NeedsInput)
+}
+
+// stop stops the item: the stop comment, the label and a failing status.
+// implement.stopped and implement.failure were written with the record.
+func (r *reporter) stop(ctx context.Context) error {
+	r.out.Stopped = true
+	r.out.Step, _ = r.rec.Stopped()
+	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerStop, r.stopComment()); err != nil {
+		return fmt.Errorf("post the stop comment: %w", err)
+	}
+	if err := r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stopped); err != nil {
+		return err
+	}
+	return r.status(ctx, "failure", fmt.Sprintf("stopped: %s at %s", r.d.class, r.out.Step))
+}
+
+// status sets roadmap/implement on the head. A head that cannot be found is
+// said in the log, not an error: the comment and label still tell.
+func (r *reporter) status(ctx context.Context, state, description string) error {
+	head, err := r.head(ctx)
+	if err != nil {
+		return err
+	}
+	if head == "" {
+		r.logf("report: issue #%d: no head commit known (no head_sha, PR or published_sha): status %s not set", r.o.Issue, state)
+		return nil
+	}
+	r.out.Head = head
+	return r.o.GitHub.CreateStatus(ctx, head, StatusContext, state, description, "")
+}
+
+// head is the commit the status goes on: the Job's head_sha output, the PR's
+// head (a killed Job may have pushed past its last mark), else the record's
+// published_sha.
+func (r *reporter) head(ctx context.Context) (string, error) {
+	if r.o.HeadSHA != "" {
+		return r.o.HeadSHA, nil
+	}
+	pr := r.o.PR
+	if pr == 0 {
+		pr, _ = r.rec.StagePR()
+	}
+	if pr > 0 {
+		p, err := r.o.GitHub.PR(ctx, pr)
+		if err != nil {
+			return "", fmt.Errorf("read the head of PR #%d: %w", pr, err)
+		}
+		if p.HeadSHA != "" {
+			return p.HeadSHA, nil
+		}
+	}
+	sha, _ := r.rec.PublishedSHA()
+	return string(sha), nil
+}
+
+// removeLabels removes the labels the issue has (as read): no request for a
+// label that is not there.
+func (r *reporter) removeLabels(ctx context.Context, labels ...string) error {
+	for _, l := range labels {
+		if l == "" || !slices.Contains(r.issue.Labels, l) {
+			continue
+		}
+		if err := r.o.GitHub.RemoveLabel(ctx, r.o.Issue, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopComment is the stop comment: step, class, reason, evidence, what the
+// class's action is, the trace summary of the last Job and the jobs table.
+func (r *reporter) stopComment() string {
+	var b strings.Builder
+	row, _ := failure.Lookup(r.d.class)
+	fmt.Fprintf(&b, "### roadmap stopped this item: `%s`\n\n", r.d.class)
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Step | %s |\n", cell(r.out.Step))
+	fmt.Fprintf(&b, "| Class | `%s` |\n", r.d.class)
+	fmt.Fprintf(&b, "| Job | %d%s |\n", r.job, runSuffix(r.o.RunID))
+	fmt.Fprintf(&b, "| Job ended | %s |\n", cell(r.ending()))
+	fmt.Fprintf(&b, "\n**Why:** %s\n\n", inline(r.d.reason))
+	if r.out.Evidence != "" {
+		where := "the job log"
+		if r.out.EvidenceLine > 0 {
+			where = fmt.Sprintf("job log line %d", r.out.EvidenceLine)
+		}
+		fmt.Fprintf(&b, "**Evidence** (%s):\n\n%s\n", where, fenced(r.out.Evidence))
+	}
+	if row.Does != "" {
+		fmt.Fprintf(&b, "**What this class needs:** %s.\n\n", row.Does)
+	}
+	if r.out.SpendLost {
+		fmt.Fprintf(&b, "**Spend lost:** the log of Job %d is gone, so the spend of its model calls after its last mark is not in the record (its line in `implement.jobs` says `%s`).\n\n", r.job, spendLost)
+	}
+	fmt.Fprintf(&b, "To go on, fix the cause and dispatch the implement workflow with `issue=%d` and `attempt=%d`; the Job resumes from the last mark.\n\n",
+		r.o.Issue, r.job+1)
+	fmt.Fprintf(&b, "#### Trace of the last recorded Job\n\n")
+	b.WriteString(r.traceTable())
+	fmt.Fprintf(&b, "\n#### Jobs\n\n")
+	b.WriteString(r.jobsTable())
+	return b.String()
+}
+
+func (r *reporter) traceTable() string {
+	raw, ok := r.rec.Trace()
+	if !ok {
+		return "_The record holds no trace copy._\n"
+	}
+	c, err := trace.ParseRecordCopy(string(raw))
+	if err != nil {
+		return fmt.Sprintf("_The record's trace copy does not read: %s._\n", inline(err.Error()))
+	}
+	t := trace.SummaryTable(c.Events)
+	if c.Dropped > 0 {
+		t += fmt.Sprintf("\n_%d older events were dropped from the record's copy; the trace artifact has them all._\n", c.Dropped)
+	}
+	return t
+}
+
+func (r *reporter) jobsTable() string {
+	jobs, _ := r.rec.Jobs()
+	if len(jobs) == 0 {
+		return "_No Job is recorded._\n"
+	}
+	var b strings.Builder
+	b.WriteString("| Job | Run | Result | Failure | Last group | Tokens in | Tokens out | Cost | Model calls |\n")
+	b.WriteString("|--:|--:|---|---|--:|--:|--:|--:|--:|\n")
+	for _, j := range jobs {
+		res := string(j.Result)
+		if res == "" {
+			res = "no result"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d | %d | %d | $%.4f | %d |\n",
+			j.Job, dashIfZero(j.RunID), res, dashIfEmpty(j.Failure), j.Group,
+			j.Spend.TokensIn, j.Spend.TokensOut, j.Spend.USD, j.Spend.ModelCalls)
+	}
+	total, _ := r.rec.Spend()
+	fmt.Fprintf(&b, "| **Item** | | | | | %d | %d | $%.4f | %d |\n",
+		total.TokensIn, total.TokensOut, total.USD, total.ModelCalls)
+	return b.String()
+}
+
+func runSuffix(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (run %d)", id)
+}
+
+func dashIfZero(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return "`" + s + "`"
+}
+
+// inline makes text safe inside a Markdown line: one line, and no mention,
+// link or markup a log line or a model could smuggle in (it is shown as code).
+func inline(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "-"
+	}
+	s = strings.ReplaceAll(s, "`", "'")
+	return "`" + s + "`"
+}
+
+// cell is inline text for a table cell.
+func cell(s string) string { return strings.ReplaceAll(inline(s), "|", "\\|") }
+
+// fenced puts text in a code block whose fence is longer than any run of
+// backticks inside it, so no text can close it early.
+func fenced(s string) string {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}

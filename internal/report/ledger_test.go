@@ -1,0 +1,213 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+func TestDayBudget(t *testing.T) {
+	day := Day(t0)
+
+	t.Run("two parallel writers never lose an entry", func(t *testing.T) {
+		e := newEnv(t)
+		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
+		// A person's remarks and a forged line are on the dashboard too.
+		mustComment(t, e, dash, "someone", "The ledger lives here; please do not edit these comments.")
+		mustComment(t, e, dash, "someone", LedgerPrefix+`{"day":"`+day+`","issue":1,"job":1,"usd":-50,"tokens_in":0,"tokens_out":0,"model_calls":0}`)
+
+		const perWriter = 12
+		entry := func(w, k int) LedgerEntry {
+			return LedgerEntry{Day: day, Issue: 100 + w, Job: k + 1, RunID: int64(5000 + w*100 + k),
+				USD: float64(1000+w*100+k) / 1e5, TokensIn: int64(2000 + k), TokensOut: int64(300 + w), ModelCalls: 3}
+		}
+		var want record.Spend
+		for w := range 2 {
+			for k := range perWriter {
+				want = want.Add(entry(w, k).Spend())
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*perWriter)
+		for w := range 2 {
+			gh := e.client(t) // a Job of its own: another process for GitHub
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range perWriter {
+					if err := AppendLedger(ctx, gh, dash, entry(w, k)); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		// An entry of another day does not count for this one.
+		other := LedgerEntry{Day: "2026-11-28", Issue: 9, Job: 1, USD: 40, TokensIn: 1, TokensOut: 1, ModelCalls: 1}
+		if err := AppendLedger(ctx, e.gh, dash, other); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("AppendLedger: %v", err)
+		}
+
+		entries, err := LedgerEntries(ctx, e.client(t), dash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(entries); got != 2*perWriter+1 {
+			t.Errorf("ledger entries = %d, want %d (every Job's and the other day's)", got, 2*perWriter+1)
+		}
+		spent, ok, err := DayCheck(ctx, e.client(t), dash, day, DayBudget{USD: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !spendEqual(spent, want) || !ok {
+			t.Errorf("DayCheck = %+v, %v; want %+v, true", spent, ok, want)
+		}
+	})
+
+	t.Run("a Job does not start past the day's budget", func(t *testing.T) {
+		e := newEnv(t)
+		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
+		for i, usd := range []float64{0.75, 0.5} {
+			if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: day, Issue: 12, Job: i + 1, USD: usd, TokensIn: 1000, TokensOut: 100, ModelCalls: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tests := []struct {
+			budget DayBudget
+			ok     bool
+		}{
+			{DayBudget{}, true},                        // unlimited
+			{DayBudget{USD: 2}, true},                  // $1.25 of $2
+			{DayBudget{USD: 1.25}, false},              // reached exactly
+			{DayBudget{USD: 1}, false},                 // past it
+			{DayBudget{USD: 5, TokensIn: 2000}, false}, // tokens in reached
+			{DayBudget{USD: 5, TokensOut: 201}, true},  // 200 of 201
+			{DayBudget{USD: 5, TokensOut: 150}, false}, // tokens out past
+		}
+		for _, tc := range tests {
+			spent, ok, err := DayCheck(ctx, e.gh, dash, day, tc.budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != tc.ok {
+				t.Errorf("DayCheck(%+v) ok = %v with %+v spent, want %v", tc.budget, ok, spent, tc.ok)
+			}
+		}
+		// The next day starts fresh.
+		if _, ok, err := DayCheck(ctx, e.gh, dash, "2026-11-30", DayBudget{USD: 1}); err != nil || !ok {
+			t.Errorf("DayCheck(next day) = %v, %v; want true", ok, err)
+		}
+	})
+
+	t.Run("report books each Job's share once", func(t *testing.T) {
+		e := newEnv(t)
+		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
+		n := e.issue(t, endOfJob(t, base(), 2, 9002, record.ResultYielded, "", "deadline near", 2))
+		o := e.options(n, 9002)
+		o.JobResult, o.Result, o.Dashboard = "success", "yielded", dash
+		for range 2 { // the report job re-run
+			if _, err := Run(ctx, o); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+		}
+		entries, err := LedgerEntries(ctx, e.gh, dash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []LedgerEntry{{Day: day, Issue: n, Job: 2, RunID: 9002, USD: 0.0071, TokensIn: 3000, TokensOut: 700, ModelCalls: 4}}
+		if diff := cmp.Diff(want, entries); diff != "" {
+			t.Errorf("ledger (-want +got):\n%s", diff)
+		}
+		if got := len(e.fake.Comments(dash)); got != 1 {
+			t.Errorf("dashboard comments = %d, want 1", got)
+		}
+	})
+}
+
+func TestDayBudgetYields(t *testing.T) {
+	e := newEnv(t)
+	dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
+	if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: Day(t0), Issue: 40, Job: 1, USD: 0.95, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
+		t.Fatal(err)
+	}
+	n := e.issue(t, endOfJob(t, base(), 2, 9002, record.ResultYielded, "", "deadline near", 2))
+	o := e.options(n, 9002)
+	o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "yielded", dash, DayBudget{USD: 0.955}
+	out, err := Run(ctx, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	// $0.95 booked by another item is under $0.955; with this Job's $0.0071,
+	// booked before the check, the day is spent.
+	if out.Action != ActionYield || len(e.fake.Dispatches()) != 0 || out.Stopped {
+		t.Errorf("Action, dispatches, Stopped = %s, %d, %v; want yield, 0, false", out.Action, len(e.fake.Dispatches()), out.Stopped)
+	}
+	if want := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC); !out.ResumeAfter.Equal(want) {
+		t.Errorf("ResumeAfter = %v, want %v", out.ResumeAfter, want)
+	}
+	if c := e.commentWith(n, MarkerWaiting); !strings.Contains(c, "attempt=3") {
+		t.Errorf("waiting comment does not say how to go on:\n%s", c)
+	}
+}
+
+func mustComment(t *testing.T, e *env, n int, login, body string) {
+	t.Helper()
+	if _, err := e.fake.AddComment(n, login, body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseLedgerLine(t *testing.T) {
+	good := LedgerEntry{Day: "2026-11-29", Issue: 12, Job: 3, RunID: 9120, USD: 0.12, TokensIn: 4100, TokensOut: 900, ModelCalls: 7}
+	if got, ok := ParseLedgerLine(LedgerLine(good)); !ok || got != good {
+		t.Errorf("round trip = %+v, %v; want %+v", got, ok, good)
+	}
+	bad := []string{
+		"",
+		"roadmap::ledger",
+		"roadmap::ledger {}",
+		`roadmap::ledger {"day":"2026-13-01","issue":1,"job":1,"usd":0,"tokens_in":0,"tokens_out":0,"model_calls":0}`,
+		`roadmap::ledger {"day":"2026-11-29","issue":0,"job":1,"usd":0,"tokens_in":0,"tokens_out":0,"model_calls":0}`,
+		`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":-1,"tokens_in":0,"tokens_out":0,"model_calls":0}`,
+		`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":1,"tokens_in":0,"tokens_out":0,"model_calls":0,"admin":true}`,
+		`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":1e999,"tokens_in":0,"tokens_out":0,"model_calls":0}`,
+		`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":1,"tokens_in":0,"tokens_out":0,"model_calls":0} {}`,
+		"roadmap::ledger " + strings.Repeat(" ", maxLedgerLine),
+		fmt.Sprintf("say roadmap::ledger %s", strings.TrimPrefix(LedgerLine(good), LedgerPrefix)),
+	}
+	for _, s := range bad {
+		if e, ok := ParseLedgerLine(s); ok {
+			t.Errorf("ParseLedgerLine(%q) = %+v, want refused", s, e)
+		}
+	}
+}
+
+func FuzzParseLedgerLine(f *testing.F) {
+	f.Add(LedgerLine(LedgerEntry{Day: "2026-11-29", Issue: 12, Job: 3, USD: 0.12, TokensIn: 4100, TokensOut: 900, ModelCalls: 7}))
+	f.Add(`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":-1}`)
+	f.Add("roadmap::ledger {\"day\":\"2026-02-30\"}")
+	f.Fuzz(func(t *testing.T, s string) {
+		e, ok := ParseLedgerLine(s)
+		if !ok {
+			return
+		}
+		// What parses is valid and writes back to a line that parses the same.
+		if e.Issue < 1 || e.Job < 1 || e.USD < 0 || e.TokensIn < 0 || e.TokensOut < 0 || e.ModelCalls < 0 {
+			t.Fatalf("accepted an invalid entry %+v from %q", e, s)
+		}
+		again, ok := ParseLedgerLine(LedgerLine(e))
+		if !ok || again != e {
+			t.Fatalf("round trip of %+v = %+v, %v", e, again, ok)
+		}
+	})
+}

@@ -1,0 +1,250 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// Clock is report's time: the day a Job's spend is booked on.
+type Clock interface {
+	Now() time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Labels are the labels report sets and removes (config `labels:`).
+type Labels struct {
+	Stage      string // the item goes back to stage (plan amendment)
+	Implement  string // removed when the item goes back to stage
+	NeedsInput string // the item waits for a person's answer
+	Stopped    string // the item stopped
+}
+
+// DefaultLabels are the labels of the default configuration.
+func DefaultLabels() Labels {
+	return Labels{Stage: "roadmap:stage", Implement: "roadmap:implement",
+		NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped"}
+}
+
+func (l *Labels) defaults() {
+	d := DefaultLabels()
+	if l.Stage == "" {
+		l.Stage = d.Stage
+	}
+	if l.Implement == "" {
+		l.Implement = d.Implement
+	}
+	if l.NeedsInput == "" {
+		l.NeedsInput = d.NeedsInput
+	}
+	if l.Stopped == "" {
+		l.Stopped = d.Stopped
+	}
+}
+
+// DayBudget bounds what all items may spend in one day (UTC); a zero field is
+// unlimited.
+type DayBudget struct {
+	USD       float64 `json:"usd,omitempty"`
+	TokensIn  int64   `json:"tokens_in,omitempty"`
+	TokensOut int64   `json:"tokens_out,omitempty"`
+}
+
+// Zero reports whether the budget bounds nothing.
+func (b DayBudget) Zero() bool { return b == DayBudget{} }
+
+// DefaultMaxJobs caps the Jobs of one item when Options.MaxJobs is 0; it is
+// the configuration's default (implement.max_jobs).
+const DefaultMaxJobs = 6
+
+// StatusContext is the commit status report sets on the PR head.
+const StatusContext = "roadmap/implement"
+
+// Marker lines of the comments report keeps on the issue, one of each.
+const (
+	MarkerStop       = "<!-- roadmap:stop -->"
+	MarkerNeedsInput = "<!-- roadmap:needs-input -->"
+	MarkerReturned   = "<!-- roadmap:returned -->"
+	MarkerWaiting    = "<!-- roadmap:waiting -->"
+)
+
+// Options are the inputs of Run: the implement job's outputs and result (the
+// `needs` context of the report job), where to dispatch a continuation, and
+// the caps. Fields map one to one to the flags of `roadmap report`.
+type Options struct {
+	Issue  int
+	GitHub *github.Client
+
+	// JobResult is needs.<implement>.result: success, failure, cancelled or
+	// skipped ("" is taken as failure: nothing is known).
+	JobResult string
+	// The implement job's outputs. Any may be empty: a killed Job sends none.
+	Result  string // ready, stopped, yielded, returned
+	Failure string // a failure class
+	Group   int
+	Spend   string // the item's spend as JSON (a record.Spend)
+	HeadSHA string
+	PR      int
+	// Attempt is the implement Job's number (its `attempt` output or the
+	// dispatch input it ran with); 0 finds it in the record or the log.
+	Attempt int
+	// Reason is the runner's one-sentence reason, when the implement action
+	// gives one; otherwise the trace copy in the record is read for it.
+	Reason string
+
+	// RunID is the workflow run of the implement job (GITHUB_RUN_ID).
+	RunID int64
+	// JobName is the implement job's name in the run (default "implement");
+	// "<caller> / implement" and "implement (…)" match too.
+	JobName string
+
+	// Workflow is the implement workflow file a continuation dispatches (e.g.
+	// "roadmap.yml"), on Ref.
+	Workflow string
+	Ref      string
+	// MaxJobs caps the Jobs of an item, continuations included (default 6).
+	MaxJobs int
+
+	// Dashboard is the issue holding the day ledger; 0 keeps no ledger.
+	Dashboard int
+	// DayBudget, with a Dashboard, is checked before a continuation: when the
+	// day is spent the item yields until the next day instead.
+	DayBudget DayBudget
+
+	Labels Labels
+	Clock  Clock
+	// Mask masks text report prints or returns (evidence from a log, reasons);
+	// what it writes to GitHub the client masks. Required.
+	Mask func(string) string
+	// Log receives one line per decision, for the job log.
+	Log io.Writer
+}
+
+func (o *Options) defaults() error {
+	switch {
+	case o.Issue <= 0:
+		return errors.New("report: an issue number is required")
+	case o.GitHub == nil:
+		return errors.New("report: a GitHub client is required")
+	case o.Mask == nil:
+		return errors.New("report: a masker is required")
+	case o.Result != "" && !record.Result(o.Result).Valid():
+		return fmt.Errorf("report: result %q is not ready, stopped, yielded or returned", o.Result)
+	case o.Group < 0 || o.Attempt < 0 || o.MaxJobs < 0 || o.PR < 0 || o.Dashboard < 0:
+		return errors.New("report: group, attempt, max jobs, pr and dashboard cannot be negative")
+	case o.RunID < 0:
+		return errors.New("report: run id cannot be negative")
+	}
+	switch o.JobResult {
+	case "", "success", "failure", "cancelled", "skipped":
+	default:
+		return fmt.Errorf("report: job result %q is not success, failure, cancelled or skipped", o.JobResult)
+	}
+	if o.Failure != "" && !validWord(o.Failure) {
+		return fmt.Errorf("report: failure %q is not a class name", o.Failure)
+	}
+	if o.Spend != "" {
+		if _, err := parseSpend(o.Spend); err != nil {
+			return fmt.Errorf("report: spend output: %w", err)
+		}
+	}
+	if o.JobName == "" {
+		o.JobName = "implement"
+	}
+	if o.MaxJobs == 0 {
+		o.MaxJobs = DefaultMaxJobs
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	o.Labels.defaults()
+	return nil
+}
+
+// Action is what report did about a Job's ending. Each failure class leads to
+// exactly one (ActionFor); ready, none and resume are report's own.
+type Action string
+
+const (
+	// ActionReady: every group passed; the head's status is set to success.
+	ActionReady Action = "ready"
+	// ActionContinue: a continuation Job was dispatched.
+	ActionContinue Action = "continue"
+	// ActionYield: the item waits for the next day's budget; nothing is
+	// dispatched now.
+	ActionYield Action = "yield"
+	// ActionReturnToStage: the item went back to stage with the agent's reason.
+	ActionReturnToStage Action = "return_to_stage"
+	// ActionAsk: the question is on the issue and the item waits for a reply.
+	ActionAsk Action = "ask"
+	// ActionStop: the item stopped (comment, label, failing status).
+	ActionStop Action = "stop"
+	// ActionNone: nothing to do (the implement job was skipped, or a reply
+	// that does not resume the item).
+	ActionNone Action = "none"
+	// ActionResume: a writer's reply was recorded and a continuation dispatched.
+	ActionResume Action = "resume"
+)
+
+// Outcome is what Run (or Resume) found and did. `roadmap report --json`
+// prints it; the field names are stable.
+type Outcome struct {
+	Issue int `json:"issue"`
+	// Job is the implement Job reported on (its attempt number).
+	Job int `json:"job"`
+	// Result is the typed result the Job wrote; "" when it wrote none.
+	Result string        `json:"result"`
+	Class  failure.Class `json:"class,omitempty"`
+	// KillReason refines a class read from the log (timeout, cancelled,
+	// runner_lost, sigkill …).
+	KillReason string `json:"kill_reason,omitempty"`
+	Action     Action `json:"action"`
+	// Reason says why in a sentence: the runner's reason, the cap, the
+	// no-progress evidence.
+	Reason string `json:"reason,omitempty"`
+	// Evidence is the log line (masked) that decided a class read from the
+	// log, with its line number.
+	Evidence     string `json:"evidence,omitempty"`
+	EvidenceLine int    `json:"evidence_line,omitempty"`
+	// Dispatched is the continuation started, if any; DispatchedRunID its
+	// run (0 when GitHub did not say); NextAttempt its Job number.
+	Dispatched      *github.DispatchResult `json:"dispatched,omitempty"`
+	DispatchedRunID int64                  `json:"dispatched_run_id,omitempty"`
+	NextAttempt     int                    `json:"next_attempt,omitempty"`
+	Stopped         bool                   `json:"stopped"`
+	// Step is implement.stopped of a stop.
+	Step string `json:"step,omitempty"`
+	Head string `json:"head,omitempty"`
+	// SpendRecovered is what the killed Job's log added to the record;
+	// SpendLost is true when the log was gone and that could not be done.
+	SpendRecovered record.Spend `json:"spend_recovered"`
+	SpendLost      bool         `json:"spend_lost"`
+	// Spend is the item's spend after report; JobSpend the Job's share.
+	Spend    record.Spend `json:"spend"`
+	JobSpend record.Spend `json:"job_spend"`
+	// ResumeAfter is when a yielded item may go on (the next day).
+	ResumeAfter time.Time `json:"resume_after,omitzero"`
+	// Requests is the GitHub requests report spent (counted ones).
+	Requests int `json:"requests"`
+}
+
+// InputError is a problem with what report was given (flags, outputs, the
+// event), not with GitHub: the CLI exits 2 for it.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(err error) error { return &InputError{Err: err} }

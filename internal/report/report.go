@@ -1,0 +1,465 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// spendLost is the failure word of a killed Job's line in implement.jobs when
+// its log was gone: the spend of its calls after its last mark is unknown.
+// implement.failure keeps the class.
+const spendLost = "spend_lost"
+
+// Run reads how one implement Job ended and takes the one action its class
+// has. It reads the issue once, writes the record at most once (through the
+// record write protocol), then acts: a status, labels, a comment, a dispatch,
+// the day ledger. Every step is idempotent, so running it again for the same
+// Job (a re-run of the report job) adds no spend twice and posts no second
+// comment; only the dispatch of a continuation is not deduplicated.
+//
+// An *InputError says the options were wrong; any other error is GitHub's or
+// the record's, and the Outcome holds what was done before it.
+func Run(ctx context.Context, o Options) (Outcome, error) {
+	if err := o.defaults(); err != nil {
+		return Outcome{}, inputErr(err)
+	}
+	before := o.GitHub.Requests()
+	r := &reporter{o: o}
+	r.out.Issue = o.Issue
+	err := r.run(ctx)
+	r.out.Requests = o.GitHub.Requests().Sub(before).Counted()
+	return r.out, err
+}
+
+type reporter struct {
+	o     Options
+	issue github.Issue
+	rec   *record.Record
+	out   Outcome
+
+	job   int
+	typed record.Result
+	class string // the class the runner wrote (typed results)
+	facts *jobFacts
+	// jobClass is how a Job that wrote no result ended, from its log.
+	jobClass failure.Class
+	d        decision
+}
+
+func (r *reporter) run(ctx context.Context) error {
+	o := r.o
+	if err := r.read(ctx); err != nil {
+		return err
+	}
+	if o.JobResult == "skipped" {
+		r.out.Action = ActionNone
+		r.out.Reason = "the implement job was skipped: no Job ran"
+		r.logf("report: issue #%d: %s", o.Issue, r.out.Reason)
+		return nil
+	}
+
+	jobs, _ := r.rec.Jobs()
+	line, hasLine := findLine(jobs, func(j record.JobOutcome) bool { return o.RunID != 0 && j.RunID == o.RunID })
+	r.typed, r.class = record.Result(o.Result), o.Failure
+	if r.typed == "" && hasLine && line.Result != "" {
+		// The outputs were lost (a kill after the final mark): the record has it.
+		r.typed, r.class = line.Result, line.Failure
+	}
+	if r.typed == "" {
+		if o.RunID == 0 {
+			return inputErr(errors.New("the Job wrote no result: report needs the run id to read its log"))
+		}
+		f, err := readKilledJob(ctx, o.GitHub, o.RunID, o.JobName)
+		if err != nil {
+			return err
+		}
+		r.facts = &f
+	}
+	r.job = r.jobNumber(line, hasLine)
+	r.out.Job, r.out.Result = r.job, string(r.typed)
+	if r.typed != "" && r.class == "" {
+		r.class = r.runnerClass(jobs)
+	}
+
+	if r.typed != "" {
+		r.d = decideTyped(r.typed, r.class)
+		if r.d.reason == "" {
+			r.d.reason = r.runnerReason()
+		}
+	} else {
+		v := r.facts.verdict
+		r.jobClass = v.Class
+		r.d = decision{class: v.Class, action: ActionFor(v.Class), reason: r.killedReason()}
+		r.out.KillReason = v.Reason
+		r.out.Evidence, r.out.EvidenceLine = o.Mask(v.Evidence), v.Line
+	}
+	r.gate()
+	if (r.d.action == ActionContinue) && (o.Workflow == "" || o.Ref == "") {
+		return inputErr(fmt.Errorf("the Job ended %s, which continues the item: report needs the implement workflow file and ref to dispatch it", r.ending()))
+	}
+	r.out.Class, r.out.Action = r.d.class, r.d.action
+	r.out.Reason = o.Mask(r.d.reason)
+	r.logf("report: issue #%d Job %d: %s → %s: %s", o.Issue, r.job, r.ending(), r.d.action, r.out.Reason)
+
+	if err := r.write(ctx); err != nil {
+		return err
+	}
+	if err := r.book(ctx); err != nil {
+		return err
+	}
+	if err := r.dayGate(ctx); err != nil {
+		return err
+	}
+	return r.act(ctx)
+}
+
+// read reads the issue and its record: the one read of the body.
+func (r *reporter) read(ctx context.Context) error {
+	is, err := r.o.GitHub.Issue(ctx, r.o.Issue)
+	if err != nil {
+		return fmt.Errorf("read issue %d: %w", r.o.Issue, err)
+	}
+	r.issue = is
+	return r.parse()
+}
+
+func (r *reporter) parse() error {
+	rec, err := record.Parse(r.issue.Body)
+	if err != nil {
+		return fmt.Errorf("issue %d record: %w", r.o.Issue, err)
+	}
+	r.rec = rec
+	return nil
+}
+
+// jobNumber is the reported Job's number: the option, the record's line for
+// the run, the Job the log's spend lines name, else what the runner would
+// have taken (the record's attempt, plus one for a Job that wrote nothing).
+func (r *reporter) jobNumber(line record.JobOutcome, hasLine bool) int {
+	if r.o.Attempt > 0 {
+		return r.o.Attempt
+	}
+	if hasLine {
+		return line.Job
+	}
+	if r.facts != nil {
+		if js := jobsFromLog(r.facts.spend); len(js) > 0 {
+			return js[len(js)-1]
+		}
+	}
+	n, _ := r.rec.Attempt()
+	if r.typed != "" && n > 0 {
+		return n
+	}
+	return n + 1
+}
+
+// runnerClass is the class the runner wrote with its result when the
+// failure output is empty: the Job's line in implement.jobs, else
+// implement.failure when implement.result and implement.attempt show that
+// the last mark is this Job's.
+func (r *reporter) runnerClass(jobs []record.JobOutcome) string {
+	if l, ok := findLine(jobs, func(j record.JobOutcome) bool { return j.Job == r.job }); ok && l.Result == r.typed {
+		return l.Failure
+	}
+	res, _ := r.rec.Result()
+	n, _ := r.rec.Attempt()
+	if res == r.typed && n == r.job {
+		f, _ := r.rec.Failure()
+		return f
+	}
+	return ""
+}
+
+func (r *reporter) ending() string {
+	switch {
+	case r.typed != "" && r.class != "":
+		return fmt.Sprintf("%s (%s)", r.typed, r.class)
+	case r.typed != "":
+		return string(r.typed)
+	case r.out.KillReason != "":
+		return fmt.Sprintf("no result, %s (%s)", r.jobClass, r.out.KillReason)
+	}
+	return fmt.Sprintf("no result, %s", r.jobClass)
+}
+
+func (r *reporter) killedReason() string {
+	f := r.facts
+	concl := f.job.Conclusion
+	if concl == "" {
+		concl = "unknown"
+	}
+	if f.logGone {
+		return fmt.Sprintf("the Job wrote no result and its log is gone (%v); classified from the job's conclusion (%s) alone, and the spend of its model calls after its last mark is lost",
+			f.logErr, concl)
+	}
+	v := f.verdict
+	where := ""
+	if v.Line > 0 {
+		where = fmt.Sprintf(" at log line %d", v.Line)
+	}
+	kind := string(v.Class)
+	if v.Reason != "" {
+		kind += " (" + v.Reason + ")"
+	}
+	return fmt.Sprintf("the Job wrote no result; job %q concluded %s and its log shows %s%s", f.job.Name, concl, kind, where)
+}
+
+// runnerReason is the reason the runner gave for its ending: the option, or
+// the end event of the Job in the record's trace copy.
+func (r *reporter) runnerReason() string {
+	if r.o.Reason != "" {
+		return r.o.Reason
+	}
+	for _, e := range r.traceEvents() {
+		if e.Type == trace.TypePhase && e.Phase.End() && (e.Job == 0 || e.Job == r.job) && e.Reason != "" {
+			return e.Reason
+		}
+	}
+	return ""
+}
+
+// traceEvents returns the record's trace copy, newest last (nil when absent
+// or unreadable: the trace is for a person, not for a decision).
+func (r *reporter) traceEvents() []trace.Event {
+	raw, ok := r.rec.Trace()
+	if !ok {
+		return nil
+	}
+	c, err := trace.ParseRecordCopy(string(raw))
+	if err != nil {
+		return nil
+	}
+	// Newest first for the reason search.
+	ev := append([]trace.Event(nil), c.Events...)
+	sort.SliceStable(ev, func(a, b int) bool { return ev[a].Seq > ev[b].Seq })
+	return ev
+}
+
+// gate caps continuations: no progress in two continuations in a row stops
+// the item, and so does a continuation past the Jobs cap.
+func (r *reporter) gate() {
+	if r.d.action != ActionContinue {
+		return
+	}
+	s := r.settle(r.rec)
+	jobs, _ := r.rec.Jobs()
+	jobs = withLine(jobs, s.line)
+	if ev, ok := noProgress(jobs, r.job); ok {
+		r.d = decision{class: failure.NoProgress, action: ActionStop, reason: ev, step: "continuation"}
+		return
+	}
+	if next := r.job + 1; next > r.o.MaxJobs {
+		r.d = decision{class: failure.BudgetExhausted, action: ActionStop, step: "continuation",
+			reason: fmt.Sprintf("the item has run %d Jobs, the cap of Jobs per item (max jobs %d); %s would need Job %d",
+				r.job, r.o.MaxJobs, r.ending(), next)}
+	}
+}
+
+// settled is the reported Job's line and the item's spend as report leaves
+// them in a record.
+type settled struct {
+	line      record.JobOutcome
+	item      record.Spend
+	recovered record.Spend
+	lost      bool
+	// touched: the line or the spend changes.
+	touched bool
+	// setResult: the runner's final mark is missing; report writes the
+	// typed result from the outputs.
+	setResult bool
+}
+
+// settle computes the Job's line and the item's spend from cur. It depends
+// only on cur and the Job's facts, so applying it to a record that already
+// holds it changes nothing: a second report for the same Job adds no spend.
+func (r *reporter) settle(cur *record.Record) settled {
+	jobs, _ := cur.Jobs()
+	item, _ := cur.Spend()
+	line, ok := findLine(jobs, func(j record.JobOutcome) bool { return j.Job == r.job })
+	if !ok {
+		line = record.JobOutcome{Job: r.job, RunID: r.o.RunID}
+		line.Group, _ = cur.Group()
+	}
+	if line.RunID == 0 {
+		line.RunID = r.o.RunID
+	}
+	s := settled{line: line, item: item}
+	if r.facts != nil {
+		want := string(r.jobClass)
+		if r.facts.logGone {
+			want = spendLost
+		}
+		s.touched = !ok || line.Failure != want || line.Result != ""
+		s.line.Result, s.line.Failure = "", want
+		if r.facts.logGone {
+			s.lost = true
+			return s
+		}
+		add := unmarked(r.facts.spend, r.job, line.Spend.ModelCalls)
+		if !add.Zero() {
+			s.recovered, s.touched = add, true
+			s.line.Spend = line.Spend.Add(add)
+			s.item = item.Add(add)
+		}
+		return s
+	}
+	if ok && line.Result == r.typed {
+		return s
+	}
+	// The outputs carry a result the record lacks: the final mark was lost.
+	s.touched, s.setResult = true, true
+	s.line.Result, s.line.Failure = r.typed, r.class
+	s.line.Group = max(s.line.Group, r.o.Group)
+	if out, err := parseSpend(r.o.Spend); err == nil && out.ModelCalls > item.ModelCalls {
+		diff := subSpend(out, item)
+		s.line.Spend = s.line.Spend.Add(diff)
+		s.item = out
+	}
+	return s
+}
+
+// changes is the record write for cur: the settled line and spend, the
+// typed result when the runner's is missing, and the keys of a stop.
+func (r *reporter) changes(cur *record.Record) (record.Changes, settled) {
+	s := r.settle(cur)
+	var ch record.Changes
+	if s.touched {
+		jobs, _ := cur.Jobs()
+		ch.SetJobs(withLine(jobs, s.line))
+		if old, _ := cur.Spend(); old != s.item {
+			ch.SetSpend(s.item)
+		}
+	}
+	switch {
+	case r.facts != nil:
+		// The last Job wrote no result: the record says so by having none,
+		// and implement.failure names how it ended.
+		ch.Delete(record.KeyImplementResult)
+		ch.SetFailure(string(r.jobClass))
+	case s.setResult:
+		ch.SetResult(r.typed)
+		if r.class != "" {
+			ch.SetFailure(r.class)
+		} else {
+			ch.Delete(record.KeyImplementFailure)
+		}
+		if n, _ := cur.Attempt(); r.job > n {
+			ch.SetAttempt(r.job)
+		}
+	}
+	if r.d.action == ActionStop {
+		ch.SetResult(record.ResultStopped)
+		ch.SetFailure(string(r.d.class))
+		ch.SetStopped(r.stopStep(cur))
+	}
+	return ch, s
+}
+
+// write makes the one record write, when there is something to write.
+func (r *reporter) write(ctx context.Context) error {
+	ch, s := r.changes(r.rec)
+	r.note(s)
+	if ch.Empty() || ch.Applied(r.rec) {
+		return nil
+	}
+	var last record.Changes
+	body, err := r.o.GitHub.UpdateBody(ctx, r.o.Issue,
+		func(cur string) (string, error) {
+			cr, err := record.Parse(cur)
+			if err != nil {
+				return "", err
+			}
+			var s settled
+			last, s = r.changes(cr)
+			r.note(s)
+			return record.Update(cur, last)
+		},
+		func(body string) bool {
+			rec, err := record.Parse(body)
+			return err == nil && last.Applied(rec)
+		})
+	if err != nil {
+		return fmt.Errorf("write issue %d record: %w", r.o.Issue, err)
+	}
+	rec, err := record.Parse(body)
+	if err != nil {
+		return fmt.Errorf("read back issue %d record: %w", r.o.Issue, err)
+	}
+	r.rec = rec
+	return nil
+}
+
+// note copies the settled spend into the outcome.
+func (r *reporter) note(s settled) {
+	r.out.SpendRecovered, r.out.SpendLost = s.recovered, s.lost
+	r.out.Spend, r.out.JobSpend = s.item, s.line.Spend
+}
+
+// stopStep is implement.stopped for a stop: the runner's own label, the
+// gate's, or the workflow step a killed Job failed in.
+func (r *reporter) stopStep(cur *record.Record) string {
+	if r.d.step != "" {
+		return r.d.step
+	}
+	if r.typed == record.ResultStopped {
+		if s, ok := cur.Stopped(); ok && s != "" {
+			return s
+		}
+	}
+	if r.facts != nil {
+		for _, st := range r.facts.job.Steps {
+			if st.Conclusion == "failure" || st.Conclusion == "cancelled" {
+				return fmt.Sprintf("job %s: %s", r.facts.job.Name, st.Name)
+			}
+		}
+		return "job " + r.facts.job.Name
+	}
+	return fmt.Sprintf("job %d", r.job)
+}
+
+func findLine(jobs []record.JobOutcome, match func(record.JobOutcome) bool) (record.JobOutcome, bool) {
+	var found record.JobOutcome
+	ok := false
+	for _, j := range jobs {
+		if match(j) && (!ok || j.Job > found.Job) {
+			found, ok = j, true
+		}
+	}
+	return found, ok
+}
+
+// withLine returns jobs with j's line replaced or added, sorted by Job.
+func withLine(jobs []record.JobOutcome, j record.JobOutcome) []record.JobOutcome {
+	out := make([]record.JobOutcome, 0, len(jobs)+1)
+	for _, x := range jobs {
+		if x.Job != j.Job {
+			out = append(out, x)
+		}
+	}
+	out = append(out, j)
+	sort.Slice(out, func(a, b int) bool { return out[a].Job < out[b].Job })
+	return out
+}
+
+// subSpend is a - b, never below zero, USD rounded as Spend.Add rounds it.
+func subSpend(a, b record.Spend) record.Spend {
+	return record.Spend{
+		TokensIn:   max(a.TokensIn-b.TokensIn, 0),
+		TokensOut:  max(a.TokensOut-b.TokensOut, 0),
+		USD:        max(math.Round((a.USD-b.USD)*1e9)/1e9, 0),
+		ModelCalls: max(a.ModelCalls-b.ModelCalls, 0),
+	}
+}
+
+func (r *reporter) logf(format string, args ...any) {
+	fmt.Fprintln(r.o.Log, r.o.Mask(fmt.Sprintf(format, args...)))
+}

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/event"
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// ResumeOptions are the inputs of Resume: the issue_comment event and where
+// to dispatch the continuation.
+type ResumeOptions struct {
+	GitHub *github.Client
+	Event  *event.Event
+	// Workflow and Ref name the implement workflow a continuation dispatches.
+	Workflow string
+	Ref      string
+	MaxJobs  int
+	Labels   Labels
+	Mask     func(string) string
+	Log      io.Writer
+}
+
+// writeRoles are the repository roles whose reply answers a question.
+var writeRoles = []string{"admin", "maintain", "write"}
+
+// Resume handles a comment on an item waiting for a person's answer. A reply
+// from a person with write access to the repository (admin, maintain, write:
+// asked of GitHub, not taken from the event's author_association) becomes
+// implement.answer, the needs-input label is removed and a continuation is
+// dispatched. Anything else — a bot, roadmap's own comments, an edit, an
+// issue that is not waiting, a person without write access — is ignored:
+// nothing is written and nothing dispatched (Action none, with the reason).
+func Resume(ctx context.Context, o ResumeOptions) (Outcome, error) {
+	ev := o.Event
+	switch {
+	case o.GitHub == nil:
+		return Outcome{}, inputErr(errors.New("resume: a GitHub client is required"))
+	case o.Mask == nil:
+		return Outcome{}, inputErr(errors.New("resume: a masker is required"))
+	case ev == nil || ev.Name != "issue_comment":
+		return Outcome{}, inputErr(errors.New("resume: the event is not an issue_comment"))
+	case ev.Issue <= 0 || ev.Comment == nil:
+		return Outcome{}, inputErr(errors.New("resume: the issue_comment event has no issue or no comment"))
+	}
+	ro := Options{Issue: ev.Issue, GitHub: o.GitHub, Workflow: o.Workflow, Ref: o.Ref, MaxJobs: o.MaxJobs,
+		Labels: o.Labels, Mask: o.Mask, Log: o.Log, RunID: ev.RunID}
+	if err := ro.defaults(); err != nil {
+		return Outcome{}, inputErr(err)
+	}
+	before := o.GitHub.Requests()
+	r := &reporter{o: ro}
+	r.out.Issue = ev.Issue
+	err := r.resume(ctx, ev)
+	r.out.Requests = o.GitHub.Requests().Sub(before).Counted()
+	return r.out, err
+}
+
+func (r *reporter) ignore(format string, args ...any) error {
+	r.out.Action = ActionNone
+	r.out.Reason = r.o.Mask(fmt.Sprintf(format, args...))
+	r.logf("report: issue #%d: reply ignored: %s", r.o.Issue, r.out.Reason)
+	return nil
+}
+
+func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
+	c := ev.Comment
+	switch {
+	case ev.Action != "" && ev.Action != "created":
+		return r.ignore("the comment was %s, not created", ev.Action)
+	case c.AuthorIsBot || strings.HasSuffix(c.Author, "[bot]"):
+		return r.ignore("the comment is by a bot (%s)", c.Author)
+	case strings.Contains(c.Body, "<!-- roadmap:"):
+		return r.ignore("the comment is roadmap's own")
+	case strings.TrimSpace(c.Body) == "":
+		return r.ignore("the comment is empty")
+	}
+	is, err := r.o.GitHub.Issue(ctx, r.o.Issue)
+	if err != nil {
+		return fmt.Errorf("read issue %d: %w", r.o.Issue, err)
+	}
+	r.issue = is
+	if !slices.Contains(is.Labels, r.o.Labels.NeedsInput) {
+		return r.ignore("the item is not waiting for an answer (no %s label)", r.o.Labels.NeedsInput)
+	}
+	if err := r.parse(); err != nil {
+		return err
+	}
+	if q, _ := r.rec.Question(); q == "" {
+		return r.ignore("the item has the %s label but its record holds no question", r.o.Labels.NeedsInput)
+	}
+	role, err := r.o.GitHub.Permission(ctx, c.Author)
+	if err != nil {
+		return fmt.Errorf("check %s's access: %w", c.Author, err)
+	}
+	if !slices.Contains(writeRoles, role) {
+		return r.ignore("%s has %s access; only a person with write access answers", c.Author, role)
+	}
+
+	n, _ := r.rec.Attempt()
+	r.job, r.typed = n, record.ResultReturned
+	r.out.Job, r.out.Result, r.out.Class = n, string(record.ResultReturned), failure.NeedsInput
+	if next := n + 1; next > r.o.MaxJobs {
+		r.d = decision{class: failure.BudgetExhausted, action: ActionStop, step: "continuation",
+			reason: fmt.Sprintf("%s answered, but the item has run %d Jobs, the cap of Jobs per item (max jobs %d)", c.Author, n, r.o.MaxJobs)}
+		r.out.Class, r.out.Action, r.out.Reason = r.d.class, ActionStop, r.o.Mask(r.d.reason)
+		if err := r.write(ctx); err != nil {
+			return err
+		}
+		return r.stop(ctx)
+	}
+	if r.o.Workflow == "" || r.o.Ref == "" {
+		return inputErr(errors.New("resume: report needs the implement workflow file and ref to dispatch the continuation"))
+	}
+	var ch record.Changes
+	ch.SetAnswer(c.Body)
+	if _, err := r.o.GitHub.UpdateBody(ctx, r.o.Issue,
+		func(cur string) (string, error) { return record.Update(cur, ch) },
+		func(body string) bool { rec, err := record.Parse(body); return err == nil && ch.Applied(rec) }); err != nil {
+		return fmt.Errorf("write issue %d answer: %w", r.o.Issue, err)
+	}
+	if err := r.removeLabels(ctx, r.o.Labels.NeedsInput); err != nil {
+		return err
+	}
+	r.d = decision{class: failure.NeedsInput, action: ActionContinue,
+		reason: fmt.Sprintf("%s (%s access) answered the question", c.Author, role)}
+	r.out.Reason = r.o.Mask(r.d.reason)
+	if err := r.continuation(ctx); err != nil {
+		return err
+	}
+	r.out.Action = ActionResume
+	r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
+	return nil
+}
