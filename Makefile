@@ -8,7 +8,7 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME    ?= 10s
 BIN         := bin/roadmap
 
-.PHONY: build test lint vet fmt-check actionlint unit fuzz bench clean
+.PHONY: build test lint vet fmt-check actionlint unit fuzz bench clean demo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/roadmap
@@ -40,6 +40,10 @@ fuzz:
 	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME); \
 	  done; \
 	done
+
+# The whole life of an item, locally, against the fakes (README quick start).
+demo: build
+	./$(BIN) demo
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

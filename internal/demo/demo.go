@@ -1,0 +1,354 @@
+package demo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/report"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// Options tune a demo run.
+type Options struct {
+	// Dir holds everything the demo makes; "" uses a temporary directory
+	// removed at the end.
+	Dir string
+	// Command returns the command that runs the roadmap binary with args
+	// (the CLI passes its own executable; tests pass theirs).
+	Command func(ctx context.Context, args []string) *exec.Cmd
+	// ExtraEnv is added to the environment of every Job process.
+	ExtraEnv []string
+	// Progress receives what a person watches; nil discards it.
+	Progress io.Writer
+	// Latency is added to every model call (default 150 ms).
+	Latency time.Duration
+}
+
+// Summary is the final state, what `roadmap demo --json` prints.
+type Summary struct {
+	Issue  int           `json:"issue"`
+	PR     int           `json:"pr"`
+	Result record.Result `json:"result"`
+	// Jobs are the record's implement.jobs.
+	Jobs []record.JobOutcome `json:"jobs"`
+	// Spend is the record's implement.spend; Recorded is the sum of the
+	// recorded exchanges the model server answered. They are equal when no
+	// spend was lost.
+	Spend    record.Spend `json:"spend"`
+	Recorded record.Spend `json:"recorded"`
+	// Kill is how report classified the killed Job and what it did.
+	Kill KillReport `json:"kill"`
+	// Requests are the counted GitHub requests (304s excluded), by phase.
+	Requests Requests `json:"requests"`
+	Record   string   `json:"record"`
+	Comment  string   `json:"comment"`
+	Dir      string   `json:"dir,omitempty"`
+}
+
+// KillReport is report's view of the killed Job.
+type KillReport struct {
+	Class      string `json:"class"`
+	Action     string `json:"action"`
+	Evidence   string `json:"evidence"`
+	Dispatched int64  `json:"dispatched_run_id"`
+}
+
+// Requests counts GitHub requests by phase.
+type Requests struct {
+	ByPhase map[string]int `json:"by_phase"`
+	Total   int            `json:"total"`
+}
+
+// Run plays the life of the sample item and returns its final state.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	if o.Command == nil {
+		return nil, errors.New("demo: no command to run the roadmap binary")
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Latency == 0 {
+		o.Latency = 150 * time.Millisecond
+	}
+	dir := o.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "roadmap-demo-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	d := &run{o: o, p: o.Progress, start: time.Now()}
+	return d.play(ctx, dir)
+}
+
+type run struct {
+	o     Options
+	p     io.Writer
+	w     *World
+	gh    *github.Client
+	mask  *redact.Masker
+	start time.Time
+	seen  int // requests in the fake's log already counted
+	reqs  Requests
+}
+
+func (d *run) step(format string, args ...any) {
+	fmt.Fprintf(d.p, "%5.1fs ▸ %s\n", time.Since(d.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// phase books the GitHub requests since the last phase under name.
+func (d *run) phase(name string) {
+	log := d.w.Fake.Requests()
+	n := 0
+	for _, r := range log[d.seen:] {
+		if r.Status != http.StatusNotModified && !strings.HasPrefix(r.Path, "/_logs/") {
+			n++
+		}
+	}
+	d.seen = len(log)
+	d.reqs.ByPhase[name] += n
+	d.reqs.Total += n
+}
+
+func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
+	w, err := NewWorld(ctx, dir, d.o.Latency)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	d.w = w
+	d.reqs.ByPhase = map[string]int{}
+	d.mask = redact.New(redact.Config{Secrets: []string{Token}})
+	d.gh, err = github.New(github.Options{BaseURL: w.githubURL + "/", Token: Token, Owner: Owner, Repo: Repo, Masker: d.mask})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := w.Config()
+	if err != nil {
+		return nil, err
+	}
+	d.step("issue #%d %q: a 3-group plan on %s, labelled roadmap:implement", w.Issue, "Add greetings", "a local bare remote")
+	d.phase("setup")
+
+	// Job 1, killed with SIGKILL in its second group.
+	run1 := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	d.step("Job 1 (run %d): implement", run1)
+	log1, _, err := d.job(ctx, 1, run1, cfg, func(line string) bool {
+		return strings.HasPrefix(line, trace.SpendPrefix) && strings.Contains(line, `"group":2`)
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.step("SIGKILL Job 1 in group 2, after its first model call there: no result, no marks after group 1")
+	log1 += "##[error]Process completed with exit code 137.\n"
+	if _, err := w.Fake.AddJob(run1, githubfake.Job{Name: "implement", Conclusion: "failure", Log: stamp(log1),
+		Steps: []githubfake.Step{{Name: "Run roadmap implement", Status: "completed", Conclusion: "failure"}}}); err != nil {
+		return nil, err
+	}
+	d.phase("job 1")
+
+	out1, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "failure", RunID: run1,
+		Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: indent(d.p)})
+	if err != nil {
+		return nil, fmt.Errorf("report on Job 1: %w", err)
+	}
+	d.phase("report 1")
+	kill := KillReport{Class: string(out1.Class), Action: string(out1.Action), Evidence: out1.Evidence}
+	if out1.Dispatched != nil {
+		kill.Dispatched = out1.Dispatched.RunID
+	}
+	d.step("report: class %s → %s (evidence: %s)", kill.Class, kill.Action, kill.Evidence)
+	disp := w.Fake.Dispatches()
+	if len(disp) == 0 {
+		return nil, fmt.Errorf("report dispatched no continuation for class %s", kill.Class)
+	}
+	last := disp[len(disp)-1]
+	attempt, _ := strconv.Atoi(fmt.Sprint(last.Inputs["attempt"]))
+	d.step("the dispatched run %d starts Job %d (inputs %v)", last.RunID, attempt, last.Inputs)
+
+	// Job 2, the continuation, while the repository's CI passes what it pushes.
+	ciCtx, stopCI := context.WithCancel(ctx)
+	go w.PlayCI(ciCtx)
+	log2, res2, err := d.job(ctx, attempt, last.RunID, cfg, nil)
+	stopCI()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Fake.AddJob(last.RunID, githubfake.Job{Name: "implement", Conclusion: "success", Log: stamp(log2),
+		Steps: []githubfake.Step{{Name: "Run roadmap implement", Status: "completed", Conclusion: "success"}}}); err != nil {
+		return nil, err
+	}
+	d.phase("job 2")
+	spendJSON, _ := json.Marshal(res2.Spend)
+	out2, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "success", RunID: last.RunID,
+		Result: string(res2.Result), Failure: res2.Failure, Group: res2.Group, Spend: string(spendJSON), HeadSHA: res2.HeadSHA,
+		PR: res2.PR, Attempt: res2.Attempt, Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: indent(d.p)})
+	if err != nil {
+		return nil, fmt.Errorf("report on Job 2: %w", err)
+	}
+	d.phase("report 2")
+	d.step("report: %s → %s", res2.Result, out2.Action)
+	return d.summary(res2, kill)
+}
+
+// job runs one implement Job as its own process. kill, when it returns true
+// for a log line, SIGKILLs the Job there.
+func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kill func(string) bool) (string, implement.Result, error) {
+	w := d.w
+	ws, err := w.Workspace(fmt.Sprintf("job-%d", attempt))
+	if err != nil {
+		return "", implement.Result{}, err
+	}
+	tmp := filepath.Join(w.Dir, fmt.Sprintf("runner-temp-%d", attempt))
+	os.MkdirAll(tmp, 0o755)
+	cmd := d.o.Command(ctx, []string{"implement", "--issue", strconv.Itoa(w.Issue), "--attempt", strconv.Itoa(attempt),
+		"--config", cfg, "--workdir", ws, "--run-id", strconv.FormatInt(runID, 10),
+		"--trace-file", filepath.Join(w.Dir, fmt.Sprintf("trace-job-%d.jsonl", attempt)), "--json"})
+	cmd.Env = append(w.Env(runID, tmp), d.o.ExtraEnv...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return "", implement.Result{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", implement.Result{}, fmt.Errorf("start Job %d: %w", attempt, err)
+	}
+	var log strings.Builder
+	killed := false
+	sc := bufio.NewScanner(pipe)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		log.WriteString(line + "\n")
+		if !strings.HasPrefix(line, trace.SpendPrefix) {
+			fmt.Fprintf(d.p, "        │ %s\n", line)
+		}
+		if kill != nil && !killed && kill(line) {
+			killed = true
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	err = cmd.Wait()
+	if killed {
+		return log.String(), implement.Result{}, nil
+	}
+	if kill != nil {
+		return "", implement.Result{}, fmt.Errorf("Job %d ended before the point where the demo kills it: %v", attempt, err)
+	}
+	var res implement.Result
+	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
+		return "", implement.Result{}, fmt.Errorf("Job %d: %v; its result: %v", attempt, err, jerr)
+	}
+	return log.String(), res, nil
+}
+
+func (d *run) summary(res implement.Result, kill KillReport) (*Summary, error) {
+	w := d.w
+	is, _ := w.Fake.Issue(w.Issue)
+	rec, err := record.Parse(is.Body)
+	if err != nil {
+		return nil, fmt.Errorf("the record after the demo: %w", err)
+	}
+	s := &Summary{Issue: w.Issue, PR: res.PR, Kill: kill, Requests: d.reqs, Dir: w.Dir}
+	s.Result, _ = rec.Result()
+	s.Jobs, _ = rec.Jobs()
+	s.Spend, _ = rec.Spend()
+	st := w.Replay.Stats()
+	s.Recorded = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}
+	for _, c := range w.Fake.Comments(res.PR) {
+		if strings.Contains(c.Body, "<!-- roadmap:implement -->") {
+			s.Comment = c.Body
+		}
+	}
+	var b strings.Builder
+	for _, k := range rec.Keys() {
+		raw, _ := rec.Raw(k)
+		if k == record.KeyImplementTrace && len(raw) > 80 {
+			raw = raw[:80] + "…"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", k, raw)
+	}
+	s.Record = b.String()
+	return s, nil
+}
+
+// stamp prefixes each line with a runner-style timestamp, as a job log has.
+func stamp(log string) string {
+	var b strings.Builder
+	now := time.Now().UTC()
+	for _, l := range strings.SplitAfter(log, "\n") {
+		if l == "" {
+			continue
+		}
+		b.WriteString(now.Format("2006-01-02T15:04:05.0000000Z") + " " + l)
+	}
+	return b.String()
+}
+
+type indented struct{ w io.Writer }
+
+func (i indented) Write(p []byte) (int, error) {
+	for _, l := range strings.SplitAfter(string(p), "\n") {
+		if l != "" {
+			fmt.Fprintf(i.w, "        │ %s", l)
+		}
+	}
+	return len(p), nil
+}
+
+func indent(w io.Writer) io.Writer { return indented{w} }
+
+// Print writes the summary for a person: the PR comment, the record, the
+// spend check and the GitHub requests.
+func (s *Summary) Print(w io.Writer) {
+	fmt.Fprintf(w, "\n── result ─────────────────────────────────────────────\n")
+	fmt.Fprintf(w, "issue #%d → %s, PR #%d; the killed Job was classified %s → %s\n", s.Issue, s.Result, s.PR, s.Kill.Class, s.Kill.Action)
+	fmt.Fprintf(w, "\n── the PR comment ─────────────────────────────────────\n%s\n", strings.TrimSpace(s.Comment))
+	fmt.Fprintf(w, "\n── the issue record ───────────────────────────────────\n%s", s.Record)
+	fmt.Fprintf(w, "\n── spend ──────────────────────────────────────────────\n")
+	fmt.Fprintf(w, "record:   %d tokens in, %d out, $%.6f, %d model calls\n", s.Spend.TokensIn, s.Spend.TokensOut, s.Spend.USD, s.Spend.ModelCalls)
+	fmt.Fprintf(w, "recorded: %d tokens in, %d out, %d model calls served by the model server\n", s.Recorded.TokensIn, s.Recorded.TokensOut, s.Recorded.ModelCalls)
+	if s.SpendMatches() {
+		fmt.Fprintln(w, "the record's sum equals the sum of every model call made, both Jobs included")
+	} else {
+		fmt.Fprintln(w, "MISMATCH: the record's sum is not the sum of the model calls made")
+	}
+	fmt.Fprintf(w, "\n── GitHub requests (counted; 304s are free) ───────────\n")
+	for _, p := range []string{"setup", "job 1", "report 1", "job 2", "report 2"} {
+		fmt.Fprintf(w, "%-9s %d\n", p, s.Requests.ByPhase[p])
+	}
+	fmt.Fprintf(w, "%-9s %d\n", "total", s.Requests.Total)
+	if s.Dir != "" {
+		fmt.Fprintf(w, "\nkept in %s\n", s.Dir)
+	}
+}
+
+// SpendMatches reports whether the record's spend equals what the model
+// server answered, in tokens and calls.
+func (s *Summary) SpendMatches() bool {
+	return s.Spend.TokensIn == s.Recorded.TokensIn && s.Spend.TokensOut == s.Recorded.TokensOut &&
+		s.Spend.ModelCalls == s.Recorded.ModelCalls
+}

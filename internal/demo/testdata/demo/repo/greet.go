@@ -1,0 +1,2 @@
+// Package greet says hello and goodbye.
+package greet
