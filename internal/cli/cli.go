@@ -68,6 +68,7 @@ func verbs() []verb {
 		{"report", "read how an implement Job ended and take the one action its class has", runReport},
 		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
 		{"mask", "mask secrets: stdin to stdout", runMask},
+		{"explain", "what ran for an issue, what it cost, what waits", runExplain},
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"classify", "classify a failed Job from its log", runClassify},
 		{"dev replay-model", "serve recorded model exchanges over the OpenAI API", runDevReplayModel},

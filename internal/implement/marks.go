@@ -195,6 +195,7 @@ func (r *runner) outputs(res Result) {
 	set("head_sha", res.HeadSHA)
 	set("spend", jsonText(res.Spend))
 	set("attempt", fmt.Sprint(res.Attempt))
+	set("reason", res.Reason)
 	if res.PR != 0 {
 		set("pr", fmt.Sprint(res.PR))
 	}
@@ -207,6 +208,9 @@ func (r *runner) logf(format string, args ...any) {
 func (r *runner) event(e trace.Event) {
 	if e.Group == 0 {
 		e.Group = r.group
+	}
+	if e.Job == 0 {
+		e.Job = r.attempt
 	}
 	if err := r.o.Trace.Add(e); err != nil {
 		r.logf("roadmap: trace: %v", err)

@@ -164,7 +164,7 @@ func (r *runner) groups(ctx context.Context) ending {
 		}
 		start := o.Clock.Now()
 		r.group = g.Number
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: groupStep(g)})
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
 		r.logf("roadmap: group %d: %s", g.Number, g.Title)
 		if end, ok := r.runGroup(ctx, change, g, first); !ok {
 			r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupFailed, Group: g.Number, Step: groupStep(g), Reason: end.reason})

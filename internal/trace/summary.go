@@ -124,7 +124,7 @@ func (a *stepAcc) add(e Event) {
 		case e.Phase == PhaseGroupFailed:
 			a.Result = "failed"
 		case e.Phase == PhaseAgent:
-			a.agentSpans++
+			a.agentSpans += max(e.Attempt, 1)
 			a.active = false
 			a.lastSpan = e.Outcome
 		case e.Phase.Span():
