@@ -20,7 +20,7 @@ lint: fmt-check vet actionlint
 
 # actionlint checks every workflow, and through them the local actions they use.
 actionlint:
-	$(GO) run $(ACTIONLINT) -no-color -shellcheck= -pyflakes= .github/workflows/*.yml
+	ACTIONLINT=$(ACTIONLINT) scripts/actionlint.sh
 
 fmt-check:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

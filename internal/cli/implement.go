@@ -15,11 +15,13 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
+	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -37,6 +39,9 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	traceFile := fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/roadmap-trace-ISSUE-ATTEMPT.jsonl)")
 	model := fs.String("model", "", "override the first model of the ladder")
 	runID := fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)")
+	budgetUSD := fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs (default: configuration budgets.item.usd)")
+	dayBudgetUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard")
+	dashboard := fs.Int("dashboard", 0, "the issue holding the day's spend ledger (0: no day budget)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -78,6 +83,16 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	if *base == "" {
 		*base = cfg.Implement.BaseBranch
 	}
+	if *budgetUSD < 0 || *dayBudgetUSD < 0 || *dashboard < 0 {
+		env.Errorf("implement: budgets and --dashboard must not be negative")
+		return ExitUsage
+	}
+	if *budgetUSD > 0 {
+		cfg.Budgets.Item.USD = *budgetUSD
+	}
+	if *dayBudgetUSD > 0 {
+		cfg.Budgets.Day.USD = *dayBudgetUSD
+	}
 	start := time.Now()
 	if *startedAt != "" {
 		if start, err = parseTime(*startedAt); err != nil {
@@ -94,6 +109,23 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		env.Errorf("implement: %v", err)
 		return ExitUsage
+	}
+	if *dashboard > 0 && cfg.Budgets.Day.USD > 0 {
+		day := report.Day(time.Now())
+		spent, ok, err := report.DayCheck(ctx, gh, *dashboard, day, report.DayBudget{USD: cfg.Budgets.Day.USD})
+		if err != nil {
+			env.Errorf("implement: %v", err)
+			return ExitInternal
+		}
+		if !ok {
+			// The Job does not start: the item yields until the next day.
+			msg := fmt.Sprintf("the day's budget of $%.2f is spent ($%.2f on %s); the item waits for the next day", cfg.Budgets.Day.USD, spent.USD, day)
+			fmt.Fprintf(env.Stderr, "::notice::%s\n", failure.TypedLine(failure.ResultYielded, failure.DayBudgetExhausted, msg))
+			for k, v := range map[string]string{"result": string(record.ResultYielded), "failure": string(failure.DayBudgetExhausted), "attempt": strconv.Itoa(*attempt)} {
+				_ = io.SetOutput(k, v)
+			}
+			return ExitOK
+		}
 	}
 	gitEnv := env.environ()
 	if tok := env.Getenv("GITHUB_TOKEN"); tok != "" && env.Getenv("GITHUB_SERVER_URL") != "" {
