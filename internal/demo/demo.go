@@ -256,11 +256,11 @@ func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kil
 		return log.String(), implement.Result{}, nil
 	}
 	if kill != nil {
-		return "", implement.Result{}, fmt.Errorf("Job %d ended before the point where the demo kills it: %v", attempt, err)
+		return "", implement.Result{}, fmt.Errorf("job %d ended before the point where the demo kills it: %v", attempt, err)
 	}
 	var res implement.Result
 	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
-		return "", implement.Result{}, fmt.Errorf("Job %d: %v; its result: %v", attempt, err, jerr)
+		return "", implement.Result{}, fmt.Errorf("job %d: %v; its result: %v", attempt, err, jerr)
 	}
 	return log.String(), res, nil
 }
