@@ -131,7 +131,12 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 	if *asJSON {
 		return env.JSON(out)
 	}
-	fmt.Fprintln(env.Stdout, reportLine(out))
+	// In Actions stdout carries workflow commands only; the line goes to the log.
+	if io.InActions() {
+		fmt.Fprintln(env.Stderr, reportLine(out))
+	} else {
+		fmt.Fprintln(env.Stdout, reportLine(out))
+	}
 	return ExitOK
 }
 

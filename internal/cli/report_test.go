@@ -157,9 +157,11 @@ func TestReportCommand(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
-		if !strings.Contains(stdout, "Job 2: stopped (auth) → stop") {
-			t.Errorf("stdout = %q, want the decision", stdout)
+		// In Actions the decision goes to the job log (stderr): stdout is for workflow commands.
+		if !strings.Contains(stderr, "Job 2: stopped (auth) → stop") {
+			t.Errorf("stderr = %q, want the decision", stderr)
 		}
+		onlyWorkflowCommands(t, "report", stdout)
 		if !slices.Contains(e.fake.Labels(n), "roadmap:stopped") {
 			t.Errorf("labels = %v, want roadmap:stopped", e.fake.Labels(n))
 		}
