@@ -59,11 +59,13 @@ type Options struct {
 	Split       checks.Splitter
 	// CheckCommands run after every group, besides its verify commands.
 	CheckCommands []string
-	StepBudget    agent.Budget
-	ItemBudget    agent.Budget
-	RepairRounds  int
-	MaxOutput     int
-	Window        int64
+	// CheckTimeout bounds one check command (0: the policy row's timeout).
+	CheckTimeout time.Duration
+	StepBudget   agent.Budget
+	ItemBudget   agent.Budget
+	RepairRounds int
+	MaxOutput    int
+	Window       int64
 
 	// Deadline is when the Job must have handed over (the job's start plus
 	// its timeout-minutes); zero means none.

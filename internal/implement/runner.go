@@ -362,7 +362,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 // runChecks runs the scoped checks and records each command in the trace.
 func (r *runner) runChecks(ctx context.Context, g plan.Group, cmds []string) (checks.Report, error) {
 	start := r.o.Clock.Now()
-	rep, err := checks.Run(ctx, r.o.CheckRunner, r.o.Split, r.workdir, cmds, checks.Options{Mask: r.o.Mask})
+	rep, err := checks.Run(ctx, r.o.CheckRunner, r.o.Split, r.workdir, cmds, checks.Options{Mask: r.o.Mask, Timeout: r.o.CheckTimeout})
 	for _, c := range rep.Results {
 		r.event(trace.Event{Type: trace.TypeCheckRun, Group: g.Number, Step: groupStep(g), Command: c.Command, ExitCode: c.ExitCode, Duration: c.Duration})
 	}
