@@ -42,6 +42,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	budgetUSD := fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs (default: configuration budgets.item.usd)")
 	dayBudgetUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard")
 	dashboard := fs.Int("dashboard", 0, "the issue holding the day's spend ledger (0: no day budget)")
+	recordDir := fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -168,6 +169,15 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		env.Errorf("implement: %s: %v", *cfgPath, err)
 		return ExitUsage
+	}
+	if *recordDir != "" {
+		if err := os.MkdirAll(*recordDir, 0o755); err != nil {
+			env.Errorf("implement: --record: %v", err)
+			return ExitUsage
+		}
+		for i := range tiers {
+			tiers[i].Model = llm.Record(tiers[i].Model, *recordDir)
+		}
 	}
 	opts := implement.Options{
 		Issue: *issue, Attempt: *attempt, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/implement"
+)
+
+// runImplementJob runs `roadmap implement` for the world's item in a fresh
+// workspace with the given configuration and extra flags.
+func runImplementJob(t *testing.T, w *demo.World, cfg string, attempt int, extra ...string) implement.Result {
+	t.Helper()
+	ws, err := w.Workspace(fmt.Sprintf("job-%d-%s", attempt, strings.ReplaceAll(t.Name(), "/", "-")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"implement", "--issue", fmt.Sprint(w.Issue), "--attempt", fmt.Sprint(attempt), "--config", cfg,
+		"--workdir", ws, "--json"}, extra...)
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), args, w.Env(int64(8000+attempt), t.TempDir()), strings.NewReader(""), &stdout, &stderr)
+	if code != ExitOK {
+		t.Fatalf("implement exited %d\n%s", code, stderr.String())
+	}
+	var res implement.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, stdout.String())
+	}
+	return res
+}
+
+// TestImplementRecord: a Job run with --record against the replay server
+// writes fixtures; a Job on a fresh item replayed from them in-process ends
+// the same way at the same spend.
+func TestImplementRecord(t *testing.T) {
+	ctx := context.Background()
+	recorded := filepath.Join(t.TempDir(), "recorded")
+
+	w1, err := demo.NewWorld(ctx, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w1.Close()
+	cfg1, _ := w1.Config()
+	ci1, stop1 := context.WithCancel(ctx)
+	defer stop1()
+	go w1.PlayCI(ci1)
+	first := runImplementJob(t, w1, cfg1, 1, "--record", recorded)
+	files, _ := filepath.Glob(filepath.Join(recorded, "*.json"))
+	if len(files) != 3 {
+		t.Fatalf("--record wrote %d fixtures, want one per group (3)", len(files))
+	}
+
+	w2, err := demo.NewWorld(ctx, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	cfg2 := filepath.Join(t.TempDir(), "replay.yml")
+	os.WriteFile(cfg2, []byte("models:\n  - provider: replay\n    name: demo-model\n    fixtures: "+recorded+
+		"\nprices:\n  demo-model: {input: 0.15, output: 0.60}\nchecks:\n  commands: [\"go vet ./...\"]\nimplement:\n  poll_interval: 1s\n  watch_timeout: 60s\n"), 0o644)
+	ci2, stop2 := context.WithCancel(ctx)
+	defer stop2()
+	go w2.PlayCI(ci2)
+	second := runImplementJob(t, w2, cfg2, 1)
+	if first.Result != "ready" || second.Result != first.Result || second.Spend != first.Spend {
+		t.Errorf("recorded run: %s %+v; replayed run: %s %+v; want the same result and spend", first.Result, first.Spend, second.Result, second.Spend)
+	}
+}
