@@ -66,6 +66,7 @@ func verbs() []verb {
 		{"version", "print the version", runVersion},
 		{"implement", "run one implement Job for an issue", runImplement},
 		{"report", "read how an implement Job ended and take the one action its class has", runReport},
+		{"checks", "run the plan's group checks on a PR head and set the roadmap/checks status", runChecks},
 		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"explain", "what ran for an issue, what it cost, what waits", runExplain},

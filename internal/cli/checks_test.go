@@ -1,0 +1,604 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+)
+
+const checksToken = "ghs_checkstesttoken00000000000000000000"
+
+// checksWorld is a git repository with a main branch and a work branch
+// (the PR), a fake GitHub over HTTP, and the environment of an Actions step.
+type checksWorld struct {
+	t       *testing.T
+	fake    *githubfake.Fake
+	repo    string
+	dir     string // GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and the event live here
+	environ []string
+}
+
+func newChecksWorld(t *testing.T, base map[string]string) *checksWorld {
+	t.Helper()
+	fake := githubfake.New(githubfake.Options{Token: checksToken, Owner: "acme", Repo: "widgets"})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	w := &checksWorld{t: t, fake: fake, repo: t.TempDir(), dir: t.TempDir()}
+	w.git("init", "--quiet", "--initial-branch=main")
+	w.commit("base", base)
+	w.git("checkout", "--quiet", "-b", "work")
+	w.environ = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"GITHUB_ACTIONS=true",
+		"GITHUB_TOKEN=" + checksToken,
+		"GITHUB_API_URL=" + srv.URL,
+		"GITHUB_REPOSITORY=acme/widgets",
+		"GITHUB_SERVER_URL=https://github.example",
+		"GITHUB_RUN_ID=4242",
+		"GITHUB_WORKSPACE=" + w.repo,
+		"GITHUB_OUTPUT=" + filepath.Join(w.dir, "output"),
+		"GITHUB_STEP_SUMMARY=" + filepath.Join(w.dir, "summary"),
+		"GITHUB_EVENT_NAME=pull_request",
+		"GITHUB_EVENT_PATH=" + filepath.Join(w.dir, "event.json"),
+		"RUNNER_TEMP=" + t.TempDir(),
+	}
+	return w
+}
+
+func (w *checksWorld) git(args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = w.repo
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Checks Test", "GIT_AUTHOR_EMAIL=checks@example.com",
+		"GIT_COMMITTER_NAME=Checks Test", "GIT_COMMITTER_EMAIL=checks@example.com",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes files ("" deletes one) and commits them; message may carry
+// trailers after a blank line.
+func (w *checksWorld) commit(message string, files map[string]string) string {
+	w.t.Helper()
+	for name, body := range files {
+		p := filepath.Join(w.repo, filepath.FromSlash(name))
+		if body == "" {
+			if err := os.Remove(p); err != nil {
+				w.t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			w.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	w.git("add", "--all")
+	w.git("commit", "--quiet", "--allow-empty", "-m", message)
+	return w.git("rev-parse", "HEAD")
+}
+
+// pullRequest writes the pull_request event for the work branch at head.
+func (w *checksWorld) pullRequest(head string) {
+	w.t.Helper()
+	ev := fmt.Sprintf(`{"action":"synchronize","number":7,"pull_request":{"number":7,"head":{"sha":%q,"ref":"work"},"base":{"ref":"main"}}}`, head)
+	if err := os.WriteFile(filepath.Join(w.dir, "event.json"), []byte(ev), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	for _, f := range []string{"output", "summary"} {
+		if err := os.WriteFile(filepath.Join(w.dir, f), nil, 0o644); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+func (w *checksWorld) run(args ...string) (code int, stdout, stderr string) {
+	w.t.Helper()
+	return w.runCtx(context.Background(), args...)
+}
+
+func (w *checksWorld) runCtx(ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(ctx, append([]string{"checks"}, args...), w.environ, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func (w *checksWorld) read(name string) string {
+	w.t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.dir, name))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// outputs parses $GITHUB_OUTPUT as the runner does (name<<delimiter).
+func (w *checksWorld) outputs() map[string]string {
+	w.t.Helper()
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(w.read("output")))
+	for sc.Scan() {
+		name, delim, ok := strings.Cut(sc.Text(), "<<")
+		if !ok {
+			w.t.Fatalf("$GITHUB_OUTPUT line %q is not name<<delimiter", sc.Text())
+		}
+		var lines []string
+		for sc.Scan() && sc.Text() != delim {
+			lines = append(lines, sc.Text())
+		}
+		out[name] = strings.Join(lines, "\n")
+	}
+	return out
+}
+
+type statusSeen struct{ State, Description string }
+
+func (w *checksWorld) statuses(sha string) []statusSeen {
+	var out []statusSeen
+	for _, s := range w.fake.Statuses(sha) {
+		if s.Context != "roadmap/checks" {
+			w.t.Errorf("status context %q, want roadmap/checks", s.Context)
+		}
+		if s.TargetURL != "https://github.example/acme/widgets/actions/runs/4242" {
+			w.t.Errorf("status target %q, want the run's page", s.TargetURL)
+		}
+		out = append(out, statusSeen{s.State, s.Description})
+	}
+	return out
+}
+
+// The plan of a PR that adds a farewell: group 1 starts from a check that
+// fails on main, group 2 keeps the greeting.
+const goodbyeTasks = "## 1. Say goodbye\n\n" +
+	"- [x] 1.1 Check for the farewell; verify: `grep -q goodbye greet.txt` fails\n" +
+	"- [x] 1.2 Write the farewell; verify: `grep -q goodbye greet.txt`\n\n" +
+	"## 2. Keep the greeting\n\n" +
+	"- [x] 2.1 Keep hello; verify: `grep -q hello greet.txt`\n" +
+	"- [x] 2.2 Nothing more; verify: `true`\n"
+
+const goodbyeTasksPath = "openspec/changes/say-goodbye/tasks.md"
+
+func TestChecksStatus(t *testing.T) {
+	w := newChecksWorld(t, map[string]string{
+		"greet.txt":           "hello\n",
+		".github/roadmap.yml": "checks:\n  commands:\n    - ls greet.txt\n",
+	})
+
+	// A head whose group checks pass.
+	good := w.commit("say goodbye", map[string]string{
+		"greet.txt":      "hello\ngoodbye\n",
+		goodbyeTasksPath: goodbyeTasks,
+		"openspec/changes/say-goodbye/proposal.md": "# Say goodbye\n",
+	})
+	w.pullRequest(good)
+	code, stdout, stderr := w.run()
+	if code != ExitOK {
+		t.Fatalf("checks on a passing head: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	want := []statusSeen{{"pending", "checking 2 groups"}, {"success", "2 of 2 groups pass"}}
+	if diff := cmp.Diff(want, w.statuses(good)); diff != "" {
+		t.Errorf("statuses on the passing head (-want +got):\n%s", diff)
+	}
+	if stdout != "" {
+		t.Errorf("stdout on a passing head = %q, want nothing", stdout)
+	}
+	if diff := cmp.Diff(map[string]string{"passed": "true", "failed_group": "", "failed_command": ""}, w.outputs()); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	summary := w.read("summary")
+	for _, s := range []string{
+		"| 1. Say goodbye | `grep -q goodbye greet.txt` | ✅ exit 0 |",
+		"| 1. Say goodbye | fail-to-pass `grep -q goodbye greet.txt` | ✅ failed before the change (exit 1) |",
+		"| 2. Keep the greeting | `true` | ✅ exit 0 |",
+		"| checks.commands | `ls greet.txt` | ✅ exit 0 |",
+	} {
+		if !strings.Contains(summary, s) {
+			t.Errorf("summary lacks %q:\n%s", s, summary)
+		}
+	}
+
+	// A head where they fail: the farewell is gone again.
+	bad := w.commit("drop the farewell", map[string]string{"greet.txt": "hello\n"})
+	w.pullRequest(bad)
+	code, stdout, stderr = w.run()
+	if code != ExitFindings {
+		t.Fatalf("checks on a failing head: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	want = []statusSeen{{"pending", "checking 2 groups"}, {"failure", "group 1: grep -q goodbye greet.txt exited 1"}}
+	if diff := cmp.Diff(want, w.statuses(bad)); diff != "" {
+		t.Errorf("statuses on the failing head (-want +got):\n%s", diff)
+	}
+	if got := w.statuses(good); len(got) != 2 {
+		t.Errorf("the passing head's statuses changed: %+v", got)
+	}
+	// Task 1.2 (line 4) is the one the command must pass for.
+	annotation := "::error file=" + goodbyeTasksPath + ",line=4::group 1 task 1.2: grep -q goodbye greet.txt exited 1"
+	if !strings.Contains(stdout, annotation) {
+		t.Errorf("stdout lacks the annotation %q:\n%s", annotation, stdout)
+	}
+	onlyWorkflowCommands(t, "checks", stdout)
+	if diff := cmp.Diff(map[string]string{"passed": "false", "failed_group": "1", "failed_command": "grep -q goodbye greet.txt"}, w.outputs()); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	summary = w.read("summary")
+	for _, s := range []string{
+		"| 1. Say goodbye | `grep -q goodbye greet.txt` | ❌ exited 1 |",
+		"| 1. Say goodbye | fail-to-pass | not checked: the group's checks fail at the head | |",
+		"| 2. Keep the greeting | `grep -q hello greet.txt` | ✅ exit 0 |",
+		"<details><summary>group 1: grep -q goodbye greet.txt</summary>",
+		"$ grep -q goodbye greet.txt\n[exit 1]",
+	} {
+		if !strings.Contains(summary, s) {
+			t.Errorf("summary lacks %q:\n%s", s, summary)
+		}
+	}
+	if strings.Contains(stdout+stderr+summary, checksToken) {
+		t.Error("the token leaked")
+	}
+}
+
+// checksJSON is the --json document as a script reads it.
+type checksJSON struct {
+	SHA    string `json:"sha"`
+	Passed bool   `json:"passed"`
+	Groups []struct {
+		Number   int    `json:"number"`
+		Title    string `json:"title"`
+		Passed   bool   `json:"passed"`
+		Log      string `json:"log"`
+		Commands []struct {
+			Command    string `json:"command"`
+			ExitCode   int    `json:"exit_code"`
+			DurationMS int64  `json:"duration_ms"`
+			Passed     bool   `json:"passed"`
+			Ran        bool   `json:"ran"`
+		} `json:"commands"`
+		FailToPass struct {
+			Status   string   `json:"status"`
+			Reason   string   `json:"reason"`
+			Before   string   `json:"before"`
+			Overlay  []string `json:"overlay"`
+			Commands []struct {
+				Command        string `json:"command"`
+				BeforeExitCode int    `json:"before_exit_code"`
+				Held           bool   `json:"held"`
+			} `json:"commands"`
+		} `json:"fail_to_pass"`
+	} `json:"groups"`
+	FailedGroup   int    `json:"failed_group"`
+	FailedCommand string `json:"failed_command"`
+	Description   string `json:"description"`
+}
+
+// runJSON runs checks --json and returns the document and the annotations.
+func (w *checksWorld) runJSON(wantCode int, args ...string) (checksJSON, string) {
+	w.t.Helper()
+	code, stdout, stderr := w.run(append(args, "--json")...)
+	if code != wantCode {
+		w.t.Fatalf("checks %v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args, code, wantCode, stdout, stderr)
+	}
+	// In Actions annotations share stdout with the JSON; they come first.
+	var lines, annotations []string
+	for _, l := range strings.SplitAfter(stdout, "\n") {
+		if strings.HasPrefix(l, "::") {
+			annotations = append(annotations, l)
+		} else {
+			lines = append(lines, l)
+		}
+	}
+	var got checksJSON
+	if err := json.Unmarshal([]byte(strings.Join(lines, "")), &got); err != nil {
+		w.t.Fatalf("checks --json printed no JSON object: %v\n%s", err, stdout)
+	}
+	return got, strings.Join(annotations, "")
+}
+
+func TestChecksFailToPass(t *testing.T) {
+	t.Run("a fails command that passed before the change", func(t *testing.T) {
+		w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+		tasks := "## 1. Greet\n\n- [x] 1.1 Check the greeting; verify: `grep -q hello greet.txt` fails\n"
+		head := w.commit("greet", map[string]string{"openspec/changes/greet/tasks.md": tasks, "notes.txt": "x\n"})
+		w.pullRequest(head)
+		got, annotations := w.runJSON(ExitFindings)
+		if want := "::error file=openspec/changes/greet/tasks.md,line=3::group 1 task 1.1: grep -q hello greet.txt passed before the group's change (fail-to-pass)\n"; annotations != want {
+			t.Errorf("annotations = %q, want %q", annotations, want)
+		}
+		if got.Passed || got.FailedGroup != 1 || got.FailedCommand != "grep -q hello greet.txt" {
+			t.Errorf("result = %+v, want group 1 failed on its fails command", got)
+		}
+		if want := "group 1: grep -q hello greet.txt passed before the group's change (fail-to-pass)"; got.Description != want {
+			t.Errorf("description = %q, want %q", got.Description, want)
+		}
+		g := got.Groups[0]
+		if g.FailToPass.Status != "failed" || len(g.FailToPass.Commands) != 1 || g.FailToPass.Commands[0].Held ||
+			g.FailToPass.Commands[0].BeforeExitCode != 0 || !g.Commands[0].Passed {
+			t.Errorf("group = %+v, want the head run passed and the fail-to-pass failed", g)
+		}
+		if st := w.statuses(head); len(st) != 2 || st[1].State != "failure" {
+			t.Errorf("statuses = %+v, want pending then failure", st)
+		}
+	})
+
+	t.Run("implement's group commits and the change's test files", func(t *testing.T) {
+		w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+		tasks := "## 1. Say hi\n\n- [x] 1.1 Say hi; verify: `grep -q hi greet.txt` fails\n\n" +
+			"## 2. Say goodbye\n\n- [x] 2.1 Expect the farewell; verify: `grep -q -f tests/expect.txt greet.txt` fails\n" +
+			"- [x] 2.2 Write it; verify: `grep -q goodbye greet.txt`\n"
+		g1 := w.commit("group 1\n\nRoadmap-Group: 1", map[string]string{"openspec/changes/greet/tasks.md": tasks, "greet.txt": "hello\nhi\n"})
+		w.commit("work in progress\n\nRoadmap-WIP: true", map[string]string{"tests/expect.txt": "goodbye\n"})
+		head := w.commit("group 2\n\nRoadmap-Group: 2", map[string]string{"greet.txt": "hello\nhi\ngoodbye\n"})
+		w.pullRequest(head)
+		got, _ := w.runJSON(ExitOK, "--no-status")
+		if !got.Passed || got.SHA != head || got.Description != "2 of 2 groups pass" {
+			t.Fatalf("result = %+v, want passed on %s", got, head)
+		}
+		if n := len(w.fake.Statuses(head)); n != 0 {
+			t.Errorf("--no-status set %d statuses", n)
+		}
+		base := w.git("rev-parse", "main")
+		g2 := got.Groups[1].FailToPass
+		for _, c := range []struct {
+			name      string
+			got, want any
+		}{
+			{"group 1 before", got.Groups[0].FailToPass.Before, base},
+			{"group 1 status", got.Groups[0].FailToPass.Status, "held"},
+			{"group 2 before (group 1's commit, not the WIP commit)", g2.Before, g1},
+			{"group 2 status", g2.Status, "held"},
+			{"group 2 overlay", g2.Overlay, []string{"tests/expect.txt"}},
+			// grep exits 1 (no match), not 2 (no such file): the test file was there.
+			{"group 2 before exit", g2.Commands[0].BeforeExitCode, 1},
+		} {
+			if diff := cmp.Diff(c.want, c.got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", c.name, diff)
+			}
+		}
+		if out := w.git("worktree", "list"); strings.Count(out, "\n") != 0 {
+			t.Errorf("worktrees left behind:\n%s", out)
+		}
+
+		got, _ = w.runJSON(ExitOK, "--no-status", "--group", "2")
+		if len(got.Groups) != 1 || got.Groups[0].Number != 2 || got.Description != "1 of 1 groups pass" {
+			t.Errorf("--group 2 = %+v, want group 2 alone", got)
+		}
+	})
+
+	t.Run("no base branch in the checkout", func(t *testing.T) {
+		w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+		tasks := "## 1. Say goodbye\n\n- [x] 1.1 Farewell; verify: `grep -q goodbye greet.txt` fails\n"
+		w.commit("goodbye", map[string]string{"openspec/changes/bye/tasks.md": tasks, "greet.txt": "goodbye\n"})
+		got, _ := w.runJSON(ExitOK, "--no-status", "--base", "trunk")
+		f := got.Groups[0].FailToPass
+		if !got.Passed || f.Status != "not checked" || !strings.Contains(f.Reason, `"trunk" is not in the checkout`) {
+			t.Errorf("result = %+v, want passed with fail-to-pass not checked for the missing base", got)
+		}
+		if want := "1 of 1 groups pass (fail-to-pass not checked)"; got.Description != want {
+			t.Errorf("description = %q, want %q", got.Description, want)
+		}
+	})
+}
+
+func TestChecksRefusedCommand(t *testing.T) {
+	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+	tasks := "## 1. Fetch\n\n- [x] 1.1 Fetch it; verify: `curl http://127.0.0.1/`\n- [x] 1.2 Then; verify: `true`\n"
+	head := w.commit("fetch", map[string]string{"openspec/changes/fetch/tasks.md": tasks})
+	w.pullRequest(head)
+	got, _ := w.runJSON(ExitFindings)
+	g := got.Groups[0]
+	if g.Passed || len(g.Commands) != 2 || g.Commands[0].Ran != true || g.Commands[1].Ran {
+		t.Errorf("group = %+v, want the refused command failed and the next not run", g)
+	}
+	if !strings.Contains(got.Description, "group 1: curl http://127.0.0.1/ could not run: ") ||
+		!strings.Contains(got.Description, "network access is refused") {
+		t.Errorf("description = %q, want the refusal", got.Description)
+	}
+	if st := w.statuses(head); len(st) != 2 || st[1].State != "failure" {
+		t.Errorf("statuses = %+v, want pending then failure", st)
+	}
+}
+
+// TestChecksCancelled cancels a run while a check hangs: the status must
+// not stay pending.
+func TestChecksCancelled(t *testing.T) {
+	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+	tasks := "## 1. Hang\n\n- [x] 1.1 Follow the file; verify: `tail -f greet.txt`\n"
+	head := w.commit("hang", map[string]string{"openspec/changes/hang/tasks.md": tasks})
+	w.pullRequest(head)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type ended struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan ended, 1)
+	go func() {
+		code, stdout, stderr := w.runCtx(ctx)
+		done <- ended{code, stdout, stderr}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(w.fake.Statuses(head)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no pending status within 20 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	var e ended
+	select {
+	case e = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("checks did not end within 20 s of the cancel")
+	}
+	if e.code != ExitInternal {
+		t.Errorf("exit %d, want 3\nstderr:\n%s", e.code, e.stderr)
+	}
+	st := w.statuses(head)
+	if len(st) != 2 || st[0].State != "pending" || st[1].State != "error" || !strings.Contains(st[1].Description, "context canceled") {
+		t.Errorf("statuses = %+v, want pending then error (cancelled)", st)
+	}
+	onlyWorkflowCommands(t, "checks", e.stdout)
+}
+
+// TestChecksAction runs the action's step as the runner does (bash running
+// its script, which execs roadmap) and checks each input reaches its flag.
+func TestChecksAction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildRoadmap(t)
+	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+	head := w.commit("goodbye", map[string]string{
+		"greet.txt":                       "hello\ngoodbye\n",
+		"openspec/changes/bye/tasks.md":   goodbyeTasks,
+		"openspec/changes/other/tasks.md": "## 1. Other\n\n- [x] 1.1 x; verify: `false`\n",
+		"ci/roadmap.yml":                  "checks:\n  commands: [\"grep -q goodbye greet.txt\"]\n",
+	})
+	w.pullRequest(head)
+	script, envMap, defaults := actionStep(t, filepath.Join("..", "..", "actions", "checks", "action.yml"), "run")
+	step := func(inputs map[string]string) (int, string) {
+		t.Helper()
+		vars := append([]string(nil), w.environ...)
+		for k, expr := range envMap {
+			switch {
+			case k == "ROADMAP_BIN":
+				vars = append(vars, k+"="+bin)
+			case k == "GITHUB_TOKEN":
+				vars = append(vars, k+"="+checksToken)
+			case strings.HasPrefix(expr, "${{ inputs."):
+				name := strings.TrimSuffix(strings.TrimPrefix(expr, "${{ inputs."), " }}")
+				v, ok := inputs[name]
+				if !ok {
+					v = defaults[name]
+				}
+				vars = append(vars, k+"="+v)
+			default:
+				t.Fatalf("step env %s=%s is not an input", k, expr)
+			}
+		}
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+		cmd.Dir = w.repo
+		cmd.Env = vars
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String()
+	}
+
+	// Two changes: without plan the step cannot choose.
+	if code, out := step(nil); code != ExitUsage || !strings.Contains(out, "2 changes under openspec/changes") {
+		t.Errorf("no plan input: exit %d, want 2\n%s", code, out)
+	}
+	code, out := step(map[string]string{"plan": "openspec/changes/bye", "config": "ci/roadmap.yml", "group": "2", "sha": head, "base": "main"})
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0\n%s", code, out)
+	}
+	want := []statusSeen{{"pending", "checking 1 group"}, {"success", "1 of 1 groups pass"}}
+	if diff := cmp.Diff(want, w.statuses(head)); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if summary := w.read("summary"); !strings.Contains(summary, "| checks.commands | `grep -q goodbye greet.txt` | ✅ exit 0 |") ||
+		strings.Contains(summary, "| 1. Say goodbye |") {
+		t.Errorf("summary does not show group 2 alone with ci/roadmap.yml's command:\n%s", summary)
+	}
+	if got := w.outputs(); got["passed"] != "true" {
+		t.Errorf("outputs = %v, want passed true", got)
+	}
+	code, out = step(map[string]string{"plan": "openspec/changes/other", "no-status": "true"})
+	if code != ExitFindings || len(w.statuses(head)) != 2 {
+		t.Errorf("no-status: exit %d (want 1), %d statuses (want the 2 from before)\n%s", code, len(w.statuses(head)), out)
+	}
+}
+
+func TestChecksBadInput(t *testing.T) {
+	tasks := "## 1. A\n\n- [x] 1.1 a; verify: `true`\n"
+	tests := []struct {
+		name    string
+		files   map[string]string
+		args    []string
+		environ []string
+		stderr  string
+		stdout  string
+	}{
+		{name: "no plan", args: nil, stderr: "no plan"},
+		{name: "several plans", files: map[string]string{"openspec/changes/a/tasks.md": tasks, "openspec/changes/b/tasks.md": tasks},
+			stderr: "2 changes under openspec/changes (a, b); pass --plan or --issue"},
+		{name: "no group", files: map[string]string{"openspec/changes/a/tasks.md": tasks}, args: []string{"--group", "3"},
+			stderr: "has no group 3"},
+		{name: "bad configuration", files: map[string]string{".github/roadmap.yml": "checks:\n  comands: [x]\n"},
+			stderr: "checks.comands: unknown key", stdout: "::error file=.github/roadmap.yml,line=2::"},
+		{name: "a plan that does not parse", files: map[string]string{"openspec/changes/a/tasks.md": "## 1. A\n\n- [ ] 2.1 wrong group\n"},
+			stderr: "task 2.1 is under group 1", stdout: "::error file=openspec/changes/a/tasks.md,line=3::"},
+		{name: "no repository for the status", files: map[string]string{"openspec/changes/a/tasks.md": tasks},
+			environ: []string{"GITHUB_REPOSITORY="}, stderr: "pass --no-status"},
+		{name: "an argument", args: []string{"extra"}, stderr: `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+			head := w.commit("change", tt.files)
+			w.pullRequest(head)
+			w.environ = append(w.environ, tt.environ...)
+			code, stdout, stderr := w.run(tt.args...)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want 2\nstderr:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, stderr)
+			}
+			if !strings.Contains(stdout, tt.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdout, stdout)
+			}
+			onlyWorkflowCommands(t, "checks", stdout)
+		})
+	}
+}
+
+func TestIsTestFile(t *testing.T) {
+	for p, want := range map[string]bool{
+		"internal/webhook/backoff_test.go": true,
+		"tests/expect.txt":                 true,
+		"pkg/testdata/in.json":             true,
+		"src/__tests__/a.js":               true,
+		"app/foo.test.ts":                  true,
+		"app/foo.spec.js":                  true,
+		"test_backoff.py":                  true,
+		"backoff_spec.rb":                  true,
+		"src/main/BackoffTest.java":        true,
+		"BackoffTests.cs":                  true,
+		"internal/webhook/backoff.go":      false,
+		"contest.go":                       false,
+		"latest/notes.md":                  false,
+		"Test":                             false,
+		"docs/testing.md":                  false,
+	} {
+		if got := isTestFile(p); got != want {
+			t.Errorf("isTestFile(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
