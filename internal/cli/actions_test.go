@@ -140,6 +140,39 @@ func TestActionOutputs(t *testing.T) {
 		}
 		onlyWorkflowCommands(t, "report", stdout.String())
 	})
+
+	t.Run("checks", func(t *testing.T) {
+		is, _ := w.Fake.Issue(w.Issue)
+		rec, _ := record.Parse(is.Body)
+		sha, _ := rec.PublishedSHA()
+		plan, _ := rec.StagePlan()
+		a := newActionsEnv(t, w, 7002, ws, "workflow_dispatch", `{}`)
+		var stdout, stderr bytes.Buffer
+		code := Main(ctx, []string{"checks", "--plan", plan, "--workdir", ws, "--sha", string(sha), "--config", cfg},
+			a.vars, strings.NewReader(""), &stdout, &stderr)
+		if code != ExitOK {
+			t.Fatalf("exit %d\n%s", code, stderr.String())
+		}
+		if out := a.outputs(t); out["passed"] != "true" {
+			t.Errorf("outputs = %v, want passed true", out)
+		}
+		if summary, _ := os.ReadFile(a.summary); !strings.Contains(string(summary), "|") {
+			t.Errorf("checks wrote no summary table:\n%s", summary)
+		}
+		if !hasStatusAny(w.Fake.Statuses(string(sha)), "roadmap/checks") {
+			t.Errorf("no roadmap/checks status on %s", sha)
+		}
+		onlyWorkflowCommands(t, "checks", stdout.String())
+	})
+}
+
+func hasStatusAny[S any](statuses []S, context string) bool {
+	for _, s := range statuses {
+		if strings.Contains(fmt.Sprintf("%+v", s), context) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasStatus[S any](statuses []S, context, state string) bool {
