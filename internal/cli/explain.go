@@ -367,14 +367,14 @@ func printExplain(w io.Writer, o explainOutput) error {
 				result = "(none: running or killed)"
 			}
 			fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", j.Job, j.RunID, termText(result),
-				termText(orDash(j.Failure)), j.Group, withCommas(j.TokensIn), withCommas(j.TokensOut), costText(j.USD), j.ModelCalls, j.Requests)
+				termText(orDash(j.Failure)), j.Group, trace.Thousands(j.TokensIn), trace.Thousands(j.TokensOut), costText(j.USD), j.ModelCalls, j.Requests)
 		}
 		tw.Flush()
 	}
 
 	fmt.Fprintln(ew, "\nWhat it cost")
 	fmt.Fprintf(ew, "  item spend: %s tokens in, %s out, %s, %d model calls (implement.spend)\n",
-		withCommas(o.Spend.TokensIn), withCommas(o.Spend.TokensOut), costText(o.Spend.USD), o.Spend.ModelCalls)
+		trace.Thousands(o.Spend.TokensIn), trace.Thousands(o.Spend.TokensOut), costText(o.Spend.USD), o.Spend.ModelCalls)
 	fmt.Fprintf(ew, "  GitHub requests: %d counted, over %d Job(s) (a 304 is free and not counted)\n", o.Requests, len(o.Jobs))
 
 	fmt.Fprintln(ew, "\nWhat waits")
@@ -523,24 +523,6 @@ func costText(u float64) string {
 		return fmt.Sprintf("$%.4f", u)
 	}
 	return fmt.Sprintf("$%.2f", u)
-}
-
-// withCommas writes n with commas: 18,230.
-func withCommas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // stickyWriter keeps the first write error so a long print checks it once.

@@ -218,7 +218,7 @@ func SummaryTable(events []Event) string {
 		attempts += s.Attempts
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s |\n",
 			mdText(s.Label), mdText(dash(s.Result)), s.Attempts,
-			thousands(s.TokensIn), thousands(s.TokensOut), formatUSD(s.USD), failingCommand(s.LastFailure))
+			Thousands(s.TokensIn), Thousands(s.TokensOut), formatUSD(s.USD), failingCommand(s.LastFailure))
 	}
 	var last *Event
 	for i := range events {
@@ -229,7 +229,7 @@ func SummaryTable(events []Event) string {
 	t := Sum(events)
 	fmt.Fprintf(&b, "| **Total** | %s | %d | %s | %s | %s | %s |\n",
 		mdText(dash(JobResult(events))), attempts,
-		thousands(t.TokensIn), thousands(t.TokensOut), formatUSD(t.USD), failingCommand(last))
+		Thousands(t.TokensIn), Thousands(t.TokensOut), formatUSD(t.USD), failingCommand(last))
 	return b.String()
 }
 
@@ -312,8 +312,8 @@ func cutRunes(s string, n int) string {
 	return s
 }
 
-// thousands writes n with commas: 18,230.
-func thousands(n int64) string {
+// Thousands writes n with commas, as the tables show counts: 18,230.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -130,8 +130,8 @@ func TestSummaryTableEmpty(t *testing.T) {
 
 func TestThousands(t *testing.T) {
 	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 18230: "18,230", 1234567: "1,234,567", -4500: "-4,500"} {
-		if got := thousands(in); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", in, got, want)
+		if got := Thousands(in); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", in, got, want)
 		}
 	}
 }
