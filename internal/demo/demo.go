@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -155,13 +157,21 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	// Job 1, killed with SIGKILL in its second group.
 	run1 := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	d.step("Job 1 (run %d): implement", run1)
-	log1, _, err := d.job(ctx, 1, run1, cfg, func(line string) bool {
-		return strings.HasPrefix(line, trace.SpendPrefix) && strings.Contains(line, `"group":2`)
+	// Job 1 is killed while its second model call of group 2 is in flight:
+	// the model server has the request and has not answered.
+	inFlight := make(chan struct{})
+	var once sync.Once
+	w.OnModelCall(func(first string, turn int) {
+		if strings.Contains(first, "task group 2 of") && turn == 1 {
+			once.Do(func() { close(inFlight) })
+		}
 	})
+	log1, _, err := d.job(ctx, 1, run1, cfg, inFlight)
+	w.OnModelCall(nil)
 	if err != nil {
 		return nil, err
 	}
-	d.step("SIGKILL Job 1 in group 2, after its first model call there: no result, no marks after group 1")
+	d.step("SIGKILL Job 1 in group 2, during its second model call there: no result, no marks after group 1")
 	log1 += "##[error]Process completed with exit code 137.\n"
 	if _, err := w.Fake.AddJob(run1, githubfake.Job{Name: "implement", Conclusion: "failure", Log: stamp(log1),
 		Steps: []githubfake.Step{{Name: "Run roadmap implement", Status: "completed", Conclusion: "failure"}}}); err != nil {
@@ -213,9 +223,9 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	return d.summary(res2, kill)
 }
 
-// job runs one implement Job as its own process. kill, when it returns true
-// for a log line, SIGKILLs the Job there.
-func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kill func(string) bool) (string, implement.Result, error) {
+// job runs one implement Job as its own process. When kill is closed the Job
+// is SIGKILLed; a nil kill lets it run to its end.
+func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kill <-chan struct{}) (string, implement.Result, error) {
 	w := d.w
 	ws, err := w.Workspace(fmt.Sprintf("job-%d", attempt))
 	if err != nil {
@@ -236,8 +246,20 @@ func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kil
 	if err := cmd.Start(); err != nil {
 		return "", implement.Result{}, fmt.Errorf("start Job %d: %w", attempt, err)
 	}
+	var killed atomic.Bool
+	if kill != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-kill:
+				killed.Store(true)
+				cmd.Process.Signal(syscall.SIGKILL)
+			case <-done:
+			}
+		}()
+	}
 	var log strings.Builder
-	killed := false
 	sc := bufio.NewScanner(pipe)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -246,13 +268,9 @@ func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kil
 		if !strings.HasPrefix(line, trace.SpendPrefix) {
 			fmt.Fprintf(d.p, "        │ %s\n", line)
 		}
-		if kill != nil && !killed && kill(line) {
-			killed = true
-			cmd.Process.Signal(syscall.SIGKILL)
-		}
 	}
 	err = cmd.Wait()
-	if killed {
+	if killed.Load() {
 		return log.String(), implement.Result{}, nil
 	}
 	if kill != nil {

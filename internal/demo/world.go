@@ -1,9 +1,12 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -12,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
@@ -43,6 +47,18 @@ type World struct {
 	servers             []*http.Server
 	// Latency is added to every model call, as a hosted model would.
 	latency time.Duration
+	// onCall, when set, sees every chat request before the model answers it
+	// (the demo kills a Job while its call is in flight).
+	mu     sync.Mutex
+	onCall func(firstUser string, turn int)
+}
+
+// OnModelCall sets a hook that sees each chat request's first user message
+// and turn before the model server answers it.
+func (w *World) OnModelCall(f func(firstUser string, turn int)) {
+	w.mu.Lock()
+	w.onCall = f
+	w.mu.Unlock()
 }
 
 // gitEnv isolates git from the machine's configuration.
@@ -105,6 +121,18 @@ func NewWorld(ctx context.Context, dir string, latency time.Duration) (*World, e
 // slowModel answers like the replay server, after the model's latency.
 func (w *World) slowModel(rw http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		w.mu.Lock()
+		hook := w.onCall
+		w.mu.Unlock()
+		if hook != nil {
+			hook(firstUserAndTurn(body))
+		}
 		select {
 		case <-time.After(w.latency):
 		case <-r.Context().Done():
@@ -112,6 +140,37 @@ func (w *World) slowModel(rw http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Replay.ServeHTTP(rw, r)
+}
+
+// firstUserAndTurn reads an OpenAI chat request: its first user message and
+// how many assistant messages it holds (the turn).
+func firstUserAndTurn(body []byte) (string, int) {
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return "", 0
+	}
+	first, turn := "", 0
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "assistant":
+			turn++
+		case "user":
+			if first == "" {
+				var s string
+				if json.Unmarshal(m.Content, &s) == nil {
+					first = s
+				} else {
+					first = string(m.Content)
+				}
+			}
+		}
+	}
+	return first, turn
 }
 
 func (w *World) serve(h http.Handler) (string, error) {
