@@ -187,6 +187,15 @@ func (s *Started) Pid() int { return s.cmd.Process.Pid }
 // Output is act's raw output so far.
 func (s *Started) Output() []byte { return s.out.Bytes() }
 
+// Snapshot reads act's log so far, for a test that waits on a job or a step
+// while act runs. ExitCode and Elapsed are not set.
+func (s *Started) Snapshot() *Result {
+	out := s.out.Bytes()
+	res := parseLog(out)
+	res.Output = out
+	return res
+}
+
 // Wait waits for act to exit and reads its log. A workflow that fails is a
 // Result with a non-zero ExitCode; the error is for act itself.
 func (s *Started) Wait() (*Result, error) {
@@ -270,13 +279,25 @@ func (a *Act) prepare(r Run) (args, env []string, err error) {
 		}
 	}
 
+	// The remote actions of the repository under test, and of every mapped
+	// repository: a caller's reusable workflow (roadmap.yml@v1, mapped to this
+	// project) uses actions of its own that act fetches too.
 	remote, err := FindRemoteActions(r.Repo.Dir)
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, k := range sortedKeys(r.LocalRepositories) {
+		more, err := FindRemoteActions(r.LocalRepositories[k])
+		if err != nil {
+			return nil, nil, err
+		}
+		remote = append(remote, more...)
+	}
 	var unmapped []RemoteAction
+	seen := map[string]bool{}
 	for _, ra := range remote {
-		if _, ok := r.LocalRepositories[ra.Key()]; !ok {
+		if _, ok := r.LocalRepositories[ra.Key()]; !ok && !seen[ra.Uses] {
+			seen[ra.Uses] = true
 			unmapped = append(unmapped, ra)
 		}
 	}
@@ -410,6 +431,34 @@ type logEntry struct {
 	Content    string   `json:"content"`
 }
 
+// StepOutput is what one step's process wrote (stdout and stderr, as act
+// read them from the step's pty), line by line with "\r\n" made "\n": the
+// text a runner would put in the job log for that step. job is act's job
+// name ("callerjob/workflow/job" inside a reusable workflow), id the step's
+// id path ("implement/run" for the step `run` of the composite action used
+// by the step `implement`).
+func (r *Result) StepOutput(job, id string) string {
+	var b strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(r.Output))
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e logEntry
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		if !e.RawOutput || strings.TrimSpace(e.Job) != job || strings.Join(e.StepID, "/") != id {
+			continue
+		}
+		msg := strings.ReplaceAll(e.Msg, "\r\n", "\n")
+		b.WriteString(msg)
+		if !strings.HasSuffix(msg, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
 // parseLog reads act's --json output. Lines that are not JSON (act prints
 // "Error: Job 'x' failed" plainly) go to the log as they are.
 func parseLog(out []byte) *Result {
@@ -425,6 +474,8 @@ func parseLog(out []byte) *Result {
 			log.WriteByte('\n')
 			continue
 		}
+		// act pads job names to a common width for its own display.
+		e.Job = strings.TrimSpace(e.Job)
 		if e.JobResult != "" {
 			res.Jobs[e.Job] = e.JobResult
 		}

@@ -443,3 +443,82 @@ func TestChildProcesses(t *testing.T) {
 		t.Errorf("childProcesses = %+v, want it to hold %+v", procs, want)
 	}
 }
+
+// A caller's reusable workflow, mapped to a local directory, uses remote
+// actions of its own: they get stand-ins as the caller's do, and the mapped
+// repository itself gets none.
+func TestPrepareRunLocalRepositories(t *testing.T) {
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	caller, called := t.TempDir(), t.TempDir()
+	write(filepath.Join(caller, ".github", "workflows", "caller.yml"),
+		"on: issues\njobs:\n  r:\n    uses: o/tool/.github/workflows/tool.yml@v1\n")
+	write(filepath.Join(called, ".github", "workflows", "tool.yml"),
+		"on: workflow_call\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: o/tool/actions/x@v1\n      - uses: actions/upload-artifact@v9\n")
+	scratch := t.TempDir()
+	args, _, err := (&Act{Bin: "act"}).prepare(Run{
+		Repo:              &Repo{Dir: caller, Name: "acme/widgets"},
+		Workflow:          ".github/workflows/caller.yml",
+		Event:             "issues",
+		LocalRepositories: map[string]string{"o/tool@v1": called},
+		Scratch:           scratch,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mapped []string
+	for i, a := range args {
+		if a == "--local-repository" {
+			mapped = append(mapped, args[i+1])
+		}
+	}
+	want := []string{
+		"actions/upload-artifact@v9=" + filepath.Join(scratch, "stubs", "000"),
+		"o/tool@v1=" + called,
+	}
+	if diff := cmp.Diff(want, mapped); diff != "" {
+		t.Errorf("--local-repository (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(scratch, "stubs", "000", "action.yml")); err != nil {
+		t.Errorf("stand-in for the called workflow's remote action: %v", err)
+	}
+}
+
+func TestStepOutput(t *testing.T) {
+	line := func(job, id, msg string, raw bool) string {
+		b, err := json.Marshal(map[string]any{"job": job, "stepID": strings.Split(id, "/"), "msg": msg, "raw_output": raw, "level": "info"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	out := strings.Join([]string{
+		line("w/caller/implement ", "implement/run", "roadmap: group 1\r\n", true),
+		line("w/caller/implement ", "implement/install", "built\n", true),
+		line("w/caller/implement ", "implement/run", "⭐ Run Main", false),
+		"Error: not JSON",
+		line("w/caller/report    ", "report/run", "report: continue\n", true),
+		line("w/caller/implement ", "implement/run", "roadmap::spend {}", true),
+	}, "\n")
+	res := &Result{Output: []byte(out)}
+	tests := []struct{ name, job, id, want string }{
+		{"lines of one step, CRLF made LF, a newline added", "w/caller/implement", "implement/run", "roadmap: group 1\nroadmap::spend {}\n"},
+		{"another step of the job", "w/caller/implement", "implement/install", "built\n"},
+		{"another job", "w/caller/report", "report/run", "report: continue\n"},
+		{"a step the job has not", "w/caller/report", "implement/run", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := res.StepOutput(tt.job, tt.id); got != tt.want {
+				t.Errorf("StepOutput(%q, %q) = %q, want %q", tt.job, tt.id, got, tt.want)
+			}
+		})
+	}
+}

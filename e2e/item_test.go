@@ -1,0 +1,698 @@
+//go:build unix
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// What the scenarios share: the demo's item (a sample repository with a
+// three-group plan, a labelled issue, the fake GitHub and the replay model on
+// loopback) made into a user's repository that calls this project's
+// reusable workflow, and act runs of that caller.
+
+const (
+	callerWorkflow = ".github/workflows/roadmap-caller.yml"
+	// roadmapRef is how the example caller refers to this project; act maps
+	// it to a snapshot of the source tree with --local-repository.
+	roadmapRef = "roadmap-dev/roadmap@v1"
+	marker     = "<!-- roadmap:implement -->"
+)
+
+// item is one issue's life under act.
+type item struct {
+	t      *testing.T
+	act    *Act
+	w      *demo.World
+	caller *Repo // the user's repository: the sample, the caller workflow, the configuration
+	// roadmap is the snapshot of this project the caller's
+	// roadmap-dev/roadmap references resolve to.
+	roadmap string
+	apiURL  string
+	start   time.Time
+
+	mu     sync.Mutex
+	seen   int // requests of the fake's log already booked
+	phases []phase
+}
+
+// phase is the counted GitHub requests (304s and log blobs are free) made
+// while one job ran.
+type phase struct {
+	name string
+	n    int
+}
+
+type itemOptions struct {
+	// Latency is added to every model call.
+	Latency time.Duration
+	// WatchTimeout bounds the watch of the PR checks within one Job.
+	WatchTimeout time.Duration
+}
+
+// newItem lays out the item and the user's repository.
+func newItem(t *testing.T, act *Act, o itemOptions) *item {
+	t.Helper()
+	ctx := t.Context()
+	dir := t.TempDir()
+	it := &item{t: t, act: act, start: time.Now()}
+	if err := os.MkdirAll(filepath.Join(dir, "world"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The model's latency is the proxy's below, not the world's: the proxy
+	// reads a request whole before it waits, so it sees a Job that is killed
+	// while it waits and serves nothing to it.
+	w, err := demo.NewWorld(ctx, filepath.Join(dir, "world"), 0)
+	if err != nil {
+		t.Fatalf("the demo's world: %v", err)
+	}
+	t.Cleanup(w.Close)
+	it.w = w
+	for _, kv := range w.Env(0, "") {
+		if v, ok := strings.CutPrefix(kv, "GITHUB_API_URL="); ok {
+			it.apiURL = v
+		}
+	}
+	// The world's own configuration names the replay model's address.
+	demoCfg, err := w.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(demoCfg)
+	if err != nil {
+		t.Fatalf("the demo's configuration: %v", err)
+	}
+	if it.apiURL == "" || len(cfg.Models) == 0 || cfg.Models[0].BaseURL == "" {
+		t.Fatalf("the demo's world gives no GitHub (%q) or model address", it.apiURL)
+	}
+	model, err := url.Parse(cfg.Models[0].BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(&slowModel{upstream: model.Scheme + "://" + model.Host, latency: o.Latency})
+	t.Cleanup(proxy.Close)
+	modelURL := proxy.URL + model.Path
+
+	snap, err := PrepareRepo(ctx, repoRoot(t), filepath.Join(dir, "roadmap"), "roadmap-dev/roadmap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it.roadmap = snap.Dir
+
+	// The user's repository: the sample as the world pushed it, plus the
+	// example caller (unchanged: its roadmap-dev/roadmap references are
+	// mapped by act) and a configuration for the replay model.
+	seed := filepath.Join(w.Dir, "seed")
+	caller, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "examples", "roadmap-caller.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		callerWorkflow: string(caller),
+		config.DefaultPath: fmt.Sprintf(`# The e2e's configuration: the demo's recorded model exchanges, served on loopback.
+models:
+  - provider: openai-compatible
+    name: demo-model
+    base_url: %s
+prices:
+  demo-model: {input: 0.15, output: 0.60}
+checks:
+  commands: ["go vet ./..."]
+implement:
+  poll_interval: 1s
+  watch_timeout: %s
+  repair_rounds: 2
+`, modelURL, o.WatchTimeout),
+	}
+	for name, body := range files {
+		p := filepath.Join(seed, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"-C", seed, "add", "--all"},
+		{"-C", seed, "commit", "--quiet", "--no-verify", "--message", "roadmap: the caller workflow and its configuration"},
+		{"-C", seed, "push", "--quiet", "origin", "main"},
+	} {
+		if _, err := git(ctx, args...); err != nil {
+			t.Fatalf("the user's repository: %v", err)
+		}
+	}
+	sha, err := git(ctx, "-C", seed, "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it.caller = &Repo{Dir: seed, Remote: w.Remote, Name: demo.Owner + "/" + demo.Repo, SHA: strings.TrimSpace(sha)}
+	it.logf("issue #%d with a 3-group plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
+	it.book("setup")
+	return it
+}
+
+func (it *item) logf(format string, args ...any) {
+	it.t.Helper()
+	it.t.Logf("%6.1fs ▸ %s", time.Since(it.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// book counts the requests since the last booking under name.
+func (it *item) book(name string) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	log := it.w.Fake.Requests()
+	n := 0
+	for _, r := range log[it.seen:] {
+		if r.Status != http.StatusNotModified && !strings.HasPrefix(r.Path, "/_logs/") {
+			n++
+		}
+	}
+	it.seen = len(log)
+	it.phases = append(it.phases, phase{name, n})
+}
+
+// requests prints the counted requests by phase and returns the total.
+func (it *item) requests() int {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	total := 0
+	var b strings.Builder
+	for _, p := range it.phases {
+		fmt.Fprintf(&b, "  %-32s %3d\n", p.name, p.n)
+		total += p.n
+	}
+	fmt.Fprintf(&b, "  %-32s %3d", "total", total)
+	it.t.Logf("counted GitHub requests by phase:\n%s", b.String())
+	var eps []string
+	for ep, n := range it.w.Fake.CountByEndpoint() {
+		eps = append(eps, fmt.Sprintf("  %3d %s", n, ep))
+	}
+	slices.Sort(eps)
+	it.t.Logf("requests by endpoint (every status):\n%s", strings.Join(eps, "\n"))
+	return total
+}
+
+// trigger is what starts one act run of the caller.
+type trigger struct {
+	name    string // for progress and the request phases
+	event   string
+	payload map[string]any
+	inputs  map[string]string
+	runID   int64 // GITHUB_RUN_ID: the fake's run, so report can find it
+}
+
+// actRun is one finished act run of the caller.
+type actRun struct {
+	*Result
+	artifacts string // ROADMAP_E2E_ARTIFACTS: what the guarded uploads would have uploaded
+}
+
+// job returns act's name for the called workflow's job ("…/implement").
+func (r *actRun) job(name string) string {
+	for k := range r.Jobs {
+		if strings.HasSuffix(k, "/"+name) {
+			return k
+		}
+	}
+	return ""
+}
+
+// run runs the caller once. during, if set, runs while act does.
+func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *actRun {
+	t := it.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
+	defer cancel()
+	artifacts := t.TempDir()
+	it.logf("%s: act %s (run %d)", tr.name, tr.event, tr.runID)
+	s, err := it.act.Start(ctx, Run{
+		Repo:     it.caller,
+		Workflow: callerWorkflow,
+		Event:    tr.event,
+		Payload:  tr.payload,
+		Inputs:   tr.inputs,
+		APIURL:   it.apiURL,
+		Env: map[string]string{
+			"GITHUB_RUN_ID":         strconv.FormatInt(tr.runID, 10),
+			"ROADMAP_E2E_ARTIFACTS": artifacts,
+		},
+		Secrets:           map[string]string{"GITHUB_TOKEN": demo.Token},
+		LocalRepositories: map[string]string{roadmapRef: it.roadmap},
+		Scratch:           t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Book the implement job's requests apart from report's: report starts
+	// with a build of the binary, so the first of its requests comes well
+	// after act logs implement's result.
+	booked := make(chan struct{})
+	go func() {
+		defer close(booked)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			snap := &actRun{Result: s.Snapshot()}
+			if j := snap.job("implement"); j != "" {
+				it.logf("%s: the implement job ended: %s", tr.name, snap.Jobs[j])
+				it.book(tr.name + ": implement")
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	done := make(chan struct{})
+	if during != nil {
+		go func() {
+			defer close(done)
+			during(ctx, s)
+		}()
+	} else {
+		close(done)
+	}
+	res, err := s.Wait()
+	cancel()
+	<-booked
+	<-done
+	if err != nil {
+		t.Fatalf("%s: %v\nact log:\n%s", tr.name, err, parseLog(s.Output()).Log)
+	}
+	it.book(tr.name + ": report")
+	r := &actRun{Result: res, artifacts: artifacts}
+	it.logf("%s: act exited %d after %s; jobs %v", tr.name, res.ExitCode, res.Elapsed.Round(100*time.Millisecond), res.Jobs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s: act log:\n%s", tr.name, res.Log)
+		}
+	})
+	return r
+}
+
+// labelled is the issues.labeled event the user's label starts the item with.
+func (it *item) labelled(runID int64) trigger {
+	is, _ := it.w.Fake.Issue(it.w.Issue)
+	return trigger{
+		name:  "run 1",
+		event: "issues",
+		payload: map[string]any{
+			"action": "labeled",
+			"label":  map[string]any{"name": "roadmap:implement"},
+			"issue": map[string]any{
+				"number": it.w.Issue, "title": is.Title, "body": is.Body, "state": "open",
+				"labels": []any{map[string]any{"name": "roadmap:implement"}},
+				"user":   map[string]any{"login": is.Author},
+			},
+		},
+		runID: runID,
+	}
+}
+
+// continuation is the run report dispatched: the caller's workflow_dispatch
+// with the dispatch's inputs, as GitHub would start it.
+func (it *item) continuation(name string, d githubfake.Dispatch) trigger {
+	t := it.t
+	t.Helper()
+	if d.Workflow != filepath.Base(callerWorkflow) || d.Ref != "main" && d.Ref != "refs/heads/main" {
+		t.Fatalf("report dispatched %s on %s, want %s on main", d.Workflow, d.Ref, filepath.Base(callerWorkflow))
+	}
+	inputs := map[string]string{}
+	for k, v := range d.Inputs {
+		inputs[k] = fmt.Sprint(v)
+	}
+	return trigger{name: name, event: "workflow_dispatch", inputs: inputs, runID: d.RunID}
+}
+
+// record reads the issue record as the fake holds it.
+func (it *item) record() *record.Record {
+	it.t.Helper()
+	is, ok := it.w.Fake.Issue(it.w.Issue)
+	if !ok {
+		it.t.Fatalf("issue #%d is gone", it.w.Issue)
+	}
+	rec, err := record.Parse(is.Body)
+	if err != nil {
+		it.t.Fatalf("the issue record: %v\n%s", err, is.Body)
+	}
+	return rec
+}
+
+// ci plays the user's repository CI: every head pushed to the work branch
+// gets a ci/test status in the state set last, until the test ends.
+type ci struct {
+	mu    sync.Mutex
+	state string
+}
+
+// playCI starts the repository's CI in state.
+func (it *item) playCI(state string) *ci {
+	c := &ci{state: state}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.play(ctx, it)
+	}()
+	it.t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	return c
+}
+
+func (c *ci) set(state string) {
+	c.mu.Lock()
+	c.state = state
+	c.mu.Unlock()
+}
+
+func (c *ci) play(ctx context.Context, it *item) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		out, err := git(ctx, "-C", it.w.Remote, "rev-parse", "-q", "--verify", "refs/heads/"+it.w.Branch())
+		sha := strings.TrimSpace(out)
+		if err != nil || sha == "" {
+			continue
+		}
+		c.mu.Lock()
+		want := c.state
+		c.mu.Unlock()
+		sts := it.w.Fake.Statuses(sha)
+		if n := len(sts); n == 0 || sts[n-1].State != want {
+			it.w.Fake.AddStatus(sha, "ci/test", want, "the repository's CI: "+want)
+		}
+	}
+}
+
+// checkSpend compares the record's spend with the exchanges the replay
+// model served, every Job included.
+func (it *item) checkSpend(rec *record.Record) {
+	t := it.t
+	t.Helper()
+	spend, ok := rec.Spend()
+	if !ok {
+		t.Fatalf("the record has no implement.spend:\n%s", recordText(rec))
+	}
+	st := it.w.Replay.Stats()
+	got := record.Spend{TokensIn: spend.TokensIn, TokensOut: spend.TokensOut, ModelCalls: spend.ModelCalls}
+	want := record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: st.Calls}
+	if got != want {
+		t.Errorf("record implement.spend = %+v, want the sum of the %d exchanges served: %+v", spend, st.Calls, want)
+	}
+	if st.Errors != 0 || st.Requests != st.Calls {
+		t.Errorf("replay model: %d requests, %d served, %d errors; want every request served", st.Requests, st.Calls, st.Errors)
+	}
+	it.logf("spend: record %d tokens in, %d out, %d calls, $%.6f = served %d in, %d out, %d calls",
+		spend.TokensIn, spend.TokensOut, spend.ModelCalls, spend.USD, st.TokensIn, st.TokensOut, st.Calls)
+}
+
+// checkMarkerComment wants exactly one marker comment on the item's PR, the
+// PR out of draft and roadmap/implement green on its head.
+func (it *item) checkReadyPR(pr int) {
+	t := it.t
+	t.Helper()
+	is, ok := it.w.Fake.Issue(pr)
+	if !ok || is.Pull == nil {
+		t.Fatalf("the record's stage.pr #%d is no pull request", pr)
+	}
+	if is.Pull.Draft {
+		t.Errorf("PR #%d is still a draft", pr)
+	}
+	state := ""
+	for _, st := range it.w.Fake.Statuses(is.Pull.HeadSHA) {
+		if st.Context == "roadmap/implement" {
+			state = st.State
+		}
+	}
+	if state != "success" {
+		t.Errorf("status roadmap/implement on the PR head %s = %q, want success", is.Pull.HeadSHA, state)
+	}
+	n := 0
+	for _, c := range it.w.Fake.Comments(pr) {
+		if strings.Contains(c.Body, marker) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("PR #%d has %d comments with %s, want 1", pr, n, marker)
+	}
+}
+
+// checkTrace reads what the guarded upload would have uploaded: one JSONL
+// trace of Job job, its events in order, with the model calls it made.
+func (it *item) checkTrace(r *actRun, job, calls int, killed bool) {
+	t := it.t
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(r.artifacts, "trace", "*.jsonl"))
+	if err != nil || len(files) != 1 {
+		t.Errorf("trace kept for the e2e: %v (%v), want one file under %s/trace", files, err, r.artifacts)
+		return
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	events, err := trace.ReadJSONL(f)
+	if err != nil {
+		t.Errorf("trace %s is not valid JSONL: %v", filepath.Base(files[0]), err)
+		return
+	}
+	modelCalls := 0
+	for i, e := range events {
+		if e.Job != job {
+			t.Errorf("trace event %d is of Job %d, want %d: %+v", i, e.Job, job, e)
+		}
+		if i > 0 && e.Seq <= events[i-1].Seq {
+			t.Errorf("trace event %d has seq %d after %d", i, e.Seq, events[i-1].Seq)
+		}
+		if e.Type == trace.TypeModelCall {
+			modelCalls++
+		}
+	}
+	switch {
+	case len(events) == 0 || events[0].Phase != trace.PhaseJobStarted:
+		t.Errorf("trace of Job %d: %d events, want job_started first", job, len(events))
+	case events[len(events)-1].Phase.End() == killed:
+		t.Errorf("trace of Job %d ends with %+v; want the Job's end last, unless it was killed", job, events[len(events)-1])
+	}
+	if modelCalls != calls {
+		t.Errorf("trace of Job %d has %d model calls, want %d", job, modelCalls, calls)
+	}
+	it.logf("trace %s: %d events, %d model calls", filepath.Base(files[0]), len(events), modelCalls)
+}
+
+// wantJobs checks act's job results and exit code.
+func (it *item) wantJobs(r *actRun, implement, report string) {
+	t := it.t
+	t.Helper()
+	if got := r.Jobs[r.job("implement")]; got != implement {
+		t.Errorf("implement job = %q, want %s (jobs %v)", got, implement, r.Jobs)
+	}
+	if got := r.Jobs[r.job("report")]; got != report {
+		t.Errorf("report job = %q, want %s (jobs %v)", got, report, r.Jobs)
+	}
+	wantExit := 0
+	if implement != "success" || report != "success" {
+		wantExit = 1
+	}
+	if r.ExitCode != wantExit {
+		t.Errorf("act exit code = %d, want %d", r.ExitCode, wantExit)
+	}
+}
+
+// stamp prefixes each line with a runner's timestamp, as a job log has it.
+func stamp(log string, now time.Time) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(log, "\n") {
+		if l != "" {
+			b.WriteString(now.UTC().Format("2006-01-02T15:04:05.0000000Z") + " " + l)
+		}
+	}
+	return b.String()
+}
+
+// recordText is the record's keys and values, one a line, for a failure.
+func recordText(rec *record.Record) string {
+	var b strings.Builder
+	for _, k := range rec.Keys() {
+		raw, _ := rec.Raw(k)
+		if len(raw) > 160 {
+			raw = raw[:160] + "…"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", k, raw)
+	}
+	return b.String()
+}
+
+// implementJob is act's name for the implement job, once it has logged a step.
+func implementJob(r *Result) string {
+	for _, s := range r.Steps {
+		if strings.HasSuffix(s.Job, "/implement") {
+			return s.Job
+		}
+	}
+	return ""
+}
+
+// implementStep is the step id of the process that runs the Job: the step
+// `run` of the implement action, used by the workflow's step `implement`.
+const implementStep = "implement/run"
+
+// killInGroup SIGKILLs the implement step's process (the roadmap binary the
+// step execs) once the Job has made its first model call in group, while
+// the next call waits out the model's latency. It returns the calls the
+// Job made, each with its spend line in the step's output; 0 when it could
+// not kill (the test has failed then).
+func (it *item) killInGroup(ctx context.Context, s *Started, group int) int {
+	t := it.t
+	deadline := time.Now().Add(4 * time.Minute)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		snap := s.Snapshot()
+		job := implementJob(snap)
+		if job == "" {
+			continue
+		}
+		if res, ok := snap.Jobs[job]; ok {
+			t.Errorf("the implement job ended (%s) before it reached group %d", res, group)
+			return 0
+		}
+		spend, err := trace.ParseSpendLines(strings.NewReader(snap.StepOutput(job, implementStep)))
+		if err != nil {
+			t.Errorf("spend lines: %v", err)
+			return 0
+		}
+		n := len(spend.Entries)
+		if n == 0 || spend.Entries[n-1].Group < group || it.w.Replay.Stats().Calls != n {
+			continue
+		}
+		procs, err := s.StepProcesses()
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		i := slices.IndexFunc(procs, func(p Process) bool { return p.Comm == "roadmap" })
+		if i < 0 {
+			t.Errorf("no roadmap process among act's step processes %+v: the action must exec it", procs)
+			return 0
+		}
+		if err := syscall.Kill(procs[i].PID, syscall.SIGKILL); err != nil {
+			t.Errorf("kill the implement step %d: %v", procs[i].PID, err)
+			return 0
+		}
+		if served := it.w.Replay.Stats().Calls; served != n {
+			t.Errorf("a model call was served between the check and the kill (%d served, %d in the log): make the latency longer", served, n)
+		}
+		it.logf("SIGKILL the implement step (pid %d) in group %d after %d model calls, the next one on the wire", procs[i].PID, group, n)
+		return n
+	}
+	t.Errorf("the implement Job reached no model call in group %d:\n%s", group, s.Snapshot().Log)
+	return 0
+}
+
+// seedKilledJob gives the fake GitHub the run's implement job as GitHub
+// would keep it: completed, failed, its log the killed step's output
+// followed by the runner's line for a process killed with SIGKILL. It waits
+// for act to log the step's end, so the output is complete.
+func (it *item) seedKilledJob(ctx context.Context, s *Started, runID int64) {
+	t := it.t
+	for ctx.Err() == nil {
+		snap := s.Snapshot()
+		job := implementJob(snap)
+		ended := slices.ContainsFunc(snap.Steps, func(st StepResult) bool {
+			return st.Job == job && st.ID == implementStep && st.Result != ""
+		})
+		if !ended {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		log := snap.StepOutput(job, implementStep) + "##[error]Process completed with exit code 137.\n"
+		_, err := it.w.Fake.AddJob(runID, githubfake.Job{
+			Name: "roadmap / implement", Status: "completed", Conclusion: "failure", Log: stamp(log, time.Now()),
+			Steps: []githubfake.Step{
+				{Name: "Set up job", Status: "completed", Conclusion: "success"},
+				{Name: "Run roadmap-dev/roadmap/actions/implement@v1", Status: "completed", Conclusion: "failure"},
+			},
+		})
+		if err != nil {
+			t.Errorf("seed the killed job: %v", err)
+			return
+		}
+		it.logf("the fake GitHub has the killed job's log:\n%s", log)
+		return
+	}
+}
+
+// slowModel stands in front of the replay model with a hosted model's
+// latency. It reads each request whole before it waits: an HTTP server sees
+// a client go away only once the request body is read, so a Job killed
+// while it waits for an answer is served nothing, as it would receive
+// nothing, and the replay's tally holds only exchanges a Job received.
+type slowModel struct {
+	upstream string
+	latency  time.Duration
+}
+
+func (m *slowModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		select {
+		case <-time.After(m.latency):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, m.upstream+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+}
