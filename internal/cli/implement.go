@@ -36,7 +36,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	attempt := fs.Int("attempt", 0, "this Job's number for the item (default: the dispatch input, else the record's + 1)")
 	timeout := fs.Int("timeout-minutes", 0, "the job's timeout-minutes; with --started-at it sets the deadline")
 	startedAt := fs.String("started-at", "", "when the job started (RFC 3339 or Unix seconds; default now)")
-	traceFile := fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/roadmap-trace-ISSUE-ATTEMPT.jsonl)")
+	traceFile := fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/roadmap-trace-ISSUE-run-RUNID.jsonl)")
 	model := fs.String("model", "", "override the first model of the ladder")
 	runID := fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)")
 	budgetUSD := fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs (default: configuration budgets.item.usd)")
@@ -150,7 +150,9 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		if tmp == "" {
 			tmp = os.TempDir()
 		}
-		*traceFile = filepath.Join(tmp, fmt.Sprintf("roadmap-trace-%d-%d.jsonl", *issue, max(*attempt, 0)))
+		// The Job's number may not be known before the record is read; the
+		// run id is, and tells the Jobs of an item apart.
+		*traceFile = filepath.Join(tmp, fmt.Sprintf("roadmap-trace-%d-run-%d.jsonl", *issue, *runID))
 	}
 	tf, err := os.OpenFile(*traceFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
