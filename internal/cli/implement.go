@@ -137,6 +137,10 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("implement: %v", err)
 		return ExitUsage
 	}
+	if err := repo.EnsureIdentity(ctx); err != nil {
+		env.Errorf("implement: %v", err)
+		return ExitInternal
+	}
 	pol, err := policy.ParseNode(&cfg.Policy)
 	if err != nil {
 		env.Errorf("implement: %s: policy: %v", *cfgPath, err)

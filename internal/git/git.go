@@ -412,3 +412,47 @@ func ExtraHeaderEnv(env []string, serverURL, token string) []string {
 		fmt.Sprintf("GIT_CONFIG_VALUE_%d=AUTHORIZATION: basic %s", n, basic),
 	)
 }
+
+// DefaultName and DefaultEmail are the author and committer of the runner's
+// commits when the repository, the machine and the environment name none: a
+// runner has no git identity configured, and git's guess from the host name
+// fails where the host has no domain ("unable to auto-detect email address").
+const (
+	DefaultName  = "github-actions[bot]"
+	DefaultEmail = "41898282+github-actions[bot]@users.noreply.github.com"
+)
+
+// EnsureIdentity adds DefaultName and DefaultEmail to the Repo's environment when git has
+// no identity to commit with; a configured identity (git config user.name and
+// user.email, or GIT_AUTHOR_*/GIT_COMMITTER_* in the environment) is kept.
+func (r *Repo) EnsureIdentity(ctx context.Context) error {
+	has := func(key, env string) (bool, error) {
+		for _, kv := range r.Env {
+			if strings.HasPrefix(kv, env+"=") && len(kv) > len(env)+1 {
+				return true, nil
+			}
+		}
+		out, err := r.run(ctx, nil, "config", "--get", key)
+		var ge *Error
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			return false, nil // not set
+		}
+		if err != nil {
+			return false, fmt.Errorf("read git config %s: %w", key, err)
+		}
+		return strings.TrimSpace(string(out)) != "", nil
+	}
+	for _, k := range []struct{ key, author, committer, value string }{
+		{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", DefaultName},
+		{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", DefaultEmail},
+	} {
+		ok, err := has(k.key, k.author)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			r.Env = append(r.Env, k.author+"="+k.value, k.committer+"="+k.value)
+		}
+	}
+	return nil
+}

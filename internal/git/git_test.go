@@ -683,3 +683,45 @@ func TestNoTerminalPrompt(t *testing.T) {
 		t.Errorf("stderr = %q, want git to refuse to prompt", ge.Stderr)
 	}
 }
+
+func TestEnsureIdentity(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	bare := []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	init := exec.Command("git", "init", "-q", "-b", "main", dir)
+	init.Env = bare
+	if out, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	r, err := Open(ctx, dir, bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.EnsureIdentity(ctx); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
+	if _, err := r.CommitGroup(ctx, 1, Message{Subject: "group 1"}); err != nil {
+		t.Fatalf("commit with no configured identity: %v", err)
+	}
+	author, _ := r.output(ctx, "log", "-1", "--format=%an <%ae>")
+	if want := DefaultName + " <" + DefaultEmail + ">"; author != want {
+		t.Errorf("author = %q, want %q", author, want)
+	}
+
+	// A configured identity is kept.
+	cfg := exec.Command("git", "config", "user.email", "bot@example.invalid")
+	cfg.Dir, cfg.Env = dir, bare
+	if out, err := cfg.CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
+	}
+	r2, _ := Open(ctx, dir, bare)
+	if err := r2.EnsureIdentity(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range r2.Env {
+		if strings.HasPrefix(kv, "GIT_AUTHOR_EMAIL=") {
+			t.Errorf("EnsureIdentity overrode the configured email with %s", kv)
+		}
+	}
+}
