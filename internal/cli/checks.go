@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -787,14 +785,14 @@ func (j *checksJob) f2pGroup(ctx context.Context, fb f2pBasis, cg *checksGroup, 
 			}
 		}
 	}
-	wt, err := addWorktree(ctx, j.repo, before, j.tempRoot())
+	wt, err := j.repo.AddWorktree(ctx, before, j.tempRoot())
 	if err != nil {
-		return err
+		return fmt.Errorf("make the before tree: %w", err)
 	}
-	defer wt.remove(context.WithoutCancel(ctx))
-	overlay, err := wt.overlayTests(ctx, before, target)
+	defer wt.Remove(ctx)
+	overlay, err := wt.Overlay(ctx, before, target, isTestFile)
 	if err != nil {
-		return err
+		return fmt.Errorf("the change's test files: %w", err)
 	}
 	sub := "."
 	if abs, err := filepath.Abs(j.dir); err == nil {
@@ -805,7 +803,7 @@ func (j *checksJob) f2pGroup(ctx context.Context, fb f2pBasis, cg *checksGroup, 
 			sub = rel
 		}
 	}
-	treeDir := filepath.Join(wt.dir, sub)
+	treeDir := filepath.Join(wt.Dir, sub)
 	if _, err := os.Stat(treeDir); err != nil {
 		return fmt.Errorf("the workspace %s does not exist at %s", sub, short(before))
 	}
@@ -842,93 +840,6 @@ func (j *checksJob) tempRoot() string {
 		return t
 	}
 	return os.TempDir()
-}
-
-// worktree is a detached git worktree outside the workspace.
-type worktree struct {
-	repo *git.Repo
-	tmp  string
-	dir  string
-}
-
-// gitIn runs git in dir with the repository's environment. internal/git has
-// no worktree commands yet; these few run here.
-func gitIn(ctx context.Context, repo *git.Repo, dir string, args ...string) (string, error) {
-	return gitStdin(ctx, repo, dir, nil, args...)
-}
-
-func gitStdin(ctx context.Context, repo *git.Repo, dir string, stdin []byte, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	cmd.Env = append(append([]string(nil), repo.Env...), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	cmd.WaitDelay = 5 * time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return out.String(), nil
-}
-
-func addWorktree(ctx context.Context, repo *git.Repo, rev, tmpRoot string) (*worktree, error) {
-	tmp, err := os.MkdirTemp(tmpRoot, "roadmap-f2p-")
-	if err != nil {
-		return nil, fmt.Errorf("make the before tree: %w", err)
-	}
-	wt := &worktree{repo: repo, tmp: tmp, dir: filepath.Join(tmp, "tree")}
-	if _, err := gitIn(ctx, repo, repo.Dir, "worktree", "add", "--detach", "--quiet", wt.dir, rev); err != nil {
-		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("make the before tree at %s: %w", short(rev), err)
-	}
-	return wt, nil
-}
-
-func (w *worktree) remove(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, _ = gitIn(ctx, w.repo, w.repo.Dir, "worktree", "remove", "--force", w.dir)
-	_ = os.RemoveAll(w.tmp)
-	_, _ = gitIn(ctx, w.repo, w.repo.Dir, "worktree", "prune")
-}
-
-// overlayTests lays the test files that differ between before and target
-// over the worktree (target's version; removed when target deleted them),
-// and returns their paths.
-func (w *worktree) overlayTests(ctx context.Context, before, target string) ([]string, error) {
-	out, err := gitIn(ctx, w.repo, w.dir, "diff", "--name-status", "-z", "--no-renames", before, target, "--")
-	if err != nil {
-		return nil, fmt.Errorf("the change's test files: %w", err)
-	}
-	var keep, gone, all []string
-	fields := strings.Split(out, "\x00")
-	for i := 0; i+1 < len(fields); i += 2 {
-		status, path := fields[i], fields[i+1]
-		if !isTestFile(path) {
-			continue
-		}
-		all = append(all, path)
-		if strings.HasPrefix(status, "D") {
-			gone = append(gone, path)
-		} else {
-			keep = append(keep, path)
-		}
-	}
-	if len(keep) > 0 {
-		// Paths on stdin: a large change's list may not fit on a command line.
-		paths := []byte(strings.Join(keep, "\x00") + "\x00")
-		if _, err := gitStdin(ctx, w.repo, w.dir, paths, "--literal-pathspecs", "checkout", "--quiet", "--pathspec-from-file=-", "--pathspec-file-nul", target); err != nil {
-			return nil, fmt.Errorf("lay the change's test files over the before tree: %w", err)
-		}
-	}
-	for _, p := range gone {
-		if err := os.Remove(filepath.Join(w.dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("remove %s from the before tree: %w", p, err)
-		}
-	}
-	return all, nil
 }
 
 // isTestFile reports whether a repository path is a test by the common
