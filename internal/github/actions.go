@@ -96,6 +96,29 @@ func (c *Client) RunJobs(ctx context.Context, runID int64) ([]WorkflowJob, error
 	}
 }
 
+// JobAnnotations lists the messages of a job's annotations (all pages). Some
+// of the runner's own messages, a lost runner's among them, are there and not
+// in the job's log. A job's check run has the job's id.
+//
+// GitHub API docs: https://docs.github.com/rest/checks/runs#list-check-run-annotations
+func (c *Client) JobAnnotations(ctx context.Context, jobID int64) ([]string, error) {
+	opts := &gogithub.ListOptions{PerPage: 100}
+	var out []string
+	for {
+		list, resp, err := c.gh.Checks.ListCheckRunAnnotations(c.ctx(ctx), c.owner, c.repo, jobID, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list annotations of job %d: %w", jobID, c.fail(err))
+		}
+		for _, a := range list {
+			out = append(out, a.GetMessage())
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
 // JobLog streams a finished job's log. GitHub answers the API request with
 // a 302 to a short-lived URL (the fake's is good once); the log is fetched
 // from there without the token. A failed download asks for a new URL, up

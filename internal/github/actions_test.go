@@ -124,3 +124,23 @@ func TestJobLog(t *testing.T) {
 		t.Errorf("log of a running job: %v, want ErrNotFound", err)
 	}
 }
+
+func TestJobAnnotations(t *testing.T) {
+	e := newEnv(t, githubfake.Options{})
+	run := e.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Conclusion: "failure"})
+	msg := "The self-hosted runner: ci-3 lost communication with the server."
+	job, err := e.fake.AddJob(run, githubfake.Job{Name: "implement", Conclusion: "failure", Log: "…\n", Annotations: []string{msg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.c.JobAnnotations(ctx, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != msg {
+		t.Errorf("annotations = %q, want [%q]", got, msg)
+	}
+	if _, err := e.c.JobAnnotations(ctx, 999999); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown job: err = %v, want ErrNotFound", err)
+	}
+}

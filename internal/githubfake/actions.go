@@ -97,6 +97,25 @@ func (f *Fake) listJobs(c *call) reply {
 	return reply{status: http.StatusOK, link: link, body: map[string]any{"total_count": len(list), "jobs": jobs}}
 }
 
+// checkRunAnnotations lists the annotations of a job's check run (a job's
+// check run has the job's id, as on GitHub), paginated.
+func (f *Fake) checkRunAnnotations(c *call) reply {
+	id, _ := strconv.ParseInt(c.params["id"], 10, 64)
+	j := f.findJob(id)
+	if j == nil {
+		return notFound()
+	}
+	lo, hi, link := f.paginate(c, len(j.Annotations))
+	list := []any{}
+	for _, m := range j.Annotations[lo:hi] {
+		list = append(list, map[string]any{
+			"path": ".github", "blob_href": "", "start_line": 1, "end_line": 1, "start_column": nil, "end_column": nil,
+			"annotation_level": "failure", "title": "", "message": m, "raw_details": "",
+		})
+	}
+	return reply{status: http.StatusOK, link: link, body: list}
+}
+
 // jobLogs answers 302 with a one-time URL on this server, as GitHub answers
 // with a short-lived blob URL. A job still running has no log yet (404).
 func (f *Fake) jobLogs(c *call) reply {

@@ -98,6 +98,10 @@ type Job struct {
 	Steps      []Step    `json:"steps"`
 	Log        string    `json:"log"`
 	StartedAt  time.Time `json:"started_at"`
+	// Annotations are the messages GitHub attaches to the job's check run
+	// rather than to its log ("The self-hosted runner: … lost communication
+	// with the server", "The job running on runner … has exceeded …").
+	Annotations []string `json:"annotations,omitempty"`
 }
 
 // Step is a step of a job.

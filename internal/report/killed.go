@@ -66,17 +66,24 @@ func readKilledJob(ctx context.Context, gh *github.Client, runID int64, name str
 		return jobFacts{}, fmt.Errorf("run %d has no job named %q (it has %s)", runID, name, strings.Join(names, ", "))
 	}
 	f := jobFacts{job: job}
+	// The runner puts some of its own messages (a lost runner's) in the job's
+	// annotations, not its log. They are evidence, not a must: a failure to
+	// read them leaves the log to decide.
+	annotations, aerr := gh.JobAnnotations(ctx, job.ID)
+	if aerr != nil {
+		annotations = nil
+	}
 	body, err := gh.JobLog(ctx, job.ID)
 	if err != nil {
 		if !logGone(err) {
 			return jobFacts{}, fmt.Errorf("read the log of job %d (%s): %w", job.ID, job.Name, err)
 		}
 		f.logGone, f.logErr = true, err
-		f.verdict = failure.Classify(failure.Input{Conclusion: job.Conclusion})
+		f.verdict = failure.Classify(failure.Input{Conclusion: job.Conclusion, Annotations: annotations})
 		return f, nil
 	}
 	defer body.Close()
-	f.verdict, f.spend, err = scanLog(body, job.Conclusion)
+	f.verdict, f.spend, err = scanLog(body, job.Conclusion, annotations)
 	if err != nil {
 		return jobFacts{}, fmt.Errorf("read the log of job %d (%s): %w", job.ID, job.Name, err)
 	}
@@ -96,7 +103,7 @@ func logGone(err error) bool {
 // scanLog classifies a log and reads its spend lines in one pass. The exit
 // code is left to the classifier, which reads the runner's "Process completed
 // with exit code N." lines: the API does not give a job's exit code.
-func scanLog(log io.Reader, conclusion string) (failure.Verdict, trace.SpendLog, error) {
+func scanLog(log io.Reader, conclusion string, annotations []string) (failure.Verdict, trace.SpendLog, error) {
 	pr, pw := io.Pipe()
 	type spendResult struct {
 		log trace.SpendLog
@@ -110,7 +117,7 @@ func scanLog(log io.Reader, conclusion string) (failure.Verdict, trace.SpendLog,
 		done <- spendResult{sl, err}
 	}()
 	tee := io.TeeReader(log, pw)
-	v := failure.Classify(failure.Input{Log: tee, Conclusion: conclusion})
+	v := failure.Classify(failure.Input{Log: tee, Conclusion: conclusion, Annotations: annotations})
 	// The classifier may stop before the end; the spend reader needs it all.
 	_, copyErr := io.Copy(io.Discard, tee)
 	readErr := v.LogErr

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -101,10 +102,34 @@ func TestReportNoResult(t *testing.T) {
 		})
 	}
 
-	t.Run("a lost runner with nothing in the log is not guessed", func(t *testing.T) {
-		// The lost-communication message of this log is only in the job's
-		// annotations, which report does not read (docs/report.md): with a
-		// failure conclusion and no evidence the class is unknown, a stop.
+	t.Run("a lost runner is read from the job's annotations", func(t *testing.T) {
+		// GitHub puts the lost-communication message in the job's annotations,
+		// not its log; report reads them with the log.
+		e := newEnv(t)
+		lost := "The self-hosted runner: ci-runner-3 lost communication with the server. Verify the machine is running and has a healthy network connection."
+		id := e.fake.AddRun(githubfake.Run{WorkflowFile: workflow, HeadBranch: ref, Conclusion: "failure"})
+		if _, err := e.fake.AddJob(id, githubfake.Job{Name: "implement", Conclusion: "failure",
+			Log: readLog(t, "lost-communication.log"), Annotations: []string{lost}}); err != nil {
+			t.Fatal(err)
+		}
+		n := e.issue(t, base())
+		o := e.options(n, id)
+		o.JobResult = "failure"
+		out, err := Run(ctx, o)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if out.Class != failure.Killed || out.Action != ActionContinue || out.Stopped {
+			t.Errorf("Class, Action, Stopped = %s, %s, %v; want killed, continue, false (evidence %q)", out.Class, out.Action, out.Stopped, out.Evidence)
+		}
+		if len(e.fake.Dispatches()) != 1 {
+			t.Errorf("%d continuations dispatched, want 1", len(e.fake.Dispatches()))
+		}
+	})
+
+	t.Run("a lost runner with nothing in the log or the annotations is not guessed", func(t *testing.T) {
+		// With a failure conclusion and no evidence anywhere the class is
+		// unknown, a stop: never retried blindly.
 		e := newEnv(t)
 		runID := e.run(t, "failure", readLog(t, "lost-communication.log"))
 		n := e.issue(t, base())
