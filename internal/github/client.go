@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/clock"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,21 +29,6 @@ type Clock interface {
 	Now() time.Time
 	// Sleep waits d or until ctx is done.
 	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Options configure a Client.
@@ -127,7 +113,7 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("github: bad GraphQLURL %q", opts.GraphQLURL)
 	}
 	if opts.Clock == nil {
-		opts.Clock = realClock{}
+		opts.Clock = clock.Real{}
 	}
 	hc := opts.HTTPClient
 	if hc == nil {

@@ -3,6 +3,7 @@ package implement
 import (
 	"context"
 	"errors"
+	"github.com/roadmap-dev/roadmap/internal/clock"
 	"io"
 	"time"
 
@@ -17,21 +18,6 @@ import (
 type Clock interface {
 	Now() time.Time
 	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Options is everything one Job runs with. The caller (the CLI verb, the demo,
@@ -121,7 +107,7 @@ func (o *Options) defaults() error {
 		o.Reserve = 2 * time.Minute
 	}
 	if o.Clock == nil {
-		o.Clock = realClock{}
+		o.Clock = clock.Real{}
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 30 * time.Second

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/clock"
 	"net/http"
 	"time"
 
@@ -14,21 +15,6 @@ import (
 type Clock interface {
 	Now() time.Time
 	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Option tunes New.
@@ -90,7 +76,7 @@ var _ agent.Model = (*Client)(nil)
 func New(cfg Config, opts ...Option) (*Client, error) {
 	o := options{
 		httpClient: &http.Client{},
-		clock:      realClock{},
+		clock:      clock.Real{},
 		getenv:     func(string) string { return "" },
 		maxRetries: DefaultMaxRetries,
 		maxWait:    DefaultMaxWait,

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/clock"
 	"io"
 	"time"
 
@@ -15,10 +16,6 @@ import (
 type Clock interface {
 	Now() time.Time
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // Labels are the labels report sets and removes (config `labels:`).
 type Labels struct {
@@ -163,7 +160,7 @@ func (o *Options) defaults() error {
 		o.MaxJobs = DefaultMaxJobs
 	}
 	if o.Clock == nil {
-		o.Clock = realClock{}
+		o.Clock = clock.Real{}
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
