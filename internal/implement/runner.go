@@ -164,6 +164,7 @@ func (r *runner) groups(ctx context.Context) ending {
 		}
 		start := o.Clock.Now()
 		r.group = g.Number
+		o.Trace.SetGroup(g.Number)
 		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
 		r.logf("roadmap: group %d: %s", g.Number, g.Title)
 		if end, ok := r.runGroup(ctx, change, g, first); !ok {
@@ -179,6 +180,7 @@ func (r *runner) groups(ctx context.Context) ending {
 			Duration: o.Clock.Now().Sub(start)})
 	}
 	r.group = 0
+	o.Trace.SetGroup(0)
 	if end, ok := r.scopedChecks(ctx, change); !ok {
 		return end
 	}

@@ -30,6 +30,7 @@ type Recorder struct {
 
 	mu     sync.Mutex
 	seq    int
+	group  int // stamped on events that name no group (SetGroup)
 	events []Event
 	buf    bytes.Buffer
 }
@@ -69,8 +70,18 @@ func isNil(m Masker) bool {
 	return false
 }
 
-// Add masks e, gives it the next Seq, stamps Time (when e.Time is zero) and the
-// Job (when e.Job is zero), keeps it and writes it as one JSONL line. Durations
+// SetGroup makes n the group of the events added from now on that name none
+// (0 clears it): events recorded by code that does not know the group, such
+// as a model provider's retries, still land in their group on the timeline.
+func (r *Recorder) SetGroup(n int) {
+	r.mu.Lock()
+	r.group = n
+	r.mu.Unlock()
+}
+
+// Add masks e, gives it the next Seq, stamps Time (when e.Time is zero), the
+// Job (when e.Job is zero) and the group set by SetGroup (when e.Group is
+// zero), keeps it and writes it as one JSONL line. Durations
 // are kept to the millisecond, as the artifact holds them, so Events and
 // ReadJSONL of the artifact agree. An event that fails validation is neither
 // kept nor written. When the write fails the event is still kept in memory
@@ -88,6 +99,9 @@ func (r *Recorder) Add(e Event) error {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if e.Group == 0 {
+		e.Group = r.group
+	}
 	r.seq++
 	e.Seq = r.seq
 	if e.Time.IsZero() {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -369,5 +370,25 @@ func TestEventDetail(t *testing.T) {
 		if got := tc.e.Detail(); got != tc.want {
 			t.Errorf("Detail() = %q, want %q", got, tc.want)
 		}
+	}
+}
+
+func TestRecorderSetGroup(t *testing.T) {
+	var buf bytes.Buffer
+	r, err := NewRecorder(&buf, wordMasker{}, func() time.Time { return time.Unix(0, 0) }, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetGroup(2)
+	r.Add(Event{Type: TypeRetry, Reason: "429", Attempt: 1})            // a provider's retry: no group of its own
+	r.Add(Event{Type: TypeCheckRun, Group: 3, Command: "go vet ./..."}) // names its group: kept
+	r.SetGroup(0)
+	r.Add(Event{Type: TypeRetry, Reason: "502", Attempt: 1})
+	var got []int
+	for _, e := range r.Events() {
+		got = append(got, e.Group)
+	}
+	if want := []int{2, 3, 0}; !slices.Equal(got, want) {
+		t.Errorf("groups = %v, want %v", got, want)
 	}
 }
