@@ -8,7 +8,7 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME    ?= 10s
 BIN         := bin/roadmap
 
-.PHONY: build test lint vet fmt-check actionlint unit fuzz bench clean demo
+.PHONY: build test lint vet fmt-check actionlint unit fuzz bench clean demo npm-tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/roadmap
@@ -29,8 +29,14 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-unit:
+unit: npm-tools
 	$(GO) test -race -count=1 ./...
+
+# Pinned npm tools (the OpenSpec CLI, GitHub's REST API description) into
+# tools/npm/node_modules; the tests that use them skip, saying so, only when Node is absent.
+npm-tools:
+	@if command -v node >/dev/null 2>&1; then scripts/npm-tools.sh >/dev/null; \
+	else echo "npm-tools: Node.js is absent; the OpenSpec and OpenAPI agreement tests will skip" >&2; fi
 
 # Short runs of every fuzzer in the tree (FUZZTIME each).
 fuzz:
