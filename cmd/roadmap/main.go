@@ -12,7 +12,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr)
+	environ := os.Environ()
+	cli.Protect(environ)
+	code := cli.Main(ctx, os.Args[1:], environ, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // policySandbox is the wiring the implement package does: the policy's
@@ -26,7 +27,7 @@ func (s policySandbox) Run(ctx context.Context, argv []string) (agent.RunResult,
 
 func newSandbox(t *testing.T, dir string, environ []string) policySandbox {
 	t.Helper()
-	sb := policy.NewSandbox(dir, policy.Default(), environ)
+	sb := policy.NewSandbox(sandboxtest.None(t, dir, environ), policy.Default(), environ)
 	t.Cleanup(func() {
 		if err := sb.Close(); err != nil {
 			t.Error(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // fakeRunner answers each command line with a scripted result and records
@@ -290,7 +291,7 @@ func TestFailToPassRealModule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sb := policy.NewSandbox(ws, policy.Default(), os.Environ())
+	sb := policy.NewSandbox(sandboxtest.None(t, ws, os.Environ()), policy.Default(), os.Environ())
 	t.Cleanup(func() { sb.Close() })
 	r := SandboxRunner(sb)
 	ctx := context.Background()
@@ -339,18 +340,7 @@ func TestPolicyRunner(t *testing.T) {
 		t.Skip("runs the go command")
 	}
 	ws := t.TempDir()
-	// Not t.TempDir: the go command may still be writing telemetry under HOME
-	// when the test ends, which would fail t.TempDir's cleanup.
-	home, err := os.MkdirTemp("", "checks-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 20 && os.RemoveAll(home) != nil; i++ {
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
-	r := PolicyRunner(policy.Default(), policy.ToolEnv(os.Environ(), home, ws))
+	r := PolicyRunner(policy.Default(), sandboxtest.None(t, ws, os.Environ()))
 	rep, err := Run(context.Background(), r, policy.Split, ws, []string{"go version"}, Options{})
 	if err != nil || !rep.Passed {
 		t.Errorf("go version under the policy = %+v, %v", rep, err)

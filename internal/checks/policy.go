@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
 // policy.Split is the Splitter to pass with these runners: it reads a check
@@ -13,19 +14,19 @@ import (
 // refused).
 var _ Splitter = policy.Split
 
-// PolicyRunner runs checks under the shell policy with env (the caller passes
-// policy.ToolEnv's result, so checks see what the agent's tools see).
-func PolicyRunner(p *policy.Policy, env []string) Runner {
-	return policyRunner{p: p, env: env}
+// PolicyRunner runs checks under the shell policy inside the boundary b, with
+// its environment, so checks see what the agent's tools see.
+func PolicyRunner(p *policy.Policy, b *sandbox.Boundary) Runner {
+	return policyRunner{p: p, b: b}
 }
 
 type policyRunner struct {
-	p   *policy.Policy
-	env []string
+	p *policy.Policy
+	b *sandbox.Boundary
 }
 
 func (r policyRunner) Run(ctx context.Context, dir string, argv []string) (Result, error) {
-	res, err := r.p.Run(ctx, dir, argv, r.env)
+	res, err := r.p.Run(ctx, r.b, dir, argv, r.b.Env())
 	return fromPolicy(res), err
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
 // statusContext is the commit status the verb owns; a branch protection rule
@@ -36,9 +37,11 @@ const (
 
 // checksResult is the --json document. Field names are stable.
 type checksResult struct {
-	SHA    string        `json:"sha"`
-	Passed bool          `json:"passed"`
-	Groups []checksGroup `json:"groups"`
+	SHA string `json:"sha"`
+	// Isolation is "isolated" or "not isolated (isolation: none)".
+	Isolation string        `json:"isolation"`
+	Passed    bool          `json:"passed"`
+	Groups    []checksGroup `json:"groups"`
 	// Configured is the run of the configuration's checks.commands, once per
 	// head (they do not depend on the group).
 	Configured    checksConfigured `json:"configured"`
@@ -235,8 +238,20 @@ func (j *checksJob) run(ctx context.Context) int {
 		groups = []plan.Group{g}
 	}
 
-	sb := policy.NewSandbox(j.dir, j.pol, env.environ())
-	defer sb.Close()
+	iso, why, code := env.openBoundary(ctx, "checks", j.cfg.Isolation, j.dir)
+	if code != ExitOK {
+		return code
+	}
+	defer iso.close(env, "checks")
+	if why != "" {
+		// Fail closed: the plan's commands are model-written code, and this
+		// job holds a token.
+		j.io.Error("", 0, why)
+		j.setStatus(ctx, "failure", "not run: no isolation boundary for model-written commands (docs/isolation.md)")
+		return ExitFindings
+	}
+
+	sb := policy.NewSandbox(iso.b, j.pol, env.environ())
 	ws, err := sb.Workspace()
 	if err != nil {
 		env.Errorf("checks: %v", err)
@@ -248,7 +263,11 @@ func (j *checksJob) run(ctx context.Context) int {
 	if !j.setStatus(ctx, "pending", fmt.Sprintf("checking %s", plural(len(groups), "group"))) {
 		return ExitInternal
 	}
-	res := checksResult{SHA: j.sha, Plan: filepath.ToSlash(j.relPath(j.change.Dir)), Tree: j.tree, Groups: []checksGroup{}}
+	isoWord := "isolated"
+	if !iso.b.Isolated() {
+		isoWord = "not isolated (isolation: none)"
+	}
+	res := checksResult{SHA: j.sha, Isolation: isoWord, Plan: filepath.ToSlash(j.relPath(j.change.Dir)), Tree: j.tree, Groups: []checksGroup{}}
 	runner := checks.SandboxRunner(sb)
 	for _, g := range groups {
 		cg, err := j.runGroup(ctx, runner, ws, g)
@@ -538,6 +557,9 @@ func (j *checksJob) summary(res *checksResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## roadmap checks · `%s` · %s\n\n", short(res.SHA), passWord(res.Passed))
 	fmt.Fprintf(&b, "Plan `%s`: %s.\n\n", res.Plan, mdCell(res.Description))
+	if res.Isolation != "isolated" {
+		fmt.Fprintf(&b, "> [!WARNING]\n> %s\n\n", sandbox.NotIsolatedWarning)
+	}
 	b.WriteString("| Group | Command | Result | Time |\n| --- | --- | --- | --- |\n")
 	row := func(who string, c checksCommand, why string) {
 		result := "✅ exit 0"
@@ -807,8 +829,12 @@ func (j *checksJob) f2pGroup(ctx context.Context, fb f2pBasis, cg *checksGroup, 
 	if _, err := os.Stat(treeDir); err != nil {
 		return fmt.Errorf("the workspace %s does not exist at %s", sub, short(before))
 	}
-	sb := policy.NewSandbox(treeDir, j.pol, j.env.environ())
-	defer sb.Close()
+	bound, err := j.env.boundary(ctx, j.cfg.Isolation, treeDir)
+	if err != nil {
+		return fmt.Errorf("the before tree: %w", err)
+	}
+	defer bound.Close()
+	sb := policy.NewSandbox(bound, j.pol, j.env.environ())
 	ws, err := sb.Workspace()
 	if err != nil {
 		return err

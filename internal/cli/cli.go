@@ -9,6 +9,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
 // Exit codes. Scripts depend on them; docs/cli.md documents them.
@@ -31,6 +33,10 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// probe, when set, replaces the machine's answers to the isolation
+	// boundary's checks (tests of the fail-closed path).
+	probe *sandbox.Probe
 }
 
 // Getenv returns the value of an environment variable, "" when unset.
@@ -85,8 +91,14 @@ func Main(ctx context.Context, args, environ []string, stdin io.Reader, stdout, 
 			env.Vars[k] = v
 		}
 	}
+	return run(ctx, env)
+}
+
+// run runs the command line env.Args.
+func run(ctx context.Context, env *Env) int {
+	args := env.Args
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
+		usage(env.Stdout)
 		if len(args) == 0 {
 			return ExitUsage
 		}

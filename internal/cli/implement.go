@@ -12,7 +12,6 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
-	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/failure"
@@ -105,7 +104,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	if *timeout > 0 {
 		deadline = start.Add(time.Duration(*timeout) * time.Minute)
 	}
-	masker := env.masker()
+	masker := env.masker(env.modelKeys(cfg)...)
 	gh, err := env.gitHubClient(masker, deadline)
 	if err != nil {
 		env.Errorf("implement: %v", err)
@@ -146,8 +145,12 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("implement: %s: policy: %v", *cfgPath, err)
 		return ExitUsage
 	}
-	sb := policy.NewSandbox(dir, pol, env.environ())
-	defer sb.Close()
+	iso, unisolated, code := env.openBoundary(ctx, "implement", cfg.Isolation, dir)
+	if code != ExitOK {
+		return code
+	}
+	defer iso.close(env, "implement")
+	sb, checkRunner := iso.tools(pol, env.environ())
 
 	if *traceFile == "" {
 		tmp := env.Getenv("RUNNER_TEMP")
@@ -185,10 +188,14 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 			tiers[i].Model = llm.Record(tiers[i].Model, *recordDir)
 		}
 	}
+	for i := range tiers {
+		tiers[i].Model = agent.Masked(tiers[i].Model, masker.Mask)
+	}
 	opts := implement.Options{
 		Issue: *issue, Attempt: *attempt, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,
-		PlanDir: *planDir, Models: tiers, Sandbox: sandboxAdapter{sb},
-		CheckRunner: checks.SandboxRunner(sb), Split: policy.Split, CheckCommands: cfg.Checks.Commands,
+		PlanDir: *planDir, Models: tiers, Sandbox: sb,
+		CheckRunner: checkRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands,
+		Unisolated: unisolated, IsolationNote: iso.note(),
 		CheckTimeout: cfg.Checks.Timeout,
 		StepBudget:   agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
 		RepairRounds: cfg.Implement.RepairRounds, MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
@@ -209,7 +216,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	_ = io.SetOutput("trace_file", *traceFile)
-	if err := io.AddSummary(implementSummary(*issue, res, rec.Events())); err != nil {
+	if err := io.AddSummary(implementSummary(*issue, res, rec.Events(), iso.note())); err != nil {
 		env.Errorf("step summary: %v", err)
 	}
 	if *asJSON {
@@ -225,9 +232,12 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 
 // implementSummary is the step summary: the outcome, the table of steps and
 // the timeline of the run.
-func implementSummary(issue int, res implement.Result, events []trace.Event) string {
+func implementSummary(issue int, res implement.Result, events []trace.Event, note string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## roadmap · implement #%d · Job %d: %s\n\n", issue, res.Attempt, res.Result)
+	if note != "" {
+		fmt.Fprintf(&b, "> [!WARNING]\n> %s\n\n", note)
+	}
 	if res.Failure != "" || res.Reason != "" {
 		fmt.Fprintf(&b, "`%s` %s\n\n", res.Failure, res.Reason)
 	}

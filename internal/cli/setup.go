@@ -25,10 +25,11 @@ func (e *Env) environ() []string {
 	return out
 }
 
-// masker masks the secret families and the value of every secret-looking
-// variable in the environment (GITHUB_TOKEN, model keys, …).
-func (e *Env) masker() *redact.Masker {
-	return redact.New(redact.Config{Secrets: redact.SecretsFromEnv(e.environ())})
+// masker masks the secret families, the value of every secret-looking
+// variable in the environment (GITHUB_TOKEN, model keys, …) and extra (the
+// values of variables the configuration names as keys).
+func (e *Env) masker(extra ...string) *redact.Masker {
+	return redact.New(redact.Config{Secrets: append(redact.SecretsFromEnv(e.environ()), extra...)})
 }
 
 // gitHubClient is a client for the repository the environment names.

@@ -29,6 +29,9 @@ type Config struct {
 	Labels Labels    `yaml:"labels"`
 	// Implement tunes the implement loop.
 	Implement Implement `yaml:"implement"`
+	// Isolation is the OS boundary model-written commands run in: auto
+	// (default), user or none (docs/isolation.md).
+	Isolation string `yaml:"isolation"`
 }
 
 // Model is one tier of the ladder.

@@ -51,6 +51,18 @@ type World struct {
 	// (the demo kills a Job while its call is in flight).
 	mu     sync.Mutex
 	onCall func(firstUser string, turn int)
+	onBody func(body []byte)
+}
+
+// ModelURL is the model server's OpenAI-compatible base URL.
+func (w *World) ModelURL() string { return w.modelURL + "/v1" }
+
+// OnModelRequest sets a hook that sees the whole body of each chat request
+// (what left the Job for the model).
+func (w *World) OnModelRequest(f func(body []byte)) {
+	w.mu.Lock()
+	w.onBody = f
+	w.mu.Unlock()
 }
 
 // OnModelCall sets a hook that sees each chat request's first user message
@@ -128,8 +140,11 @@ func (w *World) slowModel(rw http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		w.mu.Lock()
-		hook := w.onCall
+		hook, bodyHook := w.onCall, w.onBody
 		w.mu.Unlock()
+		if bodyHook != nil {
+			bodyHook(body)
+		}
 		if hook != nil {
 			hook(firstUserAndTurn(body))
 		}

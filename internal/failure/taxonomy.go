@@ -20,7 +20,10 @@ const (
 	Killed             Class = "killed"
 	Auth               Class = "auth"
 	NoProgress         Class = "no_progress"
-	Unknown            Class = "unknown"
+	// Unisolated: no OS boundary for model-written commands could be set
+	// up, and the configuration did not say `isolation: none`.
+	Unisolated Class = "unisolated"
+	Unknown    Class = "unknown"
 )
 
 // Action is the one thing the product does when a class is met.
@@ -192,6 +195,14 @@ var table = []Row{
 		Recognised: "the record, by report: two continuations in a row made no new mark",
 		Action:     ActionStop,
 		Does:       "stop with the evidence (the Jobs and the class each ended on): the automatic actions are not converging",
+		Result:     ResultStopped,
+		Stop:       true,
+	},
+	{
+		Class:      Unisolated,
+		Recognised: "implement or checks could not set up the isolation boundary (not Linux, not root, no passwordless sudo) and the configuration does not say `isolation: none`",
+		Action:     ActionStop,
+		Does:       "stop before any model-written command runs: a person sets the runner up (docs/isolation.md) or opts out explicitly",
 		Result:     ResultStopped,
 		Stop:       true,
 	},

@@ -37,7 +37,7 @@ func TestTaxonomyTable(t *testing.T) {
 			t.Errorf("class %s has %d rows, want exactly 1 (one class, one action)", c, n)
 		}
 	}
-	for _, c := range append(designClasses, DayBudgetExhausted, NoProgress) {
+	for _, c := range append(designClasses, DayBudgetExhausted, NoProgress, Unisolated) {
 		if seen[c] == 0 {
 			t.Errorf("class %s is missing from the table", c)
 		}
@@ -79,7 +79,7 @@ func TestTaxonomyTable(t *testing.T) {
 			stops = append(stops, r.Class)
 		}
 	}
-	if diff := cmp.Diff([]Class{BudgetExhausted, Auth, NoProgress, Unknown}, stops); diff != "" {
+	if diff := cmp.Diff([]Class{BudgetExhausted, Auth, NoProgress, Unisolated, Unknown}, stops); diff != "" {
 		t.Errorf("stopping classes (-want +got):\n%s", diff)
 	}
 

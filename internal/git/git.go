@@ -16,6 +16,12 @@ import (
 // Repo is a git work tree and the environment git runs with there.
 type Repo struct {
 	Dir string
+	// gitDir is the repository's git directory, whose config is audited
+	// before each command (harden.go).
+	gitDir  string
+	audited bool
+	stamp   configStamp
+	trusted []string // the executing entries found at Open
 	// Env is the whole environment git sees (nil: an empty one). The package
 	// adds GIT_TERMINAL_PROMPT=0, GIT_EDITOR=true and LC_ALL=C to it, so git
 	// never waits for a person and its messages stay in one language.
@@ -55,17 +61,36 @@ func lastLine(s string) string {
 // level.
 func Open(ctx context.Context, dir string, env []string) (*Repo, error) {
 	r := &Repo{Dir: dir, Env: env}
-	top, err := r.output(ctx, "rev-parse", "--show-toplevel")
+	out, err := r.exec(ctx, nil, "rev-parse", "--show-toplevel", "--absolute-git-dir")
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w", dir, err)
 	}
-	r.Dir = top
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("open repository %s: rev-parse printed %q", dir, out)
+	}
+	r.Dir, r.gitDir = lines[0], lines[1]
+	if err := r.scrubCredentials(ctx); err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", dir, err)
+	}
+	if err := r.audit(ctx); err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", dir, err)
+	}
 	return r, nil
 }
 
-// run runs git with args in the work tree and returns stdout. stdin may be nil.
+// run runs git with args in the work tree and returns stdout, after the
+// repository's config passed the audit. stdin may be nil.
 func (r *Repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	if err := r.audit(ctx); err != nil {
+		return nil, &Error{Args: args, ExitCode: -1, Err: err}
+	}
+	return r.exec(ctx, stdin, args...)
+}
+
+// exec runs git with the hardened settings, without the audit.
+func (r *Repo) exec(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), hardened...), args...)...)
 	cmd.Dir = r.Dir
 	cmd.Env = append(append([]string(nil), r.Env...),
 		"GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_MERGE_AUTOEDIT=no", "LC_ALL=C")
@@ -314,7 +339,7 @@ func (r *Repo) commit(ctx context.Context, m Message, allowEmpty bool, trailer s
 	if body := strings.TrimSpace(m.Body); body != "" {
 		msg += "\n" + body + "\n"
 	}
-	args := []string{"commit", "--quiet", "--file=-", "--cleanup=whitespace", "--trailer", trailer}
+	args := []string{"commit", "--quiet", "--no-verify", "--file=-", "--cleanup=whitespace", "--trailer", trailer}
 	if m.Issue != 0 {
 		args = append(args, "--trailer", TrailerIssue+": "+strconv.Itoa(m.Issue))
 	}

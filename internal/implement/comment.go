@@ -18,6 +18,9 @@ func (r *runner) comment(end ending) string {
 	b.WriteString(JobsTable(jobs))
 	total, _ := r.rec.Spend()
 	fmt.Fprintf(&b, "\nItem spend: %s.\n", spendText(total))
+	if r.o.IsolationNote != "" {
+		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.o.IsolationNote)
+	}
 	switch end.result {
 	case record.ResultReady:
 		b.WriteString("\n**Ready for review**: every group passed and the PR checks are green.\n")

@@ -24,6 +24,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -168,9 +169,9 @@ func (m *spyModel) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 	return m.Model.Complete(ctx, req)
 }
 
-type sandbox struct{ *policy.Sandbox }
+type toolSandbox struct{ *policy.Sandbox }
 
-func (s sandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
+func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
 	r, err := s.Sandbox.Run(ctx, argv)
 	return agent.RunResult(r), err
 }
@@ -193,7 +194,7 @@ func (w *world) newJob(convs []*llm.Conversation) *job {
 		t.Fatal(err)
 	}
 	p := policy.Default()
-	sb := policy.NewSandbox(ws, p, gitEnv())
+	sb := policy.NewSandbox(sandboxtest.None(t, ws, gitEnv()), p, gitEnv())
 	t.Cleanup(func() { sb.Close() })
 	fixtures := filepath.Join(w.dir, fmt.Sprintf("fixtures-%d", w.jobs))
 	os.MkdirAll(fixtures, 0o755)
@@ -218,7 +219,7 @@ func (w *world) newJob(convs []*llm.Conversation) *job {
 	}
 	j.opts = implement.Options{
 		Issue: w.issue, RunID: int64(100 + w.jobs), GitHub: gh, Repo: gitRepo, Remote: "origin", Base: "main",
-		Models: []agent.Tier{{Name: "replay-model", Model: j.model}}, Sandbox: sandbox{sb},
+		Models: []agent.Tier{{Name: "replay-model", Model: j.model}}, Sandbox: toolSandbox{sb},
 		CheckRunner: j.checks, Split: policy.Split, RepairRounds: 2,
 		Clock: w.clock, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute,
 		Log: &j.log, Trace: tr, Mask: masker.Mask,

@@ -22,6 +22,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -64,8 +65,13 @@ func childJob(cfgJSON string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	sb := policy.NewSandbox(c.Workspace, policy.Default(), gitEnv())
-	defer sb.Close()
+	bound, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: c.Workspace, Environ: gitEnv()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer bound.Close()
+	sb := policy.NewSandbox(bound, policy.Default(), gitEnv())
 	model, err := llm.New(llm.Config{Provider: llm.ProviderReplay, Model: "replay-model", Fixtures: c.Fixtures})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -86,7 +92,7 @@ func childJob(cfgJSON string) int {
 	tr, _ := trace.NewRecorder(os.Stderr, masker, time.Now, c.Attempt)
 	_, err = implement.Run(ctx, implement.Options{
 		Issue: c.Issue, Attempt: c.Attempt, RunID: 500, GitHub: gh, Repo: gitRepo,
-		Models: []agent.Tier{{Name: "replay-model", Model: spy}}, Sandbox: sandbox{sb},
+		Models: []agent.Tier{{Name: "replay-model", Model: spy}}, Sandbox: toolSandbox{sb},
 		CheckRunner: checks.SandboxRunner(sb), Split: policy.Split, RepairRounds: 1,
 		PollInterval: time.Second, WatchTimeout: time.Second, Log: os.Stdout, Trace: tr, Mask: masker.Mask,
 	})

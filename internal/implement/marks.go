@@ -2,9 +2,9 @@ package implement
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -253,13 +253,18 @@ func groupTask(change *plan.Change, g plan.Group) string {
 	return b.String()
 }
 
-// groupContext is the plan's text for the prompt, proposal first.
+// groupContext is the plan's text for the prompt, proposal first. The files
+// are read inside the work tree only; one that leads out of it (a symlink
+// the agent committed) is not read, and the prompt says why.
 func groupContext(workdir string, change *plan.Change) []agent.ContextPart {
 	var parts []agent.ContextPart
 	for i, name := range []string{"proposal.md", "design.md"} {
-		data, err := os.ReadFile(filepath.Join(change.Dir, name))
-		if err == nil {
+		data, err := change.ReadFile(name)
+		switch {
+		case err == nil:
 			parts = append(parts, agent.ContextPart{Name: name, Text: string(data), Priority: 10 - i})
+		case !errors.Is(err, fs.ErrNotExist):
+			parts = append(parts, agent.ContextPart{Name: name, Text: "[not read: " + err.Error() + "]", Priority: 10 - i})
 		}
 	}
 	return parts

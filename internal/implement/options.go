@@ -68,6 +68,13 @@ type Options struct {
 	// on the head before it decides the repository has none (default 5 min).
 	NoChecksGrace time.Duration
 
+	// Unisolated, when set, is why no isolation boundary could be set up:
+	// the Job stops (class unisolated) before any model-written command
+	// runs.
+	Unisolated string
+	// IsolationNote, when set, is said in the PR comment: the run was not
+	// isolated (`isolation: none`).
+	IsolationNote string
 	// Log is the Job's log: one spend line per model call, progress lines.
 	Log io.Writer
 	// Trace records the run's events (required: it masks every event).

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -125,6 +123,9 @@ func (r *runner) start(ctx context.Context) error {
 // the Job ends.
 func (r *runner) groups(ctx context.Context) ending {
 	o := r.o
+	if o.Unisolated != "" {
+		return ending{result: record.ResultStopped, class: failure.Unisolated, step: "isolation", reason: o.Unisolated}
+	}
 	r.branch = git.WorkBranch(o.Issue, r.title)
 	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
 		return r.fail(ctx, "checkout", err)
@@ -142,7 +143,7 @@ func (r *runner) groups(ctx context.Context) ending {
 		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan",
 			reason: "the item has no plan: stage.plan is not set and no plan directory was given"}
 	}
-	change, err := plan.LoadChange(filepath.Join(r.workdir, planDir))
+	change, err := plan.LoadChangeIn(r.workdir, planDir)
 	if err != nil {
 		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan", reason: err.Error()}
 	}
@@ -336,12 +337,11 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		return ending{result: record.ResultStopped, class: failure.Unknown, step: groupStep(g), reason: fmt.Sprintf("agent ended with %s: %s", out.Status, out.Reason)}, false
 	}
 	// Tick the group's tasks in the same commit that passes them.
-	tasksPath := filepath.Join(change.Dir, "tasks.md")
-	src, err := os.ReadFile(tasksPath)
+	src, err := change.ReadFile("tasks.md")
 	if err == nil {
 		var ticked []byte
 		if ticked, err = plan.Tick(src, g.Number); err == nil {
-			err = os.WriteFile(tasksPath, ticked, 0o644)
+			err = change.WriteFile("tasks.md", ticked)
 		}
 	}
 	if err != nil {

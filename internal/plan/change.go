@@ -20,6 +20,9 @@ type Change struct {
 	Dir   string // the directory it was read from
 	Title string // the first `# ` heading of proposal.md; "" when there is none
 	Tasks *Tasks
+
+	root *os.Root // the work tree the change was loaded from
+	rel  string   // the change's directory inside it
 }
 
 // changeIDRe is OpenSpec's change id rule (src/core/id.ts).
@@ -52,14 +55,31 @@ func ListChanges(root string) ([]string, error) {
 
 // LoadChange reads the change in dir (openspec/changes/<id>): its tasks.md,
 // which must exist and parse, and the title of proposal.md if there is one.
-// Parse errors carry the tasks.md path.
+// Parse errors carry the tasks.md path. Files are read inside dir only: a
+// symlink that leads out of it is refused (LoadChangeIn confines to the
+// whole work tree instead).
 func LoadChange(dir string) (*Change, error) {
+	return LoadChangeIn(filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir)))
+}
+
+// LoadChangeIn reads the change at rel (e.g. openspec/changes/<id>) in the
+// work tree workTree. The work tree is hostile input (the model writes it):
+// every file of the change is opened inside workTree, and a symlink that
+// leads out of it (design.md -> /proc/self/environ) is refused with a clear
+// error instead of being followed.
+func LoadChangeIn(workTree, rel string) (*Change, error) {
+	dir := filepath.Join(workTree, rel)
 	id := filepath.Base(filepath.Clean(dir))
 	if !changeIDRe.MatchString(id) {
 		return nil, fmt.Errorf("load change %s: id %q is not kebab-case", dir, id)
 	}
+	root, err := os.OpenRoot(workTree)
+	if err != nil {
+		return nil, fmt.Errorf("load change %s: %w", id, err)
+	}
+	c := &Change{ID: id, Dir: dir, root: root, rel: filepath.Clean(rel)}
 	path := filepath.Join(dir, "tasks.md")
-	src, err := os.ReadFile(path)
+	src, err := c.ReadFile("tasks.md")
 	if err != nil {
 		return nil, fmt.Errorf("load change %s: %w", id, err)
 	}
@@ -73,8 +93,8 @@ func LoadChange(dir string) (*Change, error) {
 		}
 		return nil, fmt.Errorf("load change %s: %w", id, err)
 	}
-	c := &Change{ID: id, Dir: dir, Tasks: tasks}
-	proposal, err := os.ReadFile(filepath.Join(dir, "proposal.md"))
+	c.Tasks = tasks
+	proposal, err := c.ReadFile("proposal.md")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -83,6 +103,42 @@ func LoadChange(dir string) (*Change, error) {
 		c.Title = firstTitle(proposal)
 	}
 	return c, nil
+}
+
+// ReadFile reads a file of the change (name relative to its directory)
+// without leaving the work tree it was loaded from: a symlink out of it is an
+// error that says so.
+func (c *Change) ReadFile(name string) ([]byte, error) {
+	if c.root == nil {
+		return nil, fmt.Errorf("read %s: the change was not loaded from a work tree", name)
+	}
+	p := filepath.Join(c.rel, name)
+	data, err := c.root.ReadFile(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && escapes(err) {
+		return nil, fmt.Errorf("read %s: it leads out of the work tree (a symlink?), and files of the plan are read only inside it", filepath.ToSlash(p))
+	}
+	return data, err
+}
+
+// WriteFile replaces a file of the change inside the work tree, never
+// through a symlink out of it.
+func (c *Change) WriteFile(name string, data []byte) error {
+	if c.root == nil {
+		return fmt.Errorf("write %s: the change was not loaded from a work tree", name)
+	}
+	p := filepath.Join(c.rel, name)
+	if err := c.root.WriteFile(p, data, 0o644); err != nil {
+		if escapes(err) {
+			return fmt.Errorf("write %s: it leads out of the work tree (a symlink?)", filepath.ToSlash(p))
+		}
+		return err
+	}
+	return nil
+}
+
+// escapes reports whether err is os.Root refusing a path that leaves it.
+func escapes(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
 // firstTitle returns the text of the first level-one heading outside fenced

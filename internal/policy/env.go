@@ -2,9 +2,7 @@ package policy
 
 import (
 	"encoding/base64"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 )
 
@@ -108,95 +106,6 @@ func secretName(name string) bool {
 		}
 	}
 	return false
-}
-
-// ToolEnv is the environment a tool process gets: environ scrubbed, HOME set
-// to home (an empty directory, so no user configuration, .netrc, credential
-// store or gh login is found), the Go caches pinned to where they were (so a
-// new HOME does not mean a cold cache), and go and git told not to download
-// or prompt: GOPROXY=off, GOTOOLCHAIN=local, GIT_TERMINAL_PROMPT=0,
-// GIT_CONFIG_NOSYSTEM=1. The workspace is marked safe for git, since the new
-// HOME loses any safe.directory the runner configured.
-func ToolEnv(environ []string, home, workspace string) []string {
-	orig := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			orig[k] = v
-		}
-	}
-	set := map[string]string{
-		"HOME":                home,
-		"GOPROXY":             "off",
-		"GOTOOLCHAIN":         "local",
-		"GIT_TERMINAL_PROMPT": "0",
-		"GIT_CONFIG_NOSYSTEM": "1",
-		"GCM_INTERACTIVE":     "never",
-		"GIT_CONFIG_COUNT":    "1",
-		"GIT_CONFIG_KEY_0":    "safe.directory",
-		"GIT_CONFIG_VALUE_0":  workspace,
-	}
-	for k, v := range goDirs(orig) {
-		set[k] = v
-	}
-	var out []string
-	for _, kv := range ScrubEnv(environ) {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, over := set[k]; over {
-			continue
-		}
-		// The parent's git configuration by environment (GIT_CONFIG_GLOBAL,
-		// GIT_CONFIG_KEY_n…, GIT_CONFIG_PARAMETERS) can name credential
-		// helpers or carry an extraheader: tools get only ours.
-		if strings.HasPrefix(k, "GIT_CONFIG") {
-			continue
-		}
-		out = append(out, kv)
-	}
-	for _, k := range []string{"HOME", "GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY", "GOTOOLCHAIN",
-		"GIT_TERMINAL_PROMPT", "GIT_CONFIG_NOSYSTEM", "GCM_INTERACTIVE",
-		"GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"} {
-		if v, ok := set[k]; ok && v != "" {
-			out = append(out, k+"="+v)
-		}
-	}
-	return out
-}
-
-// goDirs computes where the go command would put its caches under the
-// original environment, as `go env` would on Linux and macOS.
-func goDirs(env map[string]string) map[string]string {
-	home := env["HOME"]
-	out := map[string]string{}
-	gopath := env["GOPATH"]
-	if gopath == "" && home != "" {
-		gopath = filepath.Join(home, "go")
-	}
-	if gopath != "" {
-		out["GOPATH"] = gopath
-	}
-	modcache := env["GOMODCACHE"]
-	if modcache == "" && gopath != "" {
-		modcache = filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
-	}
-	if modcache != "" {
-		out["GOMODCACHE"] = modcache
-	}
-	cache := env["GOCACHE"]
-	if cache == "" {
-		switch {
-		case env["XDG_CACHE_HOME"] != "":
-			cache = filepath.Join(env["XDG_CACHE_HOME"], "go-build")
-		case home != "" && runtime.GOOS == "darwin":
-			// os.UserCacheDir on macOS is ~/Library/Caches.
-			cache = filepath.Join(home, "Library", "Caches", "go-build")
-		case home != "":
-			cache = filepath.Join(home, ".cache", "go-build")
-		}
-	}
-	if cache != "" {
-		out["GOCACHE"] = cache
-	}
-	return out
 }
 
 // masks are the strings to hide in tool output: each removed value long

@@ -29,14 +29,19 @@ type Result struct {
 const waitDelay = 2 * time.Second
 
 // Run checks argv against the table and its path arguments against dir (the
-// workspace), then runs it in dir with the environment env after ScrubEnv
-// (callers pass ToolEnv's result; scrubbing again costs nothing and keeps a
-// careless caller safe). No shell is involved. The process gets its own
-// process group, killed whole on the row's timeout or when ctx ends.
+// workspace), then runs it in dir inside jail (the isolation boundary: its
+// user and process group) with the environment env after ScrubEnv (callers
+// pass the boundary's allow-listed environment; scrubbing again costs nothing
+// and keeps a careless caller safe). No shell is involved. The process gets
+// its own process group, killed whole on the row's timeout or when ctx ends.
+// A nil jail is refused: no model-written command runs outside a boundary.
 //
 // A non-zero exit is not an error. The error is a *Refusal when the policy
 // refuses, ctx's error when ctx ended, or a failure to start.
-func (p *Policy) Run(ctx context.Context, dir string, argv, env []string) (Result, error) {
+func (p *Policy) Run(ctx context.Context, jail Jail, dir string, argv, env []string) (Result, error) {
+	if jail == nil {
+		return Result{}, fmt.Errorf("run %s: no isolation boundary", firstWord(argv))
+	}
 	if err := p.Check(argv); err != nil {
 		return Result{}, err
 	}
@@ -66,6 +71,7 @@ func (p *Policy) Run(ctx context.Context, dir string, argv, env []string) (Resul
 	cmd.Stderr = out
 	cmd.WaitDelay = waitDelay
 	setProcessGroup(cmd)
+	jail.Confine(cmd)
 
 	start := time.Now()
 	err = cmd.Start()
@@ -234,4 +240,11 @@ func (c *capture) String() string {
 	}
 	cut := c.total - int64(len(head)) - int64(len(tail))
 	return fmt.Sprintf("%s\n[... %d bytes of output cut ...]\n%s", head, cut, tail)
+}
+
+func firstWord(argv []string) string {
+	if len(argv) == 0 {
+		return "an empty command"
+	}
+	return argv[0]
 }

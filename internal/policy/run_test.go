@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestRunResults(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("exit code is a result, not an error", func(t *testing.T) {
-		res, err := p.Run(ctx, ws, []string{"false"}, env)
+		res, err := p.Run(ctx, noJail(t, ws), ws, []string{"false"}, env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func TestRunResults(t *testing.T) {
 		}
 	})
 	t.Run("runs in the workspace", func(t *testing.T) {
-		res, err := p.Run(ctx, ws, []string{"cat", "a.txt"}, env)
+		res, err := p.Run(ctx, noJail(t, ws), ws, []string{"cat", "a.txt"}, env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestRunResults(t *testing.T) {
 		}
 	})
 	t.Run("pattern values are not paths", func(t *testing.T) {
-		res, err := p.Run(ctx, ws, []string{"grep", "-e", "/api", "a.txt"}, env)
+		res, err := p.Run(ctx, noJail(t, ws), ws, []string{"grep", "-e", "/api", "a.txt"}, env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ func TestRunResults(t *testing.T) {
 		}
 	})
 	t.Run("output is capped with a note", func(t *testing.T) {
-		res, err := p.Run(ctx, ws, []string{"seq", "1", "100000"}, env)
+		res, err := p.Run(ctx, noJail(t, ws), ws, []string{"seq", "1", "100000"}, env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +93,7 @@ func TestRunResults(t *testing.T) {
 		}
 	})
 	t.Run("program missing from PATH", func(t *testing.T) {
-		_, err := p.Run(ctx, ws, []string{"nosuchprogram-roadmap"}, env)
+		_, err := p.Run(ctx, noJail(t, ws), ws, []string{"nosuchprogram-roadmap"}, env)
 		if err == nil || !strings.Contains(err.Error(), "not found") {
 			t.Errorf("err = %v, want not found", err)
 		}
@@ -108,7 +109,7 @@ func TestRunResults(t *testing.T) {
 		{"./a.txt"},
 	} {
 		t.Run("refuses "+strings.Join(argv, " "), func(t *testing.T) {
-			_, err := p.Run(ctx, ws, argv, env)
+			_, err := p.Run(ctx, noJail(t, ws), ws, argv, env)
 			var r *Refusal
 			if !errors.As(err, &r) {
 				t.Errorf("Run(%q) = %v, want a refusal", argv, err)
@@ -126,7 +127,7 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 	env := []string{"PATH=" + os.Getenv("PATH")}
 	// The shell starts a grandchild and waits; the row's 500ms timeout must
 	// kill both.
-	res, err := p.Run(context.Background(), ws, []string{"sh", "-c", "sleep 60 & echo $!; wait"}, env)
+	res, err := p.Run(context.Background(), noJail(t, ws), ws, []string{"sh", "-c", "sleep 60 & echo $!; wait"}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestRunCancel(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := p.Run(ctx, ws, []string{"sh", "-c", "sleep 60"}, []string{"PATH=" + os.Getenv("PATH")})
+		_, err := p.Run(ctx, noJail(t, ws), ws, []string{"sh", "-c", "sleep 60"}, []string{"PATH=" + os.Getenv("PATH")})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Run after cancel = %v, want context.Canceled", err)
 		}
@@ -191,7 +192,7 @@ func TestSandbox(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "leaky.txt"), []byte("token="+ghp+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sb := NewSandbox(ws, Default(), environ)
+	sb := NewSandbox(openNone(t, ws, environ), Default(), environ)
 	t.Cleanup(func() {
 		if err := sb.Close(); err != nil {
 			t.Error(err)
@@ -201,12 +202,14 @@ func TestSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{ghp, runtimeToken, apiKey, innocent, "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "MY_API_KEY", "HARMLESS_LOOKING"} {
+	// The environment is an allow-list: a variable nobody named (KEEP_ME)
+	// is dropped like a credential.
+	for _, secret := range []string{ghp, runtimeToken, apiKey, innocent, "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "MY_API_KEY", "HARMLESS_LOOKING", "KEEP_ME"} {
 		if strings.Contains(res.Output, secret) {
 			t.Errorf("env output shows %q:\n%s", secret, res.Output)
 		}
 	}
-	for _, want := range []string{"KEEP_ME=visible", "GOPROXY=off", "GOTOOLCHAIN=local", "GIT_TERMINAL_PROMPT=0",
+	for _, want := range []string{"GOPROXY=off", "GOTOOLCHAIN=local", "GIT_TERMINAL_PROMPT=0",
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_KEY_0=safe.directory"} {
 		if !strings.Contains(res.Output, want) {
 			t.Errorf("env output lacks %q:\n%s", want, res.Output)
@@ -247,3 +250,18 @@ func TestCaptureSmall(t *testing.T) {
 		t.Errorf("capture = %q, want %q", got, want)
 	}
 }
+
+// openNone opens the `isolation: none` boundary on ws: the table's tests are
+// about the table; the boundary has its own tests (internal/sandbox,
+// TestIsolation).
+func openNone(t *testing.T, ws string, environ []string) *sandbox.Boundary {
+	t.Helper()
+	b, err := sandbox.Open(context.Background(), sandbox.Options{Mode: sandbox.ModeNone, Workspace: ws, Environ: environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func noJail(t *testing.T, ws string) Jail { return openNone(t, ws, nil) }

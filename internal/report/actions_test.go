@@ -28,6 +28,7 @@ func TestOneActionPerClass(t *testing.T) {
 		failure.Killed:             ActionContinue,
 		failure.Auth:               ActionStop,
 		failure.NoProgress:         ActionStop,
+		failure.Unisolated:         ActionStop,
 		failure.Unknown:            ActionStop,
 	}
 

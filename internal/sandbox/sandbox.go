@@ -1,0 +1,352 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Mode is the configuration's `isolation` value.
+type Mode string
+
+const (
+	// ModeAuto is the default: the user boundary where it can be set up,
+	// otherwise no model-written commands at all (fail closed).
+	ModeAuto Mode = "auto"
+	// ModeUser requires the user boundary; the same as auto today, kept so a
+	// configuration can say it means it.
+	ModeUser Mode = "user"
+	// ModeNone runs model-written commands as roadmap's own user. Only an
+	// explicit configuration chooses it, and every summary says so.
+	ModeNone Mode = "none"
+)
+
+// ParseMode reads a configuration value; "" is auto.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.TrimSpace(s)); m {
+	case "":
+		return ModeAuto, nil
+	case ModeAuto, ModeUser, ModeNone:
+		return m, nil
+	default:
+		return "", fmt.Errorf("isolation %q: want auto, user or none", s)
+	}
+}
+
+// DefaultUser is the name of the unprivileged user the boundary runs
+// processes as.
+const DefaultUser = "roadmap-sandbox"
+
+// NotIsolatedWarning is the sentence every summary and PR comment carries when
+// the configuration turned the boundary off.
+const NotIsolatedWarning = "This run was NOT isolated: `isolation: none` is configured, so code the model wrote ran as roadmap's own user, next to its credentials (docs/isolation.md)."
+
+// Options says where the boundary is and what it protects.
+type Options struct {
+	Mode Mode
+	// Workspace is the work tree the processes run in and may write (but
+	// not its .git).
+	Workspace string
+	// Environ is the runner's environment. The processes' environment is
+	// built from it by an allow-list (Env).
+	Environ []string
+	// Private are the runner's files and folders closed to the sandbox user:
+	// RUNNER_TEMP, the workflow command files, the runner's HOME. A private
+	// folder that is an ancestor of the workspace keeps only the right to
+	// pass through it (o+x, no listing).
+	Private []string
+	// User is the sandbox user's name (DefaultUser when empty).
+	User string
+	// GoCache is the runner's Go build cache. The sandbox's own cache is
+	// seeded from it with hard links, so a test does not rebuild the standard
+	// library; the sandbox cannot change the runner's entries (they stay the
+	// runner's files) and its own go away with it.
+	GoCache string
+	// Probe overrides the platform checks (tests of the fail-closed path).
+	Probe *Probe
+}
+
+// Probe is what the boundary needs from the machine.
+type Probe struct {
+	OS   string // runtime.GOOS
+	Euid int
+}
+
+// Unavailable is the error Open returns when no boundary can be set up and
+// the configuration did not say `isolation: none`.
+type Unavailable struct {
+	Reason string
+}
+
+func (e *Unavailable) Error() string {
+	return "no isolation boundary for model-written commands: " + e.Reason +
+		"; roadmap refuses to run them (run as root or with passwordless sudo on Linux, or set `isolation: none` to run them unisolated; docs/isolation.md)"
+}
+
+// Boundary is an open isolation boundary. Its zero value is not usable; Open
+// returns one.
+type Boundary struct {
+	mode     Mode
+	isolated bool
+	user     string
+	uid, gid int
+	ws       string
+	home     string
+	env      []string
+	undo     []func() error
+	owner    [2]int // the work tree's owner before, restored by Close
+}
+
+// Open sets the boundary up: in user mode, it makes sure the sandbox user
+// exists, hands it the work tree (not .git), closes the private paths, opens
+// a way through the workspace's ancestors and makes the sandbox's HOME.
+// Close undoes what it changed outside the sandbox's HOME and removes that.
+func Open(ctx context.Context, o Options) (*Boundary, error) {
+	ws, err := filepath.Abs(o.Workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("isolation: workspace %s: %w", o.Workspace, err)
+	}
+	b := &Boundary{mode: o.Mode, ws: ws, user: o.User}
+	if b.user == "" {
+		b.user = DefaultUser
+	}
+	if b.mode == "" {
+		b.mode = ModeAuto
+	}
+	if b.mode == ModeNone {
+		home, err := os.MkdirTemp("", "roadmap-tool-home-")
+		if err != nil {
+			return nil, fmt.Errorf("isolation: tool HOME: %w", err)
+		}
+		b.home = home
+		b.undo = append(b.undo, func() error { return removeHome(home) })
+		if err := os.Mkdir(filepath.Join(home, "tmp"), 0o700); err != nil {
+			return nil, fmt.Errorf("isolation: tool TMPDIR: %w", err)
+		}
+		// Same user, same build cache: isolation is off anyway.
+		b.env = allowEnv(o.Environ, b.home, ws, "", GoDirs(o.Environ)["GOCACHE"])
+		return b, nil
+	}
+	probe := platform()
+	if o.Probe != nil {
+		probe = *o.Probe
+	}
+	if probe.OS != "linux" {
+		return nil, &Unavailable{Reason: fmt.Sprintf("the user boundary needs Linux, and this is %s", probe.OS)}
+	}
+	if probe.Euid != 0 {
+		return nil, &Unavailable{Reason: fmt.Sprintf("roadmap runs as uid %d, not root, and could not re-run itself under sudo", probe.Euid)}
+	}
+	if err := b.openUser(ctx, o); err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Isolated reports whether processes run behind the user boundary.
+func (b *Boundary) Isolated() bool { return b.isolated }
+
+// Mode is the mode the boundary was opened in.
+func (b *Boundary) Mode() Mode { return b.mode }
+
+// Workspace is the real path of the work tree.
+func (b *Boundary) Workspace() string { return b.ws }
+
+// Home is the HOME of the processes.
+func (b *Boundary) Home() string { return b.home }
+
+// Env is the environment processes get: an allow-list of the runner's
+// environment (PATH, locale, the toolchains' own settings) with HOME, TMPDIR
+// and the caches pointed into the sandbox's HOME.
+func (b *Boundary) Env() []string { return append([]string(nil), b.env...) }
+
+// Describe says, for a log line or a summary, how processes run.
+func (b *Boundary) Describe() string {
+	if !b.isolated {
+		return "not isolated: model-written commands run as roadmap's own user (isolation: none)"
+	}
+	return fmt.Sprintf("isolated: model-written commands run as the unprivileged user %s (uid %d), which owns the work tree but not .git and reaches no credential", b.user, b.uid)
+}
+
+// Confine prepares cmd to run inside the boundary: its own process group
+// (killed whole), killed if roadmap dies, the sandbox user's credentials and
+// the allow-listed environment when cmd.Env is nil.
+func (b *Boundary) Confine(cmd *exec.Cmd) {
+	confine(cmd, b)
+	if cmd.Env == nil {
+		cmd.Env = b.Env()
+	}
+}
+
+// Close restores what Open changed (the work tree's owner, the modes of the
+// private paths and of the workspace's ancestors) and removes the sandbox's
+// HOME. Files the sandbox made in the work tree become the runner's.
+func (b *Boundary) Close() error {
+	var errs []error
+	for i := len(b.undo) - 1; i >= 0; i-- {
+		if err := b.undo[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.undo = nil
+	return errors.Join(errs...)
+}
+
+// allowed are the variables processes inherit from the runner by name. Every
+// other variable is dropped, whatever it is called: new credentials get no
+// way in by a name nobody thought of (`api_key_env: LLM`).
+var allowed = map[string]bool{
+	"PATH": true, "LANG": true, "LANGUAGE": true, "TZ": true, "TERM": true, "CI": true,
+	"GOROOT": true, "GOSUMDB": true, "GONOSUMDB": true, "GONOPROXY": true,
+	"GOPRIVATE": true, "GOFLAGS": true, "GOOS": true, "GOARCH": true,
+	"GOAMD64": true, "GOARM64": true, "CGO_ENABLED": true, "GOEXPERIMENT": true,
+	"CC": true, "CXX": true, "JAVA_HOME": true, "NODE_ENV": true,
+	"RUNNER_OS": true, "RUNNER_ARCH": true,
+}
+
+// allowEnv builds the processes' environment from environ by allow-list.
+// Values that carry userinfo in a URL are dropped too. home becomes HOME, with
+// TMPDIR and the build cache under it; the module cache stays the runner's
+// (read-only to the sandbox: go never changes it without -modcacherw) and go
+// downloads nothing (GOPROXY=off, GOTOOLCHAIN=local); git is told the work
+// tree is safe (it belongs to another user) and never to prompt.
+func allowEnv(environ []string, home, ws, user, gocache string) []string {
+	var env []string
+	modcache := GoDirs(environ)["GOMODCACHE"]
+	if modcache == "" {
+		modcache = filepath.Join(home, "go", "pkg", "mod")
+	}
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !(allowed[name] || strings.HasPrefix(name, "LC_")) || hasUserinfo(value) {
+			continue
+		}
+		if name == "PATH" {
+			value = toolPath(value, ws)
+		}
+		env = append(env, name+"="+value)
+	}
+	tmp := filepath.Join(home, "tmp")
+	env = append(env,
+		"HOME="+home,
+		"TMPDIR="+tmp,
+		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"GOPATH="+filepath.Join(home, "go"),
+		"GOCACHE="+gocache,
+		"GOMODCACHE="+modcache,
+		"GOPROXY=off",
+		"GOTOOLCHAIN=local",
+		"npm_config_cache="+filepath.Join(home, ".npm"),
+		"GIT_TERMINAL_PROMPT=0",
+		"GCM_INTERACTIVE=never",
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_COUNT=1",
+		"GIT_CONFIG_KEY_0=safe.directory",
+		"GIT_CONFIG_VALUE_0="+ws,
+	)
+	if user != "" {
+		env = append(env, "USER="+user, "LOGNAME="+user)
+	}
+	return env
+}
+
+// toolPath keeps the absolute PATH entries outside the work tree: a program
+// the model wrote must not be found by name.
+func toolPath(path, ws string) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil && within(ws, real) {
+			continue
+		}
+		keep = append(keep, dir)
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
+}
+
+func hasUserinfo(v string) bool {
+	i := strings.Index(v, "://")
+	if i < 0 {
+		return false
+	}
+	rest := v[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	return strings.Contains(rest, "@")
+}
+
+// within reports whether path is root or inside it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// GoDirs computes where the go command keeps its caches under environ, as
+// `go env` would on Linux and macOS: GOPATH, GOMODCACHE and GOCACHE.
+func GoDirs(environ []string) map[string]string {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	home := env["HOME"]
+	out := map[string]string{}
+	gopath := env["GOPATH"]
+	if gopath == "" && home != "" {
+		gopath = filepath.Join(home, "go")
+	}
+	if gopath != "" {
+		out["GOPATH"] = gopath
+	}
+	modcache := env["GOMODCACHE"]
+	if modcache == "" && gopath != "" {
+		modcache = filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
+	}
+	if modcache != "" {
+		out["GOMODCACHE"] = modcache
+	}
+	cache := env["GOCACHE"]
+	if cache == "" {
+		switch {
+		case env["XDG_CACHE_HOME"] != "":
+			cache = filepath.Join(env["XDG_CACHE_HOME"], "go-build")
+		case home != "" && runtime.GOOS == "darwin":
+			cache = filepath.Join(home, "Library", "Caches", "go-build")
+		case home != "":
+			cache = filepath.Join(home, ".cache", "go-build")
+		}
+	}
+	if cache != "" {
+		out["GOCACHE"] = cache
+	}
+	return out
+}
+
+// removeHome removes a tool HOME. The go command may still be writing its
+// telemetry there for a moment after a test exits, so a failure is retried
+// briefly.
+func removeHome(home string) error {
+	var err error
+	for i := 0; i < 20; i++ {
+		if err = os.RemoveAll(home); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("remove tool HOME %s: %w", home, err)
+}

@@ -1,0 +1,263 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+func platform() Probe { return Probe{OS: "linux", Euid: os.Geteuid()} }
+
+// fallbackID is the uid and gid used when the machine has no useradd: a
+// number no distribution hands out to people or services.
+const fallbackID = 64571
+
+func confine(cmd *exec.Cmd, b *Boundary) {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if b.isolated {
+		attr.Credential = &syscall.Credential{Uid: uint32(b.uid), Gid: uint32(b.gid), Groups: []uint32{}}
+	}
+	cmd.SysProcAttr = attr
+	cmd.Cancel = func() error {
+		if cmd.Process != nil && cmd.Process.Pid > 0 {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return nil
+	}
+}
+
+func (b *Boundary) openUser(ctx context.Context, o Options) error {
+	uid, gid, err := ensureUser(ctx, b.user)
+	if err != nil {
+		return &Unavailable{Reason: err.Error()}
+	}
+	if uid == 0 || gid == 0 {
+		return &Unavailable{Reason: fmt.Sprintf("the sandbox user %s is root", b.user)}
+	}
+	b.uid, b.gid, b.isolated = uid, gid, true
+
+	// Close the runner's own paths first, then open the way to the work
+	// tree: a private folder above the work tree keeps o+x only.
+	for _, p := range o.Private {
+		if p == "" {
+			continue
+		}
+		if err := b.chmodOthers(p, 0); err != nil {
+			return fmt.Errorf("isolation: close %s: %w", p, err)
+		}
+	}
+	for dir := filepath.Dir(b.ws); ; dir = filepath.Dir(dir) {
+		// Only ever add the right to pass through: a shared folder such as
+		// /tmp keeps every right it had.
+		if err := b.chmodOthers(dir, b.othersBits(dir)|0o001); err != nil {
+			return fmt.Errorf("isolation: open a way through %s: %w", dir, err)
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	if err := b.handOver(); err != nil {
+		return err
+	}
+
+	home, err := os.MkdirTemp("", "roadmap-sandbox-home-")
+	if err != nil {
+		return fmt.Errorf("isolation: sandbox HOME: %w", err)
+	}
+	b.home = home
+	b.undo = append(b.undo, func() error { return removeHome(home) })
+	for _, d := range []string{"tmp", ".cache", ".config", "go"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			return fmt.Errorf("isolation: sandbox HOME: %w", err)
+		}
+	}
+	if o.GoCache != "" {
+		seedCache(o.GoCache, filepath.Join(home, ".cache", "go-build"))
+	}
+	if err := chownTree(home, uid, gid, nil); err != nil {
+		return fmt.Errorf("isolation: sandbox HOME: %w", err)
+	}
+	b.env = allowEnv(o.Environ, home, b.ws, b.user, filepath.Join(home, ".cache", "go-build"))
+	return nil
+}
+
+// othersBits returns the "others" permission bits of path (0 when it
+// cannot be read).
+func (b *Boundary) othersBits(path string) os.FileMode {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Mode().Perm() & 0o007
+}
+
+// chmodOthers sets the "others" bits of path to bits, keeping the rest. A
+// path that does not exist is skipped. The change is not undone by Close:
+// boundaries of several Jobs on one machine share these folders, and one
+// closing must not take the way through from another still running. What
+// stays is harmless: a private path stays closed to others, an ancestor of a
+// work tree keeps the right to pass through (not to list).
+func (b *Boundary) chmodOthers(path string, bits os.FileMode) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	old := fi.Mode() & (fs.ModePerm | fs.ModeSticky | fs.ModeSetgid | fs.ModeSetuid)
+	mode := old&^0o007 | bits
+	if mode == old {
+		return nil
+	}
+	return os.Chmod(path, mode)
+}
+
+// handOver gives the work tree to the sandbox user: every file and folder
+// but .git becomes its own, .git stays the runner's and loses any write bit
+// for others, and the top folder stays the runner's with the sticky bit, so
+// the sandbox can add files there but never rename or replace .git.
+func (b *Boundary) handOver() error {
+	fi, err := os.Lstat(b.ws)
+	if err != nil {
+		return fmt.Errorf("isolation: %w", err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	b.owner = [2]int{int(st.Uid), int(st.Gid)}
+	top := fi.Mode() & (fs.ModePerm | fs.ModeSticky)
+	gitDir := filepath.Join(b.ws, ".git")
+	skip := func(p string) bool { return p == gitDir }
+
+	if err := lockGitDir(gitDir, b.uid, b.owner); err != nil {
+		return fmt.Errorf("isolation: protect %s: %w", gitDir, err)
+	}
+	b.undo = append(b.undo, func() error {
+		// Whatever the sandbox made becomes the runner's again, so later
+		// steps of the job (and roadmap's own git) own their work tree.
+		err := chownTree(b.ws, b.owner[0], b.owner[1], skip)
+		return errors.Join(err, os.Lchown(b.ws, b.owner[0], b.owner[1]), os.Chmod(b.ws, top))
+	})
+	if err := chownTree(b.ws, b.uid, b.gid, skip); err != nil {
+		return fmt.Errorf("isolation: hand the work tree to %s: %w", b.user, err)
+	}
+	if err := os.Lchown(b.ws, b.owner[0], b.owner[1]); err != nil {
+		return fmt.Errorf("isolation: %w", err)
+	}
+	return os.Chmod(b.ws, 0o777|fs.ModeSticky)
+}
+
+// lockGitDir makes .git the runner's: nothing in it owned by the sandbox
+// user, nothing writable by others.
+func lockGitDir(gitDir string, sandboxUID int, owner [2]int) error {
+	return filepath.WalkDir(gitDir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == sandboxUID {
+			if err := os.Lchown(p, owner[0], owner[1]); err != nil {
+				return err
+			}
+		}
+		if d.Type()&fs.ModeSymlink == 0 && fi.Mode().Perm()&0o022 != 0 {
+			return os.Chmod(p, fi.Mode()&^0o022)
+		}
+		return nil
+	})
+}
+
+// chownTree changes the owner of root's entries (not following symlinks),
+// root itself included, skipping the subtrees skip names.
+func chownTree(root string, uid, gid int, skip func(string) bool) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if skip != nil && skip(p) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}
+
+// seedCache links the runner's Go build cache into dst. The links share the
+// runner's files, which stay the runner's and read-only to the sandbox; what
+// the sandbox adds is its own and goes with its HOME. Any failure (another
+// file system, an unreadable cache) leaves a cold cache, which is slower but
+// correct.
+func seedCache(src, dst string) {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return
+	}
+	_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o700)
+		case d.Type().IsRegular() && d.Name() != "README" && !strings.HasPrefix(d.Name(), "trim"):
+			if err := os.Link(p, target); err != nil && !errors.Is(err, fs.ErrExist) {
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+}
+
+// ensureUser returns the sandbox user's uid and gid, creating the user (and
+// a group of its own) when the machine lacks it. Without useradd the
+// boundary uses a fixed number that no account has.
+func ensureUser(ctx context.Context, name string) (int, int, error) {
+	if u, err := user.Lookup(name); err == nil {
+		return ids(u)
+	}
+	if path, err := exec.LookPath("useradd"); err == nil {
+		out, err := exec.CommandContext(ctx, path, "--system", "--user-group", "--no-create-home",
+			"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
+		// Exit 9: another Job made it first.
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 9) {
+			return 0, 0, fmt.Errorf("create the sandbox user %s: %v: %s", name, err, strings.TrimSpace(string(out)))
+		}
+		u, err := user.Lookup(name)
+		if err != nil {
+			return 0, 0, fmt.Errorf("look up the sandbox user %s after creating it: %w", name, err)
+		}
+		return ids(u)
+	}
+	if _, err := user.LookupId(strconv.Itoa(fallbackID)); err == nil {
+		return 0, 0, fmt.Errorf("no useradd to create %s, and uid %d belongs to an account", name, fallbackID)
+	}
+	return fallbackID, fallbackID, nil
+}
+
+func ids(u *user.User) (int, int, error) {
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, 0, fmt.Errorf("sandbox user %s: %w", u.Username, err)
+	}
+	return uid, gid, nil
+}
