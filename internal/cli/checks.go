@@ -162,10 +162,11 @@ func (j *checksJob) run(ctx context.Context) int {
 		env.Errorf("checks: %v", err)
 		return ExitUsage
 	}
+	load := config.LoadExplicit
 	if j.cfgPath == "" {
-		j.cfgPath = filepath.Join(j.dir, config.DefaultPath)
+		j.cfgPath, load = filepath.Join(j.dir, config.DefaultPath), config.Load
 	}
-	if j.cfg, err = config.Load(j.cfgPath); err != nil {
+	if j.cfg, err = load(j.cfgPath); err != nil {
 		env.Errorf("checks: %v", err)
 		j.io.Error(j.relPath(j.cfgPath), lineOf(err), j.masker.Mask(err.Error()))
 		return ExitUsage

@@ -69,10 +69,11 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		*runID = ev.RunID
 	}
 	dir := env.workdir(*workdir)
+	load := config.LoadExplicit
 	if *cfgPath == "" {
-		*cfgPath = filepath.Join(dir, config.DefaultPath)
+		*cfgPath, load = filepath.Join(dir, config.DefaultPath), config.Load
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := load(*cfgPath)
 	if err != nil {
 		env.Errorf("%v", err)
 		io.Error(*cfgPath, lineOf(err), err.Error())
