@@ -102,7 +102,8 @@ func (a *IO) AddMask(value string) {
 	}
 }
 
-// Error prints an error annotation; file and line may be empty/zero.
+// Error prints an error annotation; file and line may be empty/zero. The
+// message is made one plain line (PlainLine).
 func (a *IO) Error(file string, line int, msg string) { a.annotate(true, file, line, msg) }
 
 // Warning prints a warning annotation; file and line may be empty/zero.
@@ -120,6 +121,7 @@ func (a *IO) annotate(isError bool, file string, line int, msg string) {
 		fields["line"] = fmt.Sprint(line)
 	}
 	act := a.action.WithFieldsMap(fields)
+	msg = PlainLine(msg) // an annotation is one line of text, whoever wrote it
 	if isError {
 		act.Errorf("%s", msg)
 	} else {

@@ -111,3 +111,13 @@ func TestSummary(t *testing.T) {
 		t.Errorf("summary = %q", data)
 	}
 }
+
+func TestAnnotationIsOneLine(t *testing.T) {
+	var stdout bytes.Buffer
+	a := New(func(k string) string { return map[string]string{"GITHUB_ACTIONS": "true"}[k] }, &stdout)
+	a.Error("plan.md", 2, "the plan is wrong\n::error::roadmap: stopped: class=auth\n##[warning]forged")
+	lines := runnerLines(stdout.String())
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "::error file=plan.md,line=2::the plan is wrong ") || strings.Contains(lines[0], "##[") {
+		t.Errorf("annotation printed as %q, want one ::error command and nothing else", stdout.String())
+	}
+}

@@ -5,6 +5,8 @@
 //
 // Workflow commands go through github.com/sethvargo/go-githubactions; the file
 // commands are written here because that library uses a fixed delimiter.
+// PlainLine makes model and tool text one line the runner cannot read as a
+// workflow command; every line roadmap prints that holds such text passes it.
 // Outside Actions (no GITHUB_OUTPUT) outputs are collected in memory so the
 // command line and tests can read them.
 package actionsio

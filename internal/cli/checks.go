@@ -165,10 +165,11 @@ func (j *checksJob) run(ctx context.Context) int {
 		env.Errorf("checks: %v", err)
 		return ExitUsage
 	}
+	load := config.LoadExplicit
 	if j.cfgPath == "" {
-		j.cfgPath = filepath.Join(j.dir, config.DefaultPath)
+		j.cfgPath, load = filepath.Join(j.dir, config.DefaultPath), config.Load
 	}
-	if j.cfg, err = config.Load(j.cfgPath); err != nil {
+	if j.cfg, err = load(j.cfgPath); err != nil {
 		env.Errorf("checks: %v", err)
 		j.io.Error(j.relPath(j.cfgPath), lineOf(err), j.masker.Mask(err.Error()))
 		return ExitUsage
@@ -238,7 +239,7 @@ func (j *checksJob) run(ctx context.Context) int {
 		groups = []plan.Group{g}
 	}
 
-	iso, why, code := env.openBoundary(ctx, "checks", j.cfg.Isolation, j.dir)
+	iso, why, code := env.openBoundary(ctx, "checks", string(j.cfg.Isolation), j.dir)
 	if code != ExitOK {
 		return code
 	}
@@ -829,7 +830,7 @@ func (j *checksJob) f2pGroup(ctx context.Context, fb f2pBasis, cg *checksGroup, 
 	if _, err := os.Stat(treeDir); err != nil {
 		return fmt.Errorf("the workspace %s does not exist at %s", sub, short(before))
 	}
-	bound, err := j.env.boundary(ctx, j.cfg.Isolation, treeDir)
+	bound, err := j.env.boundary(ctx, string(j.cfg.Isolation), treeDir)
 	if err != nil {
 		return fmt.Errorf("the before tree: %w", err)
 	}

@@ -557,6 +557,8 @@ func TestChecksBadInput(t *testing.T) {
 		{name: "no repository for the status", files: map[string]string{"openspec/changes/a/tasks.md": tasks},
 			environ: []string{"GITHUB_REPOSITORY="}, stderr: "pass --no-status"},
 		{name: "an argument", args: []string{"extra"}, stderr: `unexpected argument "extra"`},
+		{name: "a --config that does not exist", files: map[string]string{"openspec/changes/a/tasks.md": tasks},
+			args: []string{"--config", "ci/roadmap.yml"}, stderr: "ci/roadmap.yml: does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

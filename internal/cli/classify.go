@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 )
@@ -127,9 +128,9 @@ func printVerdict(w io.Writer, o classifyOutput, in failure.Input) {
 	fmt.Fprintf(w, "result:    %s (%s)\n", o.Result, how)
 	switch o.Source {
 	case failure.SourceLog, failure.SourceRunnerLine:
-		fmt.Fprintf(w, "evidence:  line %d: %s\n", o.Line, o.Evidence)
+		fmt.Fprintf(w, "evidence:  line %d: %s\n", o.Line, actionsio.PlainLine(o.Evidence))
 	case failure.SourceAnnotation:
-		fmt.Fprintf(w, "evidence:  annotation: %s\n", o.Evidence)
+		fmt.Fprintf(w, "evidence:  annotation: %s\n", actionsio.PlainLine(o.Evidence))
 	case failure.SourceConclusion:
 		fmt.Fprintf(w, "evidence:  the job's conclusion, %s\n", in.Conclusion)
 	case failure.SourceExitCode:

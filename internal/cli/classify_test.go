@@ -113,7 +113,9 @@ func TestClassifyCommandHuman(t *testing.T) {
 		"class:     killed (sigkill)\n",
 		"action:    continue: ",
 		"result:    yielded (automatic)\n",
-		"evidence:  line 72: ##[error]Process completed with exit code 137.\n",
+		// The log's line, made plain: classify may run as a step, where
+		// "##[error]" would be a workflow command.
+		"evidence:  line 72: ## [error]Process completed with exit code 137.\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)

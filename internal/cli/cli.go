@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
@@ -42,9 +43,14 @@ type Env struct {
 // Getenv returns the value of an environment variable, "" when unset.
 func (e *Env) Getenv(key string) string { return e.Vars[key] }
 
-// Errorf prints a message for a person on stderr.
+// Errorf prints a message for a person on stderr. Messages carry errors,
+// plan text and check logs, so each of its lines is made plain: none can be
+// a workflow command.
 func (e *Env) Errorf(format string, args ...any) {
-	fmt.Fprintf(e.Stderr, "roadmap: "+format+"\n", args...)
+	msg := fmt.Sprintf("roadmap: "+format, args...)
+	for _, line := range strings.Split(msg, "\n") {
+		fmt.Fprintln(e.Stderr, actionsio.PlainLine(line))
+	}
 }
 
 // JSON writes v to stdout as indented JSON followed by a newline.

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -489,13 +490,14 @@ func eventDetail(e trace.Event) string {
 
 // termText makes text from the issue safe to print on a terminal: control
 // characters (escape sequences, tabs and line breaks that would break the
-// table) and bidirectional overrides are written as escapes.
+// table) and bidirectional overrides are written as escapes, and the line
+// is made plain (actionsio.PlainLine): explain may run as an Actions step.
 func termText(s string) string {
 	unsafe := func(r rune) bool {
 		return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 	}
 	if utf8.ValidString(s) && strings.IndexFunc(s, unsafe) < 0 {
-		return s
+		return actionsio.PlainLine(s)
 	}
 	var b strings.Builder
 	for _, r := range s { // an invalid byte reads as U+FFFD, written as such
@@ -508,7 +510,7 @@ func termText(s string) string {
 			b.WriteRune(r)
 		}
 	}
-	return b.String()
+	return actionsio.PlainLine(b.String())
 }
 
 func orDash(s string) string {

@@ -68,10 +68,11 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		*runID = ev.RunID
 	}
 	dir := env.workdir(*workdir)
+	load := config.LoadExplicit
 	if *cfgPath == "" {
-		*cfgPath = filepath.Join(dir, config.DefaultPath)
+		*cfgPath, load = filepath.Join(dir, config.DefaultPath), config.Load
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := load(*cfgPath)
 	if err != nil {
 		env.Errorf("%v", err)
 		io.Error(*cfgPath, lineOf(err), err.Error())
@@ -145,7 +146,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("implement: %s: policy: %v", *cfgPath, err)
 		return ExitUsage
 	}
-	iso, unisolated, code := env.openBoundary(ctx, "implement", cfg.Isolation, dir)
+	iso, unisolated, code := env.openBoundary(ctx, "implement", string(cfg.Isolation), dir)
 	if code != ExitOK {
 		return code
 	}

@@ -58,10 +58,11 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("report: %v", err)
 		return ExitUsage
 	}
+	load := config.LoadExplicit
 	if *cfgPath == "" {
-		*cfgPath = filepath.Join(env.workdir(""), config.DefaultPath)
+		*cfgPath, load = filepath.Join(env.workdir(""), config.DefaultPath), config.Load
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := load(*cfgPath)
 	if err != nil {
 		env.Errorf("report: %v", err)
 		io.Error(*cfgPath, configLine(err), err.Error())

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,10 +31,38 @@ type Config struct {
 	Labels Labels    `yaml:"labels"`
 	// Implement tunes the implement loop.
 	Implement Implement `yaml:"implement"`
-	// Isolation is the OS boundary model-written commands run in: auto
-	// (default), user or none (docs/isolation.md).
-	Isolation string `yaml:"isolation"`
+	// Isolation is the OS boundary model-written commands run in
+	// (docs/isolation.md). Only an explicit "none" runs them without one.
+	Isolation Isolation `yaml:"isolation"`
 }
+
+// Isolation names the OS boundary that model-written commands run in.
+type Isolation string
+
+const (
+	// IsolationAuto uses the best boundary the runner offers, and runs no
+	// model-written command when it offers none. The default.
+	IsolationAuto Isolation = "auto"
+	// IsolationUser runs them as a separate unprivileged user, and fails
+	// when that is not possible.
+	IsolationUser Isolation = "user"
+	// IsolationNone runs them as the runner's own user. Never a default:
+	// a configuration has to say it.
+	IsolationNone Isolation = "none"
+)
+
+// Bounds that keep later writes possible.
+const (
+	// MaxRepairRounds bounds implement.repair_rounds: every round is model
+	// calls and a check run, recorded and paid for.
+	MaxRepairRounds = 10
+	// MaxJobsLimit bounds implement.max_jobs; it is the number of Jobs the
+	// record keeps (record.MaxJobs), so the cap can always be counted.
+	MaxJobsLimit = 100
+	// MinPollInterval is the shortest implement.poll_interval: a faster
+	// watch spends the API rate limit without learning anything.
+	MinPollInterval = time.Second
+)
 
 // Model is one tier of the ladder.
 type Model struct {
@@ -115,6 +145,7 @@ func Default() *Config {
 		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped"},
 		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6,
 			BaseBranch: "main"},
+		Isolation: IsolationAuto,
 	}
 }
 
@@ -127,17 +158,36 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Key != "" {
-		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
+	where := e.File
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	if e.Key != "" {
+		return fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", where, e.Msg)
 }
 
-// Load reads path; a missing file gives the defaults.
+// Load reads the repository's configuration at path; a missing file gives
+// the defaults, as a repository need not have one.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return Default(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// LoadExplicit reads a configuration a person named (--config, the config
+// input): a missing file is an error, since running on the defaults would
+// quietly ignore what they asked for.
+func LoadExplicit(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &Error{File: path, Msg: "does not exist (an explicit --config must name a file)"}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
@@ -165,6 +215,9 @@ func Parse(file string, data []byte) (*Config, error) {
 	if err := checkKeys(file, "", doc, configShape); err != nil {
 		return nil, err
 	}
+	if err := checkDurations(file, doc); err != nil {
+		return nil, err
+	}
 	// Models replace the default ladder rather than merging into it.
 	if n := lookup(doc, "models"); n != nil {
 		cfg.Models = nil
@@ -172,7 +225,7 @@ func Parse(file string, data []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil {
-		return nil, yamlError(file, err)
+		return nil, keyed(yamlError(file, err), doc)
 	}
 	if err := validate(file, doc, cfg); err != nil {
 		return nil, err
@@ -194,6 +247,79 @@ var configShape = shape{
 	"labels":  {"stage": nil, "implement": nil, "needs_input": nil, "stopped": nil},
 	"implement": {"poll_interval": nil, "watch_timeout": nil, "repair_rounds": nil, "max_jobs": nil,
 		"base_branch": nil},
+	"isolation": nil,
+}
+
+// durationKeys are the keys that hold a Go duration.
+var durationKeys = [][]string{
+	{"budgets", "step", "wall"}, {"budgets", "item", "wall"}, {"budgets", "day", "wall"},
+	{"checks", "timeout"}, {"implement", "poll_interval"}, {"implement", "watch_timeout"},
+}
+
+// checkDurations reports a duration that does not parse with its key, before
+// the decoder reports it with a line only. A bare number is the usual slip
+// (seconds meant), so the error shows the value with a unit.
+func checkDurations(file string, doc *yaml.Node) error {
+	for _, path := range durationKeys {
+		n := lookup(doc, path...)
+		if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+			continue
+		}
+		if _, err := time.ParseDuration(n.Value); err == nil {
+			continue
+		}
+		e := &Error{File: file, Line: n.Line, Key: strings.Join(path, ".")}
+		if _, err := strconv.ParseFloat(n.Value, 64); err == nil {
+			e.Msg = fmt.Sprintf("%s is not a duration: write it with a unit, such as %ss", n.Value, n.Value)
+		} else {
+			e.Msg = fmt.Sprintf("%q is not a duration (90s, 15m, 2h)", n.Value)
+		}
+		return e
+	}
+	return nil
+}
+
+// keyed adds the key to a decoder error that has only a line: the key whose
+// value is on that line.
+func keyed(err error, doc *yaml.Node) error {
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "" || ce.Line == 0 {
+		return err
+	}
+	ce.Key = keyAt(doc, ce.Line, "")
+	return err
+}
+
+// keyAt is the dotted key (models[1].name) whose scalar value is on line,
+// "" when there is none.
+func keyAt(n *yaml.Node, line int, prefix string) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key := k.Value
+			if prefix != "" {
+				key = prefix + "." + k.Value
+			}
+			if v.Kind == yaml.ScalarNode && v.Line == line {
+				return key
+			}
+			if got := keyAt(v, line, key); got != "" {
+				return got
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			key := fmt.Sprintf("%s[%d]", prefix, i)
+			if c.Kind == yaml.ScalarNode && c.Line == line {
+				return key
+			}
+			if got := keyAt(c, line, key); got != "" {
+				return got
+			}
+		}
+	}
+	return ""
 }
 
 // checkKeys reports the first unknown key with its line, so a typo fails fast
@@ -303,9 +429,27 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 			return &Error{File: file, Line: line, Key: key + ".api_key_env", Msg: "holds a key; it must name the environment variable that holds the key"}
 		}
 	}
-	for name, b := range map[string]Budget{"step": c.Budgets.Step, "item": c.Budgets.Item, "day": c.Budgets.Day} {
-		if b.Turns < 0 || b.TokensIn < 0 || b.TokensOut < 0 || b.USD < 0 || b.Wall < 0 {
-			return &Error{File: file, Line: lineOf(doc, "budgets", name), Key: "budgets." + name, Msg: "budgets must not be negative"}
+	if err := validatePrices(file, doc, c.Prices); err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		name string
+		b    Budget
+	}{{"step", c.Budgets.Step}, {"item", c.Budgets.Item}, {"day", c.Budgets.Day}} {
+		at := func(field, msg string) error {
+			return &Error{File: file, Line: lineOf(doc, "budgets", b.name, field), Key: "budgets." + b.name + "." + field, Msg: msg}
+		}
+		switch {
+		case b.b.Turns < 0:
+			return at("turns", "must not be negative")
+		case b.b.TokensIn < 0:
+			return at("tokens_in", "must not be negative")
+		case b.b.TokensOut < 0:
+			return at("tokens_out", "must not be negative")
+		case !usable(b.b.USD):
+			return at("usd", notUsable)
+		case b.b.Wall < 0:
+			return at("wall", "must not be negative")
 		}
 	}
 	for i, cmd := range c.Checks.Commands {
@@ -313,16 +457,67 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 			return &Error{File: file, Line: lineOf(doc, "checks", "commands"), Key: fmt.Sprintf("checks.commands[%d]", i), Msg: "empty command"}
 		}
 	}
+	if c.Checks.Timeout <= 0 {
+		return &Error{File: file, Line: lineOf(doc, "checks", "timeout"), Key: "checks.timeout", Msg: "must be positive"}
+	}
+	for _, l := range []struct {
+		key   string
+		value string
+	}{{"stage", c.Labels.Stage}, {"implement", c.Labels.Implement}, {"needs_input", c.Labels.NeedsInput}, {"stopped", c.Labels.Stopped}} {
+		n := lookup(doc, "labels", l.key)
+		if strings.TrimSpace(l.value) == "" || (n != nil && n.Tag == "!!null") {
+			return &Error{File: file, Line: lineOf(doc, "labels", l.key), Key: "labels." + l.key, Msg: "must not be empty"}
+		}
+	}
 	im := c.Implement
+	at := func(key, msg string) error {
+		return &Error{File: file, Line: lineOf(doc, "implement", key), Key: "implement." + key, Msg: msg}
+	}
 	switch {
-	case im.PollInterval <= 0:
-		return &Error{File: file, Line: lineOf(doc, "implement", "poll_interval"), Key: "implement.poll_interval", Msg: "must be positive"}
-	case im.WatchTimeout < 0:
-		return &Error{File: file, Line: lineOf(doc, "implement", "watch_timeout"), Key: "implement.watch_timeout", Msg: "must not be negative"}
-	case im.RepairRounds < 1:
-		return &Error{File: file, Line: lineOf(doc, "implement", "repair_rounds"), Key: "implement.repair_rounds", Msg: "must be at least 1"}
-	case im.MaxJobs < 1:
-		return &Error{File: file, Line: lineOf(doc, "implement", "max_jobs"), Key: "implement.max_jobs", Msg: "must be at least 1"}
+	case im.PollInterval < MinPollInterval:
+		return at("poll_interval", "must be at least "+MinPollInterval.String())
+	case im.WatchTimeout <= 0:
+		return at("watch_timeout", "must be positive")
+	case im.RepairRounds < 1 || im.RepairRounds > MaxRepairRounds:
+		return at("repair_rounds", fmt.Sprintf("must be from 1 to %d", MaxRepairRounds))
+	case im.MaxJobs < 1 || im.MaxJobs > MaxJobsLimit:
+		return at("max_jobs", fmt.Sprintf("must be from 1 to %d", MaxJobsLimit))
+	}
+	switch n := lookup(doc, "isolation"); {
+	case c.Isolation == IsolationAuto || c.Isolation == IsolationUser || c.Isolation == IsolationNone:
+		if n == nil || n.Tag != "!!null" {
+			break
+		}
+		fallthrough
+	default:
+		return &Error{File: file, Line: lineOf(doc, "isolation"), Key: "isolation", Msg: fmt.Sprintf("%q is not auto, user or none", c.Isolation)}
+	}
+	return nil
+}
+
+// notUsable is the message for a price or an amount of money that is
+// negative, NaN or infinite: spend is summed and written from these, and
+// such a sum cannot be written back.
+const notUsable = "must be a finite number, 0 or more"
+
+func usable(f float64) bool { return f >= 0 && !math.IsInf(f, 0) }
+
+func validatePrices(file string, doc *yaml.Node, prices map[string]Price) error {
+	names := make([]string, 0, len(prices))
+	for name := range prices {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := prices[name]
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{{"input", p.Input}, {"output", p.Output}} {
+			if !usable(f.v) {
+				return &Error{File: file, Line: lineOf(doc, "prices", name, f.key), Key: "prices." + name + "." + f.key, Msg: notUsable}
+			}
+		}
 	}
 	return nil
 }

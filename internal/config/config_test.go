@@ -79,10 +79,11 @@ func TestParseErrors(t *testing.T) {
 		{"no name", "models:\n  - provider: openai\n", 2, "models[0].name", "needs a name"},
 		{"replay without fixtures", "models:\n  - provider: replay\n    name: r\n", 2, "models[0].fixtures", "fixtures"},
 		{"key in api_key_env", "models:\n  - name: x\n    api_key_env: ghp_abcdefghijklmnopqrstuvwxyz0123456789\n", 2, "models[0].api_key_env", "must name the environment variable"},
-		{"negative budget", "budgets:\n  day:\n    usd: -1\n", 3, "budgets.day", "negative"},
-		{"bad duration", "implement:\n  poll_interval: soon\n", 2, "", "soon"},
-		{"zero poll", "implement:\n  poll_interval: 0s\n", 2, "implement.poll_interval", "positive"},
-		{"wrong type", "implement:\n  repair_rounds: many\n", 2, "", "many"},
+		{"negative budget", "budgets:\n  day:\n    usd: -1\n", 3, "budgets.day.usd", "0 or more"},
+		{"bad duration", "implement:\n  poll_interval: soon\n", 2, "implement.poll_interval", "soon"},
+		{"zero poll", "implement:\n  poll_interval: 0s\n", 2, "implement.poll_interval", "at least 1s"},
+		{"wrong type", "implement:\n  repair_rounds: many\n", 2, "implement.repair_rounds", "many"},
+		{"wrong type in a list", "models:\n  - name: x\n    input_window: wide\n", 3, "models[0].input_window", "wide"},
 		{"not a mapping", "- a\n- b\n", 1, "", "mapping"},
 		{"bad yaml", "models: [\n", 1, "", ""},
 	}
@@ -126,4 +127,105 @@ func FuzzParse(f *testing.F) {
 			t.Error("a valid configuration has at least one model")
 		}
 	})
+}
+
+// TestConfigRejects is one row per value that would break a later write or
+// loop: each is refused with an error that names the file, the line the
+// value is on and its key, the way a user reads it in the log.
+func TestConfigRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string // "" with missing: no file at all
+		want string // the error's text after "<file>:"
+	}{
+		{"negative input price", "prices:\n  openai/gpt-4o:\n    input: -1\n    output: 10\n", "3: prices.openai/gpt-4o.input: must be a finite number, 0 or more"},
+		{"NaN output price", "prices:\n  m:\n    input: 1\n    output: .nan\n", "4: prices.m.output: must be a finite number, 0 or more"},
+		{"infinite price", "prices:\n  m: {input: .inf}\n", "2: prices.m.input: must be a finite number, 0 or more"},
+		{"negative item usd", "budgets:\n  item:\n    tokens_in: 10\n    usd: -0.5\n", "4: budgets.item.usd: must be a finite number, 0 or more"},
+		{"NaN day usd", "budgets:\n  day:\n    usd: .NaN\n", "3: budgets.day.usd: must be a finite number, 0 or more"},
+		{"infinite step usd", "budgets:\n  step: {usd: -.inf}\n", "2: budgets.step.usd: must be a finite number, 0 or more"},
+		{"usd that overflows", "budgets:\n  item:\n    usd: 1e400\n", "3: budgets.item.usd: cannot unmarshal !!str `1e400` into float64"},
+		{"negative tokens", "budgets:\n  item:\n    tokens_out: -3\n", "3: budgets.item.tokens_out: must not be negative"},
+		{"negative turns", "budgets:\n  step:\n    turns: -1\n", "3: budgets.step.turns: must not be negative"},
+		{"negative wall", "budgets:\n  step:\n    wall: -5m\n", "3: budgets.step.wall: must not be negative"},
+		{"wall without a unit", "budgets:\n  step:\n    wall: 90\n", "3: budgets.step.wall: 90 is not a duration: write it with a unit, such as 90s"},
+		{"zero check timeout", "checks:\n  timeout: 0s\n", "2: checks.timeout: must be positive"},
+		{"negative check timeout", "checks:\n  commands: [make]\n  timeout: -1m\n", "3: checks.timeout: must be positive"},
+		{"check timeout without a unit", "checks:\n  timeout: 600\n", "2: checks.timeout: 600 is not a duration: write it with a unit, such as 600s"},
+		{"zero watch timeout", "implement:\n  watch_timeout: 0s\n", "2: implement.watch_timeout: must be positive"},
+		{"zero poll interval", "implement:\n  poll_interval: 0s\n", "2: implement.poll_interval: must be at least 1s"},
+		{"sub-second poll interval", "implement:\n  repair_rounds: 2\n  poll_interval: 500ms\n", "3: implement.poll_interval: must be at least 1s"},
+		{"poll interval without a unit", "implement:\n  poll_interval: 30\n", "2: implement.poll_interval: 30 is not a duration: write it with a unit, such as 30s"},
+		{"poll interval not a duration", "implement:\n  poll_interval: soon\n", `2: implement.poll_interval: "soon" is not a duration (90s, 15m, 2h)`},
+		{"empty stage label", "labels:\n  stage: \"\"\n", "2: labels.stage: must not be empty"},
+		{"blank stopped label", "labels:\n  implement: roadmap:go\n  stopped: '  '\n", "3: labels.stopped: must not be empty"},
+		{"null needs-input label", "labels:\n  needs_input:\n", "2: labels.needs_input: must not be empty"},
+		{"zero repair rounds", "implement:\n  repair_rounds: 0\n", "2: implement.repair_rounds: must be from 1 to 10"},
+		{"unbounded repair rounds", "implement:\n  repair_rounds: 1000000\n", "2: implement.repair_rounds: must be from 1 to 10"},
+		{"repair rounds not a number", "implement:\n  repair_rounds: many\n", "2: implement.repair_rounds: cannot unmarshal !!str `many` into int"},
+		{"too many jobs", "implement:\n  max_jobs: 101\n", "2: implement.max_jobs: must be from 1 to 100"},
+		{"unknown isolation", "isolation: sometimes\n", `1: isolation: "sometimes" is not auto, user or none`},
+		{"empty isolation", "models:\n  - name: x\nisolation: \"\"\n", `3: isolation: "" is not auto, user or none`},
+		{"explicit path that does not exist", "", " does not exist (an explicit --config must name a file)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "roadmap.yml")
+			if tt.src != "" {
+				if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg, err := LoadExplicit(path)
+			if err == nil {
+				t.Fatalf("LoadExplicit accepted it: %+v", cfg)
+			}
+			if got, want := err.Error(), path+":"+tt.want; got != want {
+				t.Errorf("error\n got %s\nwant %s", got, want)
+			}
+			if tt.src == "" {
+				return
+			}
+			// The annotation needs the line on its own.
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Line == 0 {
+				t.Errorf("err = %#v, want a *Error with a line", err)
+			}
+		})
+	}
+}
+
+func TestIsolation(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		want Isolation
+	}{
+		{"", IsolationAuto},
+		{"labels: {stage: s}\n", IsolationAuto},
+		{"isolation: auto\n", IsolationAuto},
+		{"isolation: user\n", IsolationUser},
+		{"isolation: none\n", IsolationNone},
+	} {
+		cfg, err := Parse("roadmap.yml", []byte(tt.src))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.src, err)
+		}
+		if cfg.Isolation != tt.want {
+			t.Errorf("%q: isolation = %q, want %q", tt.src, cfg.Isolation, tt.want)
+		}
+	}
+	if got := Default().Isolation; got != IsolationAuto {
+		t.Errorf("default isolation = %q, want auto: none must be explicit", got)
+	}
+}
+
+func TestLoadExplicitReadsTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "custom.yml")
+	if err := os.WriteFile(p, []byte("isolation: none\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadExplicit(p)
+	if err != nil || cfg.Isolation != IsolationNone {
+		t.Fatalf("LoadExplicit = %+v, %v", cfg, err)
+	}
 }

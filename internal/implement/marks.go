@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
@@ -138,7 +139,7 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 	if end.result != record.ResultReady {
 		// The runner's own line: the classifier reads it first in this Job's log.
 		level := map[record.Result]string{record.ResultStopped: "error", record.ResultYielded: "notice", record.ResultReturned: "warning"}[end.result]
-		r.logf("::%s::%s", level, failure.TypedLine(failure.Result(end.result), end.class, end.reason))
+		r.command(level, failure.TypedLine(failure.Result(end.result), end.class, end.reason))
 	}
 	werr := r.write(ctx, ch, outcome)
 	if werr == nil && r.pr.Number != 0 {
@@ -201,8 +202,17 @@ func (r *runner) outputs(res Result) {
 	}
 }
 
+// logf prints a line of the Job's log. Its arguments often hold model or
+// tool text (a reason, a plan title, an error), so the line is masked and
+// made plain: it can never be a workflow command.
 func (r *runner) logf(format string, args ...any) {
-	fmt.Fprintln(r.o.Log, r.o.Mask(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Mask(fmt.Sprintf(format, args...))))
+}
+
+// command prints one of the runner's own workflow commands (::error:: and
+// the like) whose message may hold model text.
+func (r *runner) command(level, msg string) {
+	fmt.Fprintln(r.o.Log, actionsio.Command(level, r.o.Mask(msg)))
 }
 
 func (r *runner) event(e trace.Event) {
@@ -230,7 +240,7 @@ func (ob *observer) ModelCall(e agent.ModelCallEvent) {
 		Duration: e.Duration, Outcome: e.Outcome}
 	r.event(ev)
 	ev.Job, ev.Group = r.attempt, r.group
-	fmt.Fprintln(r.o.Log, r.o.Trace.SpendLine(trace.SpendFromEvent(ev, r.calls)))
+	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Trace.SpendLine(trace.SpendFromEvent(ev, r.calls))))
 }
 
 func (ob *observer) ToolCall(e agent.ToolCallEvent) {

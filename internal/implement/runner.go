@@ -371,7 +371,7 @@ func (r *runner) runChecks(ctx context.Context, g plan.Group, cmds []string) (ch
 	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseChecks, Group: g.Number, Step: groupStep(g), Duration: r.o.Clock.Now().Sub(start)})
 	if !rep.Passed && err == nil {
 		// The runner's own line, which the classifier reads in a killed Job's log.
-		r.logf("::error::%s", failure.ChecksFailedLine(rep.FailedCommand, rep.ExitCode))
+		r.command("error", failure.ChecksFailedLine(rep.FailedCommand, rep.ExitCode))
 	}
 	return rep, err
 }

@@ -12,7 +12,8 @@
 // for byte.
 //
 // Text is masked line by line, streamed, with memory bounded by the longest
-// line it keeps (64 KiB); longer lines are masked in overlapping windows.
+// line it keeps (64 KiB); longer lines are masked in overlapping windows,
+// and a secret across a window edge is masked like one inside a window.
 // Masking is idempotent: masking masked text changes nothing. docs/redact.md
 // describes the rules and their limits.
 package redact

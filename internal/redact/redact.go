@@ -19,10 +19,12 @@ const (
 	// defaultMaxLine is the longest line kept whole; longer lines are masked
 	// in windows of this size.
 	defaultMaxLine = 64 << 10
-	// defaultOverlap is how far consecutive windows overlap. Every rule's
-	// match is shorter than this (configured secrets are cut into pieces of
-	// at most maxLiteral bytes), so a secret that starts in a window is seen
-	// whole in it.
+	// defaultOverlap is how far consecutive windows overlap. A match's
+	// beginning (a key, a header name, a scheme, a token's prefix: at most
+	// a few hundred bytes) is shorter than this, so the window in which a
+	// match begins before the overlap sees its beginning whole and masks it;
+	// a value that runs past the window's end is masked on in the next (see
+	// Writer.window). Nothing bounds a value's length.
 	defaultOverlap = 16 << 10
 	// maxFixpoint bounds the extra passes over a line whose masking exposed a
 	// new match (a masked span can become a word boundary for another rule).
@@ -65,10 +67,15 @@ type Masker struct {
 
 // span is a half-open byte range [start, end) to mask. cont marks a span
 // that continues one already replaced by a placeholder in the previous
-// window of a long line.
+// window of a long line. head is how far before start the match that found
+// it begins (a key, a header name, a URL's scheme): the window holding that
+// beginning is the one that masks the span. carry is what the span runs on
+// over when a window's end cuts it.
 type span struct {
 	start, end int
+	head       int
 	cont       bool
+	carry      carryKind
 }
 
 // New returns a Masker for cfg.
@@ -153,13 +160,19 @@ func (m *Masker) spans(line []byte, sp []span) (_ []span, open bool) {
 		if bits&bit == 0 {
 			continue
 		}
+		n := len(sp)
 		if bit == m.pemBit {
 			var o bool
 			sp, o = findPEM(line, sp)
 			open = open || o
-			continue
+		} else {
+			sp = m.rules[i].find(m, line, sp)
 		}
-		sp = m.rules[i].find(m, line, sp)
+		for k := n; k < len(sp); k++ {
+			if sp[k].carry == carryToken {
+				sp[k].carry = m.rules[i].carry
+			}
+		}
 	}
 	return sp, open
 }
@@ -193,12 +206,15 @@ func (m *Masker) normalize(line []byte, sp []span) []span {
 				s.end = s.start // inside a placeholder: drop
 				break
 			}
+			s.head = max(0, s.head-(s.start-min(s.start, p.start)))
 			s.start = min(s.start, p.start)
 			s.end = max(s.end, p.end)
 		}
 	}
 	for k := range sp {
-		sp[k].start = escapeStart(line, sp[k].start)
+		st := escapeStart(line, sp[k].start)
+		sp[k].head = max(0, sp[k].head-(sp[k].start-st))
+		sp[k].start = st
 		if s := &sp[k]; s.end > s.start && s.end < len(line) && escaping(line[s.start:s.end]) {
 			s.end-- // leave the backslash with the character it escapes
 		}
@@ -215,10 +231,12 @@ func (m *Masker) normalize(line []byte, sp []span) []span {
 			continue
 		}
 		if n := len(out); n > 0 && s.start <= out[n-1].end {
-			if s.end > out[n-1].end {
-				out[n-1].end = s.end
+			o := &out[n-1]
+			if s.end > o.end {
+				o.end, o.carry = s.end, s.carry
 			}
-			out[n-1].cont = out[n-1].cont || s.cont
+			o.head = max(o.head, o.start-(s.start-s.head)) // the earlier beginning
+			o.cont = o.cont || s.cont
 			continue
 		}
 		out = append(out, s)

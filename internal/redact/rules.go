@@ -16,6 +16,44 @@ type rule struct {
 	name     string
 	triggers []string
 	find     func(m *Masker, line []byte, sp []span) []span
+	// carry is what a match runs on over, past the end of a window that
+	// cuts it (see Writer.window); the zero value is token characters.
+	carry carryKind
+}
+
+// carryKind says which bytes continue a match that a window's end cut.
+type carryKind uint8
+
+const (
+	carryToken      carryKind = iota // isTokenChar: tokens, JWTs, configured secrets
+	carryValue                       // a generic key=value value: up to isValueStop
+	carryCredential                  // a header's credential: up to isCredentialStop
+	carryURLPass                     // a URL's password: up to '@', '/', blanks, quotes
+	carryPEM                         // a one-line PEM body: base64, escaped newlines, blanks, then its END marker
+)
+
+// continues reports whether c goes on with a match of kind k.
+func (k carryKind) continues(c byte) bool {
+	switch k {
+	case carryValue:
+		return !isValueStop(c)
+	case carryCredential:
+		return !isCredentialStop(c)
+	case carryURLPass:
+		return isURLPassChar(c)
+	case carryPEM:
+		return isBase64(c) || c == '\\' || c == ' ' || c == '\t'
+	}
+	return isTokenChar(c)
+}
+
+// isURLPassChar is a byte reURLPass takes in a password.
+func isURLPassChar(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', '\f', '\v', '/', '@', '"', '\'', '<', '>', '[', ']', '`', '\\':
+		return false
+	}
+	return true
 }
 
 // The patterns favour recall: prefixes with loose lengths, so a new token
@@ -54,26 +92,26 @@ func builtinRules(suffixes [][]byte) []rule {
 		hostTriggers[i] = string(s)
 	}
 	return []rule{
-		{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, reFind(reGitHub, 0, nil)},
-		{"aws-access-key-id", []string{"akia", "asia", "abia", "acca"}, reFind(reAWSKeyID, 0, nil)},
-		{"openai-key", []string{"sk-"}, reFind(reOpenAI, 0, openAIBody)},
-		{"anthropic-key", []string{"sk-ant-"}, reFind(reAnthropic, 0, nil)},
-		{"slack-token", []string{"xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"}, reFind(reSlack, 0, nil)},
-		{"slack-webhook", []string{"hooks.slack.com/"}, reFind(reSlackHook, 1, nil)},
-		{"gitlab-token", []string{"glpat-"}, reFind(reGitLab, 0, nil)},
-		{"huggingface-token", []string{"hf_"}, reFind(reHugging, 0, nil)},
-		{"google-api-key", []string{"aiza"}, reFind(reGoogleKey, 0, nil)},
-		{"npm-token", []string{"npm_"}, reFind(reNPM, 0, nil)},
-		{"pem-private-key", []string{"private key"}, nil}, // multi-line: see findPEM and Writer
-		{"jwt", []string{"eyj"}, reFind(reJWT, 0, nil)},
-		{"authorization-header", []string{"authorization", "x-api-key", "x-auth-token", "private-token", "x-goog-api-key"}, findAuthHeader},
-		{"bearer", []string{"bearer"}, findBearer},
-		{"basic-auth", []string{"basic"}, reFind(reBasic, 1, basicCredential)},
-		{"url-password", []string{"://"}, reFind(reURLPass, 1, urlPassword)},
-		{"generic-secret", genericKeywords, findGeneric},
-		{"private-host", hostTriggers, findPrivateHosts},
-		{"private-ipv4", []string{"10.", "172.", "192.168.", "100."}, findPrivateIPv4},
-		{"private-ipv6", []string{"fc", "fd", "fe8", "fe9", "fea", "feb"}, findPrivateIPv6},
+		{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, reFind(reGitHub, 0, nil), carryToken},
+		{"aws-access-key-id", []string{"akia", "asia", "abia", "acca"}, reFind(reAWSKeyID, 0, nil), carryToken},
+		{"openai-key", []string{"sk-"}, reFind(reOpenAI, 0, openAIBody), carryToken},
+		{"anthropic-key", []string{"sk-ant-"}, reFind(reAnthropic, 0, nil), carryToken},
+		{"slack-token", []string{"xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"}, reFind(reSlack, 0, nil), carryToken},
+		{"slack-webhook", []string{"hooks.slack.com/"}, reFind(reSlackHook, 1, nil), carryToken},
+		{"gitlab-token", []string{"glpat-"}, reFind(reGitLab, 0, nil), carryToken},
+		{"huggingface-token", []string{"hf_"}, reFind(reHugging, 0, nil), carryToken},
+		{"google-api-key", []string{"aiza"}, reFind(reGoogleKey, 0, nil), carryToken},
+		{"npm-token", []string{"npm_"}, reFind(reNPM, 0, nil), carryToken},
+		{"pem-private-key", []string{"private key"}, nil, carryToken}, // multi-line: see findPEM and Writer
+		{"jwt", []string{"eyj"}, reFind(reJWT, 0, nil), carryToken},
+		{"authorization-header", []string{"authorization", "x-api-key", "x-auth-token", "private-token", "x-goog-api-key"}, findAuthHeader, carryCredential},
+		{"bearer", []string{"bearer"}, findBearer, carryToken},
+		{"basic-auth", []string{"basic"}, reFind(reBasic, 1, basicCredential), carryToken},
+		{"url-password", []string{"://"}, reFind(reURLPass, 1, urlPassword), carryURLPass},
+		{"generic-secret", genericKeywords, findGeneric, carryValue},
+		{"private-host", hostTriggers, findPrivateHosts, carryToken},
+		{"private-ipv4", []string{"10.", "172.", "192.168.", "100."}, findPrivateIPv4, carryToken},
+		{"private-ipv6", []string{"fc", "fd", "fe8", "fe9", "fea", "feb"}, findPrivateIPv6, carryToken},
 	}
 }
 
@@ -89,7 +127,7 @@ func reFind(re *regexp.Regexp, g int, ok func(line []byte, loc []int) bool) func
 			if ok != nil && !ok(line, loc) {
 				continue
 			}
-			sp = append(sp, span{start: s, end: e})
+			sp = append(sp, span{start: s, end: e, head: s - loc[0]})
 		}
 		return sp
 	}
@@ -136,7 +174,7 @@ func findBearer(_ *Masker, line []byte, sp []span) []span {
 				continue // an auth-param or an assignment: realm=, BEDROCK_MODEL=x
 			}
 		}
-		sp = append(sp, span{start: s, end: e})
+		sp = append(sp, span{start: s, end: e, head: s - loc[0]})
 	}
 	return sp
 }
@@ -234,7 +272,7 @@ func findAuthHeader(_ *Masker, line []byte, sp []span) []span {
 		if !scheme && onlyLetters(v) {
 			continue // prose: "tag-based authorization: TagResource"
 		}
-		sp = append(sp, span{start: i, end: e})
+		sp = append(sp, span{start: i, end: e, head: i - loc[0]})
 	}
 	return sp
 }
@@ -349,7 +387,7 @@ func findGeneric(_ *Masker, line []byte, sp []span) []span {
 		case aboutSecret(key), !looksSecret(line[s:e]):
 			continue
 		}
-		sp = append(sp, span{start: s, end: e})
+		sp = append(sp, span{start: s, end: e, head: s - k})
 	}
 	return sp
 }
@@ -507,7 +545,7 @@ func findPEM(line []byte, sp []span) (_ []span, open bool) {
 		for e > b && (line[e-1] == ' ' || line[e-1] == '\t') {
 			e--
 		}
-		sp = append(sp, span{start: b, end: e})
+		sp = append(sp, span{start: b, end: e, carry: carryPEM})
 		open = true
 		off = e
 	}

@@ -28,8 +28,9 @@ type Writer struct {
 
 	pem     int  // body lines seen since a lone BEGIN marker; 0 outside a key
 	chunked bool // the current line is longer than maxLine: masked in windows
-	carry   int  // bytes at the start of buf covered by a span already replaced
-	sticky  bool // that span reached the window's end and goes on over token chars
+	// pending are spans the previous window of a long line found and left
+	// to this one, in this window's offsets.
+	pending []pendingSpan
 
 	written int64
 	masked  int
@@ -146,7 +147,7 @@ func (w *Writer) flush() error {
 func (w *Writer) endLine(line []byte) {
 	if w.chunked {
 		w.window(true)
-		w.chunked, w.carry, w.sticky = false, 0, false
+		w.chunked, w.pending = false, w.pending[:0]
 		return
 	}
 	var forced []span
@@ -175,36 +176,69 @@ func (w *Writer) endLine(line []byte) {
 	}
 }
 
+// pendingSpan is a span one window of a long line hands to the next.
+// sticky marks one that reached the window's end: it runs on over the
+// bytes its carry kind takes.
+type pendingSpan struct {
+	span
+	sticky bool
+}
+
 // window masks w.buf as a window of a line longer than the cap. A window
 // that is not the line's last emits all but its final overlap bytes and
-// keeps those as the start of the next window, so a secret starting
-// anywhere is seen whole in some window. A span that crosses the cut is
-// replaced once: the next window starts with it marked as a continuation.
+// keeps those as the start of the next window.
+//
+// A match belongs to the window in which it begins before the cut (the
+// start of the kept overlap): a match beginning later is seen whole, key
+// and all, by the next window, and one beginning earlier is seen whole, up
+// to the window's end, by this one, as its beginning is shorter than the
+// overlap. This window masks what it owns: the part before the cut now,
+// the rest as spans handed to the next window, so a key emitted here never
+// leaves its value unmasked there. A match the window's end cuts runs on
+// over the bytes of its kind (a token, a value, a PEM body) in the next
+// window, however long it is; a match that only a complete text shows
+// (a JWT's dots, a URL's '@') is taken when its beginning and a run of
+// its bytes reach the window's end.
 func (w *Writer) window(final bool) {
 	w.chunked = true
 	w.pem = 0
 	win := w.buf
 	sp, _ := w.m.spans(win, w.scratch[:0])
-	if w.carry > 0 {
-		end := min(w.carry, len(win))
-		if w.sticky {
-			for end < len(win) && isTokenChar(win[end]) {
-				end++
-			}
-		}
-		sp = append(sp, span{start: 0, end: end, cont: true})
-	}
-	sp = w.m.normalize(win, sp)
-	w.scratch = sp
 	cut := len(win)
 	if !final {
 		cut = len(win) - w.m.overlap
+		sp = cutMatches(win, cut, sp)
 	}
-	w.carry, w.sticky = 0, false
+	for _, p := range w.pending {
+		s := p.span
+		s.end = min(s.end, len(win))
+		if p.sticky {
+			for s.end < len(win) && s.carry.continues(win[s.end]) {
+				s.end++
+			}
+			if s.carry == carryPEM {
+				if loc := rePEMEnd.FindIndex(win[s.end:]); loc != nil && loc[0] == 0 {
+					s.end += loc[1]
+					s.carry = carryToken // the block is complete
+				}
+			}
+		}
+		sp = append(sp, s)
+	}
+	w.pending = w.pending[:0]
+	sp = w.m.normalize(win, sp)
+	w.scratch = sp
 	prev := 0
 	for _, s := range sp {
+		if s.start-s.head >= cut {
+			continue // the next window sees this match whole
+		}
+		sticky := !final && (s.end == len(win) || s.carry == carryPEM && endMarkerCut(win[s.end:]))
 		if s.start >= cut {
-			break
+			// Begun here, masked there: hand it on whole.
+			s.start, s.end, s.head = s.start-cut, s.end-cut, 0
+			w.pending = append(w.pending, pendingSpan{span: s, sticky: sticky})
+			continue
 		}
 		w.out = append(w.out, win[prev:s.start]...)
 		if !s.cont {
@@ -213,10 +247,8 @@ func (w *Writer) window(final bool) {
 		}
 		prev = s.end
 		if s.end > cut {
-			w.carry = s.end - cut
-			w.sticky = s.end == len(win)
+			w.pending = append(w.pending, pendingSpan{span: span{start: 0, end: s.end - cut, cont: true, carry: s.carry}, sticky: sticky})
 			prev = cut
-			break
 		}
 	}
 	if prev < cut {
@@ -225,6 +257,56 @@ func (w *Writer) window(final bool) {
 	if !final {
 		w.buf = w.buf[:copy(w.buf, win[cut:])]
 	}
+}
+
+// endMarkerCut reports whether tail, the rest of a window after a PEM body,
+// can be the beginning of its END marker cut by the window's end.
+func endMarkerCut(tail []byte) bool {
+	if len(tail) == 0 || len(tail) > 150 || tail[0] != '-' {
+		return false
+	}
+	for _, c := range tail {
+		if !isUpper(c) && !isDigit(c) && c != '-' && c != '_' && c != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// cutMatches adds the matches that the end of a window (not a line's last)
+// cuts before they show what they are, and that begin before cut: a JWT
+// before its dots, a URL's password before its '@'. They are long runs
+// (longer than the overlap), masked from where the secret starts to the
+// window's end and on in the next window.
+func cutMatches(win []byte, cut int, sp []span) []span {
+	// A JWT: "eyJ" and a run of base64url and dots to the end.
+	r := len(win)
+	for r > 0 && (isAlnum(win[r-1]) || win[r-1] == '-' || win[r-1] == '_' || win[r-1] == '.') {
+		r--
+	}
+	if i := bytes.Index(win[r:], []byte("eyJ")); i >= 0 && r+i < cut && len(win)-(r+i) >= 13 &&
+		(r+i == 0 || !isAlnum(win[r+i-1])) {
+		sp = append(sp, span{start: r + i, end: len(win), carry: carryToken})
+	}
+	// A URL's user information: "scheme://" and a run of its bytes to the end.
+	r = len(win)
+	for r > 0 && isURLPassChar(win[r-1]) {
+		r--
+	}
+	if r >= 3 && bytes.Equal(win[r-3:r], []byte("://")) {
+		scheme := r - 3
+		for scheme > 0 && (isAlnum(win[scheme-1]) || win[scheme-1] == '+' || win[scheme-1] == '.' || win[scheme-1] == '-') {
+			scheme--
+		}
+		s := r
+		if i := bytes.IndexByte(win[r:], ':'); i >= 0 {
+			s = r + i + 1 // the password; the user is kept, as for a whole URL
+		}
+		if scheme < r-3 && scheme < cut && s < len(win) {
+			sp = append(sp, span{start: s, end: len(win), head: s - scheme, carry: carryURLPass})
+		}
+	}
+	return sp
 }
 
 // contentStart is where a line's content begins after a GitHub Actions

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -460,6 +461,8 @@ func subSpend(a, b record.Spend) record.Spend {
 	}
 }
 
+// logf prints a line of report's log; reasons and questions in it are
+// model text, so the line is masked and made plain (never a workflow command).
 func (r *reporter) logf(format string, args ...any) {
-	fmt.Fprintln(r.o.Log, r.o.Mask(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Mask(fmt.Sprintf(format, args...))))
 }
