@@ -309,3 +309,80 @@ func TestPolicyRefusesFileListsAndHelperPrograms(t *testing.T) {
 	refused(t, p, []string{"wc", "--files0=list"}, "wc", `deny "--files0-from*"`)
 	refused(t, p, []string{"sort", "--compress-program=sh", "a.txt"}, "sort", `deny "--compress-program*"`)
 }
+
+// FuzzCheck: Check never panics on a command Split accepts, and a refusal
+// does not depend on spelling: in a Go row -flag and --flag get the same
+// verdict, and in a GNU row bundling two short options (-i -O into -iO) never
+// turns a refusal into an allowed command.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{
+		"git grep -i -O -e x", "git grep --open=vim x", "sort -u -o .git/config a",
+		"go test --exec=sh ./...", "go build -toolexec sh", "grep -r -n x .",
+		"grep -r --exclude-dir=.git x", "git apply --unsafe p", "make --dir=/ x",
+		"find . -exec x", "env -i x", "git -c a=b status", "diff -r -u . x",
+	} {
+		f.Add(s)
+	}
+	p := Default()
+	verdict := func(argv []string) string {
+		err := p.Check(argv)
+		var r *Refusal
+		if errors.As(err, &r) {
+			return r.Rule
+		}
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		argv, err := Split(in)
+		if err != nil {
+			return
+		}
+		got := verdict(argv)
+		row := p.Row(argv[0])
+		if row == nil || !row.Allow {
+			return
+		}
+		switch row.Options {
+		case SyntaxGo:
+			other := append([]string{argv[0]}, argv[1:]...)
+			for i, a := range other[1:] {
+				if a == "--" {
+					break
+				}
+				if strings.HasPrefix(a, "--") && len(a) > 2 {
+					other[i+1] = a[1:]
+				} else if strings.HasPrefix(a, "-") && len(a) > 1 && a[1] != '-' {
+					other[i+1] = "-" + a
+				}
+			}
+			if again := verdict(other); (again == "") != (got == "") {
+				t.Fatalf("Check(%q) = %q but Check(%q) = %q", argv, got, other, again)
+			}
+		case SyntaxGNU:
+			if got == "" {
+				return
+			}
+			for i := 1; i+1 < len(argv); i++ {
+				a, b := argv[i], argv[i+1]
+				if a == "--" {
+					break
+				}
+				if !isShortFlag(a) || !isShortFlag(b) || row.isValue(a) || row.isValue(b) {
+					continue
+				}
+				merged := append(append(append([]string{}, argv[:i]...), a+b[1:]), argv[i+2:]...)
+				if verdict(merged) == "" {
+					t.Fatalf("Check(%q) refused (%s) but Check(%q) allows it", argv, got, merged)
+				}
+			}
+		}
+	})
+}
+
+// isShortFlag reports whether w is one short option letter: "-O".
+func isShortFlag(w string) bool {
+	return len(w) == 2 && w[0] == '-' && (w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z')
+}

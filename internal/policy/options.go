@@ -157,10 +157,15 @@ func (r *Row) matchForm(form string, args []string) bool {
 // every abbreviation of it; in a Go row, "-name" (or "-name*") matches the
 // flag name whether written with one dash or two.
 func (r *Row) matchOption(w string, o argOpt) bool {
-	if ok, _ := path.Match(w, o.raw); ok {
+	raw, name := o.raw, o.name
+	if r.Options == SyntaxGo && strings.HasPrefix(raw, "--") {
+		// One spelling for the glob as well: --exec0 is -exec0.
+		raw, name = raw[1:], name[1:]
+	}
+	if ok, _ := path.Match(w, raw); ok {
 		return true
 	}
-	if ok, _ := path.Match(w, o.name); ok {
+	if ok, _ := path.Match(w, name); ok {
 		return true
 	}
 	base := strings.TrimSuffix(w, "*")
