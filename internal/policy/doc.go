@@ -7,8 +7,9 @@
 // environment: no token, key, secret or credential reaches them, and go and
 // git are told not to download or prompt.
 //
-// The policy stops a model from reaching the network or the credentials by the
-// obvious routes; it is not a sandbox against hostile repository code (a
-// permitted `go test` runs whatever the repository's tests do). docs/policy.md
-// says what it does and does not protect.
+// The table says which commands are sensible for the agent, reading options
+// the way each program does (bundles, abbreviations, Go's two dashes); it is
+// not the security boundary (a permitted `go test` runs whatever the
+// repository's tests do). docs/policy.md says what it is and is not, and
+// docs/isolation.md describes the boundary.
 package policy

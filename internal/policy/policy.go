@@ -94,6 +94,10 @@ type Row struct {
 	// Values are options whose next argument is a value (a search pattern, a
 	// format), so it is not checked as a path.
 	Values []string `yaml:"values,omitempty,flow"`
+	// Options is how the program reads its options: SyntaxWords (""),
+	// SyntaxGNU ("gnu") or SyntaxGo ("go"). It decides which spellings an
+	// option word of a form matches (bundles, abbreviations, one dash or two).
+	Options string `yaml:"options,omitempty"`
 
 	Timeout    time.Duration `yaml:"timeout,omitempty"`
 	OutputHead int           `yaml:"output_head,omitempty"`
@@ -101,10 +105,13 @@ type Row struct {
 }
 
 // Pattern is a refused form and why. In YAML it is either a string (the form)
-// or a mapping {args, reason}.
+// or a mapping {args, reason, unless}.
 type Pattern struct {
 	Args   string `yaml:"args"`
 	Reason string `yaml:"reason,omitempty"`
+	// Unless is a form that, when it also matches, lifts the refusal: grep -r
+	// is refused unless --exclude-dir=.git keeps it out of the repository.
+	Unless string `yaml:"unless,omitempty"`
 }
 
 // UnmarshalYAML accepts a bare string as a pattern without a reason.
@@ -113,14 +120,14 @@ func (p *Pattern) UnmarshalYAML(n *yaml.Node) error {
 		p.Args = n.Value
 		return nil
 	}
-	if err := knownKeys(n, []string{"args", "reason"}); err != nil {
+	if err := knownKeys(n, []string{"args", "reason", "unless"}); err != nil {
 		return err
 	}
 	type plain Pattern
 	return n.Decode((*plain)(p))
 }
 
-var rowKeys = []string{"program", "allow", "reason", "args", "deny", "values", "timeout", "output_head", "output_tail"}
+var rowKeys = []string{"program", "allow", "reason", "args", "deny", "values", "options", "timeout", "output_head", "output_tail"}
 
 // knownKeys refuses a mapping key outside keys, naming its line.
 func knownKeys(n *yaml.Node, keys []string) error {
@@ -283,9 +290,15 @@ func (p *Policy) Validate() error {
 		if r.Timeout < 0 || r.OutputHead < 0 || r.OutputTail < 0 {
 			return fmt.Errorf("%s: timeout and output caps must not be negative", where)
 		}
+		if !slices.Contains(syntaxes, r.Options) {
+			return fmt.Errorf("%s: options %q is not one of %q, %q", where, r.Options, SyntaxGNU, SyntaxGo)
+		}
 		forms := append([]string(nil), r.Args...)
 		for _, d := range r.Deny {
 			forms = append(forms, d.Args)
+			if d.Unless != "" {
+				forms = append(forms, d.Unless)
+			}
 		}
 		for _, f := range forms {
 			words := strings.Fields(f)
@@ -313,7 +326,9 @@ func (p *Policy) Row(program string) *Row {
 }
 
 // Check says whether argv may run: nil, or a *Refusal naming the row and rule.
-// It does not look at paths; Run does that against the workspace.
+// Of paths it checks only what needs no workspace: a value glued to a short
+// option (sort -uo.git/config) that has a ".." element, lies in .git or is
+// absolute. Run checks the other path arguments against the workspace.
 func (p *Policy) Check(argv []string) error {
 	if len(argv) == 0 || argv[0] == "" {
 		return &Refusal{Rule: "empty", Reason: "no command given"}
@@ -335,9 +350,9 @@ func (p *Policy) Check(argv []string) error {
 		}
 		return &Refusal{Row: prog, Rule: "program refused", Reason: reason}
 	}
-	args := row.withoutValues(argv[1:])
+	args := argv[1:]
 	for _, d := range row.Deny {
-		if matchForm(d.Args, args) {
+		if row.matchForm(d.Args, args) && (d.Unless == "" || !row.matchForm(d.Unless, args)) {
 			reason := d.Reason
 			if reason == "" {
 				reason = fmt.Sprintf("%q matches a refused form", strings.Join(argv, " "))
@@ -345,9 +360,13 @@ func (p *Policy) Check(argv []string) error {
 			return &Refusal{Row: prog, Rule: fmt.Sprintf("deny %q", d.Args), Reason: reason}
 		}
 	}
+	if arg, why := row.gluedPath(args); arg != "" {
+		return &Refusal{Row: prog, Rule: "path",
+			Reason: fmt.Sprintf("argument %q: the value glued to its option %s", arg, why)}
+	}
 	if len(row.Args) > 0 {
 		for _, f := range row.Args {
-			if matchForm(f, args) {
+			if row.matchForm(f, args) {
 				return nil
 			}
 		}
@@ -355,27 +374,6 @@ func (p *Policy) Check(argv []string) error {
 			Reason: fmt.Sprintf("%s accepts only these forms: %s", prog, strings.Join(row.Args, ", "))}
 	}
 	return nil
-}
-
-// withoutValues drops each of the row's value options and the value after it
-// (git grep -e -c searches for "-c"; it does not set configuration), so forms
-// match only real options and positional words.
-func (r *Row) withoutValues(args []string) []string {
-	if len(r.Values) == 0 {
-		return args
-	}
-	var out []string
-	for i := 0; i < len(args); i++ {
-		if args[i] == "--" {
-			return append(out, args[i:]...)
-		}
-		if slices.Contains(r.Values, args[i]) {
-			i++
-			continue
-		}
-		out = append(out, args[i])
-	}
-	return out
 }
 
 func (p *Policy) allowed() []string {
@@ -413,58 +411,4 @@ func (p *Policy) limits(program string) (timeout time.Duration, head, tail int) 
 		tail = DefaultOutputTail
 	}
 	return timeout, head, tail
-}
-
-// matchForm reports whether a form matches the arguments. Positional words of
-// the form must match the leading positional arguments in order; option words
-// (leading "-") must each match some option, "--name=value" by its name too.
-func matchForm(form string, args []string) bool {
-	var pos, opts []string
-	for _, w := range strings.Fields(form) {
-		if strings.HasPrefix(w, "-") {
-			opts = append(opts, w)
-		} else {
-			pos = append(pos, w)
-		}
-	}
-	var argPos, argOpts []string
-	ended := false
-	for _, a := range args {
-		switch {
-		case ended:
-			argPos = append(argPos, a)
-		case a == "--":
-			ended = true
-		case strings.HasPrefix(a, "-") && a != "-":
-			argOpts = append(argOpts, a)
-		default:
-			argPos = append(argPos, a)
-		}
-	}
-	if len(pos) > len(argPos) {
-		return false
-	}
-	for i, w := range pos {
-		if ok, _ := path.Match(w, argPos[i]); !ok {
-			return false
-		}
-	}
-	for _, w := range opts {
-		found := false
-		for _, a := range argOpts {
-			name, _, _ := strings.Cut(a, "=")
-			if ok, _ := path.Match(w, a); ok {
-				found = true
-				break
-			}
-			if ok, _ := path.Match(w, name); ok {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }

@@ -202,6 +202,8 @@ programs:
 		{"duplicate", "replace: true\nprograms:\n  - {program: go}\n  - {program: go}\n", "twice"},
 		{"bad glob", "programs:\n  - {program: go, allow: true, deny: ['[']}\n", "bad pattern"},
 		{"negative", "timeout: -1s\n", "negative"},
+		{"unknown options syntax", "programs:\n  - {program: go, allow: true, options: posix}\n", "options"},
+		{"bad unless glob", "programs:\n  - {program: grep, allow: true, deny: [{args: -r, unless: '['}]}\n", "bad pattern"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.yaml))
