@@ -62,9 +62,9 @@ const (
 const (
 	ReasonPrimary   = "primary"   // rate_limited: the hourly quota
 	ReasonSecondary = "secondary" // rate_limited: a secondary limit
-	// ReasonOOMWithout137: unknown, with OOM evidence but no exit 137. The
-	// evidence is the OOM line, for the person who looks.
-	ReasonOOMWithout137 = "oom_evidence_without_137"
+	// ReasonDiskFull: unknown, because the machine's disk is full; a person
+	// frees space or picks a bigger runner.
+	ReasonDiskFull = "disk_full"
 	// ReasonUnknownClass: the runner's typed line names a class the table
 	// does not have.
 	ReasonUnknownClass = "unknown_class"
@@ -101,11 +101,15 @@ func (v Verdict) Row() Row {
 //  2. oom: exit code 137 and OOM evidence anywhere in the log;
 //  3. killed: the runner's timeout, shutdown/lost-runner and cancel messages,
 //     then the conclusion (timed_out, cancelled), then exit 137 or 143;
-//  4. the last line with error evidence: rate_limited, auth, conflict,
-//     indeterminate, transient, the runner's "checks failed" line
-//     (a line with several kinds of evidence takes the first of that order);
-//  5. checks_failed from go test output ("--- FAIL:", "FAIL<tab>");
-//  6. unknown.
+//  4. oom: OOM evidence with any other exit code (the process said so);
+//  5. killed: a tool's word that its child got SIGKILL ("Killed", "exit code 137");
+//  6. the last line with error evidence: rate_limited, auth, conflict,
+//     indeterminate, transient, a full disk, the runner's "checks failed"
+//     line (a line with several kinds of evidence takes the first of that
+//     order); a go test log line is the test's output, never such evidence;
+//  7. checks_failed from a test runner's, linter's or compiler's failure
+//     output, then go test's "FAIL<tab>" and log lines;
+//  8. unknown.
 func Classify(in Input) Verdict {
 	s := newScanner()
 	var logErr error
@@ -171,11 +175,14 @@ type scanner struct {
 	oom     slot
 	kill    [nKill]slot
 	strong  slot
-	weak    slot // go test "--- FAIL: TestX": names the test
-	weakPkg slot // go test "FAIL<tab>pkg" and "FAIL"
-	saw137  bool
-	saw143  bool
-	lineNum int
+	weak    slot // a failing test, lint finding or compile error; go test's "--- FAIL: TestX"
+	weakPkg slot // go test "FAIL<tab>pkg", "FAIL" and a test's own log lines
+	// toolKill is a tool's word that its child died of SIGKILL ("Killed",
+	// "exit code 137"): a kill, and with OOM evidence an OOM.
+	toolKill slot
+	saw137   bool
+	saw143   bool
+	lineNum  int
 }
 
 func newScanner() *scanner {
@@ -229,6 +236,11 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 			break
 		}
 	}
+	if !annotated {
+		if m, ok := uiRunnerLine(content); ok {
+			annotated, msg = true, m
+		}
+	}
 	s.lower = lowerASCII(s.lower[:0], msg)
 	sig := s.m.match(s.lower)
 
@@ -247,6 +259,7 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 	if sig&sigOOM != 0 || sig&(sigKilledProcess|sigTotalVM) == sigKilledProcess|sigTotalVM {
 		s.oom.put(num, src, OOM, "", content)
 	}
+	runnerExit := false
 
 	// 3. The runner's messages about how the job ended.
 	if annotated {
@@ -259,6 +272,7 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 			s.kill[killCancelled].put(num, src, Killed, ReasonCancelled, content)
 		}
 		if code, ok := parseExitLine(s.lower); ok {
+			runnerExit = true
 			switch code {
 			case 137:
 				s.saw137 = true
@@ -270,18 +284,36 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 		}
 	}
 
-	// 4. Error evidence: the last decisive line wins.
-	if c, reason := lineClass(sig, s.lower, msg, annotated); c != "" {
-		s.strong.put(num, src, c, reason, content)
+	// A tool saying its child died of SIGKILL ("Killed", "exit code 137").
+	if !runnerExit && toolSIGKILL(s.lower) {
+		s.toolKill.put(num, src, Killed, ReasonSIGKILL, content)
 	}
 
-	// 5. go test output: weak, because failing tests are normal while a
-	// behaviour group runs fail-to-pass and during repair rounds.
+	// 4. Error evidence: the last decisive line wins. A go test log line is
+	// the test's own output: what it says about servers is not the job's
+	// infrastructure.
+	testOutput := goTestLogLine(msg)
+	if !testOutput {
+		if c, reason := lineClass(sig, s.lower, msg, annotated); c != "" {
+			s.strong.put(num, src, c, reason, content)
+		}
+	}
+
+	// 5. Test, lint and compiler failures: weak, because failing tests are
+	// normal while a behaviour group runs fail-to-pass and during repair
+	// rounds.
 	switch goTestFail(msg) {
 	case 1:
 		s.weak.put(num, src, ChecksFailed, "", content)
 	case 2:
 		s.weakPkg.put(num, src, ChecksFailed, "", content)
+	default:
+		switch {
+		case checkFailure(msg, s.lower, annotated):
+			s.weak.put(num, src, ChecksFailed, "", content)
+		case testOutput:
+			s.weakPkg.put(num, src, ChecksFailed, "", content)
+		}
 	}
 }
 
@@ -324,7 +356,7 @@ func (s *scanner) decide(in Input) Verdict {
 			s.kill[killSIGTERM].set = false
 		}
 	}
-	if exit137 && s.oom.set {
+	if (exit137 || s.toolKill.set) && s.oom.set {
 		return s.oom.verdict()
 	}
 	for k := range nKill {
@@ -350,6 +382,15 @@ func (s *scanner) decide(in Input) Verdict {
 			return s.kill[k].verdict()
 		}
 	}
+	// An out-of-memory message without 137: the process said it ran out of
+	// memory itself (Go's runtime, Node's heap, the JVM), which is evidence;
+	// 137 alone never is.
+	if s.oom.set {
+		return s.oom.verdict()
+	}
+	if s.toolKill.set {
+		return s.toolKill.verdict()
+	}
 	if s.strong.set {
 		return s.strong.verdict()
 	}
@@ -359,11 +400,6 @@ func (s *scanner) decide(in Input) Verdict {
 	if s.weakPkg.set {
 		return s.weakPkg.verdict()
 	}
-	if s.oom.set {
-		v := s.oom.verdict()
-		v.Class, v.Reason = Unknown, ReasonOOMWithout137
-		return v
-	}
 	return Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone}
 }
 
@@ -371,7 +407,12 @@ func (s *scanner) decide(in Input) Verdict {
 // auth, conflict, indeterminate, transient, checks_failed.
 func lineClass(sig signal, lower, msg []byte, annotated bool) (Class, string) {
 	status := goGitHubStatus(lower)
+	if status == 0 {
+		status = toolStatus(lower)
+	}
 	switch {
+	case sig&sigDiskFull != 0:
+		return Unknown, ReasonDiskFull
 	case sig&sigRateSecondary != 0:
 		return RateLimited, ReasonSecondary
 	case sig&sigRatePrimary != 0:

@@ -154,9 +154,14 @@ func TestClassifyPrecedence(t *testing.T) {
 			want: Verdict{Class: Killed, Reason: ReasonSIGKILL, Source: SourceExitCode},
 		},
 		{
-			name: "the caller's exit code overrides the log's",
-			in:   Input{Log: strings.NewReader(ts(oomLine, exit137)), ExitCode: intp(1)},
-			want: Verdict{Class: Unknown, Reason: ReasonOOMWithout137, Evidence: oomLine, Line: 1, Source: SourceLog},
+			name: "the caller's exit code overrides the log's 137: without it the OOM line no longer outranks the cancel",
+			in:   Input{Log: strings.NewReader(ts(oomLine, exit137, canceled)), ExitCode: intp(1)},
+			want: Verdict{Class: Killed, Reason: ReasonCancelled, Evidence: canceled, Line: 3, Source: SourceLog},
+		},
+		{
+			name: "an out-of-memory message without 137 is oom: the process said so itself",
+			in:   Input{Log: strings.NewReader(ts(bad502, "fatal error: runtime: out of memory", exit1))},
+			want: Verdict{Class: OOM, Evidence: "fatal error: runtime: out of memory", Line: 2, Source: SourceLog},
 		},
 		{
 			name: "exit 143 is killed by SIGTERM",
@@ -239,9 +244,9 @@ func TestClassifyPrecedence(t *testing.T) {
 			want: Verdict{Class: Transient, Evidence: `Post "https://api.github.com/x": dial tcp 140.82.112.6:443: connect: context deadline exceeded`, Line: 1, Source: SourceLog},
 		},
 		{
-			name: "a compile error's unexpected EOF is not transient",
+			name: "a compile error's unexpected EOF is not transient: the code fails its checks",
 			in:   Input{Log: strings.NewReader(ts("./backoff.go:31:1: syntax error: unexpected EOF, expected }", exit1))},
-			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+			want: Verdict{Class: ChecksFailed, Evidence: "./backoff.go:31:1: syntax error: unexpected EOF, expected }", Line: 1, Source: SourceLog},
 		},
 		{
 			name: "go-github 409 is conflict",
@@ -250,8 +255,13 @@ func TestClassifyPrecedence(t *testing.T) {
 		},
 		{
 			name: "a status number outside go-github's shape is no evidence",
-			in:   Input{Log: strings.NewReader(ts("    handler_test.go:12: got: 502 want: 200", "see https://example.com/docs: 401 things"))},
+			in:   Input{Log: strings.NewReader(ts("see https://example.com/docs: 401 things", "GET https://example.com/x: 4"))},
 			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "a status in a go test's own output is a failing test, not the network",
+			in:   Input{Log: strings.NewReader(ts("    handler_test.go:12: got: 502 Bad Gateway want: 200", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "handler_test.go:12: got: 502 Bad Gateway want: 200", Line: 1, Source: SourceLog},
 		},
 		{
 			name: "an error line beats go test output",
@@ -289,6 +299,56 @@ func TestClassifyPrecedence(t *testing.T) {
 			name: "a log without timestamps",
 			in:   Input{Log: strings.NewReader("CONFLICT (content): Merge conflict in a.go\n")},
 			want: Verdict{Class: Conflict, Evidence: "CONFLICT (content): Merge conflict in a.go", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "the web view's 'Error: ' form of a runner line counts",
+			in:   Input{Log: strings.NewReader("Error: The operation was canceled.\n")},
+			want: Verdict{Class: Killed, Reason: ReasonCancelled, Evidence: "Error: The operation was canceled.", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "'Error: ' in front of a tool's text is not the runner's",
+			in:   Input{Log: strings.NewReader("Error: the operation was canceled by the test\nError: The job finished; the operation was canceled.\n")},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "the shell's Killed line is a kill, not an OOM",
+			in:   Input{Log: strings.NewReader(ts("go vet ./...", "Killed", "make: *** [Makefile:12: vet] Error 137", exit1))},
+			want: Verdict{Class: Killed, Reason: ReasonSIGKILL, Evidence: "make: *** [Makefile:12: vet] Error 137", Line: 3, Source: SourceLog},
+		},
+		{
+			name: "a tool's 137 with an out-of-memory message is oom",
+			in:   Input{Log: strings.NewReader(ts("Killed process 4 (node) total-vm:100kB", "error Command failed with exit code 137.", exit1))},
+			want: Verdict{Class: OOM, Evidence: "Killed process 4 (node) total-vm:100kB", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "137 inside a longer number is not a kill",
+			in:   Input{Log: strings.NewReader(ts("exit code 1370", "error 21379", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "a tool's status code 503 is transient, its 403 is auth",
+			in:   Input{Log: strings.NewReader(ts("Could not GET 'https://repo.example/x.pom'. Received status code 503 from server: Service Unavailable", "Could not HEAD 'https://repo.example/y.pom'. Received status code 403 from server: Forbidden"))},
+			want: Verdict{Class: Auth, Evidence: "Could not HEAD 'https://repo.example/y.pom'. Received status code 403 from server: Forbidden", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "a full disk is unknown with reason disk_full, not a retry",
+			in:   Input{Log: strings.NewReader(ts("write /tmp/x: no space left on device", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonDiskFull, Evidence: "write /tmp/x: no space left on device", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a network error before a failing test summary still wins: infrastructure outranks a failing check",
+			in:   Input{Log: strings.NewReader(ts("npm ERR! code ECONNRESET", "Tests:       1 failed, 9 passed, 10 total"))},
+			want: Verdict{Class: Transient, Evidence: "npm ERR! code ECONNRESET", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a lint diagnostic is a failing check",
+			in:   Input{Log: strings.NewReader(ts("pkg/a.go:3:9: Error return value of `f.Close` is not checked (errcheck)", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "pkg/a.go:3:9: Error return value of `f.Close` is not checked (errcheck)", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a stack frame is not a diagnostic",
+			in:   Input{Log: strings.NewReader(ts("\t/usr/local/go/src/runtime/panic.go:1047 +0x5d", "    at f (/w/index.js:10:5)", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
 		},
 	}
 	for _, tt := range tests {

@@ -11,13 +11,16 @@ import (
 
 func FuzzClassify(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(logsDir, "*.log"))
-	for _, p := range files {
+	real, _ := filepath.Glob(filepath.Join(realLogsDir, "*.log"))
+	for _, p := range append(files, real...) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data, "failure", 137)
 	}
+	f.Add([]byte("Error: Process completed with exit code 137.\nKilled\nexit code 137137"), "", -1)
+	f.Add([]byte("status code 5\ncode e50\nx_test.go:\n1:\n:1:1: \nfound 3\n ()"), "", -1)
 	f.Add([]byte(""), "", -1)
 	f.Add([]byte("\xef\xbb\xbf"), "cancelled", 0)
 	f.Add([]byte("2026-11-29T10:15:02.1234567Z"), "timed_out", 143)

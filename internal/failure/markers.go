@@ -24,6 +24,7 @@ const (
 	sigTransient
 	sigUnexpectedEOF
 	sigSyntaxError // "syntax error: unexpected EOF" is a compile error, not a network one
+	sigDiskFull    // the machine's disk is full: no automatic action helps
 )
 
 // Marker flags.
@@ -60,6 +61,7 @@ var markers = []marker{
 	{text: "total-vm", sig: sigTotalVM, source: "kernel 'Killed process PID (name) total-vm:…' (with killed process)"},
 	{text: "cannot allocate memory", sig: sigOOM, source: "ENOMEM text (fork/exec, mmap)"},
 	{text: "outofmemoryerror", sig: sigOOM, source: "JVM java.lang.OutOfMemoryError"},
+	{text: "java heap space", sig: sigOOM, source: "JVM 'Java heap space' (the OutOfMemoryError detail Maven and Gradle print)"},
 
 	// The runner's own messages about how a job ended. Honoured only on
 	// ##[error]/##[warning]/##[notice] lines and in annotations.
@@ -81,6 +83,7 @@ var markers = []marker{
 	{text: "ratelimitreached", sig: sigRate, source: "GitHub Models 429 error code 'RateLimitReached'"},
 	{text: "returned error: 429", sig: sigRate, source: "git 'The requested URL returned error: 429'"},
 	{text: "http 429", sig: sigRate, source: "git 'error: RPC failed; HTTP 429'"},
+	{text: "toomanyrequests", sig: sigRate, source: "container registry error code TOOMANYREQUESTS: 'toomanyrequests: You have reached your pull rate limit.'"},
 
 	// Authentication and permission.
 	{text: "bad credentials", sig: sigAuth, source: "GitHub 401 'Bad credentials'"},
@@ -147,4 +150,12 @@ var markers = []marker{
 	{text: "rpc failed", sig: sigTransient, source: "git 'error: RPC failed; curl 92 HTTP/2 stream 5 was not closed cleanly'"},
 	{text: "operation timed out", sig: sigTransient, source: "git/curl 'Operation timed out after N milliseconds with 0 bytes received' (curl 28)"},
 	{text: "server sent goaway", sig: sigTransient, source: "Go net/http 'http2: server sent GOAWAY and closed the connection'"},
+	{text: "econnreset", sig: sigTransient, source: "Node error code ECONNRESET ('npm ERR! code ECONNRESET', 'read ECONNRESET')"},
+	{text: "etimedout", sig: sigTransient, source: "Node error code ETIMEDOUT"},
+	{text: "eai_again", sig: sigTransient | sigPreSend, source: "Node error code EAI_AGAIN (DNS lookup failed for now)"},
+	{text: "socket hang up", sig: sigTransient, source: "Node 'Error: socket hang up'"},
+	{text: "read timed out", sig: sigTransient, source: "Python urllib3/requests 'ReadTimeoutError: HTTPSConnectionPool(...): Read timed out.'"},
+
+	// A full disk. Not transient: the same job fills the same disk again.
+	{text: "no space left on device", sig: sigDiskFull, source: "ENOSPC text ('No space left on device'): runner diagnostics, docker layers, compilers"},
 }

@@ -97,7 +97,7 @@ type Row struct {
 var table = []Row{
 	{
 		Class:      Transient,
-		Recognised: "5xx, connection reset, unexpected/early EOF, TLS or i/o timeout, git RPC failed / remote end hung up",
+		Recognised: "5xx (a status line, or a tool's 'status code 503'), connection reset (ECONNRESET), unexpected/early EOF, TLS, i/o or read timeout, git RPC failed / remote end hung up",
 		Action:     ActionRetry,
 		Does:       "retry the idempotent operation with capped backoff; when the backoff budget is gone the Job yields and a continuation retries",
 		Result:     ResultYielded,
@@ -113,7 +113,7 @@ var table = []Row{
 	},
 	{
 		Class:      RateLimited,
-		Recognised: "403/429 with x-ratelimit-remaining: 0 or an 'API rate limit exceeded' message (primary); a secondary-limit message or retry-after (secondary); a model's 429",
+		Recognised: "403/429 with x-ratelimit-remaining: 0 or an 'API rate limit exceeded' message (primary); a secondary-limit message or retry-after (secondary); a model's 429; a registry's 'toomanyrequests'",
 		Action:     ActionWait,
 		Does:       "wait as GitHub documents (until reset, retry-after, else at least a minute then backoff); yield when the wait passes the Job's deadline",
 		Result:     ResultYielded,
@@ -129,7 +129,7 @@ var table = []Row{
 	},
 	{
 		Class:      ChecksFailed,
-		Recognised: "the runner's 'roadmap: checks failed:' line; go test '--- FAIL:' / 'FAIL<tab>' output when nothing stronger explains the end",
+		Recognised: "the runner's 'roadmap: checks failed:' line; when nothing stronger explains the end, a test runner's, linter's or compiler's failure (go test '--- FAIL:' / a test timeout, jest, pytest, cargo test, 'path:line:col:' diagnostics, eslint, ruff)",
 		Action:     ActionRepair,
 		Does:       "bounded repair rounds with the check log; when they are spent the Job yields and the log (implement.check_log) goes to the next Job",
 		Result:     ResultYielded,
@@ -168,7 +168,7 @@ var table = []Row{
 	},
 	{
 		Class:      OOM,
-		Recognised: "exit code 137 and OOM evidence in the same log (oom_kill, 'Out of memory', OOMKilled, 'Killed process … total-vm', 'cannot allocate memory'); never 137 alone",
+		Recognised: "OOM evidence in the log (oom_kill, 'Out of memory', OOMKilled, 'Killed process … total-vm', 'cannot allocate memory', a runtime's own 'out of memory' / OutOfMemoryError); with exit 137 it outranks the runner's kill messages; never 137 alone",
 		Action:     ActionRetryLessParallel,
 		Does:       "run a continuation with less parallelism (checks and tools); a second OOM with no new mark stops as no_progress",
 		Result:     ResultYielded,
@@ -176,7 +176,7 @@ var table = []Row{
 	},
 	{
 		Class:      Killed,
-		Recognised: "no result, and the runner's timeout, cancel, shutdown-signal or lost-communication message, a cancelled or timed_out conclusion, or exit 137/143 without OOM evidence",
+		Recognised: "no result, and the runner's timeout, cancel, shutdown-signal or lost-communication message, a cancelled or timed_out conclusion, or exit 137/143 (the runner's, or a tool's 'Killed' / 'exit code 137') without OOM evidence",
 		Action:     ActionContinue,
 		Does:       "dispatch a continuation that resumes from the last mark (and reconciles marks against git at its start)",
 		Result:     ResultYielded,
@@ -208,7 +208,7 @@ var table = []Row{
 	},
 	{
 		Class:      Unknown,
-		Recognised: "anything else: no decisive evidence, a runner panic, an invariant violation, a class name the table does not have",
+		Recognised: "anything else: no decisive evidence, a runner panic, an invariant violation, a class name the table does not have, a full disk (reason disk_full)",
 		Action:     ActionStop,
 		Does:       "stop and keep all state; never retry blindly",
 		Result:     ResultStopped,

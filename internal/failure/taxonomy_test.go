@@ -104,6 +104,7 @@ func TestTaxonomyDoc(t *testing.T) {
 	for _, sec := range []struct{ name, body string }{
 		{"table", renderTable()},
 		{"markers", renderMarkers()},
+		{"corpus", renderCorpus(t)},
 	} {
 		begin := "<!-- BEGIN GENERATED " + sec.name + " -->\n"
 		end := "<!-- END GENERATED " + sec.name + " -->"
@@ -168,7 +169,7 @@ func sigNames(s signal) string {
 		{sigAuth, "auth"}, {sigPermissionTo, "auth (with denied to)"}, {sigDeniedTo, "auth (with permission to)"},
 		{sigConflict, "conflict"}, {sigIndeterminate, "indeterminate"}, {sigPreSend, "request never sent"},
 		{sigTransient, "transient"}, {sigUnexpectedEOF, "transient (not after syntax error)"},
-		{sigSyntaxError, "cancels unexpected EOF"},
+		{sigSyntaxError, "cancels unexpected EOF"}, {sigDiskFull, "unknown: disk_full"},
 	}
 	var out []string
 	for _, n := range names {

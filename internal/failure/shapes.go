@@ -1,0 +1,226 @@
+package failure
+
+import "bytes"
+
+// The fixed shapes of tool output that are not single markers: how a tool
+// says a child was killed, an HTTP status in a tool's words, and how test
+// runners, linters and compilers say the code under check failed. Each reads
+// one line in time linear in its length.
+
+// uiRunnerStarts are the openings of the runner's own messages. The web view
+// of a job log renders the runner's "##[error]" as "Error: ", so a log pasted
+// from the browser has "Error: The operation was canceled." where the
+// download has "##[error]The operation was canceled.".
+var uiRunnerStarts = [][]byte{
+	[]byte("Process completed with exit code "),
+	[]byte("The operation was canceled"),
+	[]byte("The job running on runner "),
+	[]byte("The job has exceeded the maximum execution time"),
+	[]byte("The action '"),
+	[]byte("The runner has received a shutdown signal"),
+	[]byte("The self-hosted runner: "),
+	[]byte("The hosted runner: "),
+}
+
+// uiRunnerLine returns the runner's message when content is one rendered by
+// the web view ("Error: " and then the start of a runner message). Only those
+// starts count: "Error: " in front of anything else is a tool's own text.
+func uiRunnerLine(content []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(content, []byte("Error: "))
+	if !ok {
+		return nil, false
+	}
+	for _, p := range uiRunnerStarts {
+		if bytes.HasPrefix(rest, p) {
+			return rest, true
+		}
+	}
+	return nil, false
+}
+
+// toolSIGKILL is true when a tool says its child died of SIGKILL: the shell's
+// "Killed" line, or exit code 137 in a tool's words ("exit code 137",
+// "exit status 137", "returned a non-zero code: 137", make's "Error 137").
+func toolSIGKILL(lower []byte) bool {
+	t := bytes.TrimSpace(lower)
+	if bytes.Equal(t, []byte("killed")) || bytes.Equal(t, []byte("killed: 9")) {
+		return true
+	}
+	for off := 0; ; {
+		i := bytes.Index(lower[off:], []byte("137"))
+		if i < 0 {
+			return false
+		}
+		i += off
+		off = i + 3
+		if i > 0 && isDigit(lower[i-1]) || off < len(lower) && isDigit(lower[off]) {
+			continue
+		}
+		before := bytes.TrimRight(lower[:i], " :=")
+		for _, w := range []string{"exit code", "exit status", "with code", "non-zero code", "error"} {
+			if bytes.HasSuffix(before, []byte(w)) {
+				return true
+			}
+		}
+	}
+}
+
+// toolStatus finds an HTTP status in a tool's words: "Received status code
+// 502 from server" (Gradle), "failed with status code 503" (npm), "HTTP error
+// 503" (pip), "code E503" (npm). It returns 0 when there is none.
+func toolStatus(lower []byte) int {
+	for _, p := range []string{"status code", "http error", "server error", "code e"} {
+		for off := 0; ; {
+			i := bytes.Index(lower[off:], []byte(p))
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(p)
+			rest := bytes.TrimLeft(lower[off:], " :")
+			if p == "code e" {
+				rest = lower[off:]
+			}
+			if len(rest) < 3 || !isDigit(rest[0]) || !isDigit(rest[1]) || !isDigit(rest[2]) {
+				continue
+			}
+			if len(rest) > 3 && isDigit(rest[3]) {
+				continue
+			}
+			return int(rest[0]-'0')*100 + int(rest[1]-'0')*10 + int(rest[2]-'0')
+		}
+	}
+	return 0
+}
+
+// goTestLogLine is true for go test's t.Log/t.Error output ("    foo_test.go:12:
+// message"). What such a line says about the network is the test's business:
+// a test that prints "500 Internal Server Error" from its own server is a
+// failing test, not a registry having a bad day.
+func goTestLogLine(msg []byte) bool {
+	t := bytes.TrimLeft(msg, " \t")
+	i := bytes.Index(t, []byte("_test.go:"))
+	if i <= 0 || bytes.ContainsAny(t[:i], " \t") {
+		return false
+	}
+	n, ok := digitsThen(t[i+len("_test.go:"):], ':')
+	return ok && n > 0
+}
+
+// checkFailure is true when the line is how a test runner, a linter or a
+// compiler reports that the code under check failed. annotated lines also
+// count golangci-lint's "message (linter)" form of its annotations.
+func checkFailure(msg, lower []byte, annotated bool) bool {
+	t := bytes.TrimLeft(msg, " \t")
+	l := bytes.TrimLeft(lower, " \t")
+	has := func(s string) bool { return bytes.Contains(l, []byte(s)) }
+	starts := func(s string) bool { return bytes.HasPrefix(l, []byte(s)) }
+	switch {
+	case starts("panic: test timed out after"): // go test -timeout
+	case has("exceeded timeout of") && has("for a test"): // jest
+	case starts("test result: failed"), starts("error: test failed"): // cargo test
+	case starts("tests:") && has(" failed"): // jest summary
+	case bytes.HasPrefix(t, []byte("FAILED ")) && has("::"): // pytest short summary
+	case starts("=") && pytestFailedSummary(l): // pytest "=== 1 failed, 2 passed in 0.5s ==="
+	case countThen(l, " failing"): // mocha
+	case starts("found ") && countThen(l[len("found "):], " error"): // ruff, mypy
+	case eslintStylish(l), has(" problems (") && has(" error"): // eslint
+	case starts("error[e"), starts("error: could not compile"): // rustc, cargo
+	case has("error ts") && tscCode(l): // tsc
+	case diagnostic(t): // path:line:col: message (go vet, golangci-lint, gcc, flake8)
+	case annotated && lintSuffix(t): // golangci-lint annotations "message (linter)"
+	default:
+		return false
+	}
+	return true
+}
+
+// digitsThen reads a run of digits followed by sep and returns how many digits.
+func digitsThen(b []byte, sep byte) (int, bool) {
+	n := 0
+	for n < len(b) && isDigit(b[n]) {
+		n++
+	}
+	return n, n > 0 && n < len(b) && b[n] == sep
+}
+
+// countThen is true when b starts with a count and then word ("3 failing").
+func countThen(b []byte, word string) bool {
+	n := 0
+	for n < len(b) && isDigit(b[n]) {
+		n++
+	}
+	return n > 0 && bytes.HasPrefix(b[n:], []byte(word))
+}
+
+func pytestFailedSummary(l []byte) bool {
+	t := bytes.Trim(l, "= ")
+	return countThen(t, " failed")
+}
+
+// eslintStylish matches eslint's stylish line "  2:8  error  message  rule".
+func eslintStylish(l []byte) bool {
+	n, ok := digitsThen(l, ':')
+	if !ok {
+		return false
+	}
+	rest := l[n+1:]
+	m := 0
+	for m < len(rest) && isDigit(rest[m]) {
+		m++
+	}
+	if m == 0 {
+		return false
+	}
+	rest = bytes.TrimLeft(rest[m:], " \t")
+	return len(rest) < len(l)-n-1-m && bytes.HasPrefix(rest, []byte("error "))
+}
+
+// tscCode matches TypeScript's "error TS2345:".
+func tscCode(l []byte) bool {
+	i := bytes.Index(l, []byte("error ts"))
+	_, ok := digitsThen(l[i+len("error ts"):], ':')
+	return ok
+}
+
+// diagnostic matches "path.ext:line:col: message" at the start of a line.
+func diagnostic(t []byte) bool {
+	i := bytes.IndexByte(t, ':')
+	if i <= 0 {
+		return false
+	}
+	path := t[:i]
+	if bytes.ContainsAny(path, " \t()") || !bytes.Contains(path, []byte(".")) {
+		return false
+	}
+	rest := t[i+1:]
+	n, ok := digitsThen(rest, ':')
+	if !ok {
+		return false
+	}
+	rest = rest[n+1:]
+	m, ok := digitsThen(rest, ':')
+	if !ok {
+		return false
+	}
+	rest = rest[m+1:]
+	return len(rest) > 1 && rest[0] == ' '
+}
+
+// lintSuffix matches a message ending in "(linter)", a lower-case name.
+func lintSuffix(t []byte) bool {
+	t = bytes.TrimRight(t, " ")
+	if len(t) < 4 || t[len(t)-1] != ')' {
+		return false
+	}
+	i := bytes.LastIndexByte(t, '(')
+	if i < 1 || t[i-1] != ' ' || i+1 >= len(t)-1 {
+		return false
+	}
+	for _, c := range t[i+1 : len(t)-1] {
+		if !('a' <= c && c <= 'z' || isDigit(c) || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
