@@ -327,7 +327,9 @@ var apiCases = []apiCase{
 			e.raw(t, "POST", p, b)
 		}
 		// A SHA no commit has: GitHub answers 422, not 201.
-		e.gh.Repositories.CreateStatus(e.ctx, "acme", "widgets", otherSHA, st)
+		if _, resp, err := e.gh.Repositories.CreateStatus(e.ctx, "acme", "widgets", otherSHA, st); err == nil || resp.StatusCode != 422 {
+			t.Errorf("a status on a SHA no commit has: %v, want 422", err)
+		}
 	}},
 	{op: productOps[14], statuses: []int{200, 304, 422}, drive: func(t *testing.T, e *apiEnv) {
 		e.h.f.AddStatus(headSHA, "roadmap/checks", "pending", "running")
@@ -361,10 +363,15 @@ var apiCases = []apiCase{
 		tooMany, _ := json.Marshal(map[string]any{"ref": "main", "inputs": many})
 		for _, b := range []string{`{"ref": "main"}`, `{"ref": "main", "inputs": {"n": 1}, "return_run_details": false}`,
 			`{}`, `{"ref": 3}`, `{"ref": "main", "return_run_details": "yes"}`, string(tooMany),
-			`{"ref": "no-such-branch"}`} {
+		} {
 			e.raw(t, "POST", p, b)
 		}
-		e.raw(t, "POST", "/repos/acme/widgets/actions/workflows/absent.yml/dispatches", `{"ref": "main"}`)
+		if st := e.raw(t, "POST", p, `{"ref": "no-such-branch"}`); st != 422 {
+			t.Errorf("dispatch on a ref the repository lacks: %d, want 422", st)
+		}
+		if st := e.raw(t, "POST", "/repos/acme/widgets/actions/workflows/absent.yml/dispatches", `{"ref": "main"}`); st != 404 {
+			t.Errorf("dispatch of a workflow the repository lacks: %d, want 404", st)
+		}
 	}},
 	{op: productOps[17], statuses: []int{200, 404}, drive: func(t *testing.T, e *apiEnv) {
 		run := e.h.f.AddRun(Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Conclusion: "failure"})
