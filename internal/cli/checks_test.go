@@ -94,7 +94,9 @@ func (w *checksWorld) commit(message string, files map[string]string) string {
 	}
 	w.git("add", "--all")
 	w.git("commit", "--quiet", "--allow-empty", "-m", message)
-	return w.git("rev-parse", "HEAD")
+	head := w.git("rev-parse", "HEAD")
+	w.fake.AddCommit(head) // the pushed commit, as GitHub has it
+	return head
 }
 
 // pullRequest writes the pull_request event for the work branch at head.

@@ -30,6 +30,9 @@ type reportEnv struct {
 func newReportEnv(t *testing.T) *reportEnv {
 	t.Helper()
 	fake := githubfake.New(githubfake.Options{Token: reportToken, Owner: "acme", Repo: "widgets"})
+	// The repository has the caller workflow and the PR head the record names.
+	fake.AddWorkflow("roadmap.yml")
+	fake.AddCommit("9c1d2e3f4a5b6c7d8e9f00112233445566778899")
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()

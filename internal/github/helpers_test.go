@@ -38,6 +38,9 @@ func newEnv(t *testing.T, fo githubfake.Options, tweak ...func(*Options)) *env {
 	}
 	fo.Clock = clock
 	fake := githubfake.New(fo)
+	// The repository has the commit and the workflows the tests name.
+	fake.AddCommit(sha1)
+	fake.AddWorkflow("roadmap-implement.yml", "w.yml")
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	e := &env{fake: fake, srv: srv, clock: clock}

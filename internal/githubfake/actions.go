@@ -35,18 +35,21 @@ func (f *Fake) findJob(id int64) *Job {
 // dispatch accepts a workflow_dispatch event and creates a queued run. It
 // answers 200 with the run's ids when asked for return_run_details (GitHub
 // since 2026-02-19), else 204.
+// dispatchSchema is the request schema of a workflow dispatch.
+var dispatchSchema = bodySchema{fields: map[string]field{
+	"ref": kinds("string"), "inputs": kinds("object"), "return_run_details": kinds("boolean"),
+}, required: []string{"ref"}}
+
 func (f *Fake) dispatch(c *call) reply {
+	if _, rep, ok := parseBody(c, dispatchSchema, docsDispatch); !ok {
+		return rep
+	}
 	var in struct {
 		Ref              string         `json:"ref"`
 		Inputs           map[string]any `json:"inputs"`
 		ReturnRunDetails bool           `json:"return_run_details"`
 	}
-	if err := json.Unmarshal(c.body, &in); err != nil {
-		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
-	}
-	if in.Ref == "" {
-		return validation(docsDispatch, map[string]any{"resource": "WorkflowDispatch", "code": "missing_field", "field": "ref"})
-	}
+	json.Unmarshal(c.body, &in)
 	if len(in.Inputs) > 25 {
 		return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
 			"message": "you may only define up to 25 `inputs` for a `workflow_dispatch` event", "documentation_url": docsDispatch,
@@ -58,10 +61,13 @@ func (f *Fake) dispatch(c *call) reply {
 		}}
 	}
 	workflow := c.params["workflow"]
-	if !strings.HasSuffix(workflow, ".yml") && !strings.HasSuffix(workflow, ".yaml") {
-		if _, err := strconv.ParseInt(workflow, 10, 64); err != nil {
-			return notFound()
-		}
+	if !f.hasWorkflow(workflow) {
+		return notFound()
+	}
+	if !f.hasRef(in.Ref) {
+		return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+			"message": "No ref found for: " + in.Ref, "documentation_url": docsDispatch,
+		}}
 	}
 	t := f.stamp()
 	run := &Run{ID: f.st.id(), WorkflowFile: workflow, HeadBranch: strings.TrimPrefix(in.Ref, "refs/heads/"),
@@ -147,6 +153,16 @@ func (f *Fake) serveLogBlob(r *http.Request) reply {
 	return reply{status: http.StatusOK, raw: []byte(j.Log), ctype: "text/plain; charset=utf-8"}
 }
 
+// collaboratorJSON is a user as a collaborator: the user with role_name and
+// the permissions it grants.
+func (f *Fake) collaboratorJSON(base, login, role string) map[string]any {
+	u := f.userJSON(base, login)
+	u["role_name"] = role
+	rank := map[string]int{"read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}[role]
+	u["permissions"] = map[string]any{"pull": rank >= 1, "triage": rank >= 2, "push": rank >= 3, "maintain": rank >= 4, "admin": rank >= 5}
+	return u
+}
+
 // permission answers the collaborator permission endpoint: permission holds
 // the legacy value (admin, write, read, none), role_name the role.
 func (f *Fake) permission(c *call) reply {
@@ -160,6 +176,6 @@ func (f *Fake) permission(c *call) reply {
 		legacy = "none"
 	}
 	return reply{status: http.StatusOK, body: map[string]any{
-		"permission": legacy, "role_name": role, "user": f.userJSON(c.base, user),
+		"permission": legacy, "role_name": role, "user": f.collaboratorJSON(c.base, user, role),
 	}}
 }

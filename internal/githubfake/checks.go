@@ -10,10 +10,22 @@ import (
 
 const docsStatuses = "https://docs.github.com/rest/commits/statuses"
 
+// statusCreate is the request schema of creating a commit status.
+var statusCreate = bodySchema{fields: map[string]field{
+	"state":       {types: []string{"string"}, enum: []string{"error", "failure", "pending", "success"}},
+	"target_url":  kinds("string", "null"),
+	"description": kinds("string", "null"),
+	"context":     kinds("string"),
+}, required: []string{"state"}}
+
 func (f *Fake) createStatus(c *call) reply {
 	sha := c.params["sha"]
 	if !shaRE.MatchString(sha) {
 		return noCommit(sha)
+	}
+	doc := docsStatuses + "#create-a-commit-status"
+	if _, rep, ok := parseBody(c, statusCreate, doc); !ok {
+		return rep
 	}
 	var in struct {
 		State       string `json:"state"`
@@ -21,22 +33,16 @@ func (f *Fake) createStatus(c *call) reply {
 		Description string `json:"description"`
 		Context     string `json:"context"`
 	}
-	if err := json.Unmarshal(c.body, &in); err != nil {
-		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
-	}
-	doc := docsStatuses + "#create-a-commit-status"
-	switch in.State {
-	case "error", "failure", "pending", "success":
-	default:
-		return validation(doc, map[string]any{"resource": "Status", "code": "custom", "field": "state",
-			"message": "state is not included in the list"})
-	}
+	json.Unmarshal(c.body, &in)
 	if utf8.RuneCountInString(in.Description) > 140 {
 		return validation(doc, map[string]any{"resource": "Status", "code": "custom", "field": "description",
 			"message": "description is too long (maximum is 140 characters)"})
 	}
 	if in.Context == "" {
 		in.Context = "default"
+	}
+	if !f.hasCommit(sha) {
+		return noCommit(sha)
 	}
 	s := f.addStatus(strings.ToLower(sha), in.Context, in.State, in.Description, in.TargetURL, c.login)
 	return reply{status: http.StatusCreated, body: f.statusJSON(c.base, s, true),

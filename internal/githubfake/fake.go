@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,9 @@ type Options struct {
 	// SecondaryPerMinute and SecondaryPerHour bound content-creating
 	// requests (default 80 and 500, as GitHub documents).
 	SecondaryPerMinute, SecondaryPerHour int
+	// SecondaryLimit is the form of the answer over the secondary limit:
+	// 403 with Retry-After (default), 403 without it, or 429.
+	SecondaryLimit SecondaryLimit
 	// Clock drives timestamps and rate-limit windows (default: real time).
 	Clock Clock
 	// GitRemote is a bare repository; when set, a pull request's head SHA is
@@ -59,6 +63,7 @@ type Fake struct {
 	rules     []*ruleState
 	log       []LoggedRequest
 	logGrants map[string]logGrant
+	requests  atomic.Int64 // numbers x-github-request-id
 }
 
 type token struct {
@@ -311,7 +316,13 @@ func (f *Fake) handle(r *http.Request, rt *route, params map[string]string, path
 			rep := reply{status: http.StatusForbidden, body: map[string]any{
 				"message":           "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
 				"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
-			}, header: map[string]string{"Retry-After": strconv.Itoa(int((wait + time.Second - 1) / time.Second))}}
+			}}
+			if f.opts.SecondaryLimit == Secondary429 {
+				rep.status = http.StatusTooManyRequests
+			}
+			if f.opts.SecondaryLimit != Secondary403 {
+				rep.header = map[string]string{"Retry-After": strconv.Itoa(int((wait + time.Second - 1) / time.Second))}
+			}
 			return rep, b.view(resource)
 		}
 	}
@@ -406,6 +417,10 @@ func (f *Fake) record(e LoggedRequest) {
 // write sends rep with GitHub's headers.
 func (f *Fake) write(w http.ResponseWriter, r *http.Request, rep reply, rate *rateView) {
 	h := w.Header()
+	// GitHub names every answer with a request id (five hex fields) that
+	// its support asks for; the fake numbers them.
+	n := f.requests.Add(1)
+	h.Set("X-GitHub-Request-Id", fmt.Sprintf("%04X:%04X:%06X:%06X:%08X", f.opts.RepoID&0xffff, n&0xffff, n, n, n))
 	if rate != nil {
 		h.Set("X-RateLimit-Limit", strconv.Itoa(rate.limit))
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(rate.remaining))
@@ -429,7 +444,11 @@ func (f *Fake) write(w http.ResponseWriter, r *http.Request, rep reply, rate *ra
 	case rep.body != nil:
 		data = encodeJSON(rep.body)
 		if rep.status < 300 && h.Get("ETag") == "" && r.Method != http.MethodDelete {
-			h.Set("ETag", etagOf(data))
+			// A write's answer has an ETag of its own, not the one a GET of
+			// the resource gives: sending it back as If-None-Match gets a
+			// full, counted 200, so a client cannot turn the read after
+			// its write into a free 304.
+			h.Set("ETag", etagOf(append([]byte(r.Method+" "), data...)))
 		}
 	}
 	if rep.status == http.StatusNotModified || rep.status == http.StatusNoContent || rep.status == http.StatusFound {

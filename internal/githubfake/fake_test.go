@@ -161,6 +161,13 @@ func TestConditionalRequests(t *testing.T) {
 			t.Errorf("a 304 used the budget: remaining %s, was %s", got, remaining)
 		}
 	}
+	// A write's ETag is not the GET's: it cannot make the next read free.
+	resp, _ = h.do(t, "PATCH", path, `{"title":"t2"}`)
+	if resp, _ := h.do(t, "GET", path, "", "If-None-Match", resp.Header.Get("ETag")); resp.StatusCode != 200 {
+		t.Errorf("GET with the ETag of a PATCH answer: %d, want 200", resp.StatusCode)
+	}
+	resp, _ = h.do(t, "GET", path, "")
+	etag = resp.Header.Get("ETag")
 	h.f.SetIssueBody(n, "alice", "two")
 	resp, data := h.do(t, "GET", path, "", "If-None-Match", etag)
 	if resp.StatusCode != 200 || resp.Header.Get("ETag") == etag || decode[map[string]any](t, data)["body"] != "two" {
@@ -241,6 +248,33 @@ func TestSecondaryLimit(t *testing.T) {
 	}
 }
 
+// TestSecondaryLimitForms checks the three answers GitHub documents for the
+// secondary limit: 403 with retry-after, 403 without it, 429.
+func TestSecondaryLimitForms(t *testing.T) {
+	for _, tc := range []struct {
+		form       SecondaryLimit
+		status     int
+		retryAfter string
+	}{{Secondary403RetryAfter, 403, "60"}, {Secondary403, 403, ""}, {Secondary429, 429, "60"}} {
+		t.Run(tc.form.String(), func(t *testing.T) {
+			h := newHarness(t, Options{SecondaryPerMinute: 1, SecondaryLimit: tc.form})
+			n := h.f.CreateIssue(Issue{Title: "t"})
+			path := fmt.Sprintf("/repos/acme/widgets/issues/%d/comments", n)
+			h.do(t, "POST", path, `{"body":"x"}`)
+			resp, data := h.do(t, "POST", path, `{"body":"x"}`)
+			if resp.StatusCode != tc.status || !strings.Contains(string(data), "secondary rate limit") {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, data, tc.status)
+			}
+			if got := resp.Header.Get("Retry-After"); got != tc.retryAfter {
+				t.Errorf("Retry-After %q, want %q", got, tc.retryAfter)
+			}
+			if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+				t.Errorf("remaining 0: a secondary limit leaves the primary budget alone")
+			}
+		})
+	}
+}
+
 func TestValidation(t *testing.T) {
 	h := newHarness(t, Options{})
 	n := h.f.CreateIssue(Issue{Title: "t"})
@@ -258,6 +292,10 @@ func TestValidation(t *testing.T) {
 			`{"resource":"IssueComment","code":"unprocessable","field":"data","message":"Body is too long (maximum is 65536 characters)"}`},
 		{"label color", "POST", "/repos/acme/widgets/labels", `{"name":"x","color":"invalid"}`, 422,
 			`{"resource":"Label","code":"invalid","field":"color"}`},
+		{"status on a SHA no commit has", "POST", "/repos/acme/widgets/statuses/" + strings.Repeat("ab", 20), `{"state":"success"}`, 422, ""},
+		{"bogus state_reason", "PATCH", fmt.Sprintf("/repos/acme/widgets/issues/%d", n), `{"state":"closed","state_reason":"bogus"}`, 422, ""},
+		{"no labels", "POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/labels", n), `{"labels":[]}`, 422, ""},
+		{"numeric title", "PATCH", fmt.Sprintf("/repos/acme/widgets/issues/%d", n), `{"title":42}`, 200, ""},
 		{"long label", "POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/labels", n), `["` + strings.Repeat("l", 51) + `"]`, 422,
 			`{"resource":"Label","code":"invalid","field":"name"}`},
 	} {
@@ -370,6 +408,7 @@ func TestJobLogRedirect(t *testing.T) {
 
 func TestDispatch(t *testing.T) {
 	h := newHarness(t, Options{})
+	h.f.AddWorkflow("ci.yml")
 	resp, data := h.do(t, "POST", "/repos/acme/widgets/actions/workflows/ci.yml/dispatches",
 		`{"ref":"main","inputs":{"issue":"7"},"return_run_details":true}`)
 	if resp.StatusCode != 200 {
@@ -385,6 +424,14 @@ func TestDispatch(t *testing.T) {
 	}
 	if resp, _ := h.do(t, "POST", "/repos/acme/widgets/actions/workflows/ci.yml/dispatches", `{}`); resp.StatusCode != 422 {
 		t.Errorf("without ref: %d, want 422", resp.StatusCode)
+	}
+	// GitHub runs nothing for a workflow file or a ref it does not have.
+	if resp, _ := h.do(t, "POST", "/repos/acme/widgets/actions/workflows/absent.yml/dispatches", `{"ref":"main"}`); resp.StatusCode != 404 {
+		t.Errorf("absent workflow: %d, want 404", resp.StatusCode)
+	}
+	if resp, data := h.do(t, "POST", "/repos/acme/widgets/actions/workflows/ci.yml/dispatches", `{"ref":"nope"}`); resp.StatusCode != 422 ||
+		!strings.Contains(string(data), "No ref found for: nope") {
+		t.Errorf("absent ref: %d %s, want 422", resp.StatusCode, data)
 	}
 	if d := h.f.Dispatches(); len(d) != 2 || d[0].Inputs["issue"] != "7" {
 		t.Errorf("dispatches %+v", d)

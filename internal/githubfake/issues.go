@@ -213,52 +213,76 @@ func (f *Fake) getIssue(c *call) reply {
 	return reply{status: http.StatusOK, body: f.issueJSON(c.base, is, true)}
 }
 
+// issuePatch is the request schema of PATCH /repos/{owner}/{repo}/issues/{n}.
+var issuePatch = bodySchema{fields: map[string]field{
+	"title":        kinds("string", "integer", "null"),
+	"body":         kinds("string", "null"),
+	"assignee":     kinds("string", "null"),
+	"state":        {types: []string{"string"}, enum: []string{"open", "closed"}},
+	"state_reason": {types: []string{"string", "null"}, enum: []string{"completed", "not_planned", "duplicate", "reopened"}},
+	"milestone":    kinds("string", "integer", "null"),
+	"labels":       kinds("array"),
+	"assignees":    kinds("array"),
+}}
+
 func (f *Fake) editIssue(c *call) reply {
 	is, rep, ok := f.issue(c)
 	if !ok {
 		return rep
 	}
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal(c.body, &in); err != nil {
-		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
-	}
 	doc := docsIssues + "#update-an-issue"
-	var title, body, state *string
-	for k, dst := range map[string]**string{"title": &title, "body": &body, "state": &state} {
-		raw, present := in[k]
-		if !present {
-			continue
-		}
-		var s *string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return validation(doc, map[string]any{"resource": "Issue", "code": "invalid", "field": k})
-		}
-		if s == nil {
-			s = new(string)
-		}
-		*dst = s
+	in, rep, ok := parseBody(c, issuePatch, doc)
+	if !ok {
+		return rep
 	}
-	if title != nil && *title == "" {
+	var labels []string
+	if raw, ok := in["labels"]; ok {
+		var items []json.RawMessage
+		json.Unmarshal(raw, &items)
+		if labels, ok = labelNames(items); !ok {
+			return invalidRequest(doc, "For 'items', a label is neither a name nor an object with one.")
+		}
+		if labels == nil {
+			labels = []string{}
+		}
+	}
+	title, hasTitle := str(in, "title")
+	if rawType(in["title"]) == "integer" {
+		title = strings.TrimSpace(string(in["title"]))
+	}
+	if hasTitle && title == "" {
 		return validation(doc, map[string]any{"resource": "Issue", "code": "missing_field", "field": "title"})
 	}
-	if body != nil && tooLong(*body) {
+	body, hasBody := str(in, "body")
+	if hasBody && tooLong(body) {
 		return validation(doc, issueBodyTooLong())
 	}
-	if state != nil && *state != "open" && *state != "closed" {
-		return validation(doc, map[string]any{"resource": "Issue", "code": "invalid", "field": "state"})
+	state, hasState := str(in, "state")
+	reason, _ := str(in, "state_reason")
+	if hasTitle {
+		is.Title = title
 	}
-	if title != nil {
-		is.Title = *title
+	if hasBody {
+		is.Body = body
 	}
-	if body != nil {
-		is.Body = *body
+	if labels != nil {
+		is.Labels = nil
+		for _, l := range labels {
+			f.attachLabel(is, l)
+		}
 	}
 	t := f.stamp()
-	if state != nil && *state != is.State {
-		is.State = *state
+	// state_reason is ignored unless state changes, as documented.
+	if hasState && state != is.State {
+		is.State = state
 		is.ClosedAt = time.Time{}
+		is.StateReason = "reopened"
 		if is.State == "closed" {
 			is.ClosedAt = t
+			is.StateReason = "completed"
+		}
+		if reason != "" {
+			is.StateReason = reason
 		}
 	}
 	is.UpdatedAt = t
@@ -289,20 +313,21 @@ func commentTooLong() map[string]any {
 		"message": fmt.Sprintf("Body is too long (maximum is %d characters)", maxBody)}
 }
 
+var commentSchema = bodySchema{fields: map[string]field{"body": kinds("string")}, required: []string{"body"}}
+
 func (f *Fake) commentBody(c *call, doc string) (string, reply, bool) {
-	var in struct {
-		Body *string `json:"body"`
+	in, rep, ok := parseBody(c, commentSchema, doc)
+	if !ok {
+		return "", rep, false
 	}
-	if err := json.Unmarshal(c.body, &in); err != nil {
-		return "", errorReply(http.StatusBadRequest, "Problems parsing JSON"), false
-	}
-	if in.Body == nil || strings.TrimSpace(*in.Body) == "" {
+	body, _ := str(in, "body")
+	if strings.TrimSpace(body) == "" {
 		return "", validation(doc, map[string]any{"resource": "IssueComment", "code": "missing_field", "field": "body"}), false
 	}
-	if tooLong(*in.Body) {
+	if tooLong(body) {
 		return "", validation(doc, commentTooLong()), false
 	}
-	return *in.Body, reply{}, true
+	return body, reply{}, true
 }
 
 func (f *Fake) createComment(c *call) reply {
@@ -411,21 +436,38 @@ func (f *Fake) addIssueLabels(c *call) reply {
 	if !ok {
 		return rep
 	}
-	// GitHub takes either {"labels": [...]} or a bare array of names.
+	// GitHub's schema is {"labels": [at least one name or {"name": …}]};
+	// its prose also allows a bare array of names, which go-github sends.
+	doc := "https://docs.github.com/rest/issues/labels#add-labels-to-an-issue"
 	var names []string
-	if err := json.Unmarshal(c.body, &names); err != nil {
-		var in struct {
-			Labels []string `json:"labels"`
+	var bare []json.RawMessage
+	if err := json.Unmarshal(c.body, &bare); err == nil {
+		if len(bare) == 0 {
+			return invalidRequest(doc, "[] is not an object.")
 		}
-		if err := json.Unmarshal(c.body, &in); err != nil {
-			return errorReply(http.StatusBadRequest, "Problems parsing JSON")
+		var ok bool
+		if names, ok = labelNames(bare); !ok {
+			return invalidRequest(doc, fmt.Sprintf("%s is not an object.", compact(c.body)))
 		}
-		names = in.Labels
+	} else {
+		in, rep, ok := parseBody(c, bodySchema{fields: map[string]field{"labels": kinds("array")}}, doc)
+		if !ok {
+			return rep
+		}
+		if raw, ok := in["labels"]; ok {
+			var items []json.RawMessage
+			json.Unmarshal(raw, &items)
+			if len(items) == 0 {
+				return invalidRequest(doc, "For 'properties/labels', [] has fewer items than 1.")
+			}
+			if names, ok = labelNames(items); !ok {
+				return invalidRequest(doc, fmt.Sprintf("For 'properties/labels', %s is not a list of names.", compact(raw)))
+			}
+		}
 	}
 	for _, n := range names {
 		if n == "" || utf8.RuneCountInString(n) > 50 {
-			return validation("https://docs.github.com/rest/issues/labels#add-labels-to-an-issue",
-				map[string]any{"resource": "Label", "code": "invalid", "field": "name"})
+			return validation(doc, map[string]any{"resource": "Label", "code": "invalid", "field": "name"})
 		}
 	}
 	for _, n := range names {

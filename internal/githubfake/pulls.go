@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -56,7 +57,7 @@ func (f *Fake) gitRevParse(branch string) string {
 // resolveRef turns a SHA or a branch name into a commit SHA. f.mu is held.
 func (f *Fake) resolveRef(ref string) (string, bool) {
 	if shaRE.MatchString(ref) {
-		return strings.ToLower(ref), true
+		return strings.ToLower(ref), f.hasCommit(ref)
 	}
 	ref = strings.TrimPrefix(ref, "refs/heads/")
 	for _, is := range f.st.Issues {
@@ -68,6 +69,81 @@ func (f *Fake) resolveRef(ref string) (string, bool) {
 		return sha, true
 	}
 	return "", false
+}
+
+// hasCommit says whether the repository has a commit: one added with
+// AddCommit, a pull request's head or base, a SHA with seeded statuses or
+// check runs, or a commit of the git remote. f.mu is held.
+func (f *Fake) hasCommit(sha string) bool {
+	sha = strings.ToLower(sha)
+	if slices.Contains(f.st.Commits, sha) {
+		return true
+	}
+	for _, is := range f.st.Issues {
+		if is.Pull != nil && (f.headSHA(is.Pull) == sha || f.branchSHA(is.Pull.Base) == sha) {
+			return true
+		}
+	}
+	for _, s := range f.st.Statuses {
+		if s.SHA == sha {
+			return true
+		}
+	}
+	for _, cr := range f.st.CheckRuns {
+		if cr.SHA == sha {
+			return true
+		}
+	}
+	if f.opts.GitRemote != "" {
+		return exec.Command("git", "--git-dir", f.opts.GitRemote, "cat-file", "-e", sha+"^{commit}").Run() == nil
+	}
+	return false
+}
+
+// hasWorkflow says whether .github/workflows/<file> exists: added with
+// AddWorkflow, the workflow of a seeded run, or on the git remote's default
+// branch. f.mu is held.
+func (f *Fake) hasWorkflow(file string) bool {
+	if slices.Contains(f.st.Workflows, file) {
+		return true
+	}
+	for _, r := range f.st.Runs {
+		if r.WorkflowFile == file {
+			return true
+		}
+	}
+	if f.opts.GitRemote != "" {
+		return exec.Command("git", "--git-dir", f.opts.GitRemote, "cat-file", "-e", "HEAD:.github/workflows/"+file).Run() == nil
+	}
+	return false
+}
+
+// hasRef says whether a branch or tag exists: the default branch (main
+// without a git remote), a pull request's head or base, a seeded run's
+// branch, or a branch or tag of the git remote. f.mu is held.
+func (f *Fake) hasRef(ref string) bool {
+	name := strings.TrimPrefix(strings.TrimPrefix(ref, "refs/heads/"), "refs/tags/")
+	if f.opts.GitRemote == "" && name == "main" {
+		return true
+	}
+	for _, is := range f.st.Issues {
+		if is.Pull != nil && (is.Pull.Head == name || is.Pull.Base == name) {
+			return true
+		}
+	}
+	for _, r := range f.st.Runs {
+		if r.HeadBranch == name {
+			return true
+		}
+	}
+	if f.opts.GitRemote != "" {
+		for _, full := range []string{"refs/heads/" + name, "refs/tags/" + name} {
+			if exec.Command("git", "--git-dir", f.opts.GitRemote, "rev-parse", "--verify", "--quiet", full).Run() == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func noCommit(ref string) reply {
@@ -91,7 +167,26 @@ func branchOf(head string) string {
 	return head
 }
 
+// pullCreate and pullPatch are the request schemas of creating and updating
+// a pull request.
+var (
+	pullCreate = bodySchema{fields: map[string]field{
+		"title": kinds("string"), "head": kinds("string"), "head_repo": kinds("string"), "base": kinds("string"),
+		"body": kinds("string"), "maintainer_can_modify": kinds("boolean"), "draft": kinds("boolean"), "issue": kinds("integer"),
+	}, required: []string{"head", "base"}}
+	pullPatch = bodySchema{fields: map[string]field{
+		"title": kinds("string"), "body": kinds("string"), "base": kinds("string"),
+		"state":                 {types: []string{"string"}, enum: []string{"open", "closed"}},
+		"maintainer_can_modify": kinds("boolean"),
+	}}
+)
+
 func (f *Fake) createPull(c *call) reply {
+	doc := docsPulls + "#create-a-pull-request"
+	_, rep, ok := parseBody(c, pullCreate, doc)
+	if !ok {
+		return rep
+	}
 	var in struct {
 		Title string `json:"title"`
 		Head  string `json:"head"`
@@ -99,13 +194,11 @@ func (f *Fake) createPull(c *call) reply {
 		Body  string `json:"body"`
 		Draft bool   `json:"draft"`
 	}
-	if err := json.Unmarshal(c.body, &in); err != nil {
-		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
-	}
-	doc := docsPulls + "#create-a-pull-request"
-	for field, v := range map[string]string{"title": in.Title, "head": in.Head, "base": in.Base} {
+	json.Unmarshal(c.body, &in)
+	for _, k := range []string{"head", "base", "title"} {
+		v := map[string]string{"title": in.Title, "head": in.Head, "base": in.Base}[k]
 		if v == "" {
-			return validation(doc, map[string]any{"resource": "PullRequest", "code": "missing_field", "field": field})
+			return validation(doc, map[string]any{"resource": "PullRequest", "code": "missing_field", "field": k})
 		}
 	}
 	if tooLong(in.Body) {
@@ -125,7 +218,7 @@ func (f *Fake) createPull(c *call) reply {
 	id := f.st.id()
 	is := f.newIssue(Issue{Title: in.Title, Body: in.Body, Author: c.login,
 		Pull: &Pull{ID: id, NodeID: nodeID("PR", id), Head: head, Base: in.Base, Draft: in.Draft}})
-	return reply{status: http.StatusCreated, body: f.pullJSON(c.base, is),
+	return reply{status: http.StatusCreated, body: f.pullJSON(c.base, is, true),
 		location: fmt.Sprintf("%s/pulls/%d", f.repoAPI(c.base), is.Number)}
 }
 
@@ -164,7 +257,7 @@ func (f *Fake) listPulls(c *call) reply {
 	lo, hi, link := f.paginate(c, len(list))
 	out := []any{}
 	for _, is := range list[lo:hi] {
-		out = append(out, f.pullJSON(c.base, is))
+		out = append(out, f.pullJSON(c.base, is, false))
 	}
 	return reply{status: http.StatusOK, body: out, link: link}
 }
@@ -174,7 +267,7 @@ func (f *Fake) getPull(c *call) reply {
 	if !ok {
 		return notFound()
 	}
-	return reply{status: http.StatusOK, body: f.pullJSON(c.base, is)}
+	return reply{status: http.StatusOK, body: f.pullJSON(c.base, is, true)}
 }
 
 func (f *Fake) editPull(c *call) reply {
@@ -182,25 +275,23 @@ func (f *Fake) editPull(c *call) reply {
 	if !ok {
 		return notFound()
 	}
+	doc := docsPulls + "#update-a-pull-request"
+	if _, rep, ok := parseBody(c, pullPatch, doc); !ok {
+		return rep
+	}
 	var in struct {
 		Title *string `json:"title"`
 		Body  *string `json:"body"`
 		State *string `json:"state"`
 		Base  *string `json:"base"`
 	}
-	if err := json.Unmarshal(c.body, &in); err != nil {
-		return errorReply(http.StatusBadRequest, "Problems parsing JSON")
-	}
-	doc := docsPulls + "#update-a-pull-request"
+	json.Unmarshal(c.body, &in)
 	if in.Title != nil && *in.Title == "" {
 		return validation(doc, map[string]any{"resource": "PullRequest", "code": "missing_field", "field": "title"})
 	}
 	if in.Body != nil && tooLong(*in.Body) {
 		return validation(doc, map[string]any{"resource": "PullRequest", "code": "custom", "field": "body",
 			"message": fmt.Sprintf("body is too long (maximum is %d characters)", maxBody)})
-	}
-	if in.State != nil && *in.State != "open" && *in.State != "closed" {
-		return validation(doc, map[string]any{"resource": "PullRequest", "code": "invalid", "field": "state"})
 	}
 	if in.Title != nil {
 		is.Title = *in.Title
@@ -216,5 +307,5 @@ func (f *Fake) editPull(c *call) reply {
 		is.State = *in.State
 	}
 	is.UpdatedAt = t
-	return reply{status: http.StatusOK, body: f.pullJSON(c.base, is)}
+	return reply{status: http.StatusOK, body: f.pullJSON(c.base, is, true)}
 }

@@ -73,3 +73,28 @@ func (f *Fake) SetRateLimitUsed(tok, resource string, n int) {
 	defer f.mu.Unlock()
 	f.budgetFor(tok, resource, f.clock.Now()).used = n
 }
+
+// SecondaryLimit is how the fake answers a request over the secondary limit.
+// GitHub documents all three: "403 or 429", with retry-after or without.
+type SecondaryLimit int
+
+const (
+	// Secondary403RetryAfter is 403 with Retry-After: the seconds until one
+	// more request is allowed (the default).
+	Secondary403RetryAfter SecondaryLimit = iota
+	// Secondary403 is 403 without Retry-After; x-ratelimit-remaining is not
+	// 0, so a client waits at least a minute, as GitHub advises.
+	Secondary403
+	// Secondary429 is 429 Too Many Requests with Retry-After.
+	Secondary429
+)
+
+func (s SecondaryLimit) String() string {
+	switch s {
+	case Secondary403:
+		return "403"
+	case Secondary429:
+		return "429"
+	}
+	return "403 retry-after"
+}

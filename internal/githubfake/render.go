@@ -153,7 +153,7 @@ func (f *Fake) issueJSON(base string, is *Issue, single bool) map[string]any {
 		"reactions":                reactions(u),
 		"timeline_url":             u + "/timeline",
 		"performed_via_github_app": nil,
-		"state_reason":             nil,
+		"state_reason":             nullable(is.StateReason),
 	}
 	if single {
 		m["closed_by"] = nil
@@ -229,6 +229,31 @@ func (f *Fake) repoJSON(base string) map[string]any {
 	return m
 }
 
+// fullRepoJSON is the repository as a pull request's head and base carry it
+// (GitHub's "repository" schema): the minimal form and the counts, flags and
+// clone URLs.
+func (f *Fake) fullRepoJSON(base string) map[string]any {
+	m := f.repoJSON(base)
+	host := strings.TrimPrefix(strings.TrimPrefix(base, "https://"), "http://")
+	full := f.opts.Owner + "/" + f.opts.Repo
+	for k, v := range map[string]any{
+		"clone_url": f.repoHTML(base) + ".git", "git_url": "git://" + host + "/" + full + ".git",
+		"ssh_url": "git@" + host + ":" + full + ".git", "svn_url": f.repoHTML(base), "mirror_url": nil,
+		"homepage": nil, "language": nil, "license": nil, "default_branch": "main",
+		"forks": 0, "forks_count": 0, "open_issues": 0, "open_issues_count": 0, "size": 0,
+		"stargazers_count": 0, "watchers": 0, "watchers_count": 0,
+		"has_downloads": true, "has_issues": true, "has_projects": true, "has_wiki": true, "has_pages": false,
+		"archived": false, "disabled": false, "visibility": "public",
+		"pushed_at": ts(f.st.LastWrite), "created_at": ts(repoCreated), "updated_at": ts(repoCreated),
+	} {
+		m[k] = v
+	}
+	return m
+}
+
+// repoCreated is when the fake's repository was made.
+var repoCreated = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
 func (f *Fake) statusJSON(base string, s *Status, withCreator bool) map[string]any {
 	m := map[string]any{
 		"url":         f.repoAPI(base) + "/statuses/" + s.SHA,
@@ -274,8 +299,21 @@ func (f *Fake) checkRunJSON(base string, c *CheckRun) map[string]any {
 		},
 		"name":          c.Name,
 		"check_suite":   map[string]any{"id": c.ID},
-		"app":           map[string]any{"id": 15368, "slug": "github-actions", "name": "GitHub Actions"},
+		"app":           f.actionsAppJSON(base),
 		"pull_requests": []any{},
+	}
+}
+
+// actionsAppJSON is the GitHub Actions app, which owns the check runs of jobs.
+func (f *Fake) actionsAppJSON(base string) map[string]any {
+	return map[string]any{
+		"id": 15368, "slug": "github-actions", "node_id": "MDM6QXBwMTUzNjg=", "name": "GitHub Actions",
+		"owner": f.userJSON(base, "github"), "description": "Automate your workflow from idea to production",
+		"external_url": "https://help.github.com/en/actions", "html_url": base + "/apps/github-actions",
+		"created_at": "2018-07-30T09:30:17Z", "updated_at": "2019-12-10T19:04:12Z",
+		"permissions": map[string]any{"actions": "write", "checks": "write", "contents": "write", "issues": "write",
+			"metadata": "read", "pull_requests": "write", "statuses": "write"},
+		"events": []any{"check_run", "check_suite", "pull_request", "push", "workflow_dispatch"},
 	}
 }
 
@@ -303,35 +341,40 @@ func (f *Fake) jobJSON(base string, j *Job) map[string]any {
 		branch, workflow = run.HeadBranch, run.WorkflowFile
 	}
 	return map[string]any{
-		"id":            j.ID,
-		"run_id":        j.RunID,
-		"run_url":       fmt.Sprintf("%s/actions/runs/%d", api, j.RunID),
-		"node_id":       nodeID("CR", j.ID),
-		"head_sha":      "",
-		"url":           fmt.Sprintf("%s/actions/jobs/%d", api, j.ID),
-		"html_url":      fmt.Sprintf("%s/actions/runs/%d/job/%d", f.repoHTML(base), j.RunID, j.ID),
-		"status":        j.Status,
-		"conclusion":    conclusion,
-		"created_at":    ts(j.StartedAt),
-		"started_at":    ts(j.StartedAt),
-		"completed_at":  completed,
-		"name":          j.Name,
-		"steps":         steps,
-		"check_run_url": fmt.Sprintf("%s/check-runs/%d", api, j.ID),
-		"labels":        []any{"ubuntu-latest"},
-		"runner_id":     nil,
-		"runner_name":   nil,
-		"workflow_name": workflow,
-		"head_branch":   branch,
+		"id":                j.ID,
+		"run_id":            j.RunID,
+		"run_url":           fmt.Sprintf("%s/actions/runs/%d", api, j.RunID),
+		"node_id":           nodeID("CR", j.ID),
+		"head_sha":          "",
+		"url":               fmt.Sprintf("%s/actions/jobs/%d", api, j.ID),
+		"html_url":          fmt.Sprintf("%s/actions/runs/%d/job/%d", f.repoHTML(base), j.RunID, j.ID),
+		"status":            j.Status,
+		"conclusion":        conclusion,
+		"created_at":        ts(j.StartedAt),
+		"started_at":        ts(j.StartedAt),
+		"completed_at":      completed,
+		"name":              j.Name,
+		"steps":             steps,
+		"check_run_url":     fmt.Sprintf("%s/check-runs/%d", api, j.ID),
+		"labels":            []any{"ubuntu-latest"},
+		"runner_id":         nil,
+		"runner_name":       nil,
+		"runner_group_id":   nil,
+		"runner_group_name": nil,
+		"run_attempt":       1,
+		"workflow_name":     workflow,
+		"head_branch":       branch,
 	}
 }
 
-func (f *Fake) pullJSON(base string, is *Issue) map[string]any {
+// pullJSON renders a pull request; single is the full "pull-request" form
+// of a read or write of one, else the list form.
+func (f *Fake) pullJSON(base string, is *Issue, single bool) map[string]any {
 	api := f.repoAPI(base)
 	p := is.Pull
 	u := fmt.Sprintf("%s/pulls/%d", api, is.Number)
 	html := fmt.Sprintf("%s/pull/%d", f.repoHTML(base), is.Number)
-	repo := f.repoJSON(base)
+	repo := f.fullRepoJSON(base)
 	labels := []any{}
 	for _, name := range is.Labels {
 		if l := f.findLabel(name); l != nil {
@@ -344,7 +387,7 @@ func (f *Fake) pullJSON(base string, is *Issue) map[string]any {
 			"user": f.userJSON(base, f.opts.Owner), "repo": repo,
 		}
 	}
-	return map[string]any{
+	m := map[string]any{
 		"url":                   u,
 		"id":                    p.ID,
 		"node_id":               p.NodeID,
@@ -392,5 +435,23 @@ func (f *Fake) pullJSON(base string, is *Issue) map[string]any {
 		"additions":             0,
 		"deletions":             0,
 		"changed_files":         0,
+		"_links": map[string]any{
+			"self": map[string]any{"href": u}, "html": map[string]any{"href": html},
+			"issue":           map[string]any{"href": fmt.Sprintf("%s/issues/%d", api, is.Number)},
+			"comments":        map[string]any{"href": fmt.Sprintf("%s/issues/%d/comments", api, is.Number)},
+			"review_comments": map[string]any{"href": u + "/comments"},
+			"review_comment":  map[string]any{"href": api + "/pulls/comments{/number}"},
+			"commits":         map[string]any{"href": u + "/commits"},
+			"statuses":        map[string]any{"href": api + "/statuses/" + f.headSHA(p)},
+		},
 	}
+	if !single {
+		// GitHub's list answer is the "pull-request-simple" schema: no
+		// merge state, counts or maintainer flag.
+		for _, k := range []string{"merged", "mergeable", "rebaseable", "mergeable_state", "merged_by", "comments",
+			"review_comments", "maintainer_can_modify", "commits", "additions", "deletions", "changed_files"} {
+			delete(m, k)
+		}
+	}
+	return m
 }

@@ -238,3 +238,24 @@ func (f *Fake) Runs() []Run {
 	}
 	return out
 }
+
+// AddCommit makes the repository have commits with these SHAs, so statuses
+// can be created on them (GitHub answers 422 for a SHA no commit has).
+// Pull request heads, SHAs with seeded statuses or check runs, and commits
+// of the git remote exist without it.
+func (f *Fake) AddCommit(shas ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, sha := range shas {
+		f.st.Commits = append(f.st.Commits, strings.ToLower(sha))
+	}
+}
+
+// AddWorkflow makes the repository have a workflow file
+// (.github/workflows/<file>) that can be dispatched. Workflows of seeded
+// runs, and of the git remote's default branch, exist without it.
+func (f *Fake) AddWorkflow(files ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st.Workflows = append(f.st.Workflows, files...)
+}

@@ -22,6 +22,9 @@ type Issue struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	ClosedAt  time.Time `json:"closed_at,omitzero"`
+	// StateReason is why the state last changed: completed, not_planned,
+	// duplicate or reopened ("" while it never changed).
+	StateReason string `json:"state_reason,omitempty"`
 	// Pull is set when the issue is a pull request.
 	Pull *Pull `json:"pull,omitempty"`
 }
@@ -135,6 +138,8 @@ type state struct {
 	Dispatches  []Dispatch        `json:"dispatches"`
 	Permissions map[string]string `json:"permissions"`
 	Users       map[string]int64  `json:"users"`
+	Commits     []string          `json:"commits,omitempty"`   // AddCommit
+	Workflows   []string          `json:"workflows,omitempty"` // AddWorkflow
 	LastWrite   time.Time         `json:"last_write"`
 }
 

@@ -47,6 +47,9 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	clock := githubfake.NewManualClock(t0)
 	fake := githubfake.New(githubfake.Options{Token: testToken, Owner: "acme", Repo: "widgets", Clock: clock})
+	// The repository has the caller workflow and the heads the tests name.
+	fake.AddWorkflow(workflow)
+	fake.AddCommit(headSHA, "aaaabbbbccccddddeeeeffff0000111122223333", "1111222233334444555566667777888899990000")
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	e := &env{fake: fake, srv: srv, clock: clock, mask: redact.New(redact.Config{Secrets: []string{testToken}})}
