@@ -303,7 +303,9 @@ func mergeDelta(d *DeltaSpec, target *Doc, change string) (*merged, error) {
 	return out, nil
 }
 
-func normBlock(raw string) string { return jsTrim(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(raw)) }
+func normBlock(raw string) string {
+	return jsTrim(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(raw))
+}
 
 func quoteList(names []string) string {
 	q := make([]string, len(names))
@@ -316,7 +318,7 @@ func quoteList(names []string) string {
 // scenarioDiff compares the scenario names of a current block and the
 // MODIFIED block that replaces it, counting duplicates (diffScenarioNames).
 type scenarioDiff struct {
-	missing, added  []string
+	missing, added    []string
 	current, incoming int
 }
 
