@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/plan"
+)
+
+// planValidateResult is the --json document of `roadmap plan validate`.
+// Field names are stable.
+type planValidateResult struct {
+	Passed  bool                `json:"passed"`
+	Changes []planValidateEntry `json:"changes"`
+}
+
+type planValidateEntry struct {
+	Change string `json:"change"`
+	Dir    string `json:"dir"`
+	// OpenSpecValid is the verdict of `openspec validate --strict`; Passed
+	// adds roadmap's own rules.
+	OpenSpecValid bool           `json:"openspec_valid"`
+	Passed        bool           `json:"passed"`
+	Findings      []plan.Finding `json:"findings"`
+}
+
+// runPlanValidate is `roadmap plan validate DIR [--json]`: every OpenSpec
+// rule of `openspec validate --strict` and roadmap's stricter plan rules, on
+// the change in DIR (openspec/changes/<id>) or on every change of the
+// repository at DIR. Exit 0 when nothing fails, 1 with an ERROR or WARNING
+// finding (INFO never fails), 2 when DIR holds no change.
+func runPlanValidate(_ context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "plan validate")
+	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	fs.Usage = func() {
+		env.Errorf("usage: roadmap plan validate DIR [--json]  (DIR: a repository root or openspec/changes/<id>)")
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return ExitUsage
+	}
+	dir := filepath.Clean(fs.Arg(0))
+	root, ids, err := planChanges(dir)
+	if err != nil {
+		env.Errorf("plan validate: %v", err)
+		return ExitUsage
+	}
+	// Findings name files relative to the repository root; printed, they are
+	// joined to the root as given, so they open from where the command ran
+	// and annotate the right file in Actions.
+	prefix := filepath.ToSlash(root)
+	io := actionsio.New(env.Getenv, env.Stdout)
+	res := planValidateResult{Passed: true}
+	for _, id := range ids {
+		rep, err := plan.Validate(root, id)
+		if errors.Is(err, plan.ErrNoChange) {
+			env.Errorf("plan validate: %v", err)
+			return ExitUsage
+		}
+		if err != nil {
+			env.Errorf("plan validate: %v", err)
+			return ExitInternal
+		}
+		e := planValidateEntry{Change: id, Dir: path.Join(prefix, rep.Dir), OpenSpecValid: rep.OpenSpecValid(), Passed: rep.Clean(), Findings: []plan.Finding{}}
+		for _, f := range rep.Findings {
+			f.File = path.Join(prefix, f.File)
+			e.Findings = append(e.Findings, f)
+			switch f.Level {
+			case plan.LevelError:
+				io.Error(f.File, f.Line, f.Rule+": "+f.Message)
+			case plan.LevelWarning:
+				io.Warning(f.File, f.Line, f.Rule+": "+f.Message)
+			}
+		}
+		res.Passed = res.Passed && e.Passed
+		res.Changes = append(res.Changes, e)
+	}
+	if *asJSON {
+		if code := env.JSON(res); code != ExitOK {
+			return code
+		}
+	} else {
+		for _, c := range res.Changes {
+			for _, f := range c.Findings {
+				if _, err := env.Stdout.Write([]byte(f.String() + "\n")); err != nil {
+					return ExitInternal
+				}
+			}
+		}
+	}
+	if !res.Passed {
+		return ExitFindings
+	}
+	return ExitOK
+}
+
+// planChanges resolves DIR to a repository root and the changes to validate:
+// DIR itself when it is openspec/changes/<id>, else every change under
+// DIR/openspec/changes.
+func planChanges(dir string) (root string, ids []string, err error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if !st.IsDir() {
+		return "", nil, errors.New(dir + " is not a directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if parent := filepath.Dir(abs); filepath.Base(parent) == "changes" && filepath.Base(filepath.Dir(parent)) == "openspec" {
+		root = filepath.Join(dir, "..", "..", "..")
+		return filepath.Clean(root), []string{filepath.Base(abs)}, nil
+	}
+	ids, err = plan.ListChanges(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(ids) == 0 {
+		return "", nil, errors.New(dir + " holds no OpenSpec change (no " + plan.ChangesDir + "/<id>/)")
+	}
+	return dir, ids, nil
+}

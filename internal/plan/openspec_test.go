@@ -1,0 +1,267 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// moduleRoot is the directory holding go.mod.
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// openspecCLI returns the pinned OpenSpec CLI that scripts/npm-tools.sh
+// installs. The test skips only when Node itself is absent.
+func openspecCLI(t testing.TB) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("Node.js is not on PATH: the OpenSpec agreement tests need it (>= 20.19; docs/openspec.md)")
+	}
+	bin := filepath.Join(moduleRoot(t), "tools", "npm", "node_modules", ".bin", "openspec")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the OpenSpec CLI is not installed at %s; run scripts/npm-tools.sh (make unit does)", bin)
+	}
+	return bin
+}
+
+// corpus lists the cases of testdata/openspec.
+func corpus(t testing.TB) (dir string, cases []string) {
+	t.Helper()
+	dir = filepath.Join(moduleRoot(t), "testdata", "openspec")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			cases = append(cases, e.Name())
+		}
+	}
+	return dir, cases
+}
+
+// onlyChange is the id of the one change a corpus case holds.
+func onlyChange(t testing.TB, root string) string {
+	t.Helper()
+	ids, err := ListChanges(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 {
+		t.Fatalf("%s: want exactly one change, have %v", root, ids)
+	}
+	return ids[0]
+}
+
+// copyTree copies src into a new temporary directory, byte for byte.
+func copyTree(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		if rel == "findings.golden" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// runOpenSpec runs the CLI in root with no telemetry and a private home.
+func runOpenSpec(t testing.TB, bin, root string, args ...string) (stdout, stderr []byte, code int) {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "OPENSPEC_TELEMETRY=0", "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home, "NO_COLOR=1", "CI=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run openspec %v: %v", args, err)
+	}
+	return out.Bytes(), errb.Bytes(), code
+}
+
+// cliIssue is one issue of `openspec validate --json`, and the shape both
+// sides are compared in.
+type cliIssue struct {
+	Level   string `json:"level"`
+	Path    string `json:"path"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+type cliReport struct {
+	Items []struct {
+		ID     string     `json:"id"`
+		Valid  bool       `json:"valid"`
+		Issues []cliIssue `json:"issues"`
+	} `json:"items"`
+}
+
+func sortIssues(s []cliIssue) {
+	sort.Slice(s, func(i, j int) bool {
+		a, b := s[i], s[j]
+		return fmt.Sprint(a.Path, "\x00", a.Line, "\x00", a.Level, "\x00", a.Message) < fmt.Sprint(b.Path, "\x00", b.Line, "\x00", b.Level, "\x00", b.Message)
+	})
+}
+
+// TestOpenSpecAgreement runs every case of testdata/openspec through Validate
+// and through the pinned `openspec validate <id> --strict --json`, and
+// requires the same verdict and the same findings: level, path, line where
+// OpenSpec gives one, and message, word for word.
+func TestOpenSpecAgreement(t *testing.T) {
+	bin := openspecCLI(t)
+	dir, cases := corpus(t)
+	if len(cases) < 40 {
+		t.Fatalf("the corpus has %d cases; the acceptance asks for at least 40", len(cases))
+	}
+	for _, name := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root := copyTree(t, filepath.Join(dir, name))
+			id := onlyChange(t, root)
+			out, stderr, code := runOpenSpec(t, bin, root, "validate", id, "--strict", "--json")
+			var cli cliReport
+			if err := json.Unmarshal(out, &cli); err != nil || len(cli.Items) != 1 {
+				t.Fatalf("openspec validate (exit %d): %v\n%s\n%s", code, err, out, stderr)
+			}
+			want := cli.Items[0].Issues
+			rep, err := Validate(root, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []cliIssue
+			for _, f := range rep.Findings {
+				if f.Ours {
+					continue
+				}
+				i := cliIssue{Level: string(f.Level), Path: f.OpenSpecPath, Message: f.Message}
+				if f.OpenSpecLine {
+					i.Line = f.Line
+				}
+				got = append(got, i)
+			}
+			sortIssues(want)
+			sortIssues(got)
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("findings differ from openspec validate --strict (-openspec +roadmap):\n%s", diff)
+			}
+			if v := rep.OpenSpecValid(); v != cli.Items[0].Valid {
+				t.Errorf("verdict: roadmap says valid=%v, openspec says valid=%v", v, cli.Items[0].Valid)
+			}
+			if (code == 0) != cli.Items[0].Valid {
+				t.Errorf("openspec exited %d for valid=%v", code, cli.Items[0].Valid)
+			}
+		})
+	}
+}
+
+// TestCorpusFindings holds every finding of every case, roadmap's own checks
+// included, to a golden file beside the case (-update rewrites them).
+func TestCorpusFindings(t *testing.T) {
+	dir, cases := corpus(t)
+	for _, name := range cases {
+		t.Run(name, func(t *testing.T) {
+			root := filepath.Join(dir, name)
+			rep, err := Validate(root, onlyChange(t, root))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, f := range rep.Findings {
+				fmt.Fprintf(&b, "%s %s\n", f.Level, f)
+			}
+			golden := filepath.Join(root, "findings.golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestCorpusFindings -update)", err)
+			}
+			if diff := cmp.Diff(string(want), b.String()); diff != "" {
+				t.Errorf("findings (-golden +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRenderByteStable parses every Markdown file of the corpus, as a delta
+// spec and as a main spec, and requires the rendering to give back its bytes.
+func TestRenderByteStable(t *testing.T) {
+	dir, _ := corpus(t)
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		doc := ParseDoc(p, src)
+		if got := ParseDelta(doc, "x").Render(); !bytes.Equal(got, src) {
+			t.Errorf("%s: delta render differs:\n%s", p, cmp.Diff(string(src), string(got)))
+		}
+		if got := ParseMainSpec(doc, "x").Render(); !bytes.Equal(got, src) {
+			t.Errorf("%s: main spec render differs", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 40 {
+		t.Fatalf("rendered %d files; the corpus should hold more", n)
+	}
+}
