@@ -197,7 +197,11 @@ func eolOf(text string) string {
 // Render returns the issue body: the person's text, then the block with its keys
 // sorted. A record with no keys renders as the person's text alone. A body over
 // MaxBodyChars is a *TooLongError that says by how much.
-func Render(r *Record) (string, error) {
+func Render(r *Record) (string, error) { return render(r, false) }
+
+// render writes the text and the block; always writes the block even with no
+// keys (a record comment).
+func render(r *Record, always bool) (string, error) {
 	var b strings.Builder
 	size := len(r.text) + len(opener) + len(version) + 16
 	for k, v := range r.vals {
@@ -209,7 +213,7 @@ func Render(r *Record) (string, error) {
 		eol = eolOf(r.text)
 	}
 	b.WriteString(r.text)
-	if len(r.vals) > 0 {
+	if len(r.vals) > 0 || always {
 		if r.text != "" {
 			b.WriteString(eol)
 		}
