@@ -42,6 +42,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	budgetUSD := fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs (default: configuration budgets.item.usd)")
 	dayBudgetUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard")
 	dashboard := fs.Int("dashboard", 0, "the issue holding the day's spend ledger (0: no day budget)")
+	recordComment := fs.Int64("record-comment", 0, "the issue's record comment id, handed over by an earlier job (default: the dispatch input, else found by listing the comments once)")
 	recordDir := fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -67,6 +68,9 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	}
 	if *runID == 0 {
 		*runID = ev.RunID
+	}
+	if *recordComment == 0 && ev.Inputs != nil {
+		*recordComment = recordCommentInput(ev.Inputs)
 	}
 	dir := env.workdir(*workdir)
 	if *cfgPath == "" {
@@ -187,7 +191,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	}
 	opts := implement.Options{
 		Issue: *issue, Attempt: *attempt, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,
-		PlanDir: *planDir, Models: tiers, Sandbox: sandboxAdapter{sb},
+		PlanDir: *planDir, RecordComment: *recordComment, RunURL: env.runURL(*runID), Models: tiers, Sandbox: sandboxAdapter{sb},
 		CheckRunner: checks.SandboxRunner(sb), Split: policy.Split, CheckCommands: cfg.Checks.Commands,
 		CheckTimeout: cfg.Checks.Timeout,
 		StepBudget:   agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),

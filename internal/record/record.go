@@ -253,6 +253,17 @@ func Update(body string, c Changes) (string, error) {
 	return Render(r)
 }
 
+// Clone returns a copy of r that Apply and SetView can change without
+// changing r.
+func (r *Record) Clone() *Record {
+	c := *r
+	c.vals = maps.Clone(r.vals)
+	if c.vals == nil {
+		c.vals = map[Key]string{}
+	}
+	return &c
+}
+
 // Text returns the person's text: the body without the block.
 func (r *Record) Text() string { return r.text }
 
