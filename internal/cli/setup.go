@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"strconv"
 	"fmt"
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 

@@ -223,4 +223,3 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 	}
 	return fmt.Errorf("write issue %d record: change not applied after %d rounds: %w", n, maxRecordAttempts, why)
 }
-

@@ -59,8 +59,8 @@ type runner struct {
 	rc      github.RecordComment // the record comment: id and record
 	notes   []string             // what was ignored, reported in the comment
 	doing   string               // what the record comment says the Job is doing
-	prior   record.Spend   // the item's spend recorded before this Job
-	job     record.Spend   // this Job's spend so far
+	prior   record.Spend         // the item's spend recorded before this Job
+	job     record.Spend         // this Job's spend so far
 	attempt int
 	calls   int // model calls of this Job, numbered for the spend lines
 	group   int // the group being worked on, for spend lines and events
