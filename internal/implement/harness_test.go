@@ -103,7 +103,7 @@ func newWorld(t *testing.T, groups int, body string) *world {
 	// The record a test gives is roadmap's record comment (as the stage
 	// phase leaves it); the issue body keeps the person's text only.
 	text, block := body, ""
-	if i := strings.Index(body, "<!-- roadmap:record v1"); i >= 0 {
+	if i := strings.Index(body, "<!-- roadmap:record v1"); i >= 0 && record.HasBlock(body) {
 		text, block = body[:i], body[i:]
 	}
 	w.issue = w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: text, Author: "alice"})
