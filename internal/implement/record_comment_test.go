@@ -43,7 +43,7 @@ func lifeOf(t *testing.T, w *world, plan string) (implement1, implement2 *job) {
 // part that names the state and the PR.
 func TestRecordComment(t *testing.T) {
 	bodies := map[string]string{
-		"private IPs and hosts": "Deploy to 192.168.1.20 and db.corp, then ping 10.0.0.5.\n",
+		"private IPs and hosts":    "Deploy to 192.168.1.20 and db.corp, then ping 10.0.0.5.\n",
 		"password in a code block": "Steps:\n\n```yaml\ndb:\n  host: db.corp\n  password: hunter2-correct-horse-battery\n```\n",
 		"an unclosed fence":        "The failing code:\n\n```go\nfunc main() {\n\tpanic(\"x\")\n",
 		"a fence closed later":     "```\nan example\n<!-- roadmap:record v1\nimplement.spend: {\"tokens_in\":0,\"tokens_out\":0,\"usd\":0,\"model_calls\":0}\n-->\nmore of it\n```\nAfter the fence.",
