@@ -26,6 +26,10 @@ type RecordComment struct {
 	// Ignored names marker comments by anyone else, found when the comments
 	// were listed: they are not the record and are reported in it.
 	Ignored []string
+	// listed: the comment was last read in a list, not by its id, so the
+	// next read lists again (a free 304 when nothing changed) rather than
+	// pay for a first GET of the comment.
+	listed bool
 }
 
 // Identity is the login roadmap writes as: the record is read only from a
@@ -82,7 +86,7 @@ func (c *Client) ReadRecord(ctx context.Context, n int, id int64) (RecordComment
 		if perr != nil {
 			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, cm.GetID(), perr)
 		}
-		out.ID, out.Record = cm.GetID(), rec
+		out.ID, out.Record, out.listed = cm.GetID(), rec, true
 	}
 	if out.ID == 0 {
 		out.Record, _ = record.Parse("")
@@ -136,7 +140,7 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 	for attempt := 1; attempt <= maxRecordAttempts; attempt++ {
 		cur, curBody := rc.Record, ""
 		if rc.ID != 0 {
-			cm, _, err := c.gh.Issues.GetComment(c.ctx(ctx), c.owner, c.repo, rc.ID)
+			cm, err := c.readComment(ctx, n, rc)
 			err = c.fail(err)
 			switch {
 			case errors.Is(err, ErrNotFound):
@@ -211,7 +215,7 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 				n, got.GetID(), got.GetUser().GetLogin(), c.identity)
 		}
 		rb, perr := record.Parse(got.GetBody())
-		rc.ID = got.GetID()
+		rc.ID, rc.listed = got.GetID(), false
 		if perr == nil && ch.Applied(rb) {
 			rc.Record = rb
 			return nil
@@ -222,4 +226,24 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 		}
 	}
 	return fmt.Errorf("write issue %d record: change not applied after %d rounds: %w", n, maxRecordAttempts, why)
+}
+
+// readComment reads the record comment for a write: by its id, or, when it
+// was found in a list and not read or written by id since, by listing again
+// (conditional: free when no comment changed).
+func (c *Client) readComment(ctx context.Context, n int, rc *RecordComment) (*gogithub.IssueComment, error) {
+	if rc.listed {
+		list, err := c.listComments(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		for _, cm := range list {
+			if cm.GetID() == rc.ID {
+				return cm, nil
+			}
+		}
+		return nil, ErrNotFound
+	}
+	cm, _, err := c.gh.Issues.GetComment(c.ctx(ctx), c.owner, c.repo, rc.ID)
+	return cm, err
 }
