@@ -22,6 +22,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -349,18 +350,22 @@ func (it *item) continuation(name string, d githubfake.Dispatch) trigger {
 	return trigger{name: name, event: "workflow_dispatch", inputs: inputs, runID: d.RunID}
 }
 
-// record reads the issue record as the fake holds it.
+// record reads the issue record as the fake holds it: roadmap's record
+// comment (the oldest comment by its identity with a record block).
 func (it *item) record() *record.Record {
 	it.t.Helper()
-	is, ok := it.w.Fake.Issue(it.w.Issue)
-	if !ok {
-		it.t.Fatalf("issue #%d is gone", it.w.Issue)
+	for _, c := range it.w.Fake.Comments(it.w.Issue) {
+		if c.Author != github.DefaultIdentity || !record.HasBlock(c.Body) {
+			continue
+		}
+		rec, err := record.Parse(c.Body)
+		if err != nil {
+			it.t.Fatalf("the issue record: %v\n%s", err, c.Body)
+		}
+		return rec
 	}
-	rec, err := record.Parse(is.Body)
-	if err != nil {
-		it.t.Fatalf("the issue record: %v\n%s", err, is.Body)
-	}
-	return rec
+	it.t.Fatalf("issue #%d has no record comment", it.w.Issue)
+	return nil
 }
 
 // ci plays the user's repository CI: every head pushed to the work branch

@@ -18,7 +18,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
-	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
@@ -296,16 +295,12 @@ func (j *checksJob) findPlan(ctx context.Context) (string, int) {
 		return j.inWorkdir(j.planDir), ExitOK
 	}
 	if j.issue > 0 {
-		is, err := j.gh.Issue(ctx, j.issue)
+		rc, err := j.gh.ReadRecord(ctx, j.issue, 0)
 		if err != nil {
 			env.Errorf("checks: %v", err)
 			return "", ExitInternal
 		}
-		rec, err := record.Parse(is.Body)
-		if err != nil {
-			env.Errorf("checks: issue %d record: %v", j.issue, err)
-			return "", ExitUsage
-		}
+		rec := rc.Record
 		p, ok := rec.StagePlan()
 		if !ok || strings.TrimSpace(p) == "" {
 			env.Errorf("checks: issue %d has no stage.plan in its record; pass --plan", j.issue)

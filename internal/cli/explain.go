@@ -134,11 +134,12 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("explain: %v", err)
 		return ExitInternal
 	}
-	rec, err := record.Parse(is.Body)
+	rc, err := gh.ReadRecord(ctx, issue, 0)
 	if err != nil {
-		env.Errorf("explain: issue #%d: %v", issue, err)
+		env.Errorf("explain: %v", err)
 		return ExitUsage
 	}
+	rec := rc.Record
 	if len(rec.Keys()) == 0 {
 		env.Errorf("explain: issue #%d has no roadmap record: nothing has run for it", issue)
 		return ExitUsage

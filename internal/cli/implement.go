@@ -41,6 +41,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	budgetUSD := fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs (default: configuration budgets.item.usd)")
 	dayBudgetUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard")
 	dashboard := fs.Int("dashboard", 0, "the issue holding the day's spend ledger (0: no day budget)")
+	recordComment := fs.Int64("record-comment", 0, "the issue's record comment id, handed over by an earlier job (default: the dispatch input, else found by listing the comments once)")
 	recordDir := fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -66,6 +67,9 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	}
 	if *runID == 0 {
 		*runID = ev.RunID
+	}
+	if *recordComment == 0 && ev.Inputs != nil {
+		*recordComment = recordCommentInput(ev.Inputs)
 	}
 	dir := env.workdir(*workdir)
 	load := config.LoadExplicit
@@ -194,7 +198,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	}
 	opts := implement.Options{
 		Issue: *issue, Attempt: *attempt, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,
-		PlanDir: *planDir, Models: tiers, Sandbox: sb,
+		PlanDir: *planDir, RecordComment: *recordComment, RunURL: env.runURL(*runID), Models: tiers, Sandbox: sb,
 		CheckRunner: checkRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands,
 		Unisolated: unisolated, IsolationNote: iso.note(),
 		CheckTimeout: cfg.Checks.Timeout,

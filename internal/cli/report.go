@@ -37,6 +37,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 	attempt := fs.Int("attempt", 0, "the implement Job's number (its attempt output or dispatch input; default: found in the record or the log)")
 	reason := fs.String("reason", "", "the implement job's reason output, when it has one")
 	runID := fs.Int64("run-id", 0, "the workflow run of the implement job (default $GITHUB_RUN_ID)")
+	recordComment := fs.Int64("record-comment", 0, "the record comment id (the implement job's record_comment output; default: found by listing the comments once)")
 	jobName := fs.String("job-name", "implement", "the implement job's name in the run")
 	workflow := fs.String("workflow", "", "the implement workflow file a continuation dispatches (default: from $GITHUB_WORKFLOW_REF)")
 	refFlag := fs.String("ref", "", "the ref the continuation runs on (default $GITHUB_REF_NAME)")
@@ -111,6 +112,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		out, err = report.Run(ctx, report.Options{
 			Issue: *issue, GitHub: gh, JobResult: *jobResult, Result: *result, Failure: *failureClass, Group: *group,
 			Spend: *spend, HeadSHA: *headSHA, PR: *pr, Attempt: *attempt, Reason: *reason, RunID: *runID,
+			RecordComment: *recordComment, RunURL: env.runURL(*runID),
 			JobName: *jobName, Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Dashboard: *dashboard,
 			DayBudget: budget, Labels: labels, Mask: masker.Mask, Log: env.Stderr,
 		})

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func (e *Env) gitHubClient(m *redact.Masker, deadline time.Time) (*github.Client
 	}
 	return github.New(github.Options{
 		BaseURL: base, GraphQLURL: e.Getenv("GITHUB_GRAPHQL_URL"), Token: token,
-		Owner: owner, Repo: repo, Masker: m, Deadline: deadline,
+		Owner: owner, Repo: repo, Masker: m, Deadline: deadline, Identity: e.Getenv("ROADMAP_IDENTITY"),
 		HTTPClient: &http.Client{Timeout: 60 * time.Second},
 	})
 }
@@ -64,4 +65,24 @@ func (e *Env) workdir(flag string) string {
 	}
 	wd, _ := os.Getwd()
 	return wd
+}
+
+// runURL links a workflow run on the server the environment names; "" when
+// it names none.
+func (e *Env) runURL(runID int64) string {
+	server, repo := e.Getenv("GITHUB_SERVER_URL"), e.Getenv("GITHUB_REPOSITORY")
+	if server == "" || repo == "" || runID <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/actions/runs/%d", strings.TrimSuffix(server, "/"), repo, runID)
+}
+
+// recordCommentInput reads the record comment's id handed to a continuation
+// as the dispatch input record-comment; 0 when absent.
+func recordCommentInput(inputs map[string]string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(inputs["record-comment"]), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }

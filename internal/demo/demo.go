@@ -167,6 +167,9 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 		}
 	})
 	log1, _, err := d.job(ctx, 1, run1, cfg, inFlight)
+	if err == nil && !d.recordComment() {
+		err = errors.New("job 1 made no record comment")
+	}
 	w.OnModelCall(nil)
 	if err != nil {
 		return nil, err
@@ -201,7 +204,8 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	// Job 2, the continuation, while the repository's CI passes what it pushes.
 	ciCtx, stopCI := context.WithCancel(ctx)
 	go w.PlayCI(ciCtx)
-	log2, res2, err := d.job(ctx, attempt, last.RunID, cfg, nil)
+	rcID, _ := strconv.ParseInt(fmt.Sprint(last.Inputs["record-comment"]), 10, 64)
+	log2, res2, err := d.job(ctx, attempt, last.RunID, cfg, nil, "--record-comment", strconv.FormatInt(rcID, 10))
 	stopCI()
 	if err != nil {
 		return nil, err
@@ -214,7 +218,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	spendJSON, _ := json.Marshal(res2.Spend)
 	out2, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "success", RunID: last.RunID,
 		Result: string(res2.Result), Failure: res2.Failure, Group: res2.Group, Spend: string(spendJSON), HeadSHA: res2.HeadSHA,
-		PR: res2.PR, Attempt: res2.Attempt, Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: indent(d.p)})
+		PR: res2.PR, Attempt: res2.Attempt, RecordComment: res2.RecordComment, Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: indent(d.p)})
 	if err != nil {
 		return nil, fmt.Errorf("report on Job 2: %w", err)
 	}
@@ -225,7 +229,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 
 // job runs one implement Job as its own process. When kill is closed the Job
 // is SIGKILLed; a nil kill lets it run to its end.
-func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kill <-chan struct{}) (string, implement.Result, error) {
+func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kill <-chan struct{}, extra ...string) (string, implement.Result, error) {
 	w := d.w
 	ws, err := w.Workspace(fmt.Sprintf("job-%d", attempt))
 	if err != nil {
@@ -233,9 +237,9 @@ func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kil
 	}
 	tmp := filepath.Join(w.Dir, fmt.Sprintf("runner-temp-%d", attempt))
 	os.MkdirAll(tmp, 0o755)
-	cmd := d.o.Command(ctx, []string{"implement", "--issue", strconv.Itoa(w.Issue), "--attempt", strconv.Itoa(attempt),
+	cmd := d.o.Command(ctx, append([]string{"implement", "--issue", strconv.Itoa(w.Issue), "--attempt", strconv.Itoa(attempt),
 		"--config", cfg, "--workdir", ws, "--run-id", strconv.FormatInt(runID, 10),
-		"--trace-file", filepath.Join(w.Dir, fmt.Sprintf("trace-job-%d.jsonl", attempt)), "--json"})
+		"--trace-file", filepath.Join(w.Dir, fmt.Sprintf("trace-job-%d.jsonl", attempt)), "--json"}, extra...))
 	cmd.Env = append(w.Env(runID, tmp), d.o.ExtraEnv...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
@@ -285,8 +289,8 @@ func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kil
 
 func (d *run) summary(res implement.Result, kill KillReport) (*Summary, error) {
 	w := d.w
-	is, _ := w.Fake.Issue(w.Issue)
-	rec, err := record.Parse(is.Body)
+	body, _ := d.recordBody()
+	rec, err := record.Parse(body)
 	if err != nil {
 		return nil, fmt.Errorf("the record after the demo: %w", err)
 	}
@@ -311,6 +315,22 @@ func (d *run) summary(res implement.Result, kill KillReport) (*Summary, error) {
 	}
 	s.Record = b.String()
 	return s, nil
+}
+
+// recordBody is the record comment as the fake holds it: the oldest comment
+// by roadmap's identity that holds a record block.
+func (d *run) recordBody() (string, bool) {
+	for _, c := range d.w.Fake.Comments(d.w.Issue) {
+		if c.Author == github.DefaultIdentity && record.HasBlock(c.Body) {
+			return c.Body, true
+		}
+	}
+	return "", false
+}
+
+func (d *run) recordComment() bool {
+	_, ok := d.recordBody()
+	return ok
 }
 
 // stamp prefixes each line with a runner-style timestamp, as a job log has.

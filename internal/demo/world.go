@@ -108,9 +108,14 @@ func NewWorld(ctx context.Context, dir string, latency time.Duration) (*World, e
 		}
 	}
 	w.Fake = githubfake.New(githubfake.Options{Token: Token, Owner: Owner, Repo: Repo, GitRemote: w.Remote})
-	body := "Callers need a greeting and a farewell; see the plan in `" + planDir + "`.\n\n" +
-		"<!-- roadmap:record v1\nstage.plan: " + planDir + "\n-->\n"
+	body := "Callers need a greeting and a farewell; see the plan in `" + planDir + "`.\n"
 	w.Issue = w.Fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: body, Author: "maintainer", Labels: []string{"roadmap:implement"}})
+	// The stage phase left the plan in the record comment, written as
+	// roadmap's identity.
+	if _, err := w.Fake.AddComment(w.Issue, "github-actions[bot]", "**roadmap** · staged: planned\n\n"+
+		"<!-- roadmap:record v1\nstage.plan: "+planDir+"\nstage.state: planned\n-->"); err != nil {
+		return nil, err
+	}
 
 	fixtures := filepath.Join(dir, "fixtures")
 	if err := extract("testdata/demo/fixtures", fixtures); err != nil {

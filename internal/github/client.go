@@ -49,6 +49,10 @@ type Options struct {
 	Masker Masker
 	// Clock defaults to real time.
 	Clock Clock
+	// Identity is the login the token writes as (default
+	// github-actions[bot], GITHUB_TOKEN's; a GitHub App's is "<slug>[bot]").
+	// The record is read only from a comment by it.
+	Identity string
 	// Deadline is when the Job must be done, on Clock (zero: none). A
 	// rate-limit wait that would pass it, or the context's deadline, returns
 	// *RateLimitError instead of waiting.
@@ -65,6 +69,7 @@ type Client struct {
 	mask        func(string) string
 	clock       Clock
 	deadline    time.Time
+	identity    string
 
 	mu         sync.Mutex
 	issueLocks map[int]*sync.Mutex
@@ -115,6 +120,9 @@ func New(opts Options) (*Client, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
+	if opts.Identity == "" {
+		opts.Identity = DefaultIdentity
+	}
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 60 * time.Second}
@@ -125,7 +133,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{
 		owner: opts.Owner, repo: opts.Repo,
-		rec: &recorder{}, mask: opts.Masker.Mask, clock: opts.Clock, deadline: opts.Deadline,
+		rec: &recorder{}, mask: opts.Masker.Mask, clock: opts.Clock, deadline: opts.Deadline, identity: opts.Identity,
 		issueLocks: map[int]*sync.Mutex{}, markers: map[markerKey]markerState{},
 	}
 	lim := &limits{}

@@ -198,6 +198,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// under the GET key makes the next read of it a free 304.
 			resp = t.cache.store(key, resp)
 		}
+		if t.cache != nil && resp.StatusCode == http.StatusCreated && req.Method == http.MethodPost &&
+			resp.Header.Get("ETag") != "" && resp.Header.Get("Location") != "" {
+			// A create's answer is the new resource as a GET of its Location
+			// gives it: kept under that URL, the first read of it (the record
+			// comment's next write) is a free 304.
+			if loc, err := req.URL.Parse(resp.Header.Get("Location")); err == nil && loc.Host == req.URL.Host {
+				resp = t.cache.store(loc.String(), resp)
+			}
+		}
 		return resp, nil
 	}
 }

@@ -50,6 +50,21 @@ func (f *Fake) AddComment(n int, login, body string) (int64, error) {
 	return f.newComment(is, login, body).ID, nil
 }
 
+// EditComment changes comment id by applying edit to its current text,
+// atomically: a person with write access editing it on GitHub.
+func (f *Fake) EditComment(id int64, edit func(current string) string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, cm := range f.st.Comments {
+		if cm.ID == id {
+			cm.Body = edit(cm.Body)
+			cm.UpdatedAt = f.stamp()
+			return nil
+		}
+	}
+	return fmt.Errorf("githubfake: no comment %d", id)
+}
+
 // SetPermission gives login a role on the repository: admin, maintain,
 // write, triage, read or none.
 func (f *Fake) SetPermission(login, role string) {

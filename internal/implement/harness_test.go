@@ -101,8 +101,30 @@ func newWorld(t *testing.T, groups int, body string) *world {
 	if body == "" {
 		body = "Add greetings.\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\n-->\n"
 	}
-	w.issue = w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: body, Author: "alice"})
+	// The record a test gives is roadmap's record comment (as the stage
+	// phase leaves it); the issue body keeps the person's text only.
+	text, block := body, ""
+	if i := strings.Index(body, "<!-- roadmap:record v1"); i >= 0 && record.HasBlock(body) {
+		text, block = body[:i], body[i:]
+	}
+	w.issue = w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: text, Author: "alice"})
+	if block != "" {
+		if _, err := w.fake.AddComment(w.issue, github.DefaultIdentity, "**roadmap** · staged\n\n"+block); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return w
+}
+
+// recordComment returns the record comment as the fake holds it: the oldest
+// comment by roadmap's identity with a record block.
+func (w *world) recordComment() (githubfake.Comment, bool) {
+	for _, c := range w.fake.Comments(w.issue) {
+		if c.Author == github.DefaultIdentity && record.HasBlock(c.Body) {
+			return c, true
+		}
+	}
+	return githubfake.Comment{}, false
 }
 
 // conversations are the recorded model exchanges of every group: write the
@@ -237,26 +259,31 @@ func (j *job) run() implement.Result {
 	return res
 }
 
-// record returns the issue's record as the fake holds it.
+// record returns the issue's record as the fake holds it: the record comment.
 func (w *world) record() *record.Record {
 	w.t.Helper()
-	is, ok := w.fake.Issue(w.issue)
+	c, ok := w.recordComment()
 	if !ok {
-		w.t.Fatal("issue gone")
+		w.t.Fatal("the issue has no record comment")
 	}
-	r, err := record.Parse(is.Body)
+	r, err := record.Parse(c.Body)
 	if err != nil {
-		w.t.Fatalf("parse record: %v\n%s", err, is.Body)
+		w.t.Fatalf("parse record: %v\n%s", err, c.Body)
 	}
 	return r
 }
 
-// patches returns the bodies of every issue PATCH the fake received, in order.
+// patches returns the bodies of every write of an issue comment the fake
+// received (the record comment's create and edits), in order.
 func (w *world) patches() []string {
 	var out []string
 	for _, r := range w.fake.Requests() {
-		if r.Method == "PATCH" && r.Endpoint == "PATCH /repos/{owner}/{repo}/issues/{n}" {
+		if (r.Endpoint == "PATCH /repos/{owner}/{repo}/issues/comments/{id}" ||
+			r.Endpoint == "POST /repos/{owner}/{repo}/issues/{n}/comments") && strings.Contains(r.Body, "roadmap:record") {
 			out = append(out, r.Body)
+		}
+		if r.Endpoint == "PATCH /repos/{owner}/{repo}/issues/{n}" {
+			w.t.Errorf("the issue was written (PATCH %s): roadmap never writes the issue", r.Path)
 		}
 	}
 	return out

@@ -42,21 +42,16 @@ func (r *runner) write(ctx context.Context, ch record.Changes, outcome record.Jo
 	if outcome.Group == 0 {
 		outcome.Group = r.lastGroup
 	}
-	all.SetJobs(r.jobsWith(outcome))
-	body, err := r.o.GitHub.UpdateBody(ctx, r.o.Issue,
-		func(cur string) (string, error) { return record.Update(cur, all) },
-		func(body string) bool {
-			rec, err := record.Parse(body)
-			return err == nil && all.Applied(rec)
-		})
-	if err != nil {
+	change := func(cur *record.Record) (record.Changes, error) {
+		var c record.Changes
+		c.Merge(all)
+		c.SetJobs(jobsWith(cur, outcome))
+		return c, nil
+	}
+	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc, change, r.view); err != nil {
 		return fmt.Errorf("write marks %s: %w", keyList(all), err)
 	}
-	rec, err := record.Parse(body)
-	if err != nil {
-		return fmt.Errorf("read back marks: %w", err)
-	}
-	r.rec = rec
+	r.rec = r.rc.Record
 	if r.marks >= 1 {
 		r.handoffPending = false
 	}
@@ -65,9 +60,9 @@ func (r *runner) write(ctx context.Context, ch record.Changes, outcome record.Jo
 	return nil
 }
 
-// jobsWith returns the record's implement.jobs with this Job's line set.
-func (r *runner) jobsWith(j record.JobOutcome) []record.JobOutcome {
-	jobs, _ := r.rec.Jobs()
+// jobsWith returns cur's implement.jobs with this Job's line set.
+func jobsWith(cur *record.Record, j record.JobOutcome) []record.JobOutcome {
+	jobs, _ := cur.Jobs()
 	out := make([]record.JobOutcome, 0, len(jobs)+1)
 	for _, x := range jobs {
 		if x.Job != j.Job {
@@ -141,12 +136,14 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 		level := map[record.Result]string{record.ResultStopped: "error", record.ResultYielded: "notice", record.ResultReturned: "warning"}[end.result]
 		r.command(level, failure.TypedLine(failure.Result(end.result), end.class, end.reason))
 	}
+	r.doing = doing(end, r.pr.Number)
 	werr := r.write(ctx, ch, outcome)
 	if werr == nil && r.pr.Number != 0 {
 		if _, err := o.GitHub.UpsertMarkerComment(ctx, r.pr.Number, o.Marker, r.comment(end)); err != nil {
 			r.logf("roadmap: update the PR comment: %v", err)
 		}
 	}
+	res.RecordComment = r.rc.ID
 	r.outputs(res)
 	r.logf("roadmap: Job %d ended %s%s; item spend %s", r.attempt, end.result, suffix(end), spendText(res.Spend))
 	if werr != nil {
@@ -200,6 +197,31 @@ func (r *runner) outputs(res Result) {
 	if res.PR != 0 {
 		set("pr", fmt.Sprint(res.PR))
 	}
+	if res.RecordComment != 0 {
+		set("record_comment", fmt.Sprint(res.RecordComment))
+	}
+}
+
+// doing is what the record comment says at the end of a Job.
+func doing(end ending, pr int) string {
+	why := ""
+	if end.reason != "" {
+		why = ": " + end.reason
+	}
+	switch end.result {
+	case record.ResultReady:
+		return fmt.Sprintf("ready: every group passed and PR #%d is ready for review", pr)
+	case record.ResultStopped:
+		return fmt.Sprintf("stopped (%s) in %s%s", end.class, end.step, why)
+	case record.ResultReturned:
+		if end.class == failure.NeedsInput {
+			return "needs input: a question waits for a person with write access"
+		}
+		return fmt.Sprintf("returned (%s)%s", end.class, why)
+	case record.ResultYielded:
+		return fmt.Sprintf("yielded in %s%s; a continuation goes on", end.step, why)
+	}
+	return ""
 }
 
 // logf prints a line of the Job's log. Its arguments often hold model or

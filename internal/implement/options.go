@@ -34,8 +34,15 @@ type Options struct {
 	Remote string // default "origin"
 	Base   string // default "main"
 	// PlanDir is the OpenSpec change directory relative to the workspace;
-	// "" takes the record's stage.plan.
+	// "" takes the record's stage.plan. Either must be a directory under
+	// openspec/changes/ inside the repository.
 	PlanDir string
+	// RecordComment is the id of the record comment when an earlier
+	// job handed it over (an output, a dispatch input); 0 lists the comments
+	// once to find it.
+	RecordComment int64
+	// RunURL links this Job's run in the record comment; "" names the run id.
+	RunURL string
 
 	// Models is the ladder the agent climbs.
 	Models  []agent.Tier

@@ -33,6 +33,8 @@ type Result struct {
 	PR       int          `json:"pr,omitempty"`
 	Question string       `json:"question,omitempty"`
 	Attempt  int          `json:"attempt"`
+	// RecordComment is the id of the issue's record comment.
+	RecordComment int64 `json:"record_comment,omitempty"`
 }
 
 // ending is how the group loop ends before the final marks.
@@ -51,9 +53,12 @@ type runner struct {
 	workdir string
 	title   string
 
-	rec     *record.Record // as last read or written
-	prior   record.Spend   // the item's spend recorded before this Job
-	job     record.Spend   // this Job's spend so far
+	rec     *record.Record       // as last read or written
+	rc      github.RecordComment // the record comment: id and record
+	notes   []string             // what was ignored, reported in the comment
+	doing   string               // what the record comment says the Job is doing
+	prior   record.Spend         // the item's spend recorded before this Job
+	job     record.Spend         // this Job's spend so far
 	attempt int
 	calls   int // model calls of this Job, numbered for the spend lines
 	group   int // the group being worked on, for spend lines and events
@@ -90,15 +95,28 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // start reads the item: the record (hand-off, spend, attempt) and the branch.
 func (r *runner) start(ctx context.Context) error {
 	o := r.o
+	if o.PlanDir != "" {
+		if err := record.CheckPlanPath(o.PlanDir); err != nil {
+			return fmt.Errorf("the plan directory (--plan): %w", err)
+		}
+	}
 	is, err := o.GitHub.Issue(ctx, o.Issue)
 	if err != nil {
 		return fmt.Errorf("read issue %d: %w", o.Issue, err)
 	}
-	rec, err := record.Parse(is.Body)
+	r.title = is.Title
+	// The record is roadmap's own comment; the body is the person's and a
+	// record block there changes nothing (it is only reported).
+	rc, err := o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment)
 	if err != nil {
-		return fmt.Errorf("issue %d record: %w", o.Issue, err)
+		return fmt.Errorf("issue %d: %w", o.Issue, err)
 	}
-	r.rec, r.title = rec, is.Title
+	r.rc, r.rec = rc, rc.Record
+	r.notes = append(r.notes, rc.Ignored...)
+	if record.HasBlock(is.Body) {
+		r.notes = append(r.notes, "a record block in the issue body: the record is this comment, the body is never read for it")
+	}
+	rec := r.rec
 	// The hand-off is read before anything can clear it.
 	r.handoffLog, _ = rec.CheckLog()
 	r.handoffConflict, _ = rec.Conflict()
@@ -116,7 +134,24 @@ func (r *runner) start(ctx context.Context) error {
 	}
 	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseJobStarted, Step: fmt.Sprintf("job %d", r.attempt)})
 	r.logf("roadmap: issue #%d, Job %d, item spend so far %s", o.Issue, r.attempt, spendText(r.prior))
+	r.doing = fmt.Sprintf("implementing: Job %d started", r.attempt)
+	if r.rc.ID == 0 {
+		// The first Job of an item makes the record comment at once: it
+		// acknowledges the label. It holds no mark yet.
+		if err := r.o.GitHub.WriteRecord(ctx, o.Issue, &r.rc,
+			func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, r.view); err != nil {
+			return fmt.Errorf("issue %d: create the record comment: %w", o.Issue, err)
+		}
+		r.rec = r.rc.Record
+	}
+	o.SetOutput("record_comment", fmt.Sprint(r.rc.ID))
+	r.logf("roadmap: the record is comment %d on issue #%d", r.rc.ID, o.Issue)
 	return nil
+}
+
+// view is what the record comment shows people besides the block.
+func (r *runner) view(*record.Record) record.View {
+	return record.View{Doing: r.o.Mask(r.doing), RunURL: r.o.RunURL, Notes: r.notes}
 }
 
 // groups runs every group not yet passed and then the watch; it returns how
@@ -135,13 +170,17 @@ func (r *runner) groups(ctx context.Context) ending {
 		return r.fail(ctx, "checkout", err)
 	}
 	r.head = head
-	planDir := o.PlanDir
+	planDir, key := o.PlanDir, "--plan"
 	if planDir == "" {
 		planDir, _ = r.rec.StagePlan()
+		key = string(record.KeyStagePlan)
 	}
 	if planDir == "" {
 		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan",
 			reason: "the item has no plan: stage.plan is not set and no plan directory was given"}
+	}
+	if _, err := confinedPlan(r.workdir, planDir); err != nil {
+		return ending{result: record.ResultStopped, class: failure.Unknown, step: "plan", reason: fmt.Sprintf("%s: %v", key, err)}
 	}
 	change, err := plan.LoadChangeIn(r.workdir, planDir)
 	if err != nil {
@@ -165,6 +204,7 @@ func (r *runner) groups(ctx context.Context) ending {
 		}
 		start := o.Clock.Now()
 		r.group = g.Number
+		r.doing = fmt.Sprintf("implementing group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
 		o.Trace.SetGroup(g.Number)
 		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
 		r.logf("roadmap: group %d: %s", g.Number, g.Title)
@@ -182,6 +222,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	}
 	r.group = 0
 	o.Trace.SetGroup(0)
+	r.doing = "running the scoped checks at the head"
 	if end, ok := r.scopedChecks(ctx, change); !ok {
 		return end
 	}
@@ -225,6 +266,7 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	}
 	var ch record.Changes
 	ch.SetCheckedSHA(record.SHA(r.head))
+	r.doing = "waiting on the PR checks"
 	if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark checked", err), false
 	}

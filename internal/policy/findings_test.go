@@ -109,7 +109,7 @@ func TestPolicyRefusesGluedSortOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=" + os.Getenv("PATH")}
-	_, err = p.Run(context.Background(), ws, []string{"sort", "-uo.git/config", "a.txt"}, env)
+	_, err = p.Run(context.Background(), noJail(t, ws), ws, []string{"sort", "-uo.git/config", "a.txt"}, env)
 	var r *Refusal
 	if !errors.As(err, &r) {
 		t.Fatalf("Run(sort -uo.git/config a.txt) = %v, want a refusal", err)
@@ -239,7 +239,7 @@ func TestPolicyApplyCannotPlantHook(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		res, err := Default().Run(context.Background(), ws, []string{"git", "apply", name}, env)
+		res, err := Default().Run(context.Background(), noJail(t, ws), ws, []string{"git", "apply", name}, env)
 		if err != nil {
 			t.Fatalf("git apply %s: %v", name, err)
 		}
@@ -292,7 +292,7 @@ func TestPolicyRefusesGrepRecursiveIntoGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=" + os.Getenv("PATH")}
-	res, err := p.Run(context.Background(), ws, []string{"grep", "-rn", "--exclude-dir=.git", "extraheader", "."}, env)
+	res, err := p.Run(context.Background(), noJail(t, ws), ws, []string{"grep", "-rn", "--exclude-dir=.git", "extraheader", "."}, env)
 	if err != nil {
 		t.Fatal(err)
 	}

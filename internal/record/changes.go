@@ -124,22 +124,42 @@ func (c *Changes) SetResult(v Result) { c.set(KeyImplementResult, encodeString(s
 // SetFailure sets implement.failure to a failure class.
 func (c *Changes) SetFailure(class string) { c.set(KeyImplementFailure, encodeString(class)) }
 
-// SetStopped sets implement.stopped to the label of the step a stop happened in.
+// SetStopped sets implement.stopped to the label of the step a stop happened in,
+// its head when it is over MaxLine characters as written.
 func (c *Changes) SetStopped(step string) {
-	c.set(KeyImplementStopped, encodeString(head(oneLine(step), MaxLine)))
+	c.set(KeyImplementStopped, fitHead(oneLine(step), MaxLine))
 }
 
-// SetCheckLog sets implement.check_log to the last MaxCheckLog characters of log.
+// SetCheckLog sets implement.check_log to the tail of log that fits in
+// MaxCheckLog characters as written.
 func (c *Changes) SetCheckLog(log string) {
-	c.set(KeyImplementCheckLog, encodeString(tail(log, MaxCheckLog)))
+	c.set(KeyImplementCheckLog, fitTail(log, MaxCheckLog))
 }
 
-// SetConflict sets implement.conflict to the first MaxFiles files.
+// SetConflict sets implement.conflict to the first files that fit: at most
+// MaxFiles, at most MaxConflictChars as written.
 func (c *Changes) SetConflict(files []string) {
-	if files == nil {
-		files = []string{}
+	c.set(KeyImplementConflict, fitFiles(files))
+}
+
+func fitFiles(files []string) string {
+	var kept []string
+	size := 2 // the brackets
+	for _, f := range files[:min(len(files), MaxFiles)] {
+		if f == "" {
+			continue
+		}
+		n := utf8.RuneCountInString(encodeJSON(f)) + 1 // and a comma
+		if size+n > MaxConflictChars+1 {
+			break
+		}
+		size += n
+		kept = append(kept, f)
 	}
-	c.set(KeyImplementConflict, encodeJSON(files[:min(len(files), MaxFiles)]))
+	if kept == nil {
+		kept = []string{}
+	}
+	return encodeJSON(kept)
 }
 
 // SetSpend sets implement.spend.
@@ -204,13 +224,13 @@ func (c *Changes) SetJobs(jobs []JobOutcome) {
 	c.set(KeyImplementJobs, encodeJSON(jobs[max(0, len(jobs)-MaxJobs):]))
 }
 
-// SetQuestion sets implement.question to the first MaxQuestion characters.
-func (c *Changes) SetQuestion(q string) {
-	c.set(KeyImplementQuestion, encodeString(head(q, MaxQuestion)))
-}
+// SetQuestion sets implement.question to the head of q that fits in
+// MaxQuestion characters as written.
+func (c *Changes) SetQuestion(q string) { c.set(KeyImplementQuestion, fitHead(q, MaxQuestion)) }
 
-// SetAnswer sets implement.answer to the first MaxQuestion characters.
-func (c *Changes) SetAnswer(a string) { c.set(KeyImplementAnswer, encodeString(head(a, MaxQuestion))) }
+// SetAnswer sets implement.answer to the head of a that fits in MaxQuestion
+// characters as written.
+func (c *Changes) SetAnswer(a string) { c.set(KeyImplementAnswer, fitHead(a, MaxQuestion)) }
 
 // SetStageState sets stage.state.
 func (c *Changes) SetStageState(state string) { c.set(KeyStageState, encodeString(state)) }
@@ -218,28 +238,42 @@ func (c *Changes) SetStageState(state string) { c.set(KeyStageState, encodeStrin
 // SetStagePR sets stage.pr.
 func (c *Changes) SetStagePR(n int) { c.set(KeyStagePR, strconv.Itoa(n)) }
 
-// SetStagePlan sets stage.plan.
-func (c *Changes) SetStagePlan(path string) {
-	c.set(KeyStagePlan, encodeString(head(oneLine(path), MaxLine)))
-}
+// SetStagePlan sets stage.plan. A path that is not a plan path (CheckPlanPath)
+// or is longer than MaxLine is an error when applied, never cut: a cut path
+// would name another directory.
+func (c *Changes) SetStagePlan(path string) { c.set(KeyStagePlan, encodeString(path)) }
 
-// head keeps the first n characters of s, ending with "…" when it cut.
-func head(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
+// fitHead writes the longest head of s (with "…" where it cut) whose written
+// form has at most bound characters.
+func fitHead(s string, bound int) string { return fit(s, bound, false) }
 
-// tail keeps the last n characters of s, starting with "…" when it cut.
-func tail(s string, n int) string {
+// fitTail writes the longest tail of s (after "…" where it cut) whose written
+// form has at most bound characters.
+func fitTail(s string, bound int) string { return fit(s, bound, true) }
+
+func fit(s string, bound int, fromEnd bool) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	if enc := encodeString(s); utf8.RuneCountInString(enc) <= bound {
+		return enc
 	}
 	r := []rune(s)
-	return "…" + string(r[len(r)-(n-1):])
+	cut := func(k int) string {
+		if fromEnd {
+			return encodeString("…" + string(r[len(r)-k:]))
+		}
+		return encodeString(string(r[:k]) + "…")
+	}
+	// The written length grows with the runes kept: find the most that fit.
+	lo, hi := 0, min(len(r), bound)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if utf8.RuneCountInString(cut(mid)) <= bound {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return cut(lo)
 }
 
 // oneLine joins the lines of s with " / " so a one-line key keeps all of it.

@@ -100,10 +100,16 @@ const (
 	kindTrace                   // a JSON string, object or array
 	kindJobs                    // a JSON array of JobOutcome
 	kindSeconds                 // a JSON array of integers >= 0
+	kindPlan                    // a plan path: a directory under openspec/changes/
 )
 
-// Bounds. Text bounds count characters (code points) of the decoded text; list
-// bounds count entries. The setters in Changes cut to them; Parse refuses more.
+// Bounds. Text bounds count characters (code points) of the value as it is
+// written in the block, escapes included, so the bound holds for the rendered
+// comment whatever the text (a '<' is six characters once JSON escapes it).
+// List bounds count entries; number bounds keep every JSON number short. The
+// setters in Changes cut to them; Parse refuses more. TestRecordRenderedBound
+// checks that the largest record the setters can write fits in a comment with
+// RecordMargin to spare.
 const (
 	// MaxCheckLog bounds implement.check_log; the setter keeps the tail, where
 	// the failure usually is.
@@ -123,6 +129,22 @@ const (
 	MaxJobs = 100
 	// MaxGroupSeconds bounds implement.group_seconds; the setter keeps the newest.
 	MaxGroupSeconds = 100
+	// MaxConflictChars bounds implement.conflict as written; the setter keeps
+	// the first files that fit.
+	MaxConflictChars = 4000
+	// MaxCount bounds every count: a Job, group or PR number, model calls,
+	// requests, a group's seconds (nine digits, as a count key is written).
+	MaxCount = 999_999_999
+	// MaxTokens bounds a token count of a spend (about 10^12: far past any
+	// budget, far from int64 overflow).
+	MaxTokens int64 = 1 << 40
+	// MaxUSD bounds the dollars of a spend.
+	MaxUSD = 1_000_000.0
+	// MaxRunID bounds a workflow run id (2^53: exact in any JSON reader).
+	MaxRunID int64 = 1 << 53
+	// RecordMargin is what the largest record comment leaves free under
+	// MaxBodyChars, for unknown keys a newer release or a person adds.
+	RecordMargin = 5000
 )
 
 type spec struct {
@@ -147,7 +169,7 @@ func specOf(k Key) (spec, bool) {
 	case KeyImplementCheckLog:
 		return spec{kind: kindText, bound: MaxCheckLog, tail: true, what: "a check log (text, a JSON string when it spans lines)"}, true
 	case KeyImplementConflict:
-		return spec{kind: kindFiles, bound: MaxFiles, what: `a file list (a JSON array of paths, e.g. ["a.go"])`}, true
+		return spec{kind: kindFiles, bound: MaxConflictChars, what: `a file list (a JSON array of paths, e.g. ["a.go"])`}, true
 	case KeyImplementSpend:
 		return spec{kind: kindSpend, what: `a spend ({"tokens_in":N,"tokens_out":N,"usd":X,"model_calls":N})`}, true
 	case KeyImplementGroup:
@@ -171,7 +193,7 @@ func specOf(k Key) (spec, bool) {
 	case KeyStagePR:
 		return spec{kind: kindCount, what: "a pull request number (an integer >= 1)"}, true
 	case KeyStagePlan:
-		return spec{kind: kindLine, bound: MaxLine, what: "a plan path (one line of text)"}, true
+		return spec{kind: kindPlan, bound: MaxLine, what: "a plan path (a directory under openspec/changes/, e.g. openspec/changes/add-backoff)"}, true
 	}
 	return spec{}, false
 }

@@ -197,7 +197,11 @@ func eolOf(text string) string {
 // Render returns the issue body: the person's text, then the block with its keys
 // sorted. A record with no keys renders as the person's text alone. A body over
 // MaxBodyChars is a *TooLongError that says by how much.
-func Render(r *Record) (string, error) {
+func Render(r *Record) (string, error) { return render(r, false) }
+
+// render writes the text and the block; always writes the block even with no
+// keys (a record comment).
+func render(r *Record, always bool) (string, error) {
 	var b strings.Builder
 	size := len(r.text) + len(opener) + len(version) + 16
 	for k, v := range r.vals {
@@ -209,7 +213,7 @@ func Render(r *Record) (string, error) {
 		eol = eolOf(r.text)
 	}
 	b.WriteString(r.text)
-	if len(r.vals) > 0 {
+	if len(r.vals) > 0 || always {
 		if r.text != "" {
 			b.WriteString(eol)
 		}
@@ -247,6 +251,17 @@ func Update(body string, c Changes) (string, error) {
 		return "", err
 	}
 	return Render(r)
+}
+
+// Clone returns a copy of r that Apply and SetView can change without
+// changing r.
+func (r *Record) Clone() *Record {
+	c := *r
+	c.vals = maps.Clone(r.vals)
+	if c.vals == nil {
+		c.vals = map[Key]string{}
+	}
+	return &c
 }
 
 // Text returns the person's text: the body without the block.

@@ -48,7 +48,7 @@ func readers() map[Key]reader {
 		KeyImplementCheckedSHA:   {fn: "implement.(*runner).scopedChecks"},
 		KeyImplementPublishedSHA: {fn: "implement.(*runner).reconcile"},
 		KeyImplementGroupSeconds: {fn: "implement.(*runner).start"},
-		KeyImplementJobs:         {fn: "implement.(*runner).jobsWith"},
+		KeyImplementJobs:         {fn: "implement.jobsWith"},
 		KeyImplementAnswer:       {fn: "implement.(*runner).runGroup"},
 		KeyImplementTrace:        {fn: "cli.recordTrace"},
 		KeyStageState:            {person: "- `stage.state` is a record for a person until the stage issue adds its reader: stage and implement read where the plan stands."},

@@ -51,23 +51,51 @@ type Spend struct {
 }
 
 // Add returns the sum of s and o. USD is rounded to nano-dollars so that sums of
-// many calls stay short in the record and equal sums compare equal.
+// many calls stay short in the record and equal sums compare equal. Each field
+// saturates at its bound (MaxTokens, MaxUSD, MaxCount) and a negative, NaN or
+// infinite part counts as nothing, so a sum is always a spend a write accepts:
+// an item that somehow spends past a bound stays at the bound, over every
+// budget, rather than making the record unwritable.
 func (s Spend) Add(o Spend) Spend {
 	return Spend{
-		TokensIn:   s.TokensIn + o.TokensIn,
-		TokensOut:  s.TokensOut + o.TokensOut,
-		USD:        math.Round((s.USD+o.USD)*1e9) / 1e9,
-		ModelCalls: s.ModelCalls + o.ModelCalls,
+		TokensIn:   addCapped(s.TokensIn, o.TokensIn, MaxTokens),
+		TokensOut:  addCapped(s.TokensOut, o.TokensOut, MaxTokens),
+		USD:        addUSD(s.USD, o.USD),
+		ModelCalls: int(addCapped(int64(s.ModelCalls), int64(o.ModelCalls), MaxCount)),
 	}
+}
+
+func addCapped(a, b, top int64) int64 {
+	a, b = min(max(a, 0), top), min(max(b, 0), top)
+	if a > top-b {
+		return top
+	}
+	return a + b
+}
+
+func addUSD(a, b float64) float64 {
+	clean := func(x float64) float64 {
+		if math.IsNaN(x) || x < 0 {
+			return 0
+		}
+		return min(x, MaxUSD)
+	}
+	return min(math.Round((clean(a)+clean(b))*1e9)/1e9, MaxUSD)
 }
 
 // Zero reports whether nothing was spent.
 func (s Spend) Zero() bool { return s == Spend{} }
 
 func (s Spend) check() error {
-	if s.TokensIn < 0 || s.TokensOut < 0 || s.ModelCalls < 0 || s.USD < 0 ||
-		math.IsNaN(s.USD) || math.IsInf(s.USD, 0) {
+	switch {
+	case s.TokensIn < 0 || s.TokensOut < 0 || s.ModelCalls < 0 || s.USD < 0 || math.IsNaN(s.USD) || math.IsInf(s.USD, 0):
 		return errors.New("a spend holds no negative or infinite number")
+	case s.TokensIn > MaxTokens || s.TokensOut > MaxTokens:
+		return fmt.Errorf("a token count over %d (a sum that overflowed)", MaxTokens)
+	case s.USD > MaxUSD:
+		return fmt.Errorf("usd %g is over %g (a sum that overflowed)", s.USD, MaxUSD)
+	case s.ModelCalls > MaxCount:
+		return fmt.Errorf("model_calls over %d", MaxCount)
 	}
 	return nil
 }
@@ -104,18 +132,18 @@ type JobOutcome struct {
 
 func (j JobOutcome) check() error {
 	switch {
-	case j.Job < 1:
-		return fmt.Errorf("job %d: a Job number is >= 1", j.Job)
-	case j.RunID < 0:
-		return fmt.Errorf("job %d: run_id %d is negative", j.Job, j.RunID)
+	case j.Job < 1 || j.Job > MaxCount:
+		return fmt.Errorf("job %d: a Job number is from 1 to %d", j.Job, MaxCount)
+	case j.RunID < 0 || j.RunID > MaxRunID:
+		return fmt.Errorf("job %d: run_id %d is negative or over %d", j.Job, j.RunID, MaxRunID)
 	case j.Result != "" && !j.Result.Valid():
 		return fmt.Errorf("job %d: %q is not a result", j.Job, clip(string(j.Result)))
 	case j.Failure != "" && !isWord(j.Failure, MaxWord):
 		return fmt.Errorf("job %d: %q is not a failure class", j.Job, clip(j.Failure))
-	case j.Group < 0:
-		return fmt.Errorf("job %d: group %d is negative", j.Job, j.Group)
-	case j.Requests < 0:
-		return fmt.Errorf("job %d: requests %d is negative", j.Job, j.Requests)
+	case j.Group < 0 || j.Group > MaxCount:
+		return fmt.Errorf("job %d: group %d is negative or over %d", j.Job, j.Group, MaxCount)
+	case j.Requests < 0 || j.Requests > MaxCount:
+		return fmt.Errorf("job %d: requests %d is negative or over %d", j.Job, j.Requests, MaxCount)
 	}
 	if err := j.Spend.check(); err != nil {
 		return fmt.Errorf("job %d: %w", j.Job, err)
@@ -140,7 +168,12 @@ func check(sp spec, raw string) error {
 // *[]string, *[]JobOutcome; nil only checks).
 func decode(sp spec, raw string, out any) error {
 	switch sp.kind {
-	case kindResult, kindWord, kindLine, kindText, kindSHA:
+	case kindResult, kindWord, kindLine, kindText, kindSHA, kindPlan:
+		if sp.bound > 0 {
+			if n := utf8.RuneCountInString(raw); n > sp.bound {
+				return fmt.Errorf("%d characters as written, at most %d", n, sp.bound)
+			}
+		}
 		s, err := decodeScalar(raw)
 		if err != nil {
 			return err
@@ -180,8 +213,11 @@ func decode(sp spec, raw string, out any) error {
 		if err := decodeJSON(raw, '[', &files); err != nil {
 			return err
 		}
-		if len(files) > sp.bound {
-			return fmt.Errorf("%d files, at most %d", len(files), sp.bound)
+		if len(files) > MaxFiles {
+			return fmt.Errorf("%d files, at most %d", len(files), MaxFiles)
+		}
+		if n := utf8.RuneCountInString(raw); n > sp.bound {
+			return fmt.Errorf("%d characters as written, at most %d", n, sp.bound)
 		}
 		for _, f := range files {
 			if f == "" {
@@ -216,8 +252,8 @@ func decode(sp spec, raw string, out any) error {
 			return fmt.Errorf("%d durations, at most %d", len(secs), sp.bound)
 		}
 		for _, s := range secs {
-			if s < 0 {
-				return fmt.Errorf("a negative duration %d", s)
+			if s < 0 || s > MaxCount {
+				return fmt.Errorf("a duration %d out of 0 to %d", s, MaxCount)
 			}
 		}
 		if p, ok := out.(*[]int); ok {
@@ -260,8 +296,31 @@ func checkString(sp spec, s string) error {
 		if sp.kind == kindLine && strings.ContainsAny(s, "\r\n") {
 			return errors.New("more than one line")
 		}
-		if n := utf8.RuneCountInString(s); n > sp.bound {
-			return fmt.Errorf("%d characters, at most %d", n, sp.bound)
+	case kindPlan:
+		return CheckPlanPath(s)
+	}
+	return nil
+}
+
+// plansDir is where every plan lives: an OpenSpec change is a directory
+// under it.
+const plansDir = "openspec/changes/"
+
+// CheckPlanPath checks a plan path (stage.plan, implement's --plan): a clean
+// relative slash path to a directory under openspec/changes/ — no "..", no
+// ".", no empty part, no backslash, not absolute. That it is a directory
+// inside the repository, symlinks resolved, is the reader's check on disk.
+func CheckPlanPath(p string) error {
+	rest, ok := strings.CutPrefix(p, plansDir)
+	if !ok || rest == "" {
+		return fmt.Errorf("%q is not a directory under %s", clip(p), plansDir)
+	}
+	if strings.ContainsAny(p, "\\\x00") || strings.ContainsAny(p, "\r\n") {
+		return fmt.Errorf("%q holds a backslash, NUL or line break", clip(p))
+	}
+	for _, part := range strings.Split(rest, "/") {
+		if part == "" || part == "." || part == ".." {
+			return fmt.Errorf("%q is not a clean path under %s (no empty, . or .. parts)", clip(p), plansDir)
 		}
 	}
 	return nil

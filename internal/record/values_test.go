@@ -140,15 +140,17 @@ func TestSetterBounds(t *testing.T) {
 		t.Fatalf("Apply() error = %v", err)
 	}
 	log, _ := r.CheckLog()
-	if n := utf8.RuneCountInString(log); n != MaxCheckLog {
-		t.Errorf("check log is %d characters, want %d", n, MaxCheckLog)
+	// Bounds count the value as written: the log's line ends are escaped.
+	if raw, _ := r.Raw(KeyImplementCheckLog); utf8.RuneCountInString(raw) != MaxCheckLog {
+		t.Errorf("check log is %d characters as written, want %d", utf8.RuneCountInString(raw), MaxCheckLog)
 	}
 	if !strings.HasSuffix(log, "--- FAIL: TestX\nFAIL") || !strings.HasPrefix(log, "…") {
 		t.Errorf("check log kept %q…%q, want the tail after a …", log[:20], log[len(log)-20:])
 	}
 	q, _ := r.Question()
-	if n := utf8.RuneCountInString(q); n != MaxQuestion || !strings.HasSuffix(q, "…") {
-		t.Errorf("question is %d characters ending %q, want %d ending …", n, q[len(q)-5:], MaxQuestion)
+	// Written as a JSON string (the "…" is not plain): two quotes.
+	if n := utf8.RuneCountInString(q); n != MaxQuestion-2 || !strings.HasSuffix(q, "…") {
+		t.Errorf("question is %d characters ending %q, want %d ending …", n, q[len(q)-5:], MaxQuestion-2)
 	}
 	got, _ := r.Conflict()
 	if len(got) != MaxFiles || got[0] != "first.go" {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -41,8 +43,20 @@ func (r *reporter) ready(ctx context.Context) error {
 // continuation dispatches the next Job of the item.
 func (r *reporter) continuation(ctx context.Context) error {
 	next := r.job + 1
-	res, err := r.o.GitHub.DispatchWorkflow(ctx, r.o.Workflow, r.o.Ref,
-		map[string]any{"issue": strconv.Itoa(r.o.Issue), "attempt": strconv.Itoa(next)})
+	inputs := map[string]any{"issue": strconv.Itoa(r.o.Issue), "attempt": strconv.Itoa(next)}
+	if r.rc.ID != 0 {
+		// The continuation reads the record comment by its id, no search.
+		inputs["record-comment"] = strconv.FormatInt(r.rc.ID, 10)
+	}
+	res, err := r.o.GitHub.DispatchWorkflow(ctx, r.o.Workflow, r.o.Ref, inputs)
+	var se *github.StatusError
+	if errors.As(err, &se) && se.Status == 422 && strings.Contains(se.Message, "Unexpected inputs") && inputs["record-comment"] != nil {
+		// A caller workflow from before the record comment declares no
+		// record-comment input: dispatch without it (the Job lists the
+		// comments once instead).
+		delete(inputs, "record-comment")
+		res, err = r.o.GitHub.DispatchWorkflow(ctx, r.o.Workflow, r.o.Ref, inputs)
+	}
 	if err != nil {
 		// A lost answer may have started the run: report does not send it
 		// again blindly; a person (or a re-run of report) looks first.
@@ -184,8 +198,12 @@ func (r *reporter) head(ctx context.Context) (string, error) {
 // removeLabels removes the labels the issue has (as read): no request for a
 // label that is not there.
 func (r *reporter) removeLabels(ctx context.Context, labels ...string) error {
+	is, err := r.readIssue(ctx)
+	if err != nil {
+		return err
+	}
 	for _, l := range labels {
-		if l == "" || !slices.Contains(r.issue.Labels, l) {
+		if l == "" || !slices.Contains(is.Labels, l) {
 			continue
 		}
 		if err := r.o.GitHub.RemoveLabel(ctx, r.o.Issue, l); err != nil {

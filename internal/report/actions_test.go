@@ -96,7 +96,7 @@ func TestOneActionPerClass(t *testing.T) {
 			}
 			var wantDispatch []map[string]any
 			if want[row.Class] == ActionContinue {
-				wantDispatch = []map[string]any{{"issue": itoa(n), "attempt": "3"}}
+				wantDispatch = []map[string]any{{"issue": itoa(n), "attempt": "3", "record-comment": e.recordCommentInput(t, n)}}
 			}
 			if diff := cmp.Diff(wantDispatch, e.dispatchInputs()); diff != "" {
 				t.Errorf("dispatches (-want +got):\n%s", diff)
@@ -235,11 +235,13 @@ func (e *env) retagRun(t *testing.T, n, job int, runID int64) {
 	}
 	var ch record.Changes
 	ch.SetJobs(jobs)
-	body, err := record.Update(e.body(t, n), ch)
+	c := e.recordComment(t, n)
+	body, err := record.Update(c.Body, ch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.fake.SetIssueBody(n, "maintainer", body); err != nil {
+	// A maintainer edits the record comment.
+	if err := e.fake.EditComment(c.ID, func(string) string { return body }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,14 +78,37 @@ func (e *env) options(n int, runID int64) Options {
 		Clock: e.clock, Mask: e.mask.Mask}
 }
 
-// issue creates an issue whose record holds ch, with labels.
+// issue creates an issue with labels whose record comment, written as
+// roadmap's identity, holds ch.
 func (e *env) issue(t *testing.T, ch record.Changes, labels ...string) int {
 	t.Helper()
-	body, err := record.Update("Retry webhook deliveries with a capped backoff.\n", ch)
+	n := e.fake.CreateIssue(githubfake.Issue{Title: "Webhook backoff", Body: "Retry webhook deliveries with a capped backoff.\n",
+		Author: "maintainer", Labels: labels})
+	rec, _ := record.Parse("")
+	if err := rec.Apply(ch); err != nil {
+		t.Fatalf("build the record: %v", err)
+	}
+	rec.SetView(record.View{})
+	body, err := record.RenderComment(rec)
 	if err != nil {
 		t.Fatalf("build the record: %v", err)
 	}
-	return e.fake.CreateIssue(githubfake.Issue{Title: "Webhook backoff", Body: body, Author: "maintainer", Labels: labels})
+	if _, err := e.fake.AddComment(n, github.DefaultIdentity, body); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// recordComment is issue n's record comment as the fake holds it.
+func (e *env) recordComment(t *testing.T, n int) githubfake.Comment {
+	t.Helper()
+	for _, c := range e.fake.Comments(n) {
+		if c.Author == github.DefaultIdentity && record.HasBlock(c.Body) {
+			return c
+		}
+	}
+	t.Fatalf("issue %d has no record comment", n)
+	return githubfake.Comment{}
 }
 
 // run adds a finished workflow run with the implement job and its log.
@@ -104,13 +128,10 @@ func (e *env) run(t *testing.T, conclusion, log string) int64 {
 	return id
 }
 
+// body is the text of issue n's record comment.
 func (e *env) body(t *testing.T, n int) string {
 	t.Helper()
-	is, ok := e.fake.Issue(n)
-	if !ok {
-		t.Fatalf("no issue %d", n)
-	}
-	return is.Body
+	return e.recordComment(t, n).Body
 }
 
 func (e *env) record(t *testing.T, n int) *record.Record {
@@ -227,4 +248,11 @@ func (e *env) dispatchInputs() []map[string]any {
 
 func githubfakeRun() githubfake.Run {
 	return githubfake.Run{WorkflowFile: workflow, HeadBranch: ref, Conclusion: "failure"}
+}
+
+// recordCommentInput is the dispatch input that hands issue n's record
+// comment to the continuation.
+func (e *env) recordCommentInput(t *testing.T, n int) string {
+	t.Helper()
+	return strconv.FormatInt(e.recordComment(t, n).ID, 10)
 }

@@ -89,7 +89,7 @@ func TestNeedsInput(t *testing.T) {
 				if e.hasLabel(n, "roadmap:needs-input") {
 					t.Errorf("labels = %v, want roadmap:needs-input removed", e.fake.Labels(n))
 				}
-				want := []map[string]any{{"issue": itoa(n), "attempt": "3"}}
+				want := []map[string]any{{"issue": itoa(n), "attempt": "3", "record-comment": e.recordCommentInput(t, n)}}
 				if diff := cmp.Diff(want, e.dispatchInputs()); diff != "" {
 					t.Errorf("dispatch inputs (-want +got):\n%s", diff)
 				}

@@ -76,7 +76,7 @@ func TestReportNoResult(t *testing.T) {
 				if fail != string(tc.class) {
 					t.Errorf("implement.failure = %q, want %s", fail, tc.class)
 				}
-				want := []map[string]any{{"issue": itoa(n), "attempt": "3"}}
+				want := []map[string]any{{"issue": itoa(n), "attempt": "3", "record-comment": e.recordCommentInput(t, n)}}
 				if diff := cmp.Diff(want, e.dispatchInputs()); diff != "" {
 					t.Errorf("dispatch inputs (-want +got):\n%s", diff)
 				}

@@ -99,6 +99,11 @@ type Options struct {
 
 	// RunID is the workflow run of the implement job (GITHUB_RUN_ID).
 	RunID int64
+	// RecordComment is the record comment's id (the implement job's
+	// record_comment output); 0 lists the comments once to find it.
+	RecordComment int64
+	// RunURL links the implement Job's run in the record comment.
+	RunURL string
 	// JobName is the implement job's name in the run (default "implement");
 	// "<caller> / implement" and "implement (…)" match too.
 	JobName string

@@ -42,7 +42,8 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 
 type reporter struct {
 	o     Options
-	issue github.Issue
+	issue *github.Issue // read only when a label decision needs it
+	rc    github.RecordComment
 	rec   *record.Record
 	out   Outcome
 
@@ -122,23 +123,28 @@ func (r *reporter) run(ctx context.Context) error {
 	return r.act(ctx)
 }
 
-// read reads the issue and its record: the one read of the body.
+// read reads the item's record from roadmap's record comment: by its id
+// when the implement job handed it over, else by one list of the comments.
 func (r *reporter) read(ctx context.Context) error {
-	is, err := r.o.GitHub.Issue(ctx, r.o.Issue)
+	rc, err := r.o.GitHub.ReadRecord(ctx, r.o.Issue, r.o.RecordComment)
 	if err != nil {
-		return fmt.Errorf("read issue %d: %w", r.o.Issue, err)
+		return fmt.Errorf("issue %d: %w", r.o.Issue, err)
 	}
-	r.issue = is
-	return r.parse()
+	r.rc, r.rec = rc, rc.Record
+	return nil
 }
 
-func (r *reporter) parse() error {
-	rec, err := record.Parse(r.issue.Body)
-	if err != nil {
-		return fmt.Errorf("issue %d record: %w", r.o.Issue, err)
+// readIssue reads the issue (its labels), once.
+func (r *reporter) readIssue(ctx context.Context) (*github.Issue, error) {
+	if r.issue != nil {
+		return r.issue, nil
 	}
-	r.rec = rec
-	return nil
+	is, err := r.o.GitHub.Issue(ctx, r.o.Issue)
+	if err != nil {
+		return nil, fmt.Errorf("read issue %d: %w", r.o.Issue, err)
+	}
+	r.issue = &is
+	return r.issue, nil
 }
 
 // jobNumber is the reported Job's number: the option, the record's line for
@@ -372,31 +378,36 @@ func (r *reporter) write(ctx context.Context) error {
 	if ch.Empty() || ch.Applied(r.rec) {
 		return nil
 	}
-	var last record.Changes
-	body, err := r.o.GitHub.UpdateBody(ctx, r.o.Issue,
-		func(cur string) (string, error) {
-			cr, err := record.Parse(cur)
-			if err != nil {
-				return "", err
-			}
-			var s settled
-			last, s = r.changes(cr)
+	err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+		func(cur *record.Record) (record.Changes, error) {
+			ch, s := r.changes(cur)
 			r.note(s)
-			return record.Update(cur, last)
-		},
-		func(body string) bool {
-			rec, err := record.Parse(body)
-			return err == nil && last.Applied(rec)
-		})
+			return ch, nil
+		}, r.view)
 	if err != nil {
 		return fmt.Errorf("write issue %d record: %w", r.o.Issue, err)
 	}
-	rec, err := record.Parse(body)
-	if err != nil {
-		return fmt.Errorf("read back issue %d record: %w", r.o.Issue, err)
-	}
-	r.rec = rec
+	r.rec = r.rc.Record
 	return nil
+}
+
+// view is what the record comment says after report's decision.
+func (r *reporter) view(*record.Record) record.View {
+	v := record.View{RunURL: r.o.RunURL}
+	switch r.d.action {
+	case ActionContinue:
+		v.Doing = fmt.Sprintf("Job %d ended %s; Job %d continues from the last mark", r.job, r.ending(), r.job+1)
+	case ActionResume:
+		v.Doing = fmt.Sprintf("answered (%s); Job %d continues", r.d.reason, r.job+1)
+	case ActionStop:
+		v.Doing = fmt.Sprintf("stopped (%s) in %s: %s", r.d.class, r.stopStep(r.rec), r.d.reason)
+	case ActionReturnToStage:
+		v.Doing = "returned to stage: " + r.d.reason
+	case ActionYield:
+		v.Doing = "waiting for the next day's budget: " + r.d.reason
+	}
+	v.Doing = r.o.Mask(v.Doing)
+	return v
 }
 
 // note copies the settled spend into the outcome.

@@ -82,15 +82,14 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 	case strings.TrimSpace(c.Body) == "":
 		return r.ignore("the comment is empty")
 	}
-	is, err := r.o.GitHub.Issue(ctx, r.o.Issue)
+	is, err := r.readIssue(ctx)
 	if err != nil {
-		return fmt.Errorf("read issue %d: %w", r.o.Issue, err)
+		return err
 	}
-	r.issue = is
 	if !slices.Contains(is.Labels, r.o.Labels.NeedsInput) {
 		return r.ignore("the item is not waiting for an answer (no %s label)", r.o.Labels.NeedsInput)
 	}
-	if err := r.parse(); err != nil {
+	if err := r.read(ctx); err != nil {
 		return err
 	}
 	if q, _ := r.rec.Question(); q == "" {
@@ -121,9 +120,10 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 	}
 	var ch record.Changes
 	ch.SetAnswer(c.Body)
-	if _, err := r.o.GitHub.UpdateBody(ctx, r.o.Issue,
-		func(cur string) (string, error) { return record.Update(cur, ch) },
-		func(body string) bool { rec, err := record.Parse(body); return err == nil && ch.Applied(rec) }); err != nil {
+	r.d = decision{class: failure.NeedsInput, action: ActionResume,
+		reason: fmt.Sprintf("%s (%s access) answered the question", c.Author, role)}
+	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+		func(*record.Record) (record.Changes, error) { return ch, nil }, r.view); err != nil {
 		return fmt.Errorf("write issue %d answer: %w", r.o.Issue, err)
 	}
 	if err := r.removeLabels(ctx, r.o.Labels.NeedsInput); err != nil {

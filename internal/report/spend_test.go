@@ -132,7 +132,7 @@ func TestKilledSpendRecovered(t *testing.T) {
 			if !spendEqual(lines, got) {
 				t.Errorf("the lines of implement.jobs sum to %+v, implement.spend is %+v", lines, got)
 			}
-			if want := []map[string]any{{"issue": itoa(n), "attempt": "3"}}; !cmp.Equal(e.dispatchInputs(), want) {
+			if want := []map[string]any{{"issue": itoa(n), "attempt": "3", "record-comment": e.recordCommentInput(t, n)}}; !cmp.Equal(e.dispatchInputs(), want) {
 				t.Errorf("dispatches = %v, want %v", e.dispatchInputs(), want)
 			}
 

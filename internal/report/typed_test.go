@@ -107,7 +107,7 @@ func TestReportTypedResult(t *testing.T) {
 			}
 			switch tc.action {
 			case ActionContinue:
-				want := []map[string]any{{"issue": itoa(n), "attempt": "3"}}
+				want := []map[string]any{{"issue": itoa(n), "attempt": "3", "record-comment": e.recordCommentInput(t, n)}}
 				if diff := cmp.Diff(want, e.dispatchInputs()); diff != "" {
 					t.Errorf("dispatch inputs (-want +got):\n%s", diff)
 				}

@@ -1,0 +1,249 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	gogithub "github.com/google/go-github/v66/github"
+
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// DefaultIdentity is the login GITHUB_TOKEN writes as.
+const DefaultIdentity = "github-actions[bot]"
+
+// RecordComment is an item's record as read from roadmap's own comment on the
+// issue (DESIGN §3). Only a comment written by the Client's identity holds
+// the record: GitHub lets only its author and people with write access edit
+// it, so nobody else can change what roadmap does.
+type RecordComment struct {
+	// ID is the comment's id; 0 when the issue has no record comment yet.
+	ID int64
+	// Record is the comment parsed; empty (no keys) when ID is 0.
+	Record *record.Record
+	// Ignored names marker comments by anyone else, found when the comments
+	// were listed: they are not the record and are reported in it.
+	Ignored []string
+	// listed: the comment was last read in a list, not by its id, so the
+	// next read lists again (a free 304 when nothing changed) rather than
+	// pay for a first GET of the comment.
+	listed bool
+}
+
+// Identity is the login roadmap writes as: the record is read only from a
+// comment by it.
+func (c *Client) Identity() string { return c.identity }
+
+func (c *Client) ownComment(cm *gogithub.IssueComment) bool {
+	return strings.EqualFold(cm.GetUser().GetLogin(), c.identity)
+}
+
+// ReadRecord reads issue n's record comment. With the comment's id (a job
+// output handed to the next job) it reads that comment, a conditional GET;
+// without it, or when that comment is gone or is not roadmap's record, it
+// lists the comments once and takes the oldest comment by the Client's
+// identity that holds a record block. Marker comments by anyone else are
+// named in Ignored.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#get-an-issue-comment
+// and https://docs.github.com/rest/issues/comments#list-issue-comments
+func (c *Client) ReadRecord(ctx context.Context, n int, id int64) (RecordComment, error) {
+	if id > 0 {
+		cm, _, err := c.gh.Issues.GetComment(c.ctx(ctx), c.owner, c.repo, id)
+		err = c.fail(err)
+		switch {
+		case err == nil && c.ownComment(cm) && record.HasBlock(cm.GetBody()) && issueOf(cm) == n:
+			rec, perr := record.Parse(cm.GetBody())
+			if perr != nil {
+				return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, id, perr)
+			}
+			return RecordComment{ID: id, Record: rec}, nil
+		case err != nil && !errors.Is(err, ErrNotFound):
+			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, id, err)
+		}
+		// Deleted (a person reset the item), or not the record: look for it.
+	}
+	list, err := c.listComments(ctx, n)
+	if err != nil {
+		return RecordComment{}, fmt.Errorf("find issue %d record comment: %w", n, err)
+	}
+	out := RecordComment{}
+	for _, cm := range list {
+		if !record.HasBlock(cm.GetBody()) {
+			continue
+		}
+		if !c.ownComment(cm) {
+			out.Ignored = append(out.Ignored, fmt.Sprintf("a record block in comment %d by `%s`, who is not roadmap's identity (%s)",
+				cm.GetID(), cm.GetUser().GetLogin(), c.identity))
+			continue
+		}
+		if out.ID != 0 {
+			continue // the oldest is the record
+		}
+		rec, perr := record.Parse(cm.GetBody())
+		if perr != nil {
+			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, cm.GetID(), perr)
+		}
+		out.ID, out.Record, out.listed = cm.GetID(), rec, true
+	}
+	if out.ID == 0 {
+		out.Record, _ = record.Parse("")
+	}
+	return out, nil
+}
+
+// issueOf reads the issue number from a comment's issue_url; 0 when absent
+// (then the id is trusted as given).
+func issueOf(cm *gogithub.IssueComment) int {
+	u := cm.GetIssueURL()
+	i := strings.LastIndexByte(u, '/')
+	if i < 0 {
+		return 0
+	}
+	var n int
+	if _, err := fmt.Sscanf(u[i+1:], "%d", &n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// maxRecordAttempts bounds the read-merge-write rounds of WriteRecord.
+const maxRecordAttempts = 3
+
+// WriteRecord changes issue n's record comment with the record write
+// protocol (GitHub has no compare-and-swap on a comment):
+//
+//  1. read the comment (a conditional GET: free when unchanged since this
+//     Client last read or wrote it);
+//  2. change computes the edits from the record as it is now; they are
+//     masked (record.Changes.Masked) before they are applied, so what is
+//     written is exactly what the read-back is checked for;
+//  3. PATCH the comment (the visible part rendered by view from the merged
+//     record); GitHub's answer is the read-back;
+//  4. if the read-back lacks the change, or the PATCH failed in a way that
+//     may or may not have landed, start over from a fresh read, at most
+//     three rounds.
+//
+// With rc.ID 0 the comment is created; a create whose answer is lost is
+// never blindly repeated: the comments are listed again and the one that
+// landed is used. rc is updated with the comment's id and record as written.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#update-an-issue-comment
+// and https://docs.github.com/rest/issues/comments#create-an-issue-comment
+func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
+	change func(cur *record.Record) (record.Changes, error), view func(cur *record.Record) record.View) error {
+	unlock := c.lockIssue(n)
+	defer unlock()
+	var why error
+	for attempt := 1; attempt <= maxRecordAttempts; attempt++ {
+		cur, curBody := rc.Record, ""
+		if rc.ID != 0 {
+			cm, err := c.readComment(ctx, n, rc)
+			err = c.fail(err)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				// Deleted by a person: the item starts a fresh record.
+				rc.ID, rc.Record = 0, nil
+				cur = nil
+			case err != nil:
+				return fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
+			default:
+				curBody = cm.GetBody()
+				if cur, err = record.Parse(curBody); err != nil {
+					return fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
+				}
+			}
+		}
+		if cur == nil {
+			cur, _ = record.Parse("")
+		}
+		ch, err := change(cur)
+		if err != nil {
+			return fmt.Errorf("write issue %d record: %w", n, err)
+		}
+		ch = ch.Masked(c.mask)
+		next := cur.Clone()
+		if err := next.Apply(ch); err != nil {
+			return fmt.Errorf("write issue %d record: %w", n, err)
+		}
+		next.SetView(view(next))
+		body, err := record.RenderComment(next)
+		if err != nil {
+			return fmt.Errorf("write issue %d record: %w", n, err)
+		}
+		body = c.mask(body)
+		if tooLong(body) {
+			return fmt.Errorf("write issue %d record: %w", n, ErrTooLong)
+		}
+		if rc.ID != 0 && body == curBody {
+			rc.Record = cur
+			return nil
+		}
+		var got *gogithub.IssueComment
+		if rc.ID == 0 {
+			got, _, err = c.gh.Issues.CreateComment(c.ctx(ctx), c.owner, c.repo, n, &gogithub.IssueComment{Body: &body})
+		} else {
+			got, _, err = c.gh.Issues.EditComment(c.ctx(ctx), c.owner, c.repo, rc.ID, &gogithub.IssueComment{Body: &body})
+		}
+		if err = c.fail(err); err != nil {
+			if errors.Is(err, ErrNotFound) && rc.ID != 0 {
+				rc.ID, rc.Record = 0, nil
+				why = err
+				continue
+			}
+			if !Indeterminate(err) {
+				return fmt.Errorf("write issue %d record: %w", n, err)
+			}
+			why = err
+			if serr := c.sleep(ctx, backoff(attempt-1)); serr != nil {
+				return fmt.Errorf("write issue %d record: %w", n, err)
+			}
+			if rc.ID == 0 {
+				// The create may have landed: find it rather than post a second one.
+				found, ferr := c.ReadRecord(ctx, n, 0)
+				if ferr != nil {
+					return fmt.Errorf("write issue %d record: create: %w (and finding it again: %v)", n, err, ferr)
+				}
+				rc.ID, rc.Record = found.ID, found.Record
+			}
+			continue
+		}
+		if !c.ownComment(got) {
+			return fmt.Errorf("write issue %d record: comment %d was written as %q, but roadmap's identity is %q: set the identity to the login the token writes as, or no later Job will trust the record",
+				n, got.GetID(), got.GetUser().GetLogin(), c.identity)
+		}
+		rb, perr := record.Parse(got.GetBody())
+		rc.ID, rc.listed = got.GetID(), false
+		if perr == nil && ch.Applied(rb) {
+			rc.Record = rb
+			return nil
+		}
+		why = errors.New("the read-back does not hold the change")
+		if perr != nil {
+			why = fmt.Errorf("the read-back does not parse: %w", perr)
+		}
+	}
+	return fmt.Errorf("write issue %d record: change not applied after %d rounds: %w", n, maxRecordAttempts, why)
+}
+
+// readComment reads the record comment for a write: by its id, or, when it
+// was found in a list and not read or written by id since, by listing again
+// (conditional: free when no comment changed).
+func (c *Client) readComment(ctx context.Context, n int, rc *RecordComment) (*gogithub.IssueComment, error) {
+	if rc.listed {
+		list, err := c.listComments(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		for _, cm := range list {
+			if cm.GetID() == rc.ID {
+				return cm, nil
+			}
+		}
+		return nil, ErrNotFound
+	}
+	cm, _, err := c.gh.Issues.GetComment(c.ctx(ctx), c.owner, c.repo, rc.ID)
+	return cm, err
+}
