@@ -180,6 +180,23 @@ func (h *hostile) writeFixtures(t *testing.T) {
 	}
 }
 
+// useDemoAgent replaces the hostile group 1 with the demo's.
+func (h *hostile) useDemoAgent(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "demo", "testdata", "demo", "fixtures", "group-1-hello.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.fixtures, "group-1-hostile.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	replay, err := llm.LoadReplay(h.fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.w.Replay = replay
+}
+
 // env is the environment of the implement step.
 func (h *hostile) env(runID int64) []string {
 	env := h.w.Env(runID, h.temp)
@@ -407,6 +424,10 @@ func TestIsolationNoneWarns(t *testing.T) {
 		t.Skip("runs an implement Job")
 	}
 	h := newHostile(t, "none")
+	// Under none the hostile agent would plant executing git config, and the
+	// runner's git rightly stops the Job (TestRunnerGitRunsNothingPlanted):
+	// this test runs the demo's own agent to see the warnings of a whole run.
+	h.useDemoAgent(t)
 	ci, stop := context.WithCancel(context.Background())
 	defer stop()
 	go h.w.PlayCI(ci)
@@ -425,6 +446,6 @@ func TestIsolationNoneWarns(t *testing.T) {
 		}
 	}
 	if !commented {
-		t.Error("no PR comment says the run was not isolated")
+		t.Errorf("no PR comment says the run was not isolated (the Job ended %s: %s %s)", res.Result, res.Failure, res.Reason)
 	}
 }

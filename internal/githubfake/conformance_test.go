@@ -160,6 +160,14 @@ func replay(t *testing.T, exchanges []exchange) int {
 // recorded list shows (numbers, titles, bodies, state).
 func seed(f *Fake, exchanges []exchange) {
 	issues := map[int]map[string]any{}
+	// The recording's repository had the commits its statuses name: the
+	// fake answers 422 for a SHA no commit has, as GitHub does.
+	shaRe := regexp.MustCompile(`/(?:statuses|commits)/([0-9a-f]{40})(?:/|$)`)
+	for _, ex := range exchanges {
+		if m := shaRe.FindStringSubmatch(ex.Path); m != nil && ex.Status < 400 {
+			f.AddCommit(m[1])
+		}
+	}
 	for _, ex := range exchanges {
 		if strings.ToUpper(ex.Method) != "GET" || !regexp.MustCompile(`/issues(\?|$)`).MatchString(ex.Path) {
 			continue

@@ -386,3 +386,18 @@ func FuzzCheck(f *testing.F) {
 func isShortFlag(w string) bool {
 	return len(w) == 2 && w[0] == '-' && (w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z')
 }
+
+// A value glued to a short option goes through the same symlink check as a
+// positional path: sort -Tlink/x with link -> / would reach out of the tree.
+func TestPolicyRefusesGluedValueThroughSymlink(t *testing.T) {
+	ws := workspace(t)
+	if err := os.Symlink(t.TempDir(), filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	_, err := Default().Run(context.Background(), noJail(t, ws), ws, []string{"sort", "-Tlink/x", "a.txt"}, env)
+	var r *Refusal
+	if !errors.As(err, &r) || r.Rule != "path" {
+		t.Fatalf("Run(sort -Tlink/x) = %v, want a path refusal", err)
+	}
+}

@@ -163,6 +163,26 @@ func (p *Policy) checkPaths(ws, wsAbs string, argv []string) error {
 				Reason: fmt.Sprintf("argument %q is inside .git, which tools do not touch", a)}
 		}
 	}
+	// A value glued to a short option (sort -Tlink/x) is a path the program
+	// may open: resolved like the others, so a symlink cannot carry it out.
+	if row != nil {
+		_, opts := row.parseArgs(argv[1:])
+		for _, o := range opts {
+			for _, v := range o.glued {
+				resolved, err := resolveIn(ws, wsAbs, v)
+				var r *Refusal
+				if errors.As(err, &r) {
+					r.Row = argv[0]
+					r.Reason = fmt.Sprintf("argument %q: %s", o.raw, r.Reason)
+					return r
+				}
+				if err == nil && inGitDir(ws, resolved) {
+					return &Refusal{Row: argv[0], Rule: "path",
+						Reason: fmt.Sprintf("argument %q is inside .git, which tools do not touch", o.raw)}
+				}
+			}
+		}
+	}
 	return nil
 }
 

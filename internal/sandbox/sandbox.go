@@ -144,7 +144,7 @@ func Open(ctx context.Context, o Options) (*Boundary, error) {
 		return nil, &Unavailable{Reason: fmt.Sprintf("the user boundary needs Linux, and this is %s", probe.OS)}
 	}
 	if probe.Euid != 0 {
-		return nil, &Unavailable{Reason: fmt.Sprintf("roadmap runs as uid %d, not root, and could not re-run itself under sudo", probe.Euid)}
+		return nil, &Unavailable{Reason: fmt.Sprintf("roadmap runs as uid %d, not root (the implement and checks actions run it under passwordless sudo where the runner has it)", probe.Euid)}
 	}
 	if err := b.openUser(ctx, o); err != nil {
 		_ = b.Close()

@@ -145,7 +145,14 @@ func (b *Boundary) handOver() error {
 		// Whatever the sandbox made becomes the runner's again, so later
 		// steps of the job (and roadmap's own git) own their work tree.
 		err := chownTree(b.ws, b.owner[0], b.owner[1], skip)
-		return errors.Join(err, os.Lchown(b.ws, b.owner[0], b.owner[1]), os.Chmod(b.ws, top))
+		// Under sudo, roadmap's own git wrote .git as root: the job's user
+		// gets it back too, for the steps after this one.
+		gitErr := chownTree(gitDir, b.owner[0], b.owner[1], nil)
+		if errors.Is(gitErr, fs.ErrNotExist) {
+			gitErr = nil
+		}
+		return errors.Join(err, gitErr,
+			os.Lchown(b.ws, b.owner[0], b.owner[1]), os.Chmod(b.ws, top))
 	})
 	if err := chownTree(b.ws, b.uid, b.gid, skip); err != nil {
 		return fmt.Errorf("isolation: hand the work tree to %s: %w", b.user, err)
