@@ -119,8 +119,7 @@ func TestActionOutputs(t *testing.T) {
 	})
 
 	t.Run("report", func(t *testing.T) {
-		is, _ := w.Fake.Issue(w.Issue)
-		rec, _ := record.Parse(is.Body)
+		rec, _ := recordOf(t, w.Fake, w.Issue)
 		sha, _ := rec.PublishedSHA()
 		pr, _ := rec.StagePR()
 		a := newActionsEnv(t, w, 7001, ws, "workflow_dispatch", fmt.Sprintf(`{"inputs":{"issue":"%d","attempt":"1"}}`, w.Issue))
@@ -142,8 +141,7 @@ func TestActionOutputs(t *testing.T) {
 	})
 
 	t.Run("checks", func(t *testing.T) {
-		is, _ := w.Fake.Issue(w.Issue)
-		rec, _ := record.Parse(is.Body)
+		rec, _ := recordOf(t, w.Fake, w.Issue)
 		sha, _ := rec.PublishedSHA()
 		plan, _ := rec.StagePlan()
 		a := newActionsEnv(t, w, 7002, ws, "workflow_dispatch", `{}`)
@@ -311,11 +309,7 @@ wait:
 	if took > 5*time.Second {
 		t.Errorf("the Job took %s to end after SIGINT, want at most 5 s", took)
 	}
-	is, _ := w.Fake.Issue(w.Issue)
-	rec, err := record.Parse(is.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, _ := recordOf(t, w.Fake, w.Issue)
 	if res, _ := rec.Result(); res != record.ResultYielded {
 		t.Errorf("implement.result = %q after SIGINT, want yielded\n%s", res, log.String())
 	}

@@ -92,7 +92,9 @@ const checkLogLines = 20
 
 // runExplain says what ran for an issue, what it cost and what waits:
 // `roadmap explain ISSUE [--trace] [--trace-file F] [--json]`. It reads the
-// issue once (its record) and nothing else from GitHub.
+// issue once (its title), lists its comments once (the record is roadmap's
+// own comment, DESIGN §3; a record block in the body is not read) and reads
+// nothing else from GitHub.
 func runExplain(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "explain")
 	withTrace := fs.Bool("trace", false, "also print the last run's events in order (from the record's implement.trace)")
@@ -141,7 +143,13 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	}
 	rec := rc.Record
 	if len(rec.Keys()) == 0 {
-		env.Errorf("explain: issue #%d has no roadmap record: nothing has run for it", issue)
+		why := "nothing has run for it"
+		if record.HasBlock(is.Body) || len(rc.Ignored) > 0 {
+			// Say so, or a record written before it moved into roadmap's
+			// comment (or a forged one) reads as an item nothing ran for.
+			why += fmt.Sprintf(" (a record block in the issue body or in a comment not by %s is ignored: the record is roadmap's own comment)", gh.Identity())
+		}
+		env.Errorf("explain: issue #%d has no roadmap record: %s", issue, why)
 		return ExitUsage
 	}
 

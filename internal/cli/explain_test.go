@@ -41,8 +41,25 @@ func newExplainWorld(t *testing.T) *explainWorld {
 		"GITHUB_TOKEN=" + explainToken, "GITHUB_API_URL=" + srv.URL, "GITHUB_REPOSITORY=acme/widgets"}}
 }
 
+// issue creates an issue with body, the person's text, and no comment.
 func (w *explainWorld) issue(body string) int {
 	return w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: body, Author: "alice"})
+}
+
+// item creates an issue whose record comment, written as roadmap's
+// identity, is comment; the body is the person's text only.
+func (w *explainWorld) item(comment string) int {
+	w.t.Helper()
+	n := w.issue("Add greetings, one file per group.\n")
+	addRecordComment(w.t, w.fake, n, comment)
+	return n
+}
+
+// blockComment is a record comment holding lines as its block, written by
+// hand (it may be malformed): the visible line is line 1, the opener line 3,
+// the first key line 4.
+func blockComment(lines ...string) string {
+	return "**roadmap** · implementing\n\n<!-- roadmap:record v1\n" + strings.Join(lines, "\n") + "\n-->"
 }
 
 func (w *explainWorld) explain(args ...string) (code int, stdout, stderr string) {
@@ -148,10 +165,10 @@ func stoppedRun(t *testing.T, w *bytes.Buffer, job, rounds int) []trace.Event {
 	return r.rec.Events()
 }
 
-// stoppedBody is the issue body a stopped second Job leaves: the record the
-// implement runner writes, through the record package, with the bounded
-// copy of events.
-func stoppedBody(t *testing.T, events []trace.Event) string {
+// stoppedComment is the record comment a stopped second Job leaves: the
+// record the implement runner writes, through the record package, with the
+// bounded copy of events.
+func stoppedComment(t *testing.T, events []trace.Event) string {
 	t.Helper()
 	sum := trace.Sum(events)
 	second := record.Spend{TokensIn: sum.TokensIn, TokensOut: sum.TokensOut, USD: sum.USD, ModelCalls: sum.ModelCalls}
@@ -171,11 +188,7 @@ func stoppedBody(t *testing.T, events []trace.Event) string {
 	})
 	_, copyText := trace.Bound(events, trace.RecordLimit)
 	ch.SetTrace(json.RawMessage(copyText))
-	body, err := record.Update("Add greetings, one file per group.\n", ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return body
+	return recordCommentText(t, ch)
 }
 
 // traceRows returns the rows of the trace table: the lines after its SEQ
@@ -212,7 +225,7 @@ func TestExplainTrace(t *testing.T) {
 		// Enough repair rounds that the copy cannot hold them all: the newest
 		// events are kept and the rest counted as dropped.
 		events := stoppedRun(t, &bytes.Buffer{}, 2, 40)
-		n := w.issue(stoppedBody(t, events))
+		n := w.item(stoppedComment(t, events))
 
 		got := w.explainJSON(strconv.Itoa(n), "--trace")
 		if got.Trace == nil {
@@ -275,7 +288,7 @@ func TestExplainTrace(t *testing.T) {
 		if err := os.WriteFile(path, artifact.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		n := w.issue(stoppedBody(t, last))
+		n := w.item(stoppedComment(t, last))
 
 		got := w.explainJSON(strconv.Itoa(n), "--trace-file", path)
 		if got.Trace == nil || got.Trace.Source != path || got.Trace.Job != 2 || got.Trace.Dropped != 0 {
@@ -302,7 +315,7 @@ func TestExplainTrace(t *testing.T) {
 
 	t.Run("no trace in the record", func(t *testing.T) {
 		w := newExplainWorld(t)
-		n := w.issue("Add greetings.\n\n<!-- roadmap:record v1\nimplement.result: yielded\n-->\n")
+		n := w.item(blockComment("implement.result: yielded"))
 		code, stdout, stderr := w.explain(strconv.Itoa(n), "--trace")
 		if code != ExitOK || !strings.Contains(stderr, "no trace in its record") || strings.Contains(stdout, "SEQ") {
 			t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 0, a note on stderr and no table", code, stderr, stdout)
@@ -327,7 +340,7 @@ func fieldsRow(out string, want ...string) bool {
 func TestExplainCost(t *testing.T) {
 	w := newExplainWorld(t)
 	events := stoppedRun(t, &bytes.Buffer{}, 2, 2)
-	n := w.issue(stoppedBody(t, events))
+	n := w.item(stoppedComment(t, events))
 	sum := trace.Sum(events)
 
 	got := w.explainJSON(strconv.Itoa(n))
@@ -378,12 +391,10 @@ func TestExplainCost(t *testing.T) {
 }
 
 func TestExplainWaits(t *testing.T) {
-	block := func(lines ...string) string {
-		return "Add greetings.\n\n<!-- roadmap:record v1\n" + strings.Join(lines, "\n") + "\n-->\n"
-	}
+	block := blockComment
 	tests := []struct {
 		name     string
-		body     string
+		comment  string
 		who      string
 		what     string
 		question string
@@ -391,52 +402,52 @@ func TestExplainWaits(t *testing.T) {
 	}{
 		{
 			name: "stopped: a person, with the check log tail",
-			body: block(`implement.check_log: "`+strings.Repeat(`noise\n`, 30)+`FAIL: TestGreeting"`, "implement.failure: checks_failed",
+			comment: block(`implement.check_log: "`+strings.Repeat(`noise\n`, 30)+`FAIL: TestGreeting"`, "implement.failure: checks_failed",
 				"implement.result: stopped", `implement.stopped: "group 2"`),
 			who: "person", what: "the item stopped on checks_failed at group 2",
 			checkLog: strings.Repeat("noise\n", checkLogLines-1) + "FAIL: TestGreeting",
 		},
 		{
-			name: "yielded: a continuation resumes after the last group",
-			body: block("implement.failure: rate_limited", "implement.group: 2", "implement.result: yielded"),
-			who:  "continuation", what: "a continuation Job resumes after group 2, the last that passed (the Job yielded on rate_limited)",
+			name:    "yielded: a continuation resumes after the last group",
+			comment: block("implement.failure: rate_limited", "implement.group: 2", "implement.result: yielded"),
+			who:     "continuation", what: "a continuation Job resumes after group 2, the last that passed (the Job yielded on rate_limited)",
 		},
 		{
-			name: "yielded before any group",
-			body: block("implement.result: yielded"),
-			who:  "continuation", what: "a continuation Job resumes from the first group",
+			name:    "yielded before any group",
+			comment: block("implement.result: yielded"),
+			who:     "continuation", what: "a continuation Job resumes from the first group",
 		},
 		{
-			name: "returned: the plan goes back to stage",
-			body: block("implement.failure: plan_wrong", "implement.group: 1", "implement.result: returned"),
-			who:  "stage", what: "stage amends it, then implement resumes after group 1",
+			name:    "returned: the plan goes back to stage",
+			comment: block("implement.failure: plan_wrong", "implement.group: 1", "implement.result: returned"),
+			who:     "stage", what: "stage amends it, then implement resumes after group 1",
 		},
 		{
-			name: "returned: a question for a person",
-			body: block("implement.failure: needs_input", `implement.question: "Keep the v1 endpoint?"`, "implement.result: returned"),
-			who:  "person", what: "answer the question on the issue", question: "Keep the v1 endpoint?",
+			name:    "returned: a question for a person",
+			comment: block("implement.failure: needs_input", `implement.question: "Keep the v1 endpoint?"`, "implement.result: returned"),
+			who:     "person", what: "answer the question on the issue", question: "Keep the v1 endpoint?",
 		},
 		{
-			name: "ready: review the PR",
-			body: block("implement.result: ready", "stage.pr: 7"),
-			who:  "reviewer", what: "review PR #7",
+			name:    "ready: review the PR",
+			comment: block("implement.result: ready", "stage.pr: 7"),
+			who:     "reviewer", what: "review PR #7",
 		},
 		{
 			name: "the last Job wrote no result",
-			body: block("implement.group: 1", `implement.jobs: [{"job":1,"run_id":101,"result":"yielded","spend":{"tokens_in":1,"tokens_out":1,"usd":0,"model_calls":1}},{"job":2,"run_id":102,"group":1,"spend":{"tokens_in":1,"tokens_out":1,"usd":0,"model_calls":1},"requests":4}]`,
+			comment: block("implement.group: 1", `implement.jobs: [{"job":1,"run_id":101,"result":"yielded","spend":{"tokens_in":1,"tokens_out":1,"usd":0,"model_calls":1}},{"job":2,"run_id":102,"group":1,"spend":{"tokens_in":1,"tokens_out":1,"usd":0,"model_calls":1},"requests":4}]`,
 				"implement.result: yielded"),
 			who: "report", what: "Job 2 (run 102) wrote no result: it is still running, or it was killed; report classifies a killed Job from its log and dispatches a continuation, which resumes after group 1",
 		},
 		{
-			name: "only stage has run",
-			body: block("stage.state: planned"),
-			who:  "", what: "no implement Job has recorded an outcome yet (stage.state: planned)",
+			name:    "only stage has run",
+			comment: block("stage.state: planned"),
+			who:     "", what: "no implement Job has recorded an outcome yet (stage.state: planned)",
 		},
 	}
 	w := newExplainWorld(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := w.issue(tt.body)
+			n := w.item(tt.comment)
 			got := w.explainJSON(strconv.Itoa(n)).Waits
 			if got.Who != tt.who || !strings.Contains(got.What, tt.what) || got.Question != tt.question || got.CheckLog != tt.checkLog {
 				t.Errorf("waits = %+v\nwant who %q, what containing %q, question %q, check log %q", got, tt.who, tt.what, tt.question, tt.checkLog)
@@ -452,9 +463,11 @@ func TestExplainWaits(t *testing.T) {
 func TestExplainErrors(t *testing.T) {
 	w := newExplainWorld(t)
 	noRecord := w.issue("Just an idea, nothing has run.\n")
-	malformed := w.issue("Text.\n\n<!-- roadmap:record v1\nimplement.group: two\n-->\n")
-	badTrace := w.issue("Text.\n\n<!-- roadmap:record v1\nimplement.result: stopped\nimplement.trace: {\"v\":2,\"ev\":[]}\n-->\n")
-	ok := w.issue("Text.\n\n<!-- roadmap:record v1\nimplement.result: ready\n-->\n")
+	// The body is the person's: a record block there is not the record.
+	inBody := w.issue("Text.\n\n<!-- roadmap:record v1\nimplement.result: ready\n-->\n")
+	malformed := w.item(blockComment("implement.group: two"))
+	badTrace := w.item(blockComment("implement.result: stopped", `implement.trace: {"v":2,"ev":[]}`))
+	ok := w.item(blockComment("implement.result: ready"))
 	missing := filepath.Join(t.TempDir(), "missing.jsonl")
 
 	tests := []struct {
@@ -471,6 +484,7 @@ func TestExplainErrors(t *testing.T) {
 		{"unknown flag", []string{"1", "--verbose"}, nil, ExitUsage, "flag provided but not defined"},
 		{"no such issue", []string{"999"}, nil, ExitUsage, "issue #999 not found in acme/widgets"},
 		{"no record", []string{strconv.Itoa(noRecord)}, nil, ExitUsage, "has no roadmap record"},
+		{"a record block in the body only", []string{strconv.Itoa(inBody)}, nil, ExitUsage, "a record block in the issue body or in a comment not by github-actions[bot] is ignored"},
 		{"malformed record", []string{strconv.Itoa(malformed)}, nil, ExitUsage, "line 4"},
 		{"malformed trace copy", []string{strconv.Itoa(badTrace), "--trace"}, nil, ExitUsage, "implement.trace: parse trace record copy: version 2"},
 		{"unreadable trace file", []string{strconv.Itoa(ok), "--trace-file", missing}, nil, ExitUsage, "trace file"},
@@ -507,7 +521,7 @@ func TestExplainErrors(t *testing.T) {
 
 func TestExplainReadsTheIssueOnce(t *testing.T) {
 	w := newExplainWorld(t)
-	n := w.issue(stoppedBody(t, stoppedRun(t, &bytes.Buffer{}, 2, 2)))
+	n := w.item(stoppedComment(t, stoppedRun(t, &bytes.Buffer{}, 2, 2)))
 	w.fake.ResetLog()
 	if code, _, stderr := w.explain(strconv.Itoa(n), "--trace", "--json"); code != ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -516,7 +530,10 @@ func TestExplainReadsTheIssueOnce(t *testing.T) {
 	for _, r := range w.fake.Requests() {
 		got = append(got, r.Method+" "+r.Path)
 	}
-	if diff := cmp.Diff([]string{fmt.Sprintf("GET /repos/acme/widgets/issues/%d", n)}, got); diff != "" {
+	// The issue for its title, its comments once for the record comment
+	// (explain has no comment id to read it by), and nothing else.
+	want := []string{fmt.Sprintf("GET /repos/acme/widgets/issues/%d", n), fmt.Sprintf("GET /repos/acme/widgets/issues/%d/comments", n)}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }
@@ -534,11 +551,7 @@ func TestExplainTerminalSafe(t *testing.T) {
 	ch.SetStopped("group 1")
 	ch.SetCheckLog("\x1b[31mFAIL\x1b[0m TestGreeting")
 	ch.SetTrace(json.RawMessage(copyText))
-	body, err := record.Update("Text.\n", ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := w.issue(body)
+	n := w.item(recordCommentText(t, ch))
 	code, stdout, stderr := w.explain(strconv.Itoa(n), "--trace")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)

@@ -125,57 +125,9 @@ implement:
 // and 3.
 func (h *hostile) writeFixtures(t *testing.T) {
 	t.Helper()
-	if err := os.MkdirAll(h.fixtures, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range []string{"group-2-goodbye.json", "group-3-docs.json"} {
-		data, err := os.ReadFile(filepath.Join("..", "demo", "testdata", "demo", "fixtures", g))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(h.fixtures, g), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tmpl, err := os.ReadFile(filepath.Join("testdata", "isolation", "leak_test.go.txt"))
+	err := demo.WriteHostileFixtures(h.fixtures, demo.Hostile{Home: h.home, RunnerTemp: h.temp, GitHubEnv: h.githubEnv,
+		GitHubOutput: h.githubOut, StepSummary: h.summary, Out: h.out, Mark: h.mark, Script: h.script, Token: demo.Token})
 	if err != nil {
-		t.Fatal(err)
-	}
-	leak := strings.NewReplacer("{{HOME}}", h.home, "{{RUNNER_TEMP}}", h.temp, "{{GITHUB_ENV}}", h.githubEnv,
-		"{{GITHUB_OUTPUT}}", h.githubOut, "{{GITHUB_STEP_SUMMARY}}", h.summary, "{{MARK}}", h.mark,
-		"{{SCRIPT}}", h.script, "{{OUT}}", h.out).Replace(string(tmpl))
-	patch := "--- a/x\n+++ b/../../../.git/hooks/pre-commit\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+id -u >> " + h.mark + "\n"
-	call := func(name string, args map[string]string) map[string]any {
-		return map[string]any{"response": map[string]any{
-			"tool_calls": []map[string]any{{"name": name, "arguments": args}},
-			"usage":      map[string]int{"tokens_in": 1000, "tokens_out": 50},
-		}}
-	}
-	run := func(cmd string) map[string]any { return call("run", map[string]string{"command": cmd}) }
-	turns := []map[string]any{
-		call("write_file", map[string]string{"path": "leak_test.go", "content": leak}),
-		run("go test ./... -run TestNothing -count=1 -v"),
-		call("write_file", map[string]string{"path": "evil.patch", "content": patch}),
-		run("git apply --unsafe-paths evil.patch"),
-		run("sort -uo.git/config README.md"),
-		run("git grep -iO" + h.script + " Hello"),
-		run("grep -r extraheader ."),
-		run("grep -R " + demo.Token + " " + h.home),
-		run("cat /proc/1/environ"),
-		run("env"),
-		run("go test --exec=" + h.script + " ./..."),
-		run("sudo -n id"),
-		call("write_file", map[string]string{"path": "greet_test.go", "content": "package greet\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {\n\tif got, want := Hello(\"Ada\"), \"Hello, Ada!\"; got != want {\n\t\tt.Errorf(\"Hello(Ada) = %q, want %q\", got, want)\n\t}\n}\n"}),
-		call("write_file", map[string]string{"path": "greet.go", "content": "// Package greet says hello and goodbye.\npackage greet\n\n// Hello greets name.\nfunc Hello(name string) string { return \"Hello, \" + name + \"!\" }\n"}),
-		run("go test ./... -run TestHello"),
-		call("finish", map[string]string{"summary": "Added TestHello and Hello."}),
-	}
-	fixture := map[string]any{"comment": "TestIsolation: a hostile agent", "source": "hand", "match": "task group 1 of", "turns": turns}
-	data, err := json.MarshalIndent(fixture, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(h.fixtures, "group-1-hostile.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -52,7 +52,8 @@ func newReportEnv(t *testing.T) *reportEnv {
 	}}
 }
 
-// issue creates an issue after Job 1 of an item (group 1 passed, yielded).
+// issue creates an issue after Job 1 of an item (group 1 passed, yielded):
+// its record comment, written as roadmap's identity, holds what Job 1 wrote.
 func (e *reportEnv) issue(t *testing.T, extra func(*record.Changes), labels ...string) int {
 	t.Helper()
 	var ch record.Changes
@@ -66,11 +67,9 @@ func (e *reportEnv) issue(t *testing.T, extra func(*record.Changes), labels ...s
 	if extra != nil {
 		extra(&ch)
 	}
-	body, err := record.Update("Retry deliveries with backoff.\n", ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e.fake.CreateIssue(githubfake.Issue{Title: "Webhook backoff", Body: body, Labels: labels})
+	n := e.fake.CreateIssue(githubfake.Issue{Title: "Webhook backoff", Body: "Retry deliveries with backoff.\n", Labels: labels})
+	addRecordComment(t, e.fake, n, recordCommentText(t, ch))
+	return n
 }
 
 func (e *reportEnv) run(t *testing.T, args []string, extraEnv ...string) (int, string, string) {
@@ -125,10 +124,12 @@ func TestReportCommand(t *testing.T) {
 		if !strings.Contains(got.Evidence, "The operation was canceled") {
 			t.Errorf("evidence = %q, want the runner's cancel line", got.Evidence)
 		}
+		// The continuation is handed the record comment, so it reads it by id.
+		_, rc := recordOf(t, e.fake, n)
 		d := e.fake.Dispatches()
 		if len(d) != 1 || d[0].Workflow != "roadmap.yml" || d[0].Ref != "main" ||
-			!cmp.Equal(d[0].Inputs, map[string]any{"issue": strconv.Itoa(n), "attempt": "3"}) {
-			t.Fatalf("dispatches = %+v, want roadmap.yml on main with issue %d, attempt 3", d, n)
+			!cmp.Equal(d[0].Inputs, map[string]any{"issue": strconv.Itoa(n), "attempt": "3", "record-comment": strconv.FormatInt(rc, 10)}) {
+			t.Fatalf("dispatches = %+v, want roadmap.yml on main with issue %d, attempt 3, record-comment %d", d, n, rc)
 		}
 		if got.DispatchedRunID == 0 || got.DispatchedRunID != d[0].RunID {
 			t.Errorf("dispatched_run_id = %d, want run %d", got.DispatchedRunID, d[0].RunID)

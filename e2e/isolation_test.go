@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// TestIsolationUnderAct runs the hostile agent of TestIsolation
+// (internal/cli, docs/isolation.md) through the real workflows under act:
+// the implement action opens the boundary, the hostile test runs as the
+// sandbox user, and the job's token (demo.Token, the fake's) appears in no
+// job log, no write to GitHub, nothing pushed and nothing the hostile test
+// could write down; the item still ends with a typed result.
+func TestIsolationUnderAct(t *testing.T) {
+	act := requireAct(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the boundary needs root; the e2e machines run as root")
+	}
+	it := newItem(t, act, itemOptions{WatchTimeout: 30e9})
+	dir := t.TempDir()
+	out := filepath.Join(os.TempDir(), "roadmap-e2e-isolation-leak-"+filepath.Base(filepath.Dir(dir)))
+	mark := out + ".mark"
+	script := out + ".sh"
+	t.Cleanup(func() { os.Remove(out); os.Remove(mark); os.Remove(script) })
+	home, _ := os.UserHomeDir()
+	fixtures := filepath.Join(dir, "fixtures")
+	if err := demo.WriteHostileFixtures(fixtures, demo.Hostile{Home: home, RunnerTemp: os.TempDir(), GitHubEnv: filepath.Join(home, "github-env"),
+		GitHubOutput: filepath.Join(home, "github-output"), StepSummary: filepath.Join(home, "step-summary"),
+		Out: out, Mark: mark, Script: script, Token: demo.Token}); err != nil {
+		t.Fatal(err)
+	}
+	replay, err := llm.LoadReplay(fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it.w.Replay = replay
+	it.playCI("success")
+
+	runID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	r := it.run(it.labelled(runID), nil)
+	rec := it.record()
+	res, _ := rec.Result()
+	if res == "" {
+		t.Fatalf("the Job left no typed result:\n%s", recordText(rec))
+	}
+	it.logf("the hostile item ended %s", res)
+	if res != record.ResultReady {
+		t.Errorf("implement.result = %s, want ready: the boundary should let the item's real work through\n%s", res, recordText(rec))
+	}
+
+	report, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the hostile test never ran under act (no %s): %v", out, err)
+	}
+	if !strings.Contains(string(report), "ran as uid=") || strings.Contains(string(report), "ran as uid=0 ") {
+		t.Errorf("the hostile test did not run as the sandbox user:\n%.300s", report)
+	}
+	pushed, err := exec.Command("git", "-C", it.w.Remote, "log", "--all", "-p", "--binary").CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(pushed), "leak-report.txt") {
+		t.Error("the hostile test's report was not pushed: the pushed-branch check proves nothing")
+	}
+	places := map[string]string{
+		"the hostile test's findings": string(report),
+		"the pushed branch":           string(pushed),
+		"the job log":                 r.Log + string(r.Output),
+	}
+	for _, req := range it.w.Fake.Requests() {
+		places["GitHub writes"] += req.Body + "\n"
+	}
+	for where, text := range places {
+		if i := strings.Index(text, demo.Token); i >= 0 {
+			t.Errorf("the job's token reached %s: …%s…", where, text[max(0, i-200):min(len(text), i+40)])
+		}
+	}
+	if data, err := os.ReadFile(mark); err == nil {
+		for _, uid := range strings.Fields(string(data)) {
+			if uid == "0" {
+				t.Error("something planted ran as root inside the runner")
+			}
+		}
+	}
+	for _, s := range []string{"PLANTED", "WROTE", "MOVED .git"} {
+		if strings.Contains(string(report), s) {
+			t.Errorf("the hostile test could do %q", s)
+		}
+	}
+}
