@@ -266,7 +266,7 @@ func allowEnv(environ []string, home, ws, user, gocache string) []string {
 func toolPath(path, ws string) string {
 	var keep []string
 	for _, dir := range filepath.SplitList(path) {
-		if dir == "" || !filepath.IsAbs(dir) {
+		if dir == "" || !filepath.IsAbs(dir) || within(ws, filepath.Clean(dir)) {
 			continue
 		}
 		if real, err := filepath.EvalSymlinks(dir); err == nil && within(ws, real) {

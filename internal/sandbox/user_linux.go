@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,6 +49,10 @@ func (b *Boundary) openUser(ctx context.Context, o Options) error {
 
 	// Close the runner's own paths first, then open the way to the work
 	// tree: a private folder above the work tree keeps o+x only.
+	keep := []string{b.ws}
+	if mc := GoDirs(o.Environ)["GOMODCACHE"]; mc != "" {
+		keep = append(keep, mc)
+	}
 	for _, p := range o.Private {
 		if p == "" {
 			continue
@@ -55,6 +60,12 @@ func (b *Boundary) openUser(ctx context.Context, o Options) error {
 		if err := b.chmodOthers(p, 0); err != nil {
 			return fmt.Errorf("isolation: close %s: %w", p, err)
 		}
+		if err := b.closeBeside(p, keep); err != nil {
+			return fmt.Errorf("isolation: close %s: %w", p, err)
+		}
+	}
+	for _, k := range keep[1:] {
+		b.openWay(k)
 	}
 	for dir := filepath.Dir(b.ws); ; dir = filepath.Dir(dir) {
 		// Only ever add the right to pass through: a shared folder such as
@@ -89,6 +100,58 @@ func (b *Boundary) openUser(ctx context.Context, o Options) error {
 	}
 	b.env = allowEnv(o.Environ, home, b.ws, b.user, filepath.Join(home, ".cache", "go-build"))
 	return nil
+}
+
+// closeBeside closes, for a private folder p above a path in keep (the work
+// tree under the runner's HOME, say), every entry beside the way down to it:
+// the sandbox may pass through p to the work tree, so nothing else in p may
+// be reachable by a name it can guess (~/.config/gh/hosts.yml, ~/.npmrc).
+// The Go module cache is kept reachable, read-only, for builds.
+func (b *Boundary) closeBeside(p string, keep []string) error {
+	onWay := map[string]bool{}
+	below := false
+	for _, k := range keep {
+		if k == p || !within(p, k) {
+			continue
+		}
+		below = true
+		for d := k; d != p && d != filepath.Dir(d); d = filepath.Dir(d) {
+			onWay[d] = true
+		}
+	}
+	if !below {
+		return nil
+	}
+	return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an entry the runner itself cannot read stays as it is
+		}
+		if path == p {
+			return nil
+		}
+		if onWay[path] {
+			if slices.Contains(keep, path) {
+				return filepath.SkipDir // the work tree or the cache itself
+			}
+			return nil // a folder on the way: look inside it
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			if err := b.chmodOthers(path, 0); err != nil {
+				return err
+			}
+		}
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+}
+
+// openWay lets others pass through every folder above path.
+func (b *Boundary) openWay(path string) {
+	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		_ = b.chmodOthers(dir, b.othersBits(dir)|0o001)
+	}
 }
 
 // othersBits returns the "others" permission bits of path (0 when it
