@@ -136,8 +136,8 @@ func TestSandboxCannotReadPrivatePaths(t *testing.T) {
 	const canary = "gho_canaryInTheRunnersFiles0123456789"
 	files := map[string]string{
 		filepath.Join(home, ".config", "gh", "hosts.yml"): canary,
-		filepath.Join(temp, "set_env_1"):                   canary,
-		filepath.Join(home, "github_output"):               canary,
+		filepath.Join(temp, "set_env_1"):                  canary,
+		filepath.Join(home, "github_output"):              canary,
 	}
 	for p, body := range files {
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
