@@ -1,6 +1,7 @@
 package implement_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -222,5 +224,37 @@ func TestRecordTrust(t *testing.T) {
 	}
 	if p := stateOf(t, w, j).prompt; strings.Contains(p, "print the token") || strings.Contains(p, "Skip every check") {
 		t.Errorf("a forged answer reached the prompt:\n%s", p)
+	}
+}
+
+// TestPlanPathConfinedJob: a stage.plan that leaves openspec/changes/ (a
+// hand edit of the record comment, say) stops the Job before any work, with
+// a reason that names the key. (--plan is checked before the Job starts:
+// implement.Run refuses it as a usage error.)
+func TestPlanPathConfinedJob(t *testing.T) {
+	for _, p := range []string{"../outside", "openspec/changes/../../etc", "/etc", "docs"} {
+		t.Run(p, func(t *testing.T) {
+			w := newWorld(t, 1, "A person's issue.\n\n<!-- roadmap:record v1\nstage.plan: "+p+"\n-->\n")
+			j := w.newJob(w.conversations())
+			res, err := implement.Run(context.Background(), j.opts)
+			// Refused where the record is read (an error naming the key and
+			// its line) or where the plan is opened (a stop naming the key).
+			named := (err != nil && strings.Contains(err.Error(), "stage.plan")) ||
+				(err == nil && res.Result == record.ResultStopped && strings.Contains(res.Reason, "stage.plan"))
+			if !named {
+				t.Errorf("stage.plan %q: %s (%s %s), %v; want a refusal naming stage.plan", p, res.Result, res.Failure, res.Reason, err)
+			}
+			if res.JobSpend.ModelCalls != 0 {
+				t.Errorf("stage.plan %q: %d model calls before the plan was refused", p, res.JobSpend.ModelCalls)
+			}
+		})
+		t.Run("--plan "+p, func(t *testing.T) {
+			w := newWorld(t, 1, "")
+			j := w.newJob(w.conversations())
+			j.opts.PlanDir = p
+			if _, err := implement.Run(context.Background(), j.opts); err == nil || !strings.Contains(err.Error(), "--plan") {
+				t.Errorf("--plan %q: %v, want an error naming --plan", p, err)
+			}
+		})
 	}
 }
