@@ -213,6 +213,9 @@ func (j *checksJob) run(ctx context.Context) int {
 	if code != ExitOK {
 		return code
 	}
+	if dir == "" {
+		return j.noPlan(ctx)
+	}
 	if j.change, err = plan.LoadChange(dir); err != nil {
 		env.Errorf("checks: %v", err)
 		file, line := j.relPath(filepath.Join(dir, "tasks.md")), 0
@@ -315,13 +318,38 @@ func (j *checksJob) findPlan(ctx context.Context) (string, int) {
 	}
 	switch len(ids) {
 	case 0:
-		env.Errorf("checks: no plan: %s has no change; pass --plan or --issue", filepath.Join(j.dir, filepath.FromSlash(plan.ChangesDir)))
-		return "", ExitUsage
+		// A PR that carries no plan (an ordinary contributor's) passes the
+		// plan part: there is nothing of roadmap's to check.
+		return "", ExitOK
 	case 1:
 		return plan.ChangeDir(j.dir, ids[0]), ExitOK
 	}
 	env.Errorf("checks: %d changes under %s (%s); pass --plan or --issue", len(ids), plan.ChangesDir, strings.Join(ids, ", "))
 	return "", ExitUsage
+}
+
+// noPlan ends the checks of a PR that carries no OpenSpec change: the status
+// passes, saying there was no plan to check, and nothing is run.
+func (j *checksJob) noPlan(ctx context.Context) int {
+	res := checksResult{SHA: j.sha, Passed: true, Groups: []checksGroup{}, Isolation: "not needed: nothing ran",
+		Description: "no plan: this commit carries no OpenSpec change under " + plan.ChangesDir}
+	if err := j.io.SetOutput("passed", "true"); err != nil {
+		j.env.Errorf("checks: set output passed: %v", err)
+	}
+	if err := j.io.AddSummary(fmt.Sprintf("## roadmap checks · `%s` · no plan\n\n%s.\n", short(res.SHA), res.Description)); err != nil {
+		j.env.Errorf("checks: step summary: %v", err)
+	}
+	statusOK := j.setStatus(ctx, "success", res.Description)
+	j.env.Errorf("checks: %s", res.Description)
+	if j.asJSON {
+		if code := j.env.JSON(res); code != ExitOK {
+			return code
+		}
+	}
+	if !statusOK {
+		return ExitInternal
+	}
+	return ExitOK
 }
 
 // runGroup runs the group's verify commands at the head, in task order,

@@ -537,6 +537,26 @@ func TestChecksAction(t *testing.T) {
 	}
 }
 
+// TestChecksNoPlan: a PR that carries no OpenSpec change (an ordinary
+// contributor's) passes the plan part as "no plan": the status is success and
+// says so, nothing runs, and the exit is 0.
+func TestChecksNoPlan(t *testing.T) {
+	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+	head := w.commit("an ordinary change", map[string]string{"greet.txt": "hello, world\n"})
+	w.pullRequest(head)
+	code, stdout, stderr := w.run("--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0\nstderr:\n%s", code, stderr)
+	}
+	want := []statusSeen{{"success", "no plan: this commit carries no OpenSpec change under openspec/changes"}}
+	if diff := cmp.Diff(want, w.statuses(head)); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(stdout, `"passed": true`) || !strings.Contains(stdout, `"groups": []`) {
+		t.Errorf("--json does not say passed with no groups:\n%s", stdout)
+	}
+}
+
 func TestChecksBadInput(t *testing.T) {
 	tasks := "## 1. A\n\n- [x] 1.1 a; verify: `true`\n"
 	tests := []struct {
@@ -547,7 +567,6 @@ func TestChecksBadInput(t *testing.T) {
 		stderr  string
 		stdout  string
 	}{
-		{name: "no plan", args: nil, stderr: "no plan"},
 		{name: "several plans", files: map[string]string{"openspec/changes/a/tasks.md": tasks, "openspec/changes/b/tasks.md": tasks},
 			stderr: "2 changes under openspec/changes (a, b); pass --plan or --issue"},
 		{name: "no group", files: map[string]string{"openspec/changes/a/tasks.md": tasks}, args: []string{"--group", "3"},
