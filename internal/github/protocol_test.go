@@ -3,31 +3,14 @@ package github
 import (
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 )
 
 const issuePath = "/repos/*/*/issues/*"
-
-// lostAnswers are the ways a write's answer is lost after the write landed.
-var lostAnswers = []struct {
-	name string
-	rule githubfake.Rule
-}{
-	{"502", githubfake.Rule{Status: 502}},
-	{"dropped connection", githubfake.Rule{Drop: true}},
-	{"timeout", githubfake.Rule{Hang: true}},
-}
-
-// shortTimeout makes the client give up on a hung answer quickly.
-func shortTimeout(o *Options) {
-	o.HTTPClient = &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
-}
 
 func TestApplyThenFail(t *testing.T) {
 	for _, tc := range lostAnswers {
