@@ -1,6 +1,7 @@
 package github
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -612,5 +613,41 @@ func TestWriteRecordRequests(t *testing.T) {
 	}
 	if got := e.count(epList); got != 2 {
 		t.Errorf("the comments were listed %d times, want 2 (only by the Job without the id)", got)
+	}
+}
+
+// TestWriteRecordRefusals: a change that cannot be made is an error naming
+// the issue, and nothing is written.
+func TestWriteRecordRefusals(t *testing.T) {
+	e := newEnv(t, githubfake.Options{})
+	n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+	id := seedRecord(t, e, n, DefaultIdentity, 1)
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name   string
+		change func(*record.Record) (record.Changes, error)
+		is     error
+		says   string
+	}{
+		{"the change func fails", func(*record.Record) (record.Changes, error) { return record.Changes{}, boom }, boom, "boom"},
+		{"a plan path outside openspec/changes", change(func(ch *record.Changes) { ch.SetStagePlan("../outside") }), nil, "stage.plan"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.c.Requests()
+			rc := RecordComment{ID: id}
+			err := e.c.WriteRecord(ctx, n, &rc, tc.change, testView)
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("issue %d", n)) || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("err = %v, want an error naming issue %d and %q", err, n, tc.says)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("err = %v, want it to wrap %v", err, tc.is)
+			}
+			if spent := e.c.Requests().Sub(before); spent.Writes != 0 {
+				t.Errorf("%d writes, want none", spent.Writes)
+			}
+			if g := group(t, parsed(t, e, n, id)); g != 1 {
+				t.Errorf("implement.group = %d, want 1 unchanged", g)
+			}
+		})
 	}
 }
