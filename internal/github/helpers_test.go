@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -74,89 +73,3 @@ func (e *env) client(t *testing.T, tweak ...func(*Options)) *Client {
 func (e *env) count(endpoint string) int { return e.fake.CountByEndpoint()[endpoint] }
 
 var ctx = context.Background()
-
-// The record helpers below stand in for internal/record: a block at the end
-// of the body holding "key: value" lines. String operations only; the real
-// record package is wired in by the lead.
-
-const (
-	blockOpen  = "<!-- roadmap:record v1"
-	blockClose = "-->"
-)
-
-// splitRecord returns the person's text and the record's lines.
-func splitRecord(body string) (text string, lines []string) {
-	i := strings.Index(body, blockOpen)
-	if i < 0 {
-		return body, nil
-	}
-	text = body[:i]
-	inner := strings.TrimPrefix(body[i:], blockOpen)
-	inner, _, _ = strings.Cut(inner, blockClose)
-	for _, l := range strings.Split(inner, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return text, lines
-}
-
-func joinRecord(text string, lines []string) string {
-	if len(lines) == 0 {
-		return text
-	}
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return text + blockOpen + "\n" + strings.Join(lines, "\n") + "\n" + blockClose + "\n"
-}
-
-// setKey is an idempotent merge: it sets key to value inside the block and
-// leaves the person's text byte for byte.
-func setKey(key, value string) func(string) (string, error) {
-	return func(body string) (string, error) {
-		text, lines := splitRecord(body)
-		want := key + ": " + value
-		for i, l := range lines {
-			if k, _, _ := strings.Cut(l, ":"); k == key {
-				if l == want {
-					return body, nil
-				}
-				lines[i] = want
-				return joinRecord(text, lines), nil
-			}
-		}
-		return joinRecord(text, append(lines, want)), nil
-	}
-}
-
-func hasKey(key, value string) func(string) bool {
-	return func(body string) bool {
-		_, lines := splitRecord(body)
-		for _, l := range lines {
-			if l == key+": "+value {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// personText returns the text outside the record block.
-func personText(body string) string {
-	text, _ := splitRecord(body)
-	return text
-}
-
-// withPersonText replaces the text outside the block, keeping the block:
-// what a person does when they edit the description.
-func withPersonText(body, text string) string {
-	i := strings.Index(body, blockOpen)
-	if i < 0 {
-		return text
-	}
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return text + body[i:]
-}

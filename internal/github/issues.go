@@ -51,84 +51,11 @@ func toComment(c *gogithub.IssueComment) Comment {
 //
 // GitHub API docs: https://docs.github.com/rest/issues/issues#get-an-issue
 func (c *Client) Issue(ctx context.Context, n int) (Issue, error) {
-	is, err := c.getIssue(ctx, n)
-	if err != nil {
+	is, _, err := c.gh.Issues.Get(c.ctx(ctx), c.owner, c.repo, n)
+	if err = c.fail(err); err != nil {
 		return Issue{}, fmt.Errorf("get issue %d: %w", n, err)
 	}
 	return toIssue(is), nil
-}
-
-func (c *Client) getIssue(ctx context.Context, n int) (*gogithub.Issue, error) {
-	is, _, err := c.gh.Issues.Get(c.ctx(ctx), c.owner, c.repo, n)
-	return is, c.fail(err)
-}
-
-// maxBodyAttempts bounds the read-merge-write rounds of UpdateBody.
-const maxBodyAttempts = 3
-
-// UpdateBody writes issue n's body with the record write protocol (GitHub
-// has no compare-and-swap on an issue body):
-//
-//  1. read the body (a conditional GET: free when unchanged since our last
-//     read or write);
-//  2. merge our change into it — merge must change only our part (the
-//     record block) and be idempotent: merging into a body that already
-//     holds the change returns it unchanged;
-//  3. PATCH the masked result; GitHub's answer is the read-back;
-//  4. if applied(read-back) is false, or the PATCH failed in a way that may
-//     or may not have landed (5xx, dropped connection, timeout), start over
-//     from a fresh read. A write that did land is then found by the merge
-//     (it changes nothing) and no second write is sent.
-//
-// It returns the body as GitHub holds it after our change, and an error when
-// the change is still not applied after three rounds. Writes by this Client
-// to one issue are serialised. What the protocol does not guarantee (a
-// person's edit landing between our read and our PATCH, writers in two
-// processes at once) is in docs/github.md.
-//
-// GitHub API docs: https://docs.github.com/rest/issues/issues#update-an-issue
-func (c *Client) UpdateBody(ctx context.Context, n int, merge func(current string) (string, error), applied func(body string) bool) (string, error) {
-	unlock := c.lockIssue(n)
-	defer unlock()
-	var why error
-	for attempt := 1; attempt <= maxBodyAttempts; attempt++ {
-		is, err := c.getIssue(ctx, n)
-		if err != nil {
-			return "", fmt.Errorf("update issue %d body: read: %w", n, err)
-		}
-		cur := is.GetBody()
-		next, err := merge(cur)
-		if err != nil {
-			return "", fmt.Errorf("update issue %d body: merge: %w", n, err)
-		}
-		if next == cur {
-			if applied(cur) {
-				return cur, nil
-			}
-			return "", fmt.Errorf("update issue %d body: the merge changed nothing but its change is not in the body", n)
-		}
-		next = c.mask(next)
-		if tooLong(next) {
-			return "", fmt.Errorf("update issue %d body: %w", n, ErrTooLong)
-		}
-		got, _, err := c.gh.Issues.Edit(c.ctx(ctx), c.owner, c.repo, n, &gogithub.IssueRequest{Body: &next})
-		if err != nil {
-			err = c.fail(err)
-			if !Indeterminate(err) {
-				return "", fmt.Errorf("update issue %d body: write: %w", n, err)
-			}
-			why = err
-			if serr := c.sleep(ctx, backoff(attempt-1)); serr != nil {
-				return "", fmt.Errorf("update issue %d body: write: %w", n, err)
-			}
-			continue
-		}
-		if applied(got.GetBody()) {
-			return got.GetBody(), nil
-		}
-		why = errors.New("the read-back does not hold the change")
-	}
-	return "", fmt.Errorf("update issue %d body: change not applied after %d rounds: %w", n, maxBodyAttempts, why)
 }
 
 // Comments lists every comment of issue n, oldest first (all pages).

@@ -59,61 +59,6 @@ func TestIssue(t *testing.T) {
 	}
 }
 
-func TestUpdateBody(t *testing.T) {
-	e := newEnv(t, githubfake.Options{})
-	const text = "The person's text.\n\nWith two paragraphs, kept byte for byte.  \n"
-	n := e.fake.CreateIssue(githubfake.Issue{Title: "t", Body: text})
-
-	got, err := e.c.UpdateBody(ctx, n, setKey("implement.group", "1"), hasKey("implement.group", "1"))
-	if err != nil {
-		t.Fatalf("UpdateBody: %v", err)
-	}
-	is, _ := e.fake.Issue(n)
-	if got != is.Body {
-		t.Errorf("returned body differs from GitHub's:\n got %q\nwant %q", got, is.Body)
-	}
-	if personText(is.Body) != text {
-		t.Errorf("person's text changed: %q, want %q", personText(is.Body), text)
-	}
-	if !hasKey("implement.group", "1")(is.Body) {
-		t.Errorf("key missing from %q", is.Body)
-	}
-
-	// The second write reads again and writes: two counted requests. The
-	// PATCH answer's ETag is not the GET's (on GitHub, and so in the fake),
-	// so it cannot make that read a free 304.
-	before := e.c.Requests()
-	if _, err := e.c.UpdateBody(ctx, n, setKey("implement.group", "2"), hasKey("implement.group", "2")); err != nil {
-		t.Fatalf("UpdateBody 2: %v", err)
-	}
-	spent := e.c.Requests().Sub(before)
-	if spent.Counted() != 2 || spent.Reads != 1 || spent.Writes != 1 || spent.NotModified != 0 {
-		t.Errorf("second write spent %+v; want 1 read and 1 write", spent)
-	}
-
-	// A merge that changes nothing sends no write.
-	before = e.c.Requests()
-	if _, err := e.c.UpdateBody(ctx, n, setKey("implement.group", "2"), hasKey("implement.group", "2")); err != nil {
-		t.Fatalf("UpdateBody 3: %v", err)
-	}
-	if spent := e.c.Requests().Sub(before); spent.Writes != 0 {
-		t.Errorf("a no-op merge wrote %d times", spent.Writes)
-	}
-
-	// A merge error is returned and nothing is written.
-	boom := errors.New("boom")
-	_, err = e.c.UpdateBody(ctx, n, func(string) (string, error) { return "", boom }, hasKey("x", "y"))
-	if !errors.Is(err, boom) {
-		t.Errorf("merge error: got %v, want it wrapped", err)
-	}
-
-	// Too long is refused before sending.
-	huge := func(b string) (string, error) { return b + strings.Repeat("x", 70000), nil }
-	if _, err := e.c.UpdateBody(ctx, n, huge, func(string) bool { return true }); !errors.Is(err, ErrTooLong) {
-		t.Errorf("70k body: err = %v, want ErrTooLong", err)
-	}
-}
-
 func TestComments(t *testing.T) {
 	e := newEnv(t, githubfake.Options{})
 	n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})

@@ -194,15 +194,19 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if t.cache != nil && resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "" &&
 			(req.Method == http.MethodGet || req.Method == http.MethodPatch) {
-			// A PATCH answer is the resource's new representation: keeping it
-			// under the GET key makes the next read of it a free 304.
+			// A PATCH answer is the resource's new representation, so it
+			// replaces the older one kept under the GET key. It does not make
+			// the next read free: GitHub (and the fake) give a write's answer
+			// an ETag of its own, so that read is a counted 200
+			// (TestWriteRecordRequests); only a server that gave it the GET's
+			// ETag would answer 304.
 			resp = t.cache.store(key, resp)
 		}
 		if t.cache != nil && resp.StatusCode == http.StatusCreated && req.Method == http.MethodPost &&
 			resp.Header.Get("ETag") != "" && resp.Header.Get("Location") != "" {
 			// A create's answer is the new resource as a GET of its Location
-			// gives it: kept under that URL, the first read of it (the record
-			// comment's next write) is a free 304.
+			// gives it, kept under that URL. As with a PATCH, its ETag is the
+			// write's own, so the first read of it is still counted.
 			if loc, err := req.URL.Parse(resp.Header.Get("Location")); err == nil && loc.Host == req.URL.Host {
 				resp = t.cache.store(loc.String(), resp)
 			}
