@@ -30,10 +30,21 @@ func TestIsolationUnderAct(t *testing.T) {
 	mark := out + ".mark"
 	script := out + ".sh"
 	t.Cleanup(func() { os.Remove(out); os.Remove(mark); os.Remove(script) })
+	// The runner's paths as the hostile test guesses them: this process's
+	// HOME and a temp folder of the test's with a canary in it. (The act
+	// run's own HOME and RUNNER_TEMP are closed by the boundary, which
+	// TestIsolation checks in process.)
 	home, _ := os.UserHomeDir()
+	temp := filepath.Join(dir, "runner-temp")
+	if err := os.MkdirAll(temp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(temp, "set_env"), []byte("TOKEN="+demo.Token+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	fixtures := filepath.Join(dir, "fixtures")
-	if err := demo.WriteHostileFixtures(fixtures, demo.Hostile{Home: home, RunnerTemp: os.TempDir(), GitHubEnv: filepath.Join(home, "github-env"),
-		GitHubOutput: filepath.Join(home, "github-output"), StepSummary: filepath.Join(home, "step-summary"),
+	if err := demo.WriteHostileFixtures(fixtures, demo.Hostile{Home: home, RunnerTemp: temp, GitHubEnv: filepath.Join(temp, "set_env"),
+		GitHubOutput: filepath.Join(temp, "set_output"), StepSummary: filepath.Join(temp, "step_summary"),
 		Out: out, Mark: mark, Script: script, Token: demo.Token}); err != nil {
 		t.Fatal(err)
 	}
