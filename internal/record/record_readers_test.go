@@ -50,6 +50,7 @@ func readers() map[Key]reader {
 		KeyImplementGroupSeconds: {fn: "implement.(*runner).start"},
 		KeyImplementJobs:         {fn: "implement.jobsWith"},
 		KeyImplementAnswer:       {fn: "implement.(*runner).runGroup"},
+		KeyImplementTier:         {fn: "implement.(*runner).runGroup"},
 		KeyImplementTrace:        {fn: "cli.recordTrace"},
 		KeyStageState:            {person: "- `stage.state` is a record for a person until the stage issue adds its reader: stage and implement read where the plan stands."},
 		KeyStagePR:               {fn: "implement.(*runner).start"},
