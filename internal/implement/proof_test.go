@@ -290,3 +290,66 @@ func TestSpendLinesNumberCallsPerJob(t *testing.T) {
 		}
 	}
 }
+
+// The runner's ladder link and the fix of item 2: a step that climbed to
+// tier 1 and still failed leaves implement.tier: 1, and the next Job's first
+// step starts there instead of on tier 0 again.
+func TestLadderResumesAtTheTierReached(t *testing.T) {
+	w := newWorld(t, 1, "")
+	tiers := func(j *job, tier0, tier1 []*llm.Conversation) (*spyModel, *spyModel) {
+		mk := func(name string, convs []*llm.Conversation) *spyModel {
+			m, err := llm.New(llm.Config{Provider: llm.ProviderReplay, Model: name, Fixtures: writeFixtures(t, convs)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &spyModel{Model: m}
+		}
+		a, b := mk("small", tier0), mk("large", tier1)
+		j.opts.Models = []agent.Tier{{Name: "small", Model: a}, {Name: "large", Model: b}}
+		return a, b
+	}
+	// Job 1: tier 0 finishes twice without the file (the same failure twice:
+	// a fresh context on tier 1), tier 1 fails too; three rounds are used.
+	first := w.newJob(w.conversations()) // its own model is replaced by the ladder
+	first.opts.RepairRounds = 3
+	small1, large1 := tiers(first, []*llm.Conversation{conv(t, "g1", 1, finish, finish)}, []*llm.Conversation{conv(t, "g1", 1, finish)})
+	res := first.run()
+	if res.Result != record.ResultStopped || res.Failure != "checks_failed" {
+		t.Fatalf("first Job: %s/%s, want stopped/checks_failed\n%s", res.Result, res.Failure, first.log.String())
+	}
+	if len(small1.reqs) != 2 || len(large1.reqs) != 1 {
+		t.Fatalf("first Job: %d calls on tier 0 and %d on tier 1, want 2 and 1: the runner did not pass the ladder", len(small1.reqs), len(large1.reqs))
+	}
+	if got := w.record().Tier(); got != 1 {
+		t.Errorf("implement.tier = %d after a last failing round on tier 1, want 1", got)
+	}
+	// Job 2 starts on tier 1 and passes there.
+	second := w.newJob(w.conversations())
+	second.opts.WatchTimeout = time.Minute
+	small2, large2 := tiers(second, []*llm.Conversation{conv(t, "g1", 1, finish)}, w.conversations())
+	res = second.run()
+	if len(small2.reqs) != 0 || len(large2.reqs) == 0 {
+		t.Errorf("second Job: %d calls on tier 0 and %d on tier 1, want its first step on tier 1", len(small2.reqs), len(large2.reqs))
+	}
+	if res.Result == record.ResultStopped {
+		t.Fatalf("second Job: %s/%s (%s)\n%s", res.Result, res.Failure, res.Reason, second.log.String())
+	}
+	if got := w.record().Tier(); got != 0 {
+		t.Errorf("implement.tier = %d after the step passed, want it cleared", got)
+	}
+}
+
+func writeFixtures(t *testing.T, convs []*llm.Conversation) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, c := range convs {
+		data, err := llm.MarshalConversation(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.Name+".json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
