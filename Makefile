@@ -67,3 +67,11 @@ e2e: tools
 	ROADMAP_E2E=1 GO=$(GO) $(GO) test -count=1 -timeout 15m -v ./e2e/...
 
 .PHONY: tools e2e
+
+# The mutation check of the seed criteria's tests (docs/mutants.md): each listed break of the
+# code must make its named tests fail. About ten minutes on two cores: it runs on a schedule
+# (.github/workflows/mutants.yml), not in .ci/run.
+mutants:
+	$(GO) run ./tools/mutants
+
+.PHONY: mutants

@@ -152,6 +152,11 @@ type Tier struct {
 	// it. The spend itself is what the provider reports.
 	USDPerMTokIn  float64
 	USDPerMTokOut float64
+	// MaxOutput and Window are this tier's max_tokens and input window; 0
+	// takes Config.MaxOutput and Config.Window. Tiers differ: a cheap model
+	// may take 8k tokens in, the next one 128k.
+	MaxOutput int
+	Window    int64
 }
 
 // ContextPart is one piece of context for the prompt. Higher Priority comes
@@ -203,8 +208,14 @@ type Outcome struct {
 // Config is what a step runs with.
 type Config struct {
 	// Models is the ladder. Conversation i of a step (the first, then each
-	// fresh start after a repeated failure) uses tier min(i, len-1).
-	Models   []Tier
+	// fresh start after a repeated failure) uses tier min(StartTier+i, len-1).
+	Models []Tier
+	// StartTier is the tier the step's first conversation uses: the tier
+	// the item's last failing round reached in an earlier Job (the record's
+	// implement.tier), so a continuation does not climb the ladder again
+	// from the bottom. Out of range is clamped.
+	StartTier int
+
 	Sandbox  Sandbox
 	Observer Observer // nil: no events
 	Clock    Clock    // nil: the system clock
@@ -216,7 +227,8 @@ type Config struct {
 	ItemBudget Budget
 	ItemSpent  Spend
 
-	// MaxOutput is the max_tokens of every call (default 4096). The budget
+	// MaxOutput is the max_tokens of every call on a tier without its own
+	// (default 4096). The budget
 	// check reserves it in full for the next call.
 	MaxOutput int
 	// Window is the model's input window in tokens; 0 is unbounded. The

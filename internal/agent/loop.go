@@ -41,7 +41,23 @@ func newSession(cfg Config) (*session, error) {
 }
 
 func (s *session) request(msgs []Message, tier int) ModelRequest {
-	return ModelRequest{Model: s.cfg.Models[tier].Name, Messages: msgs, Tools: s.specs, MaxTokens: s.cfg.MaxOutput}
+	return ModelRequest{Model: s.cfg.Models[tier].Name, Messages: msgs, Tools: s.specs, MaxTokens: s.maxOutput(tier)}
+}
+
+// maxOutput is tier's max_tokens: its own, else the step's.
+func (s *session) maxOutput(tier int) int {
+	if m := s.cfg.Models[tier].MaxOutput; m > 0 {
+		return m
+	}
+	return s.cfg.MaxOutput
+}
+
+// window is tier's input window: its own, else the step's (0: unbounded).
+func (s *session) window(tier int) int64 {
+	if w := s.cfg.Models[tier].Window; w > 0 {
+		return w
+	}
+	return s.cfg.Window
 }
 
 // conversation is one thread of messages with one tier of the ladder.
@@ -81,7 +97,8 @@ func RunWithRepair(ctx context.Context, cfg Config, step Step, check func(ctx co
 	if rounds < 1 {
 		rounds = 1
 	}
-	conv := &conversation{tier: 0, msgs: s.firstMessages(step, "")}
+	start := min(max(s.cfg.StartTier, 0), len(s.cfg.Models)-1)
+	conv := &conversation{tier: start, msgs: s.firstMessages(step, "", start)}
 	fresh := 0 // conversations started after the first
 	inConv := 0
 	prevLog := ""
@@ -116,9 +133,9 @@ func RunWithRepair(ctx context.Context, cfg Config, step Step, check func(ctx co
 		prevLog = log
 		if repeated || inConv >= 2 {
 			fresh++
-			tier := min(fresh, len(s.cfg.Models)-1)
+			tier := min(start+fresh, len(s.cfg.Models)-1)
 			s.cfg.Observer.Retry(RetryEvent{Reason: fmt.Sprintf("checks_failed: fresh context on tier %d (%s)", tier, s.cfg.Models[tier].Name), Attempt: r + 1})
-			conv = &conversation{tier: tier, msgs: s.firstMessages(step, log)}
+			conv = &conversation{tier: tier, msgs: s.firstMessages(step, log, tier)}
 			inConv = 0
 			continue
 		}
@@ -152,12 +169,12 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 		}
 		if !s.fit(conv.msgs, conv.tier) {
 			return ending{status: StatusBudgetExhausted,
-				reason: fmt.Sprintf("the conversation no longer fits the input window of %d tokens", s.cfg.Window)}, nil
+				reason: fmt.Sprintf("the conversation no longer fits the input window of %d tokens", s.window(conv.tier))}, nil
 		}
 		// The request gets its own copy: later elision must not rewrite what
 		// a model (or a recording of it) was sent.
 		req := s.request(append([]Message(nil), conv.msgs...), conv.tier)
-		if reason := s.overBudget(s.cfg.Estimator(req), tier); reason != "" {
+		if reason := s.overBudget(s.cfg.Estimator(req), tier, s.maxOutput(conv.tier)); reason != "" {
 			return ending{status: StatusBudgetExhausted, reason: reason}, nil
 		}
 		t0 := s.cfg.Clock.Now()
@@ -234,11 +251,11 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 // overBudget names the first budget the next call would pass, or "". The
 // next call counts in full: its estimated input, MaxOutput tokens out, and
 // their price on this tier.
-func (s *session) overBudget(estIn int64, tier Tier) string {
+func (s *session) overBudget(estIn int64, tier Tier, maxOut int) string {
 	next := Spend{
 		TokensIn:   estIn,
-		TokensOut:  int64(s.cfg.MaxOutput),
-		USD:        (float64(estIn)*tier.USDPerMTokIn + float64(s.cfg.MaxOutput)*tier.USDPerMTokOut) / 1e6,
+		TokensOut:  int64(maxOut),
+		USD:        (float64(estIn)*tier.USDPerMTokIn + float64(maxOut)*tier.USDPerMTokOut) / 1e6,
 		ModelCalls: 1,
 	}
 	for _, b := range []struct {

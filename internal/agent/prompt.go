@@ -95,7 +95,7 @@ func render(secs []section, dropped []string) string {
 // is dropped, lowest priority first (the later of equals first), until the
 // request takes at most half the window: the other half is for the work (tool
 // output, the model's replies). What was dropped is named in the prompt.
-func (s *session) firstMessages(step Step, latestLog string) []Message {
+func (s *session) firstMessages(step Step, latestLog string, tier int) []Message {
 	secs := taskSections(step, s.cfg.CheckLogCap, latestLog)
 	system := s.cfg.System
 	if system == "" {
@@ -109,7 +109,7 @@ func (s *session) firstMessages(step Step, latestLog string) []Message {
 	}
 	var dropped []string
 	msgs := build(secs, nil)
-	for s.cfg.Window > 0 && s.cfg.Estimator(s.request(msgs, 0)) > s.cfg.Window/2 {
+	for w := s.window(tier); w > 0 && s.cfg.Estimator(s.request(msgs, tier)) > w/2; {
 		victim := -1
 		for i := len(secs) - 1; i >= 0; i-- {
 			if !secs[i].required && (victim < 0 || secs[i].priority < secs[victim].priority) {
@@ -139,11 +139,12 @@ const elided = "[output elided to fit the input window; run the tool again if yo
 // fit elides the oldest tool results until the request fits the window. It
 // reports false when nothing is left to elide and it still does not fit.
 func (s *session) fit(msgs []Message, tier int) bool {
-	if s.cfg.Window <= 0 {
+	w := s.window(tier)
+	if w <= 0 {
 		return true
 	}
 	for i := range msgs {
-		if s.cfg.Estimator(s.request(msgs, tier)) <= s.cfg.Window {
+		if s.cfg.Estimator(s.request(msgs, tier)) <= w {
 			return true
 		}
 		// Keep the last exchange whole: it is what the model acts on next.
@@ -154,7 +155,7 @@ func (s *session) fit(msgs []Message, tier int) bool {
 			msgs[i].Content = elided
 		}
 	}
-	return s.cfg.Estimator(s.request(msgs, tier)) <= s.cfg.Window
+	return s.cfg.Estimator(s.request(msgs, tier)) <= w
 }
 
 // tail keeps the last max bytes of a log, starting at a line when it can.

@@ -115,16 +115,18 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("implement: %v", err)
 		return ExitUsage
 	}
-	if *dashboard > 0 && cfg.Budgets.Day.USD > 0 {
+	dayBudget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
+	if *dashboard > 0 && !dayBudget.Zero() {
 		day := report.Day(time.Now())
-		spent, ok, err := report.DayCheck(ctx, gh, *dashboard, day, report.DayBudget{USD: cfg.Budgets.Day.USD})
+		spent, ok, err := report.DayCheck(ctx, gh, *dashboard, day, dayBudget)
 		if err != nil {
 			env.Errorf("implement: %v", err)
 			return ExitInternal
 		}
 		if !ok {
 			// The Job does not start: the item yields until the next day.
-			msg := fmt.Sprintf("the day's budget of $%.2f is spent ($%.2f on %s); the item waits for the next day", cfg.Budgets.Day.USD, spent.USD, day)
+			msg := fmt.Sprintf("the day's budget (%s) is spent (%s on %s); the item waits for the next day",
+				dayBudgetText(dayBudget), spendLine(spent), day)
 			fmt.Fprintf(env.Stderr, "::notice::%s\n", failure.TypedLine(failure.ResultYielded, failure.DayBudgetExhausted, msg))
 			for k, v := range map[string]string{"result": string(record.ResultYielded), "failure": string(failure.DayBudgetExhausted), "attempt": strconv.Itoa(*attempt)} {
 				_ = io.SetOutput(k, v)
@@ -270,9 +272,32 @@ func buildTiers(cfg *config.Config, env *Env, onRetry func(agent.RetryEvent)) ([
 			return nil, fmt.Errorf("models[%d]: %w", i, err)
 		}
 		p := prices[m.Name]
-		tiers = append(tiers, agent.Tier{Name: m.Name, Model: client, USDPerMTokIn: p.Input, USDPerMTokOut: p.Output})
+		// Each tier has its own request limits: a cheap model's window is
+		// not a larger one's.
+		tiers = append(tiers, agent.Tier{Name: m.Name, Model: client, USDPerMTokIn: p.Input, USDPerMTokOut: p.Output,
+			MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)})
 	}
 	return tiers, nil
+}
+
+// dayBudgetText names the day budget's bounds: "$5.00, 2000000 tokens in".
+func dayBudgetText(b report.DayBudget) string {
+	var parts []string
+	if b.USD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", b.USD))
+	}
+	if b.TokensIn > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens in", b.TokensIn))
+	}
+	if b.TokensOut > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens out", b.TokensOut))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// spendLine is a day's spend in the words of dayBudgetText.
+func spendLine(s record.Spend) string {
+	return fmt.Sprintf("$%.2f, %d tokens in, %d tokens out", s.USD, s.TokensIn, s.TokensOut)
 }
 
 func agentBudget(b config.Budget) agent.Budget {

@@ -332,12 +332,16 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	o := r.o
 	cmds := append(g.VerifyCommands(), o.CheckCommands...)
 	step := agent.Step{Task: groupTask(change, g), Context: groupContext(r.workdir, change)}
+	startTier := 0
 	if first {
 		step.CheckLog, step.Conflict = r.handoffLog, r.handoffConflict
 		if a, ok := r.rec.Answer(); ok {
 			step.Question, _ = r.rec.Question()
 			step.Answer = a
 		}
+		// The first step goes on with the group an earlier Job stopped in,
+		// on the tier its last failing round reached.
+		startTier = r.rec.Tier()
 	}
 	check := func(ctx context.Context) (bool, string, error) {
 		rep, err := r.runChecks(ctx, g, cmds)
@@ -346,10 +350,28 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	cfg := agent.Config{
 		Models: o.Models, Sandbox: o.Sandbox, Observer: (*observer)(r), Clock: o.Clock,
 		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: toAgent(r.prior.Add(r.job)),
-		MaxOutput: o.MaxOutput, Window: o.Window,
+		MaxOutput: o.MaxOutput, Window: o.Window, StartTier: startTier,
 	}
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, cfg, step, check, o.RepairRounds)
+	if step.Answer != "" && out.Turns > 0 {
+		// The model has seen the answer: the Job's next write clears it, so
+		// no later step gets the old question and answer again.
+		var ch record.Changes
+		ch.Delete(record.KeyImplementAnswer, record.KeyImplementQuestion)
+		r.pending.Merge(ch)
+	}
+	// The next Job's ladder goes on where this step left it; a step that
+	// passed leaves the next failing one to start at the bottom again.
+	tier := out.Tier
+	if out.Status == agent.StatusFinished {
+		tier = 0
+	}
+	if out.Turns > 0 && tier != startTier {
+		var ch record.Changes
+		ch.SetTier(tier)
+		r.pending.Merge(ch)
+	}
 	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Group: g.Number, Step: groupStep(g),
 		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
 	if err != nil {

@@ -97,6 +97,13 @@ func (r *Record) Trace() (json.RawMessage, bool) {
 // Attempt returns implement.attempt, the number of Jobs run for the item.
 func (r *Record) Attempt() (int, bool) { return r.count(KeyImplementAttempt) }
 
+// Tier returns implement.tier, the ladder index the item's last failing
+// round reached (0 when absent).
+func (r *Record) Tier() int {
+	n, _ := r.count(KeyImplementTier)
+	return n
+}
+
 // Jobs returns implement.jobs, oldest first.
 func (r *Record) Jobs() ([]JobOutcome, bool) {
 	var v []JobOutcome

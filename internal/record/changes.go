@@ -210,6 +210,16 @@ func (c *Changes) SetTrace(v json.RawMessage) {
 // SetAttempt sets implement.attempt.
 func (c *Changes) SetAttempt(n int) { c.set(KeyImplementAttempt, strconv.Itoa(n)) }
 
+// SetTier sets implement.tier to the ladder index n; 0 deletes the key
+// (absent is tier 0).
+func (c *Changes) SetTier(n int) {
+	if n <= 0 {
+		c.Delete(KeyImplementTier)
+		return
+	}
+	c.set(KeyImplementTier, strconv.Itoa(n))
+}
+
 // SetJobs sets implement.jobs to the newest MaxJobs outcomes.
 func (c *Changes) SetJobs(jobs []JobOutcome) {
 	if jobs == nil {

@@ -35,6 +35,9 @@ const (
 	KeyImplementCheckedSHA Key = "implement.checked_sha"
 	// KeyImplementPublishedSHA is the head the last push published.
 	KeyImplementPublishedSHA Key = "implement.published_sha"
+	// KeyImplementTier is the ladder index the item's last failing repair
+	// round reached; the next Job's first step starts there. Absent is tier 0.
+	KeyImplementTier Key = "implement.tier"
 	// KeyImplementTrace is the bounded copy of the trace: a JSON value.
 	KeyImplementTrace Key = "implement.trace"
 	// KeyImplementAttempt counts the Jobs that have run for the item.
@@ -71,6 +74,7 @@ func AllKeys() []Key {
 		KeyImplementSHA,
 		KeyImplementSpend,
 		KeyImplementStopped,
+		KeyImplementTier,
 		KeyImplementTrace,
 		KeyImplementWIP,
 		KeyStagePlan,
@@ -182,6 +186,8 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindTrace, bound: MaxTrace, what: "a trace (a JSON string, object or array)"}, true
 	case KeyImplementAttempt:
 		return spec{kind: kindCount, what: "a Job count (an integer >= 1)"}, true
+	case KeyImplementTier:
+		return spec{kind: kindCount, what: "a ladder index (an integer >= 1; absent is tier 0)"}, true
 	case KeyImplementJobs:
 		return spec{kind: kindJobs, bound: MaxJobs, what: `a Job list (a JSON array of {"job":N,"run_id":N,...})`}, true
 	case KeyImplementQuestion:

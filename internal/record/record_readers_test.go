@@ -50,6 +50,7 @@ func readers() map[Key]reader {
 		KeyImplementGroupSeconds: {fn: "implement.(*runner).start"},
 		KeyImplementJobs:         {fn: "implement.jobsWith"},
 		KeyImplementAnswer:       {fn: "implement.(*runner).runGroup"},
+		KeyImplementTier:         {fn: "implement.(*runner).runGroup"},
 		KeyImplementTrace:        {fn: "cli.recordTrace"},
 		KeyStageState:            {person: "- `stage.state` is a record for a person until the stage issue adds its reader: stage and implement read where the plan stands."},
 		KeyStagePR:               {fn: "implement.(*runner).start"},
@@ -117,9 +118,15 @@ func TestRecordReaders(t *testing.T) {
 				}
 			})
 		}
+		// A reader that exists but does not read the key fails too.
+		wrong := map[Key]reader{KeyImplementCheckLog: {fn: "implement.(*runner).scopedChecks"}}
+		if p := checkReaders([]Key{KeyImplementCheckLog}, wrong, string(doc), funcs); !strings.Contains(strings.Join(p, "\n"), "does not read it") {
+			t.Errorf("checkReaders() on a reader of another key = %q, want one saying it does not read it", p)
+		}
 		// And a real function and a real line pass.
-		ok := map[Key]reader{fake: {fn: "record.Parse"}, "test.kept": {fn: "record.(*Record).Apply"}, "test.doc": {person: readers()[KeyImplementGroup].person}}
-		if p := checkReaders([]Key{fake, "test.kept", "test.doc"}, ok, string(doc), funcs); len(p) != 0 {
+		ok := map[Key]reader{KeyImplementAnswer: {fn: "implement.(*runner).runGroup"}, KeyImplementCheckedSHA: {fn: "implement.(*runner).scopedChecks"},
+			"test.doc": {person: readers()[KeyImplementGroup].person}}
+		if p := checkReaders([]Key{KeyImplementAnswer, KeyImplementCheckedSHA, "test.doc"}, ok, string(doc), funcs); len(p) != 0 {
 			t.Errorf("checkReaders() on real readers = %q, want nothing", p)
 		}
 	})
@@ -127,7 +134,7 @@ func TestRecordReaders(t *testing.T) {
 
 // checkReaders returns one problem per key without a valid reader, and one per
 // table entry for a key that is not in keys.
-func checkReaders(keys []Key, table map[Key]reader, doc string, funcs map[string]bool) []string {
+func checkReaders(keys []Key, table map[Key]reader, doc string, funcs map[string]*ast.FuncDecl) []string {
 	var problems []string
 	for _, k := range keys {
 		r, ok := table[k]
@@ -140,8 +147,10 @@ func checkReaders(keys []Key, table map[Key]reader, doc string, funcs map[string
 			id, err := funcID(r.fn)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: reader %q: %v", k, r.fn, err))
-			} else if !funcs[id] {
+			} else if fn := funcs[id]; fn == nil {
 				problems = append(problems, fmt.Sprintf("%s: reader %s does not exist under internal/ (renamed or removed?)", k, r.fn))
+			} else if !readsKey(fn, k) {
+				problems = append(problems, fmt.Sprintf("%s: reader %s does not read it (no call of its getter %v, no mention of its constant)", k, r.fn, getters()[k]))
 			}
 		default:
 			if docLine(doc, r.person) == 0 {
@@ -192,8 +201,8 @@ func funcID(name string) (string, error) {
 // goFuncs lists the functions and methods declared in the non-test Go files of
 // each package directory under root, as "pkg.Func" and "pkg.Type.Method" (pkg is
 // the directory's path under root, with slashes).
-func goFuncs(root string) map[string]bool {
-	out := map[string]bool{}
+func goFuncs(root string) map[string]*ast.FuncDecl {
+	out := map[string]*ast.FuncDecl{}
 	fset := token.NewFileSet()
 	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
@@ -212,15 +221,95 @@ func goFuncs(root string) map[string]bool {
 				continue
 			}
 			if fn.Recv == nil || len(fn.Recv.List) == 0 {
-				out[pkg+"."+fn.Name.Name] = true
+				out[pkg+"."+fn.Name.Name] = fn
 				continue
 			}
 			if typ := recvType(fn.Recv.List[0].Type); typ != "" {
-				out[pkg+"."+typ+"."+fn.Name.Name] = true
+				out[pkg+"."+typ+"."+fn.Name.Name] = fn
 			}
 		}
 		return nil
 	})
+	return out
+}
+
+// readsKey reports whether fn's body reads k: it calls one of k's getters
+// (a method of Record whose body names k's constant) or names the constant
+// itself. A reader that stops reading its key fails the check even though
+// the function still exists (issue 17, gap 5).
+func readsKey(fn *ast.FuncDecl, k Key) bool {
+	if fn.Body == nil {
+		return false
+	}
+	constName, getterNames := constNames()[k], getters()[k]
+	found := false
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.CallExpr: // rec.Answer(): by name only, without type information
+			if sel, ok := x.Fun.(*ast.SelectorExpr); ok && slices.Contains(getterNames, sel.Sel.Name) {
+				found = true
+			}
+		case *ast.Ident: // KeyImplementX, or record.KeyImplementX
+			if constName != "" && x.Name == constName {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// constNames maps each Key to the name of its constant in keys.go.
+func constNames() map[Key]string {
+	f, err := parser.ParseFile(token.NewFileSet(), "keys.go", nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	out := map[Key]string{}
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING && i < len(vs.Names) {
+					val, _ := strconv.Unquote(lit.Value)
+					out[Key(val)] = vs.Names[i].Name
+				}
+			}
+		}
+	}
+	return out
+}
+
+// getters maps each Key to the methods of Record in accessors.go whose body
+// names its constant: Answer for implement.answer, and so on.
+func getters() map[Key][]string {
+	f, err := parser.ParseFile(token.NewFileSet(), "accessors.go", nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	byConst := map[string]Key{}
+	for k, name := range constNames() {
+		byConst[name] = k
+	}
+	out := map[Key][]string{}
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Recv == nil || fn.Body == nil || !fn.Name.IsExported() {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if k, ok := byConst[id.Name]; ok && !slices.Contains(out[k], fn.Name.Name) {
+					out[k] = append(out[k], fn.Name.Name)
+				}
+			}
+			return true
+		})
+	}
 	return out
 }
 

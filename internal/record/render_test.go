@@ -40,6 +40,7 @@ func everyKey() Changes {
 	var c Changes
 	c.SetAnswer("Yes — keep it,\nbut mark it deprecated.")
 	c.SetAttempt(3)
+	c.SetTier(1)
 	c.SetCheckLog("--- FAIL: TestBackoffSchedule (0.00s)\n    backoff_test.go:31: delay(5) = 2h, want 1h\n<!-- not a comment -->\nFAIL")
 	c.SetCheckedSHA("3f2a9c1d4e")
 	c.SetConflict([]string{"internal/webhook/backoff.go", "docs/delivery guide.md"})
