@@ -35,8 +35,10 @@ func TestIsolationUnderAct(t *testing.T) {
 	// run's own HOME and RUNNER_TEMP are closed by the boundary, which
 	// TestIsolation checks in process.)
 	home, _ := os.UserHomeDir()
+	// The folder is the runner's own, as the boundary leaves RUNNER_TEMP
+	// (closed to others); the file in it is world-readable.
 	temp := filepath.Join(dir, "runner-temp")
-	if err := os.MkdirAll(temp, 0o755); err != nil {
+	if err := os.MkdirAll(temp, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(temp, "set_env"), []byte("TOKEN="+demo.Token+"\n"), 0o644); err != nil {
@@ -91,7 +93,7 @@ func TestIsolationUnderAct(t *testing.T) {
 	}
 	for where, text := range places {
 		if i := strings.Index(text, demo.Token); i >= 0 {
-			t.Errorf("the job's token reached %s: …%s…", where, text[max(0, i-200):min(len(text), i+40)])
+			t.Errorf("the job's token reached %s: …%s…", where, text[max(0, i-300):min(len(text), i+300)])
 		}
 	}
 	if data, err := os.ReadFile(mark); err == nil {

@@ -186,12 +186,20 @@ func (it *item) book(name string) {
 	log := it.w.Fake.Requests()
 	n := 0
 	for _, r := range log[it.seen:] {
-		if r.Status != http.StatusNotModified && !strings.HasPrefix(r.Path, "/_logs/") {
+		// Counted: REST and GraphQL requests that are not a free 304. The
+		// job-log blobs and git's own protocol (the install script's
+		// ls-remote) are not API requests and spend no rate limit.
+		if r.Status != http.StatusNotModified && !strings.HasPrefix(r.Path, "/_logs/") && !isGitProtocol(r.Path) {
 			n++
 		}
 	}
 	it.seen = len(log)
 	it.phases = append(it.phases, phase{name, n})
+}
+
+// isGitProtocol reports whether path is git's smart HTTP protocol.
+func isGitProtocol(path string) bool {
+	return strings.Contains(path, ".git/info/refs") || strings.HasSuffix(path, "/git-upload-pack") || strings.HasSuffix(path, "/git-receive-pack")
 }
 
 // requests prints the counted requests by phase and returns the total.
@@ -366,6 +374,19 @@ func (it *item) record() *record.Record {
 	}
 	it.t.Fatalf("issue #%d has no record comment", it.w.Issue)
 	return nil
+}
+
+// recordCommentID is the record comment's id, which report hands to a
+// continuation (the record-comment input).
+func (it *item) recordCommentID() string {
+	it.t.Helper()
+	for _, c := range it.w.Fake.Comments(it.w.Issue) {
+		if c.Author == github.DefaultIdentity && record.HasBlock(c.Body) {
+			return fmt.Sprint(c.ID)
+		}
+	}
+	it.t.Fatalf("issue #%d has no record comment", it.w.Issue)
+	return ""
 }
 
 // ci plays the user's repository CI: every head pushed to the work branch

@@ -44,7 +44,7 @@ func TestE2EYieldAndContinue(t *testing.T) {
 		t.Fatalf("report dispatched %d runs, want 1: %+v", len(disp), disp)
 	}
 	cont := it.continuation("run 2", disp[0])
-	if diff := cmp.Diff(map[string]string{"issue": fmt.Sprint(it.w.Issue), "attempt": "2"}, cont.inputs); diff != "" {
+	if diff := cmp.Diff(map[string]string{"issue": fmt.Sprint(it.w.Issue), "attempt": "2", "record-comment": it.recordCommentID()}, cont.inputs); diff != "" {
 		t.Errorf("continuation inputs (-want +got):\n%s", diff)
 	}
 	it.logf("report dispatched run %d with %v; the PR's CI turns green", cont.runID, cont.inputs)
@@ -145,7 +145,7 @@ func TestE2EKilled(t *testing.T) {
 		t.Fatalf("report dispatched %d runs, want 1: %+v", len(disp), disp)
 	}
 	cont := it.continuation("run 2", disp[0])
-	if diff := cmp.Diff(map[string]string{"issue": fmt.Sprint(it.w.Issue), "attempt": "2"}, cont.inputs); diff != "" {
+	if diff := cmp.Diff(map[string]string{"issue": fmt.Sprint(it.w.Issue), "attempt": "2", "record-comment": it.recordCommentID()}, cont.inputs); diff != "" {
 		t.Errorf("continuation inputs (-want +got):\n%s", diff)
 	}
 	it.logf("report: killed → continuation, run %d with %v", cont.runID, cont.inputs)

@@ -98,10 +98,11 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 	// A write of the record costs a conditional read (free after a read,
 	// paid after our own PATCH: its ETag is not a GET's) and the PATCH.
 	want := []map[string]int{
-		// Fresh: the record comment found by one list; three writes (the
-		// group mark, the checked mark, the result); the PR looked for and
-		// opened; its checks polled twice; the PR comment listed and posted.
-		{getIssue: 1, listComments: 2, getComment: 2, patchComment: 3, postComment: 1,
+		// Fresh: the record comment found by one list; two writes (the
+		// last group's mark riding with the checked mark, then the
+		// result); the PR looked for and opened; its checks polled twice;
+		// the PR comment listed and posted.
+		{getIssue: 1, listComments: 2, getComment: 1, patchComment: 2, postComment: 1,
 			listPRs: 1, createPR: 1, status: 2, checkRuns: 1},
 		// Same head: the record read by its id; nothing to do but watch; the
 		// result written; the PR comment listed and edited.

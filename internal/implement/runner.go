@@ -195,6 +195,12 @@ func (r *runner) groups(ctx context.Context) ending {
 	}
 
 	first := true
+	last := 0 // the last group this Job runs: its mark rides with the checked mark
+	for _, g := range change.Tasks.Groups {
+		if _, done := passed[g.Number]; !done {
+			last = g.Number
+		}
+	}
 	for _, g := range change.Tasks.Groups {
 		if _, done := passed[g.Number]; done {
 			continue
@@ -214,7 +220,7 @@ func (r *runner) groups(ctx context.Context) ending {
 		}
 		first = false
 		r.groupSecs = append(r.groupSecs, int(o.Clock.Now().Sub(start).Round(time.Second)/time.Second))
-		if end, ok := r.publishGroup(ctx, g); !ok {
+		if end, ok := r.publishGroup(ctx, g, g.Number == last); !ok {
 			return end
 		}
 		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupPassed, Group: g.Number, Step: groupStep(g),
@@ -235,6 +241,13 @@ func (r *runner) groups(ctx context.Context) ending {
 func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending, bool) {
 	if checked, _ := r.rec.CheckedSHA(); string(checked) == r.head {
 		r.logf("roadmap: scoped checks passed at %s already (implement.checked_sha); skipping them", short(r.head))
+		if !r.pending.Empty() {
+			// Marks waiting for the checked mark are written now: the
+			// watch can be long.
+			if err := r.mark(ctx, record.Changes{}); err != nil {
+				return r.fail(ctx, "mark group", err), false
+			}
+		}
 		return ending{}, true
 	}
 	if end, ok := r.checkTime(ctx, "scoped checks"); !ok {
@@ -442,7 +455,11 @@ func (r *runner) runChecks(ctx context.Context, g plan.Group, cmds []string) (ch
 
 // publishGroup pushes the group's commit (unless the remote has it) and
 // writes the group mark, which carries spend, published_sha and the group.
-func (r *runner) publishGroup(ctx context.Context, g plan.Group) (ending, bool) {
+// The last group's mark is not written here: the scoped checks run next at
+// the same head, and their mark (checked_sha) carries it, one write instead
+// of two. A Job killed in between loses no work: the group's commit is on the
+// remote, and the next Job reconciles the mark from git.
+func (r *runner) publishGroup(ctx context.Context, g plan.Group, deferMark bool) (ending, bool) {
 	if end, ok := r.push(ctx, g); !ok {
 		return end, false
 	}
@@ -452,7 +469,9 @@ func (r *runner) publishGroup(ctx context.Context, g plan.Group) (ending, bool) 
 	ch.SetSHA(record.SHA(r.head))
 	ch.SetPublishedSHA(record.SHA(r.head))
 	ch.SetGroupSeconds(r.groupSecs)
-	if err := r.mark(ctx, ch); err != nil {
+	if deferMark {
+		r.pending.Merge(ch)
+	} else if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark group", err), false
 	}
 	if r.pr.Number == 0 {
