@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	gogithub "github.com/google/go-github/v66/github"
 )
@@ -120,15 +121,37 @@ func (c *Client) Checks(ctx context.Context, ref string) (CheckSummary, error) {
 		}
 		runOpts.Page = resp.NextPage
 	}
-	switch {
-	case sum.Failed > 0:
-		sum.State = "failure"
-	case sum.Pending > 0 || sum.Total == 0:
-		sum.State = "pending"
-	default:
-		sum.State = "success"
-	}
+	sum.settle()
 	return sum, nil
+}
+
+// settle sets State from the counts.
+func (s *CheckSummary) settle() {
+	switch {
+	case s.Failed > 0:
+		s.State = "failure"
+	case s.Pending > 0 || s.Total == 0:
+		s.State = "pending"
+	default:
+		s.State = "success"
+	}
+}
+
+// Without returns the summary without the checks whose name starts with
+// prefix (roadmap's own statuses, "roadmap/", are not the PR's checks: an
+// item restarted at the same head must not read its own old failure as a
+// failing check). Ignored counts what was left out.
+func (s CheckSummary) Without(prefix string) (out CheckSummary, ignored int) {
+	out = CheckSummary{Ref: s.Ref, SHA: s.SHA}
+	for _, ch := range s.Checks {
+		if strings.HasPrefix(ch.Name, prefix) {
+			ignored++
+			continue
+		}
+		out.add(ch)
+	}
+	out.settle()
+	return out, ignored
 }
 
 func (s *CheckSummary) add(ch Check) {

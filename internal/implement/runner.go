@@ -597,13 +597,16 @@ func (r *runner) watch(ctx context.Context) ending {
 		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseWatch, Step: "watch", Duration: o.Clock.Now().Sub(start)})
 	}()
 	for {
-		sum, err := o.GitHub.Checks(ctx, r.head)
+		all, err := o.GitHub.Checks(ctx, r.head)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: "the runner asked the Job to stop (signal)"}
 			}
 			return r.fail(ctx, "watch", err)
 		}
+		// roadmap's own statuses (roadmap/implement, roadmap/checks) are
+		// not the PR's checks.
+		sum, _ := all.Without("roadmap/")
 		elapsed := o.Clock.Now().Sub(start).Round(time.Second)
 		r.logf("roadmap: watch PR #%d checks at %s: %s (%d of %d done, %d failed), %s elapsed",
 			r.pr.Number, short(r.head), sum.State, sum.Succeeded+sum.Failed, sum.Total, sum.Failed, elapsed)
