@@ -494,6 +494,16 @@ func (it *item) checkReadyPR(pr int) {
 	if n != 1 {
 		t.Errorf("PR #%d has %d comments with %s, want 1", pr, n, marker)
 	}
+	// The PR's last commit is the OpenSpec archive of the plan.
+	ctx := t.Context()
+	msg, err := git(ctx, "--git-dir", it.w.Remote, "log", "-1", "--format=%B", is.Pull.HeadSHA)
+	if err != nil || !strings.Contains(msg, "Roadmap-Archive: add-greetings") {
+		t.Errorf("the PR's last commit %s is not the archive of add-greetings (%v):\n%s", is.Pull.HeadSHA, err, msg)
+	}
+	tree, err := git(ctx, "--git-dir", it.w.Remote, "ls-tree", "-r", "--name-only", is.Pull.HeadSHA)
+	if err != nil || !strings.Contains(tree, "openspec/changes/archive/") || strings.Contains(tree, "openspec/changes/add-greetings/") {
+		t.Errorf("the PR head's tree does not hold the archived change (%v):\n%s", err, tree)
+	}
 }
 
 // checkTrace reads what the guarded upload would have uploaded: one JSONL

@@ -296,6 +296,8 @@ const (
 	TrailerGroup = "Roadmap-Group"
 	TrailerIssue = "Roadmap-Issue"
 	TrailerWIP   = "Roadmap-WIP"
+	// TrailerArchive names the OpenSpec change a commit archives.
+	TrailerArchive = "Roadmap-Archive"
 )
 
 // CommitGroup commits every change in the work tree as the commit of a passed
@@ -480,4 +482,14 @@ func (r *Repo) EnsureIdentity(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// CommitArchive commits the whole work tree as the archive of an OpenSpec
+// change, with the trailer Roadmap-Archive: id, and returns the new head.
+func (r *Repo) CommitArchive(ctx context.Context, id string, m Message) (string, error) {
+	sha, err := r.commit(ctx, m, false, TrailerArchive+": "+id)
+	if err != nil {
+		return "", fmt.Errorf("commit the archive of %s: %w", id, err)
+	}
+	return sha, nil
 }

@@ -326,8 +326,8 @@ func TestPublishedSHAReconcile(t *testing.T) {
 		t.Errorf("the first write does not reconcile published_sha to %s:\n%v", pushed, p)
 	}
 	pushes, _ := os.ReadFile(filepath.Join(w.dir, "pushes"))
-	if n := strings.Count(string(pushes), "push"); n != 1 {
-		t.Errorf("%d pushes after the kill, want 1 (group 2 only; group 1 is never pushed again)", n)
+	if n := strings.Count(string(pushes), "push"); n != 2 {
+		t.Errorf("%d pushes after the kill, want 2 (group 2, then the OpenSpec archive; group 1 is never pushed again)", n)
 	}
 	// Group 1's verify command runs once, in the scoped checks at the new
 	// head; a redone group 1 would run it in its own repair loop too.

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -179,6 +183,11 @@ func (r *runner) groups(ctx context.Context) ending {
 		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan",
 			reason: "the item has no plan: stage.plan is not set and no plan directory was given"}
 	}
+	if archived, ok := archivedPlan(r.workdir, planDir); ok {
+		// An earlier Job archived the change at the end of its groups: the
+		// plan is read where OpenSpec moved it.
+		planDir = archived
+	}
 	if _, err := confinedPlan(r.workdir, planDir); err != nil {
 		return ending{result: record.ResultStopped, class: failure.Unknown, step: "plan", reason: fmt.Sprintf("%s: %v", key, err)}
 	}
@@ -276,6 +285,9 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	if !rep.Passed {
 		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: "scoped checks",
 			reason: fmt.Sprintf("%s exited %d at the head", rep.FailedCommand, rep.ExitCode), checkLog: rep.Log}, false
+	}
+	if end, ok := r.archive(ctx, change); !ok {
+		return end, false
 	}
 	var ch record.Changes
 	ch.SetCheckedSHA(record.SHA(r.head))
@@ -670,6 +682,9 @@ func (r *runner) classEnding(class failure.Class, step, reason string) ending {
 }
 
 func groupStep(g plan.Group) string {
+	if g.Number == 0 && g.Title == "archive" {
+		return "archive"
+	}
 	if g.Number == 0 {
 		return "scoped checks"
 	}
@@ -694,4 +709,77 @@ func toAgent(s record.Spend) agent.Spend {
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// archive archives the OpenSpec change the OpenSpec way once every group has
+// passed and the scoped checks hold: the deltas applied to openspec/specs, the
+// change moved to openspec/changes/archive/YYYY-MM-DD-<id>/, in one commit
+// (trailer Roadmap-Archive) that is pushed before the watch, so the PR's
+// last commit is the archive and its checks run on it. The scoped checks are
+// not run again: the commit moves OpenSpec documents only. A change whose
+// deltas cannot apply (a MODIFIED requirement that no longer exists) goes
+// back to stage with the findings, and the PR is not marked ready.
+func (r *runner) archive(ctx context.Context, change *plan.Change) (ending, bool) {
+	o := r.o
+	if isArchived(change.Dir) {
+		return ending{}, true
+	}
+	findings, err := plan.Archive(r.workdir, change.ID, o.Clock.Now())
+	if err != nil {
+		return r.fail(ctx, "archive", err), false
+	}
+	if len(findings) > 0 {
+		var b strings.Builder
+		for _, f := range findings {
+			b.WriteString(f.String())
+			b.WriteString("\n")
+		}
+		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "archive",
+			reason: fmt.Sprintf("the change %s cannot be archived; the PR stays a draft: %s", change.ID, strings.TrimSpace(b.String()))}, false
+	}
+	sha, err := o.Repo.CommitArchive(ctx, change.ID, git.Message{
+		Subject: fmt.Sprintf("roadmap: archive %s", change.ID),
+		Body:    "OpenSpec archive: the change's delta specs applied to openspec/specs, the change moved to " + plan.ArchiveDir + ".",
+		Issue:   o.Issue,
+	})
+	if err != nil {
+		return r.fail(ctx, "archive", err), false
+	}
+	r.head = sha
+	// The push of the archive belongs to no group (its trace event says
+	// group 0).
+	if end, ok := r.push(ctx, plan.Group{Title: "archive"}); !ok {
+		return end, false
+	}
+	var ch record.Changes
+	ch.SetSHA(record.SHA(sha))
+	ch.SetPublishedSHA(record.SHA(sha))
+	r.pending.Merge(ch)
+	r.logf("roadmap: archived %s in %s", change.ID, short(sha))
+	return ending{}, true
+}
+
+// isArchived reports whether dir is a change inside OpenSpec's archive.
+func isArchived(dir string) bool {
+	return strings.Contains(filepath.ToSlash(dir), "/"+plan.ArchiveDir+"/")
+}
+
+// archivedPlan returns the archived directory of the change planDir names
+// when the change itself is gone and OpenSpec's archive holds it
+// (openspec/changes/archive/YYYY-MM-DD-<id>): the newest one.
+func archivedPlan(workdir, planDir string) (string, bool) {
+	if _, err := os.Lstat(filepath.Join(workdir, filepath.FromSlash(planDir))); err == nil {
+		return "", false
+	}
+	id := path.Base(filepath.ToSlash(planDir))
+	matches, _ := filepath.Glob(filepath.Join(workdir, filepath.FromSlash(plan.ArchiveDir), "????-??-??-"+id))
+	if len(matches) == 0 {
+		return "", false
+	}
+	sort.Strings(matches)
+	rel, err := filepath.Rel(workdir, matches[len(matches)-1])
+	if err != nil {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }

@@ -206,7 +206,8 @@ func TestTraceWritten(t *testing.T) {
 			want = append(want, phase{trace.PhaseGroupStarted, g}, phase{trace.PhaseChecks, g}, phase{trace.PhaseAgent, g},
 				phase{trace.PhaseCommit, g}, phase{trace.PhasePush, g}, phase{trace.PhaseGroupPassed, g})
 		}
-		want = append(want, phase{trace.PhaseChecks, 0}, phase{trace.PhaseWatch, 0}, phase{trace.PhaseReady, 0})
+		// After the scoped checks, the OpenSpec archive's commit is pushed.
+		want = append(want, phase{trace.PhaseChecks, 0}, phase{trace.PhasePush, 0}, phase{trace.PhaseWatch, 0}, phase{trace.PhaseReady, 0})
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("phases out of the life-cycle order (-want +got):\n%s", diff)
 		}
