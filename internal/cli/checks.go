@@ -700,6 +700,11 @@ func (j *checksJob) inWorkdir(p string) string {
 	if filepath.IsAbs(p) {
 		return p
 	}
+	// At the PR's last commit the change may be archived already (implement
+	// archives it before the watch): read it where OpenSpec moved it.
+	if archived, ok := plan.Archived(j.dir, p); ok {
+		p = archived
+	}
 	return filepath.Join(j.dir, filepath.FromSlash(p))
 }
 

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -183,7 +180,7 @@ func (r *runner) groups(ctx context.Context) ending {
 		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan",
 			reason: "the item has no plan: stage.plan is not set and no plan directory was given"}
 	}
-	if archived, ok := archivedPlan(r.workdir, planDir); ok {
+	if archived, ok := plan.Archived(r.workdir, planDir); ok {
 		// An earlier Job archived the change at the end of its groups: the
 		// plan is read where OpenSpec moved it.
 		planDir = archived
@@ -762,24 +759,4 @@ func (r *runner) archive(ctx context.Context, change *plan.Change) (ending, bool
 // isArchived reports whether dir is a change inside OpenSpec's archive.
 func isArchived(dir string) bool {
 	return strings.Contains(filepath.ToSlash(dir), "/"+plan.ArchiveDir+"/")
-}
-
-// archivedPlan returns the archived directory of the change planDir names
-// when the change itself is gone and OpenSpec's archive holds it
-// (openspec/changes/archive/YYYY-MM-DD-<id>): the newest one.
-func archivedPlan(workdir, planDir string) (string, bool) {
-	if _, err := os.Lstat(filepath.Join(workdir, filepath.FromSlash(planDir))); err == nil {
-		return "", false
-	}
-	id := path.Base(filepath.ToSlash(planDir))
-	matches, _ := filepath.Glob(filepath.Join(workdir, filepath.FromSlash(plan.ArchiveDir), "????-??-??-"+id))
-	if len(matches) == 0 {
-		return "", false
-	}
-	sort.Strings(matches)
-	rel, err := filepath.Rel(workdir, matches[len(matches)-1])
-	if err != nil {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 )
@@ -170,4 +171,26 @@ func matchLineEnding(content, original string) string {
 		return content
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// Archived returns where OpenSpec's archive holds the change planDir names
+// (openspec/changes/<id>, relative to root) once the change itself is gone:
+// openspec/changes/archive/YYYY-MM-DD-<id>, the newest, slash-separated and
+// relative to root. A later Job and the PR's checks read an archived plan
+// there.
+func Archived(root, planDir string) (string, bool) {
+	if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(planDir))); err == nil {
+		return "", false
+	}
+	id := path.Base(filepath.ToSlash(planDir))
+	matches, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(ArchiveDir), "????-??-??-"+id))
+	if len(matches) == 0 {
+		return "", false
+	}
+	sort.Strings(matches)
+	rel, err := filepath.Rel(root, matches[len(matches)-1])
+	if err != nil {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }

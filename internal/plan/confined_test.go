@@ -53,3 +53,26 @@ func TestLoadChangeRefusesSymlinkOutOfTree(t *testing.T) {
 		t.Error("a tasks.md that leads out of the work tree was read")
 	}
 }
+
+// Archived finds a change OpenSpec moved to its archive, the newest first,
+// and nothing while the change itself is still there.
+func TestArchived(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"openspec/changes/archive/2026-11-30-add-x", "openspec/changes/archive/2026-12-01-add-x", "openspec/changes/archive/2026-12-01-add-y"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, ok := Archived(root, "openspec/changes/add-x"); !ok || got != "openspec/changes/archive/2026-12-01-add-x" {
+		t.Errorf("Archived(add-x) = %q, %v; want the newest archive", got, ok)
+	}
+	if got, ok := Archived(root, "openspec/changes/add-z"); ok {
+		t.Errorf("Archived(add-z) = %q, want none", got)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "openspec/changes/add-y"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := Archived(root, "openspec/changes/add-y"); ok {
+		t.Errorf("Archived(add-y) = %q while the change is still there, want none", got)
+	}
+}
