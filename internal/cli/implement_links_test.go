@@ -229,3 +229,112 @@ func TestImplementProviderRetryInTrace(t *testing.T) {
 		t.Errorf("the trace file's retry events of the model server's refusals (-want +got):\n%s", diff)
 	}
 }
+
+// TestImplementRepairRounds: with implement.repair_rounds: 1, a group whose
+// checks fail in its first round stops the Job with checks_failed after that
+// one round, though the model would fix it in a second.
+func TestImplementRepairRounds(t *testing.T) {
+	w := linkWorld(t)
+	convs := append([]*llm.Conversation{groupOne(t, "group-1", "", callWriteHelloTest, callFinish, callWriteHello, callFinish)},
+		demoConversations(t, w, false)...)
+	srv := newModelServer(t, convs)
+	cfg := writeConfig(t, oneModel(srv.URL), "  repair_rounds: 1\n", "")
+	res, code, log := implementJob(t, w, cfg, 1)
+	if code != ExitFindings || res.Result != "stopped" || res.Failure != "checks_failed" {
+		t.Fatalf("exit %d, result %s/%s (%s), want exit %d, stopped/checks_failed\n%s", code, res.Result, res.Failure, res.Reason, ExitFindings, log)
+	}
+	if !strings.Contains(res.Reason, "after 1 rounds") {
+		t.Errorf("reason %q, want the checks failing after 1 round", res.Reason)
+	}
+	// One round is the two calls of its conversation up to finish.
+	if n := len(srv.requests()); n != 2 {
+		t.Errorf("%d model calls, want 2: one round", n)
+	}
+}
+
+// ladderConversations: on tier 0 ("small") group 1 writes a test of Hello
+// alone and finishes twice with the same failure, so the third round starts
+// afresh on tier 1 ("large"), whose conversation is fixes. The demo's groups
+// 2 and 3 answer any tier.
+func ladderConversations(t *testing.T, w *demo.World, fixes []string) []*llm.Conversation {
+	return append([]*llm.Conversation{
+		groupOne(t, "group-1-small", "small", callWriteHelloTest, callFinish, callFinish),
+		groupOne(t, "group-1-large", "large", fixes...),
+	}, demoConversations(t, w, false)...)
+}
+
+// ladderModels are the two tiers on one server, each with its own max_output.
+func ladderModels(url string) string {
+	return "  - provider: openai-compatible\n    name: small\n    base_url: " + url + "\n    max_output: 500\n" +
+		"  - provider: openai-compatible\n    name: large\n    base_url: " + url + "\n    max_output: 1500\n"
+}
+
+// TestImplementLadder: with two tiers where tier 0 fails group 1 and tier 1
+// fixes it, the Job passes, and the job log's spend lines show group 1's
+// last calls made on tier 1's model.
+func TestImplementLadder(t *testing.T) {
+	w := linkWorld(t)
+	srv := newModelServer(t, ladderConversations(t, w, []string{callWriteHello, callFinish}))
+	cfg := writeConfig(t, ladderModels(srv.URL), "  repair_rounds: 3\n", "")
+	res, code, log := implementJob(t, w, cfg, 1)
+	if code != ExitOK || res.Result != "ready" {
+		t.Fatalf("exit %d, result %s/%s (%s), want ready: tier 1 fixes group 1\n%s", code, res.Result, res.Failure, res.Reason, log)
+	}
+	spend, err := trace.ParseSpendLines(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range spend.Entries {
+		if e.Group == 1 {
+			got = append(got, e.Model)
+		}
+	}
+	want := []string{"small", "small", "small", "large", "large"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("models of group 1's spend lines (-want +got):\n%s", diff)
+	}
+}
+
+// TestImplementTierMaxOutput: each tier's requests carry the tier's own
+// max_output as max_tokens, not tier 0's.
+func TestImplementTierMaxOutput(t *testing.T) {
+	w := linkWorld(t)
+	// Tier 1 fails too: the Job stops after group 1's three rounds.
+	srv := newModelServer(t, ladderConversations(t, w, []string{callFinish}))
+	cfg := writeConfig(t, ladderModels(srv.URL), "  repair_rounds: 3\n", "")
+	res, _, log := implementJob(t, w, cfg, 1)
+	if res.Failure != "checks_failed" {
+		t.Fatalf("result %s/%s (%s), want checks_failed after tier 1's round\n%s", res.Result, res.Failure, res.Reason, log)
+	}
+	want := []sentRequest{{"small", 500}, {"small", 500}, {"small", 500}, {"large", 1500}}
+	if diff := cmp.Diff(want, srv.requests()); diff != "" {
+		t.Errorf("model and max_tokens of the requests the model server got (-want +got):\n%s", diff)
+	}
+}
+
+// TestImplementItemBudget: a small budgets.item in tokens in stops the Job
+// with budget_exhausted before its spend passes the bound.
+func TestImplementItemBudget(t *testing.T) {
+	const bound = 4000 // the demo's group 1 alone takes 8,710 tokens in
+	w := linkWorld(t)
+	base, err := w.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "roadmap.yml")
+	if err := os.WriteFile(cfg, append(data, fmt.Sprintf("budgets:\n  item: {tokens_in: %d}\n", bound)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, code, log := implementJob(t, w, cfg, 1)
+	if code != ExitFindings || res.Result != "stopped" || res.Failure != "budget_exhausted" {
+		t.Fatalf("exit %d, result %s/%s (%s), want exit %d, stopped/budget_exhausted\n%s", code, res.Result, res.Failure, res.Reason, ExitFindings, log)
+	}
+	if res.Spend.TokensIn > bound || res.Spend.ModelCalls == 0 {
+		t.Errorf("item spend %d tokens in over %d calls, want some calls and at most %d", res.Spend.TokensIn, res.Spend.ModelCalls, bound)
+	}
+}
