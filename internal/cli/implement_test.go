@@ -18,6 +18,17 @@ import (
 // workspace with the given configuration and extra flags.
 func runImplementJob(t *testing.T, w *demo.World, cfg string, attempt int, extra ...string) implement.Result {
 	t.Helper()
+	res, code, log := implementJob(t, w, cfg, attempt, extra...)
+	if code != ExitOK {
+		t.Fatalf("implement exited %d\n%s", code, log)
+	}
+	return res
+}
+
+// implementJob is runImplementJob for a Job that may stop: its result, exit
+// code and log.
+func implementJob(t *testing.T, w *demo.World, cfg string, attempt int, extra ...string) (implement.Result, int, string) {
+	t.Helper()
 	ws, err := w.Workspace(fmt.Sprintf("job-%d-%s", attempt, strings.ReplaceAll(t.Name(), "/", "-")))
 	if err != nil {
 		t.Fatal(err)
@@ -26,14 +37,11 @@ func runImplementJob(t *testing.T, w *demo.World, cfg string, attempt int, extra
 		"--workdir", ws, "--json"}, extra...)
 	var stdout, stderr bytes.Buffer
 	code := Main(context.Background(), args, w.Env(int64(8000+attempt), t.TempDir()), strings.NewReader(""), &stdout, &stderr)
-	if code != ExitOK {
-		t.Fatalf("implement exited %d\n%s", code, stderr.String())
-	}
 	var res implement.Result
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("result: %v\n%s", err, stdout.String())
+		t.Fatalf("implement exited %d; result: %v\n%s\n%s", code, err, stdout.String(), stderr.String())
 	}
-	return res
+	return res, code, stderr.String()
 }
 
 // TestImplementRecord: a Job run with --record against the replay server

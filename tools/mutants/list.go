@@ -17,11 +17,6 @@ const (
 
 // mutations are issue 17's breaks: the nine gaps of its item 1 and the links
 // of its item 2, each with the test that closes it.
-//
-// Not listed yet, for want of a test through `roadmap implement`: the
-// command dropping the provider's retry events, ignoring repair_rounds,
-// building only the first tier, dropping the item budget, and giving every
-// tier tier 0's max_output and input_window (issue 17 follow-up).
 var mutations = []mutation{
 	// Item 1: the nine gaps.
 	{Name: "gap1: the runner drops the agent's retry events",
@@ -81,6 +76,26 @@ var mutations = []mutation{
 		Old:  "if *dashboard > 0 && !dayBudget.Zero() {",
 		New:  "if false && *dashboard > 0 && !dayBudget.Zero() {",
 		Pkg:  cliPkg, Run: "TestImplementDayBudget"},
+	{Name: "link: the command drops the provider's retry events",
+		File: "internal/cli/implement.go",
+		Old:  "_ = rec.Add(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})",
+		New:  "_ = e",
+		Pkg:  cliPkg, Run: "TestImplementProviderRetryInTrace"},
+	{Name: "link: the command ignores repair_rounds",
+		File: "internal/cli/implement.go",
+		Old:  "RepairRounds: cfg.Implement.RepairRounds, ",
+		New:  "",
+		Pkg:  cliPkg, Run: "TestImplementRepairRounds"},
+	{Name: "link: the command builds only the first tier",
+		File: "internal/cli/implement.go",
+		Old:  "for i, m := range cfg.Models {",
+		New:  "for i, m := range cfg.Models[:1] {",
+		Pkg:  cliPkg, Run: "TestImplementLadder"},
+	{Name: "link: the command drops the item budget",
+		File: "internal/cli/implement.go",
+		Old:  "ItemBudget: agentBudget(cfg.Budgets.Item),",
+		New:  "",
+		Pkg:  cliPkg, Run: "TestImplementItemBudget"},
 	{Name: "link: the runner passes only the first tier",
 		File: "internal/implement/runner.go",
 		Old:  "Models: o.Models, Sandbox: o.Sandbox,",
@@ -108,6 +123,11 @@ var mutations = []mutation{
 		Old:  "\t\tstartTier = r.rec.Tier()\n",
 		New:  "",
 		Pkg:  implPkg, Run: "TestLadderResumesAtTheTierReached"},
+	{Name: "fix: every tier gets tier 0's max_output and input_window",
+		File: "internal/cli/implement.go",
+		Old:  "MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)})",
+		New:  "})",
+		Pkg:  cliPkg, Run: "TestImplementTierMaxOutput"},
 	{Name: "fix: the day check counts only USD",
 		File: "internal/cli/implement.go",
 		Old:  "dayBudget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}",
