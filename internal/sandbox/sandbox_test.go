@@ -255,3 +255,36 @@ func TestCloseHandsTheWorkTreeBack(t *testing.T) {
 		t.Error("the sandbox's HOME is still there")
 	}
 }
+
+// The sandbox's Go build cache is seeded with hard links to the runner's:
+// the runner's files stay the runner's, so the sandbox can read them but can
+// neither change nor replace what the runner's own builds use.
+func TestSeededCacheStaysTheRunners(t *testing.T) {
+	needRoot(t)
+	cache := filepath.Join(t.TempDir(), "go-build")
+	entry := filepath.Join(cache, "ab", "abcdef-d")
+	if err := os.MkdirAll(filepath.Dir(entry), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(entry, []byte("compiled"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, Options{Workspace: workTree(t), Environ: []string{"PATH=" + os.Getenv("PATH")}, GoCache: cache})
+	if uid, _ := owner(t, entry); uid != os.Geteuid() {
+		t.Fatalf("the runner's cache entry is owned by uid %d after Open, want %d", uid, os.Geteuid())
+	}
+	linked := filepath.Join(b.Home(), ".cache", "go-build", "ab", "abcdef-d")
+	out, err := sh(t, b, "cat "+linked+" && echo poisoned > "+linked)
+	if !strings.Contains(out, "compiled") {
+		t.Errorf("the sandbox cannot read the seeded entry: %v\n%s", err, out)
+	}
+	if err == nil {
+		t.Error("the sandbox could write the runner's cache entry")
+	}
+	if out, err := sh(t, b, "echo new > "+filepath.Join(b.Home(), ".cache", "go-build", "ab", "new-d")); err != nil {
+		t.Errorf("the sandbox cannot add to its own cache: %v\n%s", err, out)
+	}
+	if data, _ := os.ReadFile(entry); string(data) != "compiled" {
+		t.Errorf("the runner's entry changed: %q", data)
+	}
+}

@@ -92,11 +92,14 @@ func (b *Boundary) openUser(ctx context.Context, o Options) error {
 			return fmt.Errorf("isolation: sandbox HOME: %w", err)
 		}
 	}
-	if o.GoCache != "" {
-		seedCache(o.GoCache, filepath.Join(home, ".cache", "go-build"))
-	}
 	if err := chownTree(home, uid, gid, nil); err != nil {
 		return fmt.Errorf("isolation: sandbox HOME: %w", err)
+	}
+	// After the chown: the links share the runner's files, which must stay
+	// the runner's (a chown through a link would hand the sandbox the
+	// runner's own cache to poison).
+	if o.GoCache != "" {
+		seedCache(o.GoCache, filepath.Join(home, ".cache", "go-build"), uid, gid)
 	}
 	b.env = allowEnv(o.Environ, home, b.ws, b.user, filepath.Join(home, ".cache", "go-build"))
 	return nil
@@ -274,7 +277,7 @@ func chownTree(root string, uid, gid int, skip func(string) bool) error {
 // the sandbox adds is its own and goes with its HOME. Any failure (another
 // file system, an unreadable cache) leaves a cold cache, which is slower but
 // correct.
-func seedCache(src, dst string) {
+func seedCache(src, dst string, uid, gid int) {
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return
 	}
@@ -286,7 +289,12 @@ func seedCache(src, dst string) {
 		target := filepath.Join(dst, rel)
 		switch {
 		case d.IsDir():
-			return os.MkdirAll(target, 0o700)
+			// The folders are the sandbox's (it adds entries); the files
+			// in them stay the runner's.
+			if err := os.MkdirAll(target, 0o700); err != nil {
+				return err
+			}
+			return os.Lchown(target, uid, gid)
 		case d.Type().IsRegular() && d.Name() != "README" && !strings.HasPrefix(d.Name(), "trim"):
 			if err := os.Link(p, target); err != nil && !errors.Is(err, fs.ErrExist) {
 				return filepath.SkipAll
