@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"errors"
-	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
 // testPolicy allows a few programs the default refuses, so tests can drive
@@ -140,6 +142,11 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(res.Output, "\n", 2)[0]))
 	if err != nil {
 		t.Fatalf("no grandchild pid in %q", res.Output)
+	}
+	// SIGKILL is delivered asynchronously: give the kernel a moment (a
+	// grandchild outside the group would still be alive after it).
+	for i := 0; i < 40 && alive(pid); i++ {
+		time.Sleep(50 * time.Millisecond)
 	}
 	if alive(pid) {
 		t.Errorf("grandchild %d survived the timeout", pid)

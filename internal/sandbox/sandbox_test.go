@@ -288,3 +288,14 @@ func TestSeededCacheStaysTheRunners(t *testing.T) {
 		t.Errorf("the runner's entry changed: %q", data)
 	}
 }
+
+// With no runner cache to seed from, the sandbox's own cache is still its
+// own to write (a cold cache, not a broken one).
+func TestSandboxCacheWritableWithoutRunnerCache(t *testing.T) {
+	needRoot(t)
+	b := open(t, Options{Workspace: workTree(t), Environ: []string{"PATH=" + os.Getenv("PATH")},
+		GoCache: filepath.Join(t.TempDir(), "no-such-cache")})
+	if out, err := sh(t, b, `echo x > "$GOCACHE/entry" && mkdir "$GOCACHE/ab"`); err != nil {
+		t.Errorf("the sandbox cannot write its own Go build cache: %v\n%s", err, out)
+	}
+}

@@ -278,7 +278,7 @@ func chownTree(root string, uid, gid int, skip func(string) bool) error {
 // file system, an unreadable cache) leaves a cold cache, which is slower but
 // correct.
 func seedCache(src, dst string, uid, gid int) {
-	if err := os.MkdirAll(dst, 0o700); err != nil {
+	if err := os.MkdirAll(dst, 0o700); err != nil || os.Lchown(dst, uid, gid) != nil {
 		return
 	}
 	_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
