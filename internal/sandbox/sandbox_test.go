@@ -299,3 +299,18 @@ func TestSandboxCacheWritableWithoutRunnerCache(t *testing.T) {
 		t.Errorf("the sandbox cannot write its own Go build cache: %v\n%s", err, out)
 	}
 }
+
+// A "private" path that everyone needs (HOME=/ in a container, the temp
+// folder) is never closed.
+func TestSharedPathsAreNeverClosed(t *testing.T) {
+	for _, p := range []string{"/", os.TempDir(), "/usr"} {
+		if !shared(p) {
+			t.Errorf("shared(%q) = false: closing it would lock every user out", p)
+		}
+	}
+	for _, p := range []string{"/home/runner", "/home/runner/work/_temp", "/root"} {
+		if shared(p) {
+			t.Errorf("shared(%q) = true: a runner's own folder must be closable", p)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,7 @@ func (b *Boundary) openUser(ctx context.Context, o Options) error {
 		keep = append(keep, mc)
 	}
 	for _, p := range o.Private {
-		if p == "" {
+		if p == "" || shared(p) {
 			continue
 		}
 		if err := b.chmodOthers(p, 0); err != nil {
@@ -155,6 +156,19 @@ func (b *Boundary) openWay(path string) {
 	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
 		_ = b.chmodOthers(dir, b.othersBits(dir)|0o001)
 	}
+}
+
+// shared reports whether closing p would close what every user needs: the
+// root, the temp folder or the Go toolchain (a HOME of "/" in a container,
+// say). Such a "private" path is left alone.
+func shared(p string) bool {
+	p = filepath.Clean(p)
+	for _, need := range []string{os.TempDir(), runtime.GOROOT(), "/usr", "/bin", "/lib", "/etc"} {
+		if within(p, filepath.Clean(need)) {
+			return true
+		}
+	}
+	return false
 }
 
 // othersBits returns the "others" permission bits of path (0 when it
