@@ -1,6 +1,7 @@
 package implement_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,22 +98,33 @@ func TestScopedChecksRunWhenCheckedSHAIsAnotherHead(t *testing.T) {
 
 // Gap 3: the group mark carries the published head, in the same write.
 func TestGroupMarkCarriesPublishedSHA(t *testing.T) {
-	w := newWorld(t, 1, "")
+	// Two groups: group 1's mark is a write of its own (the last group's
+	// rides with the checked mark, where the archive sets published_sha too).
+	w := newWorld(t, 2, "")
 	j := w.newJob(w.conversations())
 	j.opts.WatchTimeout = time.Minute
-	res := j.runWithCIRunning()
+	j.runWithCIRunning()
 	var mark string
 	for _, p := range w.patches() {
-		if strings.Contains(p, "implement.group: 1") {
-			mark = p
+		var req struct {
+			Body string `json:"body"`
+		}
+		if json.Unmarshal([]byte(p), &req) == nil && strings.Contains(req.Body, "implement.group: 1\n") {
+			mark = req.Body
 			break
 		}
 	}
 	if mark == "" {
-		t.Fatalf("no record write holds the group mark:\n%v", w.patches())
+		t.Fatalf("no record write holds group 1's mark:\n%v", w.patches())
 	}
-	if !strings.Contains(mark, "implement.published_sha: "+res.HeadSHA) {
-		t.Errorf("the group mark lacks implement.published_sha: %s:\n%s", res.HeadSHA, mark)
+	sha := ""
+	for _, line := range strings.Split(mark, "\n") {
+		if v, ok := strings.CutPrefix(line, "implement.sha: "); ok {
+			sha = strings.TrimSpace(v)
+		}
+	}
+	if sha == "" || !strings.Contains(mark, "implement.published_sha: "+sha) {
+		t.Errorf("group 1's mark lacks implement.published_sha equal to its implement.sha %q:\n%s", sha, mark)
 	}
 }
 
