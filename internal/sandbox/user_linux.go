@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,11 +158,11 @@ func (b *Boundary) openWay(path string) {
 }
 
 // shared reports whether closing p would close what every user needs: the
-// root, the temp folder or the Go toolchain (a HOME of "/" in a container,
-// say). Such a "private" path is left alone.
+// root, the temp folder or the toolchains under /usr and /opt (a HOME of "/"
+// in a container, say). Such a "private" path is left alone.
 func shared(p string) bool {
 	p = filepath.Clean(p)
-	for _, need := range []string{os.TempDir(), runtime.GOROOT(), "/usr", "/bin", "/lib", "/etc"} {
+	for _, need := range []string{os.TempDir(), "/usr", "/opt", "/bin", "/lib", "/etc"} {
 		if within(p, filepath.Clean(need)) {
 			return true
 		}
