@@ -28,11 +28,6 @@ func (s policySandbox) Run(ctx context.Context, argv []string) (agent.RunResult,
 func newSandbox(t *testing.T, dir string, environ []string) policySandbox {
 	t.Helper()
 	sb := policy.NewSandbox(sandboxtest.None(t, dir, environ), policy.Default(), environ)
-	t.Cleanup(func() {
-		if err := sb.Close(); err != nil {
-			t.Error(err)
-		}
-	})
 	return policySandbox{sb}
 }
 

@@ -292,7 +292,6 @@ func TestFailToPassRealModule(t *testing.T) {
 		}
 	}
 	sb := policy.NewSandbox(sandboxtest.None(t, ws, os.Environ()), policy.Default(), os.Environ())
-	t.Cleanup(func() { sb.Close() })
 	r := SandboxRunner(sb)
 	ctx := context.Background()
 	const verify = "go test ./... -run TestAdd -count=1"

@@ -217,7 +217,6 @@ func (w *world) newJob(convs []*llm.Conversation) *job {
 	}
 	p := policy.Default()
 	sb := policy.NewSandbox(sandboxtest.None(t, ws, gitEnv()), p, gitEnv())
-	t.Cleanup(func() { sb.Close() })
 	fixtures := filepath.Join(w.dir, fmt.Sprintf("fixtures-%d", w.jobs))
 	os.MkdirAll(fixtures, 0o755)
 	for _, c := range convs {

@@ -110,6 +110,9 @@ type ciClock struct {
 	*githubfake.ManualClock
 	w     *world
 	state string
+	// own, when set, is roadmap's own failing status from an earlier Job,
+	// put on the head before the CI's.
+	own string
 }
 
 func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
@@ -118,6 +121,9 @@ func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
 	if out, err := cmd.Output(); err == nil {
 		sha := strings.TrimSpace(string(out))
 		if len(c.w.fake.Statuses(sha)) == 0 {
+			if c.own != "" {
+				c.w.fake.AddStatus(sha, c.own, "failure", "stopped: checks_failed (an earlier Job)")
+			}
 			c.w.fake.AddStatus(sha, "ci/test", c.state, "CI")
 		}
 	}
@@ -369,33 +375,15 @@ func TestDeadlineYield(t *testing.T) {
 	}
 }
 
-// ownStatusClock plays a restarted item: the head carries roadmap's own
-// failing status from an earlier Job, and the PR's CI passes.
-type ownStatusClock struct {
-	*githubfake.ManualClock
-	w *world
-}
-
-func (c ownStatusClock) Sleep(ctx context.Context, d time.Duration) error {
-	cmd := exec.Command("git", "rev-parse", "refs/heads/roadmap/"+fmt.Sprint(c.w.issue)+"-add-greetings")
-	cmd.Dir = c.w.remote
-	if out, err := cmd.Output(); err == nil {
-		sha := strings.TrimSpace(string(out))
-		if len(c.w.fake.Statuses(sha)) == 0 {
-			c.w.fake.AddStatus(sha, "roadmap/implement", "failure", "stopped: checks_failed (an earlier Job)")
-			c.w.fake.AddStatus(sha, "ci/test", "success", "CI")
-		}
-	}
-	return c.ManualClock.Sleep(ctx, d)
-}
-
 // TestWatchIgnoresOwnStatuses: roadmap's own statuses (roadmap/*) are not
 // the PR's checks; an item whose head carries roadmap/implement's old
 // failure goes ready when the PR's CI passes.
 func TestWatchIgnoresOwnStatuses(t *testing.T) {
 	w := newWorld(t, 1, "")
 	j := w.newJob(w.conversations())
-	j.opts.Clock = ownStatusClock{ManualClock: w.clock, w: w}
+	// A restarted item: the head carries roadmap's own failing status from
+	// an earlier Job, and the PR's CI passes.
+	j.opts.Clock = ciClock{ManualClock: w.clock, w: w, state: "success", own: "roadmap/implement"}
 	res := j.run()
 	if res.Result != record.ResultReady {
 		t.Fatalf("Job ended %s (%s %s), want ready: roadmap's own status was read as a PR check\n%s", res.Result, res.Failure, res.Reason, j.log.String())

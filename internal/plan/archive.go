@@ -183,6 +183,9 @@ func Archived(root, planDir string) (string, bool) {
 		return "", false
 	}
 	id := path.Base(filepath.ToSlash(planDir))
+	if !changeIDRe.MatchString(id) {
+		return "", false // not an id (and never a glob pattern)
+	}
 	matches, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(ArchiveDir), "????-??-??-"+id))
 	if len(matches) == 0 {
 		return "", false

@@ -200,11 +200,6 @@ func TestSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := NewSandbox(openNone(t, ws, environ), Default(), environ)
-	t.Cleanup(func() {
-		if err := sb.Close(); err != nil {
-			t.Error(err)
-		}
-	})
 	res, err := sb.Run(context.Background(), []string{"env"})
 	if err != nil {
 		t.Fatal(err)

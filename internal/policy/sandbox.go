@@ -90,7 +90,3 @@ func (s *Sandbox) Env() ([]string, error) {
 	}
 	return append([]string(nil), s.env...), nil
 }
-
-// Close is kept for callers that close what they open; the boundary owns
-// the tool HOME and is closed by whoever opened it.
-func (s *Sandbox) Close() error { return nil }
