@@ -58,6 +58,9 @@ type Options struct {
 	// Boundary opens the isolation boundary in mode for the work tree dir;
 	// an *sandbox.Unavailable error fails the checks closed.
 	Boundary func(ctx context.Context, mode, dir string) (*sandbox.Boundary, error)
+	// PlanRules check the plan after plan.Validate, before any group runs:
+	// the seam where the plan gates plug in.
+	PlanRules []PlanRule
 }
 
 // InputError is a run refused because the command line or an input file
@@ -88,12 +91,16 @@ type Result struct {
 	Groups    []Group `json:"groups"`
 	// Configured is the run of the configuration's checks.commands, once per
 	// head (they do not depend on the group).
-	Configured    Configured `json:"configured"`
-	Plan          string     `json:"plan"`
-	Tree          string     `json:"tree"` // the commit the work tree held, when it is a git checkout
-	FailedGroup   int        `json:"failed_group,omitempty"`
-	FailedCommand string     `json:"failed_command,omitempty"`
-	Description   string     `json:"description"` // the commit status's description
+	Configured Configured `json:"configured"`
+	Plan       string     `json:"plan"`
+	// Findings are the plan's validation: `openspec validate --strict`,
+	// roadmap's rules and Options.PlanRules. One that fails (ERROR or
+	// WARNING) fails the checks.
+	Findings      []plan.Finding `json:"findings"`
+	Tree          string         `json:"tree"` // the commit the work tree held, when it is a git checkout
+	FailedGroup   int            `json:"failed_group,omitempty"`
+	FailedCommand string         `json:"failed_command,omitempty"`
+	Description   string         `json:"description"` // the commit status's description
 }
 
 // Group is the checks of one task group.
@@ -261,6 +268,10 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		}
 		groups = []plan.Group{g}
 	}
+	findings, err := j.validatePlan(ctx)
+	if err != nil {
+		return nil, j.internal(ctx, err)
+	}
 
 	b, err := j.Boundary(ctx, string(j.cfg.Isolation), j.Dir)
 	var unavailable *sandbox.Unavailable
@@ -271,7 +282,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		j.Logf("%s", why)
 		j.IO.Error("", 0, why)
 		res := &Result{SHA: j.SHA, Isolation: "unavailable: " + why, Plan: filepath.ToSlash(j.relPath(j.change.Dir)), Tree: j.tree,
-			Groups: []Group{}, Configured: Configured{Commands: []Command{}},
+			Findings: findings, Groups: []Group{}, Configured: Configured{Commands: []Command{}},
 			Description: "not run: no isolation boundary for model-written commands (docs/isolation.md)"}
 		j.logStatus(ctx, "failure", res.Description)
 		return res, nil
@@ -304,7 +315,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	if !b.Isolated() {
 		isoWord = "not isolated (isolation: none)"
 	}
-	res := &Result{SHA: j.SHA, Isolation: isoWord, Plan: filepath.ToSlash(j.relPath(j.change.Dir)), Tree: j.tree, Groups: []Group{}}
+	res := &Result{SHA: j.SHA, Isolation: isoWord, Plan: filepath.ToSlash(j.relPath(j.change.Dir)), Tree: j.tree, Findings: findings, Groups: []Group{}}
 	runner := checks.SandboxRunner(sb)
 	for _, g := range groups {
 		cg, err := j.runGroup(ctx, runner, ws, g)
@@ -368,7 +379,7 @@ func (j *job) findPlan(ctx context.Context) (string, error) {
 // noPlan ends the checks of a PR that carries no OpenSpec change: the status
 // passes, saying there was no plan to check, and nothing is run.
 func (j *job) noPlan(ctx context.Context) (*Result, error) {
-	res := &Result{SHA: j.SHA, Passed: true, Groups: []Group{}, Configured: Configured{Commands: []Command{}}, Isolation: "not needed: nothing ran",
+	res := &Result{SHA: j.SHA, Passed: true, Findings: []plan.Finding{}, Groups: []Group{}, Configured: Configured{Commands: []Command{}}, Isolation: "not needed: nothing ran",
 		Description: "no plan: this commit carries no OpenSpec change under " + plan.ChangesDir}
 	if err := j.IO.SetOutput("passed", "true"); err != nil {
 		j.Logf("set output passed: %v", err)

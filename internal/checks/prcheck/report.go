@@ -41,6 +41,11 @@ func (j *job) finish(ctx context.Context, res *Result) error {
 		}
 		j.IO.Error(file, line, j.Masker.Mask(fmt.Sprintf("checks.commands: %s %s", res.Configured.failed, res.Configured.why)))
 	}
+	if f, n, ok := firstFailing(res.Findings); ok {
+		// The plan comes first: a group's failure may be the plan's fault.
+		res.Passed = false
+		res.Description = planDescription(f, n)
+	}
 	if res.Passed {
 		res.Description = fmt.Sprintf("%d of %d groups pass", passedGroups, len(res.Groups))
 		for _, g := range res.Groups {
@@ -93,6 +98,35 @@ func (j *job) annotation(g Group) (file string, line int, msg string) {
 	return j.tasksRel, line, fmt.Sprintf("%s: %s %s", where, g.failed, g.why)
 }
 
+// planDescription is the status's description for a plan validation that
+// fails: the first failing finding, where it is and why.
+func planDescription(first plan.Finding, n int) string {
+	if n == 1 {
+		return "plan: " + first.String()
+	}
+	return fmt.Sprintf("plan, %d findings: %s", n, first)
+}
+
+// writeFindings is the plan validation's table in the summary.
+func writeFindings(b *strings.Builder, fs []plan.Finding) {
+	if len(fs) == 0 {
+		b.WriteString("Plan validation (`openspec validate --strict` and roadmap's rules): no findings.\n\n")
+		return
+	}
+	b.WriteString("Plan validation (`openspec validate --strict` and roadmap's rules):\n\n| Level | Where | Rule | Finding |\n| --- | --- | --- | --- |\n")
+	for _, f := range fs {
+		level := string(f.Level)
+		switch f.Level {
+		case plan.LevelError:
+			level = "❌ " + level
+		case plan.LevelWarning:
+			level = "⚠️ " + level
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCell(level), mdCode(fmt.Sprintf("%s:%d", f.File, f.Line)), mdCode(f.Rule), mdCell(f.Message))
+	}
+	b.WriteString("\n")
+}
+
 func groupOutput(n int) string {
 	if n == 0 {
 		return ""
@@ -109,6 +143,7 @@ func (j *job) summary(res *Result) string {
 	if res.Isolation != "isolated" {
 		fmt.Fprintf(&b, "> [!WARNING]\n> %s\n\n", sandbox.NotIsolatedWarning)
 	}
+	writeFindings(&b, res.Findings)
 	b.WriteString("| Group | Command | Result | Time |\n| --- | --- | --- | --- |\n")
 	row := func(who string, c Command, why string) {
 		result := "✅ exit 0"
