@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
 const checksToken = "ghs_checkstesttoken00000000000000000000"
@@ -284,6 +285,7 @@ func TestChecksStatus(t *testing.T) {
 // checksJSON is the --json document as a script reads it.
 type checksJSON struct {
 	SHA    string `json:"sha"`
+	Plan   string `json:"plan"`
 	Passed bool   `json:"passed"`
 	Groups []struct {
 		Number   int    `json:"number"`
@@ -698,5 +700,20 @@ func TestChecksValidatesPlan(t *testing.T) {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
+	}
+
+	// At the PR's last commit implement has archived the change (the spec
+	// applied to openspec/specs): the archived plan is the one validated.
+	w.commit("a sound spec again", map[string]string{specPath: soundSpec})
+	findings, err := plan.Archive(w.repo, "bye", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+	if err != nil || len(findings) != 0 {
+		t.Fatalf("archive: %v %v", findings, err)
+	}
+	archived := w.commit("archive bye\n\nRoadmap-Archive: bye", nil)
+	w.pullRequest(archived)
+	got, annotations = w.runJSON(ExitOK, "--plan", "openspec/changes/bye")
+	if !got.Passed || len(got.Findings) != 0 || annotations != "" || got.Plan != "openspec/changes/archive/2026-01-02-bye" {
+		t.Errorf("the archived plan: passed %v, plan %q, findings %+v, annotations %q; want passed, the archive, none, none",
+			got.Passed, got.Plan, got.Findings, annotations)
 	}
 }
