@@ -146,9 +146,8 @@ func groupText(g plan.Group) string {
 }
 
 // mapsTo reports whether criterion c maps to a group with text gt: the
-// group refers to it explicitly (AC<n>), or they share enough significant
-// words: one when the criterion has one or two, two when it has three or
-// four, three when it has five or more.
+// group refers to it explicitly (AC<n>), or they share at least two
+// significant words (the one, when the criterion has only one).
 func mapsTo(c criterion, gt string) bool {
 	for _, m := range acRefRe.FindAllStringSubmatch(gt, -1) {
 		if n, err := strconv.Atoi(m[1]); err == nil && n == c.n {
@@ -166,8 +165,7 @@ func mapsTo(c criterion, gt string) bool {
 			shared++
 		}
 	}
-	need := min(3, (len(want)+1)/2)
-	return shared >= need
+	return shared >= min(2, len(want))
 }
 
 // acceptanceMap checks that every acceptance criterion of the issue maps to
