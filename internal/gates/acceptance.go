@@ -177,7 +177,7 @@ func acceptanceMap(_ context.Context, s *state) error {
 	}
 	cs := parseCriteria(s.in.Issue.Body)
 	if len(cs) == 0 {
-		s.add(plan.LevelInfo, AcceptanceMap, s.tasksFile(), 1, "issue #%d has no acceptance criteria (no bullets under an Acceptance heading); nothing to map", s.in.Issue.Number)
+		s.add(plan.LevelInfo, AcceptanceMap, s.tasksFile(), 1, "%s has no acceptance criteria (no bullets under an Acceptance heading); nothing to map", s.issueRef())
 		return nil
 	}
 	texts := make([]string, len(s.tasks.Groups))
@@ -193,8 +193,17 @@ func acceptanceMap(_ context.Context, s *state) error {
 			}
 		}
 		if !mapped {
-			s.add(plan.LevelError, AcceptanceMap, s.tasksFile(), 1, "acceptance criterion %d of issue #%d maps to no task group: %q; plan a group that meets it and name it (AC%d)", c.n, s.in.Issue.Number, c.text, c.n)
+			s.add(plan.LevelError, AcceptanceMap, s.tasksFile(), 1, "acceptance criterion %d of %s maps to no task group: %q; plan a group that meets it and name it (AC%d)", c.n, s.issueRef(), c.text, c.n)
 		}
 	}
 	return nil
+}
+
+// issueRef names the issue in a message: "issue #14", or "the issue" when
+// its number is not known (plan validate --issue FILE).
+func (s *state) issueRef() string {
+	if s.in.Issue.Number > 0 {
+		return "issue #" + strconv.Itoa(s.in.Issue.Number)
+	}
+	return "the issue"
 }

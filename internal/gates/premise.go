@@ -152,12 +152,9 @@ func (s *state) premises() (ok []premise, bad []premise, sections int) {
 // the staging commit (#3011): a plan built on a false premise is wrong
 // before any group runs.
 func premiseProbe(ctx context.Context, s *state) error {
-	ps, bad, sections := s.premises()
+	ps, bad, _ := s.premises()
 	for _, p := range bad {
 		s.add(plan.LevelWarning, PremiseProbe, p.file, p.line, "premise %q does not follow the premise grammar (docs/gates.md), so it cannot be probed", p.text)
-	}
-	if sections == 0 {
-		s.add(plan.LevelInfo, PremiseProbe, path.Join(s.changeRel, "proposal.md"), 1, "the plan states no premises (no `## Premises` section in proposal.md or design.md)")
 	}
 	for _, p := range ps {
 		if err := ctx.Err(); err != nil {
