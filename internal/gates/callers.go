@@ -95,7 +95,7 @@ func callersAndTests(ctx context.Context, s *state) error {
 			}
 			continue
 		}
-		for _, d := range ix.resolve(c.span) {
+		for _, d := range narrow(ix.resolve(c.span), text) {
 			key := d.file + "\x00" + d.name
 			if seen[key] {
 				continue
@@ -206,4 +206,25 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// narrow keeps, of the declarations a span resolves to in several packages,
+// those whose package directory or file the plan names: `Run` alone is a
+// word in many packages, and the plan says which it means by the paths it
+// names. When it names none of them, the span is ambiguous and left out.
+func narrow(ds []decl, text string) []decl {
+	dirs := map[string]bool{}
+	for _, d := range ds {
+		dirs[path.Dir(d.file)] = true
+	}
+	if len(dirs) < 2 {
+		return ds
+	}
+	var out []decl
+	for _, d := range ds {
+		if strings.Contains(text, path.Dir(d.file)) || names(text, d.file) {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -68,6 +68,7 @@ import (
 
 func main() { fmt.Println(p.Total(nil)) }
 `,
+	"internal/ship/ship.go":  "package ship\n\n// Total is the shipping cost of n items.\nfunc Total(n int) int { return n }\n",
 	"web/app.js":             "export const x = 1;\n",
 	"web/test/app.test.js":   "test('x', () => {});\n",
 	"scripts/release.sh":     "#!/bin/sh\necho release\n",
@@ -358,6 +359,16 @@ func TestGateCallersAndTests(t *testing.T) {
 			says: []string{"`Cart.Add` (internal/price/price.go:16), which has callers the plan does not name: internal/order/order.go (Checkout)"},
 		},
 		{
+			name: "a name two packages declare, the package not named: ambiguous, left out",
+			plan: map[string]string{"proposal.md": "# Round\n", "tasks.md": "## 1. Round\n\n- [ ] 1.1 Round in `Total`; verify: `go vet ./...`\n"},
+		},
+		{
+			name: "a name two packages declare, narrowed by the package the plan names",
+			plan: map[string]string{"proposal.md": "# Round\n", "tasks.md": "## 1. Round\n\n- [ ] 1.1 Round in `Total` of internal/price; verify: `go vet ./...`\n"},
+			want: []at{{tasksMD, 3}},
+			says: []string{"`Total` (internal/price/price.go:4)"},
+		},
+		{
 			name: "a symbol the plan adds has no callers",
 			plan: tasks("Add `ApplyDiscount` in `internal/price/discount.go`"),
 		},
@@ -633,5 +644,24 @@ func TestCheckSymlinkOut(t *testing.T) {
 	fs := run(t, PremiseProbe, Input{Root: root})
 	if diff := cmp.Diff([]at{{proposalMD, 7}}, failing(fs)); diff != "" || strings.Contains(messages(fs), "abc") {
 		t.Errorf("(-want +got):\n%s\n%s", diff, messages(fs))
+	}
+}
+
+// The demo's plan (add-greetings) passes every gate but, while it has no
+// delta spec, spec-delta: its groups 1 and 2 are behaviour groups.
+func TestDemoPlan(t *testing.T) {
+	root := filepath.Join("..", "demo", "testdata", "demo", "repo")
+	issue := &Issue{Number: 1, Body: "## Acceptance criteria\n\n- Hello(name) returns Hello, NAME!\n- Goodbye(name) returns Goodbye, NAME!\n- The README documents both\n"}
+	fs, err := Check(context.Background(), Input{Root: root, ChangeID: "add-greetings", Issue: issue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if !f.Fails() {
+			continue
+		}
+		if f.Rule != RulePrefix+SpecDelta || f.File != "openspec/changes/add-greetings/tasks.md" || f.Line != 3 {
+			t.Errorf("the demo plan fails a gate: %v", f)
+		}
 	}
 }
