@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
 )
 
 // TestCLIHabits holds the command line to the gh CLI's habits, one row each
@@ -144,4 +143,3 @@ func TestCLIHabitsHelpForEveryVerb(t *testing.T) {
 		}
 	}
 }
-
