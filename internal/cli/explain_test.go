@@ -595,3 +595,41 @@ func TestParseInterspersed(t *testing.T) {
 
 // noGHLogin stands for a machine whose gh CLI is missing or logged out.
 func noGHLogin(context.Context) (string, error) { return "", errors.New("gh: not logged in") }
+
+// TestExplainOffline: a saved fake GitHub state (what `roadmap demo --keep
+// DIR` leaves) is read with no GITHUB_REPOSITORY and no token, by --state and
+// by the state beside a --trace-file.
+func TestExplainOffline(t *testing.T) {
+	w := newExplainWorld(t)
+	n := strconv.Itoa(w.item(blockComment("implement.result: ready", "stage.pr: 7")))
+	dir := t.TempDir()
+	if err := w.fake.Save(filepath.Join(dir, explain.StateFile)); err != nil {
+		t.Fatal(err)
+	}
+	tracePath := filepath.Join(dir, "trace-job-1.jsonl")
+	var tb bytes.Buffer
+	stoppedRun(t, &tb, 1, 1)
+	if err := os.WriteFile(tracePath, tb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{n, "--state", dir}, {n, "--trace-file", tracePath}} {
+		var out, errb bytes.Buffer
+		env := newEnv(append([]string{"explain"}, args...), nil, strings.NewReader(""), &out, &errb)
+		env.ghAuthToken = noGHLogin
+		if code := run(context.Background(), env); code != ExitOK || !strings.Contains(out.String(), "issue #"+n+": Add greetings") ||
+			!strings.Contains(out.String(), "result: ready") {
+			t.Errorf("explain %v offline: exit %d\nstdout: %s\nstderr: %s", args, code, out.String(), errb.String())
+		}
+	}
+	// The trace alone, with no state beside it.
+	alone := filepath.Join(t.TempDir(), "trace-job-1.jsonl")
+	if err := os.WriteFile(alone, tb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	env := newEnv([]string{"explain", n, "--trace-file", alone}, nil, strings.NewReader(""), &out, &errb)
+	env.ghAuthToken = noGHLogin
+	if code := run(context.Background(), env); code != ExitOK || !strings.Contains(out.String(), "Trace of Job 1") {
+		t.Errorf("explain --trace-file alone: exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
+	}
+}
