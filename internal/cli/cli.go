@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
@@ -25,6 +24,9 @@ const (
 	ExitUsage = 2
 	// ExitInternal: something broke that is not the caller's fault.
 	ExitInternal = 3
+	// ExitAuth: a verb that talks to GitHub found no token (GH_TOKEN,
+	// GITHUB_TOKEN, or the gh CLI's login). The gh CLI uses 4 too.
+	ExitAuth = 4
 )
 
 // Env is what a verb may touch. Nothing in a verb reads os.* directly.
@@ -38,6 +40,15 @@ type Env struct {
 	// probe, when set, replaces the machine's answers to the isolation
 	// boundary's checks (tests of the fail-closed path).
 	probe *sandbox.Probe
+
+	// ghAuthToken asks the gh CLI for its login's token; nil runs
+	// `gh auth token`. Tests replace it.
+	ghAuthToken func(ctx context.Context) (string, error)
+
+	// verb is the verb running ("explain", "record show"), for Errorf.
+	verb string
+	// authMissing is set when gitHubClient found no token.
+	authMissing bool
 }
 
 // Getenv returns the value of an environment variable, "" when unset.
@@ -46,8 +57,17 @@ func (e *Env) Getenv(key string) string { return e.Vars[key] }
 // Errorf prints a message for a person on stderr. Messages carry errors,
 // plan text and check logs, so each of its lines is made plain: none can be
 // a workflow command.
+//
+// Each message starts with the verb it comes from ("roadmap explain: …");
+// a verb's own "explain: " prefix is not repeated.
 func (e *Env) Errorf(format string, args ...any) {
-	msg := fmt.Sprintf("roadmap: "+format, args...)
+	msg := fmt.Sprintf(format, args...)
+	prefix := "roadmap: "
+	if e.verb != "" {
+		prefix = "roadmap " + e.verb + ": "
+		msg = strings.TrimPrefix(msg, e.verb+": ")
+	}
+	msg = prefix + msg
 	for _, line := range strings.Split(msg, "\n") {
 		fmt.Fprintln(e.Stderr, actionsio.PlainLine(line))
 	}
@@ -82,6 +102,7 @@ func verbs() []verb {
 		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"explain", "what ran for an issue, what it cost, what waits", runExplain},
+		{"init", "set a repository up: workflows, configuration, labels, and what a person must still do", runInit},
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"plan validate", "check an OpenSpec change: openspec validate --strict, then roadmap's plan rules and plan gates", runPlanValidate},
 		{"classify", "classify a failed Job from its log", runClassify},
@@ -92,68 +113,93 @@ func verbs() []verb {
 
 // Main runs the roadmap command line and returns its exit code.
 func Main(ctx context.Context, args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(ctx, newEnv(args, environ, stdin, stdout, stderr))
+}
+
+// newEnv is the Env of one command line; environ is KEY=VALUE lines.
+func newEnv(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) *Env {
 	env := &Env{Args: args, Vars: map[string]string{}, Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	for _, kv := range environ {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			env.Vars[k] = v
 		}
 	}
-	return run(ctx, env)
+	return env
 }
 
-// run runs the command line env.Args.
-func run(ctx context.Context, env *Env) int {
-	args := env.Args
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(env.Stdout)
-		if len(args) == 0 {
-			return ExitUsage
-		}
-		return ExitOK
+// runVerb runs one verb of the table with its own arguments. Errorf names
+// the verb from here on, and a verb that gave up for want of a token
+// (gitHubClient found none) exits ExitAuth whatever code it chose: the
+// verbs map every setup error to ExitUsage, and a missing login is not one.
+func (e *Env) runVerb(ctx context.Context, v verb, args []string) int {
+	e.verb = v.name
+	code := v.run(ctx, e, args)
+	if e.authMissing && code == ExitUsage {
+		return ExitAuth
 	}
-	table := verbs()
-	for _, n := range []int{2, 1} {
-		if len(args) < n {
-			continue
-		}
-		name := strings.Join(args[:n], " ")
-		for _, v := range table {
-			if v.name == name {
-				return v.run(ctx, env, args[n:])
-			}
-		}
-	}
-	env.Errorf("unknown command %q; run 'roadmap help'", strings.Join(args, " "))
-	return ExitUsage
+	return code
 }
 
-func usage(w io.Writer) {
-	table := verbs()
-	sort.Slice(table, func(i, j int) bool { return table[i].name < table[j].name })
-	fmt.Fprintln(w, "usage: roadmap COMMAND [flags]")
-	fmt.Fprintln(w)
-	for _, v := range table {
-		fmt.Fprintf(w, "  %-22s %s\n", v.name, v.summary)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "exit codes: 0 ok, 1 negative result, 2 usage or input error, 3 internal failure")
-}
-
-// newFlags returns a flag set that reports errors on env's stderr and does not exit.
+// newFlags returns a flag set for the verb name. It prints nothing itself:
+// parseFlags writes the verb's help on -h and one line on a bad flag.
 func newFlags(env *Env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("roadmap "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(flagSink{env: env, name: name})
+	fs.Usage = func() {}
 	return fs
 }
 
-// parseFlags parses args and maps a parse failure to an exit code. ok is false
-// when the verb should return code at once (-h prints usage and exits 0).
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK, false
-		}
-		return ExitUsage, false
-	}
-	return ExitOK, true
+// flagSink is a flag set's output: it swallows what the flag package prints
+// (the error and the whole usage) and carries the verb's Env to parseFlags.
+type flagSink struct {
+	env  *Env
+	name string
 }
+
+func (flagSink) Write(p []byte) (int, error) { return len(p), nil }
+
+// parseFlags parses args and maps a parse failure to an exit code. ok is false
+// when the verb should return code at once: -h prints the verb's help on
+// stdout and exits 0; a bad flag prints one line naming the verb and
+// pointing at --help, and exits 2.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	err := fs.Parse(args)
+	if err == nil {
+		return ExitOK, true
+	}
+	sink, _ := fs.Output().(flagSink)
+	if errors.Is(err, flag.ErrHelp) {
+		if sink.env != nil {
+			verbHelp(sink.env.Stdout, sink.name, fs)
+		}
+		return ExitOK, false
+	}
+	if sink.env != nil {
+		sink.env.Errorf("%v (see 'roadmap %s --help')", err, sink.name)
+	}
+	return ExitUsage, false
+}
+
+// verbHelp writes a verb's help: its summary, its usage and its flags.
+func verbHelp(w io.Writer, name string, fs *flag.FlagSet) {
+	summary := ""
+	for _, v := range verbs() {
+		if v.name == name {
+			summary = v.summary
+		}
+	}
+	fmt.Fprintf(w, "roadmap %s: %s\n\nusage: roadmap %s [flags]\n", name, summary, name)
+	has := false
+	fs.VisitAll(func(*flag.Flag) { has = true })
+	if has {
+		fmt.Fprintln(w, "\nflags:")
+		out := fs.Output()
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(out)
+	}
+	fmt.Fprintf(w, "\n%s\n", exitCodesLine)
+}
+
+// exitCodesLine is the help's list of exit codes; docs/cli.md says the same.
+const exitCodesLine = "exit codes: 0 ok, 1 negative result, 2 usage or input error, 3 internal failure, 4 no GitHub login"

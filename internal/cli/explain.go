@@ -4,176 +4,97 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/roadmap-dev/roadmap/internal/actionsio"
-	"github.com/roadmap-dev/roadmap/internal/github"
-	"github.com/roadmap-dev/roadmap/internal/record"
-	"github.com/roadmap-dev/roadmap/internal/trace"
+	"github.com/roadmap-dev/roadmap/internal/explain"
 )
-
-// explainOutput is what `roadmap explain --json` prints. Field names are
-// stable; scripts read them.
-type explainOutput struct {
-	Issue int    `json:"issue"`
-	Title string `json:"title"`
-	// Result, Failure, Stopped and Group are implement.result,
-	// implement.failure, implement.stopped and implement.group ("" and 0
-	// when unset).
-	Result  string `json:"result"`
-	Failure string `json:"failure"`
-	Stopped string `json:"stopped"`
-	Group   int    `json:"group"`
-	// PR is stage.pr, the pull request the item works on (0: none yet).
-	PR int `json:"pr"`
-	// Spend is implement.spend, the item's sum over every Job.
-	Spend record.Spend `json:"spend"`
-	// Requests sums the counted GitHub requests of every Job in Jobs.
-	Requests int            `json:"requests"`
-	Jobs     []explainJob   `json:"jobs"`
-	Waits    explainWaits   `json:"waits"`
-	Trace    *explainTraced `json:"trace"`
-}
-
-// explainJob is one line of implement.jobs, flattened for scripts.
-type explainJob struct {
-	Job        int     `json:"job"`
-	RunID      int64   `json:"run_id"`
-	Result     string  `json:"result"`
-	Failure    string  `json:"failure"`
-	Group      int     `json:"group"`
-	TokensIn   int64   `json:"tokens_in"`
-	TokensOut  int64   `json:"tokens_out"`
-	USD        float64 `json:"usd"`
-	ModelCalls int     `json:"model_calls"`
-	Requests   int     `json:"requests"`
-}
-
-// Who waits, as explainWaits.Who names it.
-const (
-	waitsPerson       = "person"       // a stop, or a question only a person can answer
-	waitsContinuation = "continuation" // a yield: report dispatches the next Job
-	waitsStage        = "stage"        // plan_wrong: the plan goes back for an amendment
-	waitsReviewer     = "reviewer"     // ready: the PR waits for review
-	waitsReport       = "report"       // the last Job wrote no result: report classifies it
-)
-
-// explainWaits says who or what the item waits for, and on what.
-type explainWaits struct {
-	Who  string `json:"who"`
-	What string `json:"what"`
-	// CheckLog is the tail of implement.check_log, for a stop.
-	CheckLog string `json:"check_log,omitempty"`
-	// Question is implement.question, for needs_input.
-	Question string `json:"question,omitempty"`
-}
-
-// explainTraced is the last run's trace: the record's bounded copy, or a
-// JSONL artifact.
-type explainTraced struct {
-	// Source is "record" (implement.trace) or the artifact's path.
-	Source string `json:"source"`
-	Job    int    `json:"job"`
-	// Dropped counts the older events of the run the record copy left out.
-	Dropped int           `json:"dropped"`
-	Events  []trace.Event `json:"events"`
-}
-
-// checkLogLines is how much of implement.check_log explain shows.
-const checkLogLines = 20
 
 // runExplain says what ran for an issue, what it cost and what waits:
-// `roadmap explain ISSUE [--trace] [--trace-file F] [--json]`. It reads the
-// issue once (its title), lists its comments once (the record is roadmap's
-// own comment, DESIGN §3; a record block in the body is not read) and reads
-// nothing else from GitHub.
+// `roadmap explain ISSUE [-R OWNER/REPO] [--trace] [--trace-file F]
+// [--state DIR] [--json]`. The reading and the rendering are
+// internal/explain's; this file picks where to read from.
+//
+// Offline: --state reads a saved fake GitHub (a kept demo's directory), and
+// --trace-file with no repository named reads the state saved beside the
+// trace file when there is one, else the trace alone. Neither needs
+// GITHUB_REPOSITORY or a token.
 func runExplain(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "explain")
 	withTrace := fs.Bool("trace", false, "also print the last run's events in order (from the record's implement.trace)")
 	traceFile := fs.String("trace-file", "", "read the events from the JSONL trace artifact `FILE` instead (the newest Job in it); implies --trace")
+	state := fs.String("state", "", "read the issue from a saved fake GitHub state: a `DIR` kept by 'roadmap demo --keep DIR', or its "+explain.StateFile)
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	repoFlag(fs, env)
 	pos, code, ok := parseInterspersed(fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		env.Errorf("explain: usage: roadmap explain ISSUE [--trace] [--trace-file FILE] [--json]")
+		env.Errorf("usage: roadmap explain ISSUE [-R OWNER/REPO] [--trace] [--trace-file FILE] [--state DIR] [--json]")
 		return ExitUsage
 	}
 	issue, err := strconv.Atoi(strings.TrimPrefix(pos[0], "#"))
 	if err != nil || issue <= 0 {
-		env.Errorf("explain: %q is not an issue number", pos[0])
+		env.Errorf("%q is not an issue number", pos[0])
 		return ExitUsage
 	}
+	o := explain.Options{Issue: issue, Trace: *withTrace, TraceFile: *traceFile, Repository: env.Getenv("GITHUB_REPOSITORY")}
 
-	var fromFile *explainTraced
-	if *traceFile != "" {
-		if fromFile, err = readTraceFile(*traceFile); err != nil {
-			env.Errorf("explain: %v", err)
-			return ExitUsage
+	if *state == "" && *traceFile != "" && o.Repository == "" {
+		beside := filepath.Join(filepath.Dir(*traceFile), explain.StateFile)
+		if _, err := os.Stat(beside); err == nil {
+			*state = beside
 		}
 	}
-
-	gh, err := env.gitHubClient(env.masker(), time.Time{})
-	if err != nil {
-		env.Errorf("explain: %v", err)
-		return ExitUsage
-	}
-	is, err := gh.Issue(ctx, issue)
-	if err != nil {
-		if errors.Is(err, github.ErrNotFound) {
-			env.Errorf("explain: issue #%d not found in %s", issue, env.Getenv("GITHUB_REPOSITORY"))
-			return ExitUsage
-		}
-		env.Errorf("explain: %v", err)
-		return ExitInternal
-	}
-	rc, err := gh.ReadRecord(ctx, issue, 0)
-	if err != nil {
-		env.Errorf("explain: %v", err)
-		return ExitUsage
-	}
-	rec := rc.Record
-	if len(rec.Keys()) == 0 {
-		why := "nothing has run for it"
-		if record.HasBlock(is.Body) || len(rc.Ignored) > 0 {
-			// Say so, or a record written before it moved into roadmap's
-			// comment (or a forged one) reads as an item nothing ran for.
-			why += fmt.Sprintf(" (a record block in the issue body or in a comment not by %s is ignored: the record is roadmap's own comment)", gh.Identity())
-		}
-		env.Errorf("explain: issue #%d has no roadmap record: %s", issue, why)
-		return ExitUsage
-	}
-
-	out := explainRecord(issue, is.Title, rec)
 	switch {
-	case fromFile != nil:
-		out.Trace = fromFile
-	case *withTrace:
-		if out.Trace, err = recordTrace(rec); err != nil {
-			env.Errorf("explain: issue #%d: %v", issue, err)
+	case *state != "":
+		owner, repo, ok := strings.Cut(o.Repository, "/")
+		if !ok {
+			owner, repo = "local", "offline"
+			o.Repository = "the saved state " + *state
+		}
+		gh, closeState, err := explain.OpenState(*state, owner, repo, env.masker())
+		if err != nil {
+			return explainFailed(env, err)
+		}
+		defer closeState()
+		o.GitHub = gh
+	case *traceFile != "" && o.Repository == "":
+		// The trace file alone.
+	default:
+		if o.GitHub, err = env.gitHubClient(env.masker(), time.Time{}); err != nil {
+			env.Errorf("%v", err)
 			return ExitUsage
 		}
-		if out.Trace == nil {
-			env.Errorf("explain: issue #%d has no trace in its record (implement.trace): no Job has written its last mark yet; a killed Job's trace is in its artifact (--trace-file)", issue)
-		}
+	}
+
+	out, note, err := explain.Explain(ctx, o)
+	if err != nil {
+		return explainFailed(env, err)
+	}
+	if note != "" {
+		env.Errorf("%s", note)
 	}
 	if *asJSON {
 		return env.JSON(out)
 	}
-	if err := printExplain(env.Stdout, out); err != nil {
-		env.Errorf("explain: write: %v", err)
+	if err := explain.Print(env.Stdout, out); err != nil {
+		env.Errorf("write: %v", err)
 		return ExitInternal
 	}
 	return ExitOK
+}
+
+func explainFailed(env *Env, err error) int {
+	env.Errorf("%v", err)
+	if in := (*explain.InputError)(nil); errors.As(err, &in) {
+		return ExitUsage
+	}
+	return ExitInternal
 }
 
 // parseInterspersed parses flags before and after the positional arguments,
@@ -193,360 +114,4 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int,
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// explainRecord reads what the record says about the item.
-func explainRecord(issue int, title string, rec *record.Record) explainOutput {
-	out := explainOutput{Issue: issue, Title: title, Jobs: []explainJob{}}
-	if r, ok := rec.Result(); ok {
-		out.Result = string(r)
-	}
-	out.Failure, _ = rec.Failure()
-	out.Stopped, _ = rec.Stopped()
-	out.Group, _ = rec.Group()
-	out.PR, _ = rec.StagePR()
-	out.Spend, _ = rec.Spend()
-	jobs, _ := rec.Jobs()
-	for _, j := range jobs {
-		out.Jobs = append(out.Jobs, explainJob{
-			Job: j.Job, RunID: j.RunID, Result: string(j.Result), Failure: j.Failure, Group: j.Group,
-			TokensIn: j.Spend.TokensIn, TokensOut: j.Spend.TokensOut, USD: j.Spend.USD, ModelCalls: j.Spend.ModelCalls,
-			Requests: j.Requests,
-		})
-		out.Requests += j.Requests
-	}
-	out.Waits = whatWaits(rec, jobs)
-	return out
-}
-
-// whatWaits names who the item waits for, from how the last Job ended.
-func whatWaits(rec *record.Record, jobs []record.JobOutcome) explainWaits {
-	result, _ := rec.Result()
-	class, _ := rec.Failure()
-	group, _ := rec.Group()
-	pr, _ := rec.StagePR()
-	// A Job writes its line of implement.jobs with every mark and its result
-	// only in the last: a line without one is a Job still running or killed,
-	// and implement.result is still the Job before it.
-	if n := len(jobs); n > 0 && jobs[n-1].Result == "" {
-		j := jobs[n-1]
-		return explainWaits{Who: waitsReport, What: fmt.Sprintf(
-			"Job %d (run %d) wrote no result: it is still running, or it was killed; report classifies a killed Job from its log and dispatches a continuation, which resumes %s",
-			j.Job, j.RunID, resumeFrom(j.Group))}
-	}
-	switch result {
-	case record.ResultStopped:
-		step, _ := rec.Stopped()
-		log, _ := rec.CheckLog()
-		what := fmt.Sprintf("the item stopped on %s at %s", orUnknown(class), orUnknown(step))
-		if log != "" {
-			what += "; the check log below goes to the next Job's first step"
-		}
-		return explainWaits{Who: waitsPerson, What: what, CheckLog: lastLines(log, checkLogLines)}
-	case record.ResultYielded:
-		what := "a continuation Job resumes " + resumeFrom(group)
-		if class != "" {
-			what += fmt.Sprintf(" (the Job yielded on %s)", class)
-		}
-		return explainWaits{Who: waitsContinuation, What: what}
-	case record.ResultReturned:
-		if class == "plan_wrong" {
-			return explainWaits{Who: waitsStage, What: "the plan cannot work as written: stage amends it, then implement resumes " + resumeFrom(group)}
-		}
-		q, _ := rec.Question()
-		what := "a decision only a person can make: answer the question on the issue"
-		if class != "needs_input" {
-			what = fmt.Sprintf("the item was returned on %s", orUnknown(class))
-		}
-		return explainWaits{Who: waitsPerson, What: what, Question: q}
-	case record.ResultReady:
-		if pr > 0 {
-			return explainWaits{Who: waitsReviewer, What: fmt.Sprintf("review PR #%d: every group passed and its checks are green", pr)}
-		}
-		return explainWaits{Who: waitsReviewer, What: "review the PR: every group passed and its checks are green"}
-	}
-	what := "no implement Job has recorded an outcome yet"
-	if s, ok := rec.StageState(); ok {
-		what += fmt.Sprintf(" (stage.state: %s)", s)
-	}
-	return explainWaits{What: what}
-}
-
-func resumeFrom(group int) string {
-	if group <= 0 {
-		return "from the first group"
-	}
-	return fmt.Sprintf("after group %d, the last that passed", group)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "(not recorded)"
-	}
-	return s
-}
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return ""
-	}
-	lines := strings.Split(s, "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// recordTrace reads the record's bounded trace copy (implement.trace): the
-// newest events of the last Job that wrote its last mark. The copy comes
-// from an issue body anyone with write access can edit, so it is parsed, not
-// trusted. It returns nil when the record has none.
-func recordTrace(rec *record.Record) (*explainTraced, error) {
-	raw, ok := rec.Trace()
-	if !ok {
-		return nil, nil
-	}
-	rc, err := trace.ParseRecordCopy(string(raw))
-	if err != nil {
-		return nil, fmt.Errorf("implement.trace: %w", err)
-	}
-	t := &explainTraced{Source: "record", Dropped: rc.Dropped, Events: rc.Events}
-	if t.Events == nil {
-		t.Events = []trace.Event{}
-	}
-	if n := len(t.Events); n > 0 {
-		t.Job = t.Events[n-1].Job
-	}
-	return t, nil
-}
-
-// readTraceFile reads a JSONL trace artifact and keeps the events of its
-// newest run: a file a runner reused can hold several Jobs one after the
-// other, and a new run starts where the Job changes or Seq starts again.
-func readTraceFile(path string) (*explainTraced, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("trace file: %w", err)
-	}
-	defer f.Close()
-	events, err := trace.ReadJSONL(f)
-	if err != nil {
-		return nil, fmt.Errorf("trace file %s: %w", path, err)
-	}
-	start := 0
-	for i := 1; i < len(events); i++ {
-		if events[i].Job != events[i-1].Job || events[i].Seq <= events[i-1].Seq {
-			start = i
-		}
-	}
-	t := &explainTraced{Source: path, Events: append([]trace.Event{}, events[start:]...)}
-	if n := len(t.Events); n > 0 {
-		t.Job = t.Events[n-1].Job
-	}
-	return t, nil
-}
-
-// printExplain writes the explanation for a person at a terminal. Every
-// text that comes from the issue passes termText: the record is editable by
-// anyone with write access, and a terminal must not run what it holds.
-func printExplain(w io.Writer, o explainOutput) error {
-	ew := &stickyWriter{w: w}
-	fmt.Fprintf(ew, "issue #%d: %s\n", o.Issue, termText(o.Title))
-	var head []string
-	head = append(head, "result: "+termText(orDash(o.Result)))
-	if o.Failure != "" {
-		head = append(head, "failure: "+termText(o.Failure))
-	}
-	if o.Stopped != "" {
-		head = append(head, "stopped at: "+termText(o.Stopped))
-	}
-	head = append(head, fmt.Sprintf("last group passed: %d", o.Group))
-	if o.PR > 0 {
-		head = append(head, fmt.Sprintf("PR #%d", o.PR))
-	}
-	fmt.Fprintln(ew, strings.Join(head, " · "))
-
-	fmt.Fprintln(ew, "\nWhat ran")
-	if len(o.Jobs) == 0 {
-		fmt.Fprintln(ew, "  no Job has recorded its outcome (implement.jobs is empty)")
-	} else {
-		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  JOB\tRUN\tRESULT\tFAILURE\tLAST GROUP\tTOKENS IN\tTOKENS OUT\tUSD\tMODEL CALLS\tGITHUB REQUESTS")
-		for _, j := range o.Jobs {
-			result := j.Result
-			if result == "" {
-				result = "(none: running or killed)"
-			}
-			fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", j.Job, j.RunID, termText(result),
-				termText(orDash(j.Failure)), j.Group, trace.Thousands(j.TokensIn), trace.Thousands(j.TokensOut), costText(j.USD), j.ModelCalls, j.Requests)
-		}
-		tw.Flush()
-	}
-
-	fmt.Fprintln(ew, "\nWhat it cost")
-	fmt.Fprintf(ew, "  item spend: %s tokens in, %s out, %s, %d model calls (implement.spend)\n",
-		trace.Thousands(o.Spend.TokensIn), trace.Thousands(o.Spend.TokensOut), costText(o.Spend.USD), o.Spend.ModelCalls)
-	fmt.Fprintf(ew, "  GitHub requests: %d counted, over %d Job(s) (a 304 is free and not counted)\n", o.Requests, len(o.Jobs))
-
-	fmt.Fprintln(ew, "\nWhat waits")
-	if o.Waits.Who != "" {
-		fmt.Fprintf(ew, "  %s: %s\n", o.Waits.Who, termText(o.Waits.What))
-	} else {
-		fmt.Fprintf(ew, "  %s\n", termText(o.Waits.What))
-	}
-	if o.Waits.Question != "" {
-		fmt.Fprintf(ew, "  question: %s\n", termText(o.Waits.Question))
-	}
-	if o.Waits.CheckLog != "" {
-		fmt.Fprintf(ew, "  check log (implement.check_log, last %d lines):\n", checkLogLines)
-		for _, l := range strings.Split(o.Waits.CheckLog, "\n") {
-			fmt.Fprintf(ew, "    %s\n", termText(l))
-		}
-	}
-
-	if o.Trace != nil {
-		printTrace(ew, o.Trace)
-	}
-	return ew.err
-}
-
-// printTrace writes the events as a table: seq, time, type, group,
-// step or phase, detail, duration.
-func printTrace(w io.Writer, t *explainTraced) {
-	source := "the record's implement.trace"
-	if t.Source != "record" {
-		source = termText(t.Source)
-	}
-	fmt.Fprintf(w, "\nTrace of Job %d (%s): %d events; %d older events dropped\n", t.Job, source, len(t.Events), t.Dropped)
-	if len(t.Events) == 0 {
-		return
-	}
-	layout, day := "15:04:05", t.Events[0].Time.UTC().Format(time.DateOnly)
-	for _, e := range t.Events {
-		if e.Time.UTC().Format(time.DateOnly) != day {
-			layout, day = "2006-01-02 15:04:05", ""
-			break
-		}
-	}
-	for _, e := range t.Events {
-		if e.Time.Nanosecond() != 0 {
-			layout += ".000"
-			break
-		}
-	}
-	if day != "" {
-		fmt.Fprintf(w, "times in UTC, %s\n", day)
-	} else {
-		fmt.Fprintln(w, "times in UTC")
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tTIME\tTYPE\tGROUP\tSTEP/PHASE\tDETAIL\tDURATION")
-	for _, e := range t.Events {
-		when := "-"
-		if !e.Time.IsZero() {
-			when = e.Time.UTC().Format(layout)
-		}
-		group := "-"
-		if e.Group > 0 {
-			group = strconv.Itoa(e.Group)
-		}
-		dur := "-"
-		if e.Duration > 0 {
-			dur = e.Duration.String()
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, when, termText(string(e.Type)), group,
-			termText(orDash(stepOrPhase(e))), termText(orDash(eventDetail(e))), dur)
-	}
-	tw.Flush()
-}
-
-func stepOrPhase(e trace.Event) string {
-	if e.Type == trace.TypePhase {
-		return string(e.Phase)
-	}
-	return e.Step
-}
-
-// eventDetail is Event.Detail without what the table's other columns show.
-func eventDetail(e trace.Event) string {
-	d := e
-	d.Group, d.Duration = 0, 0
-	switch e.Type {
-	case trace.TypePhase:
-		d.Phase = ""
-	case trace.TypeCheckRun:
-		d.Step = ""
-	}
-	s := d.Detail()
-	if e.Type == trace.TypePhase {
-		// Detail leaves these out for phases; a span's round count and an
-		// end's reason are what a person looks for.
-		var extra []string
-		if e.Attempt > 0 {
-			extra = append(extra, fmt.Sprintf("attempt %d", e.Attempt))
-		}
-		if e.Reason != "" {
-			extra = append(extra, e.Reason)
-		}
-		if len(extra) > 0 {
-			if s != "" {
-				s += " · "
-			}
-			s += strings.Join(extra, " · ")
-		}
-	}
-	return s
-}
-
-// termText makes text from the issue safe to print on a terminal: control
-// characters (escape sequences, tabs and line breaks that would break the
-// table) and bidirectional overrides are written as escapes, and the line
-// is made plain (actionsio.PlainLine): explain may run as an Actions step.
-func termText(s string) string {
-	unsafe := func(r rune) bool {
-		return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
-	}
-	if utf8.ValidString(s) && strings.IndexFunc(s, unsafe) < 0 {
-		return actionsio.PlainLine(s)
-	}
-	var b strings.Builder
-	for _, r := range s { // an invalid byte reads as U+FFFD, written as such
-		switch {
-		case r < 0x80 && unsafe(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafe(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return actionsio.PlainLine(b.String())
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func costText(u float64) string {
-	if u != 0 && u < 0.01 {
-		return fmt.Sprintf("$%.4f", u)
-	}
-	return fmt.Sprintf("$%.2f", u)
-}
-
-// stickyWriter keeps the first write error so a long print checks it once.
-type stickyWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *stickyWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }

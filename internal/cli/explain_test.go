@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -12,11 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/roadmap-dev/roadmap/internal/explain"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
@@ -70,13 +70,13 @@ func (w *explainWorld) explain(args ...string) (code int, stdout, stderr string)
 }
 
 // explainJSON runs explain --json and decodes what it printed.
-func (w *explainWorld) explainJSON(args ...string) explainOutput {
+func (w *explainWorld) explainJSON(args ...string) explain.Output {
 	w.t.Helper()
 	code, stdout, stderr := w.explain(append(args, "--json")...)
 	if code != ExitOK {
 		w.t.Fatalf("explain %v --json: exit %d, want 0\n%s", args, code, stderr)
 	}
-	var got explainOutput
+	var got explain.Output
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		w.t.Fatalf("explain --json printed no JSON object: %v\n%s", err, stdout)
 	}
@@ -344,17 +344,17 @@ func TestExplainCost(t *testing.T) {
 	sum := trace.Sum(events)
 
 	got := w.explainJSON(strconv.Itoa(n))
-	want := explainOutput{
+	want := explain.Output{
 		Issue: n, Title: "Add greetings", Result: "stopped", Failure: "checks_failed", Stopped: "group 2", Group: 1, PR: 7,
 		Spend: record.Spend{TokensIn: 2100 + sum.TokensIn, TokensOut: 150 + sum.TokensOut, USD: 0.0004 + sum.USD, ModelCalls: 2 + sum.ModelCalls},
 		// 9 + 7: the counted requests of both Jobs.
 		Requests: 16,
-		Jobs: []explainJob{
+		Jobs: []explain.Job{
 			{Job: 1, RunID: 101, Result: "yielded", Failure: "rate_limited", TokensIn: 2100, TokensOut: 150, USD: 0.0004, ModelCalls: 2, Requests: 9},
 			{Job: 2, RunID: 102, Result: "stopped", Failure: "checks_failed", Group: 1, TokensIn: sum.TokensIn, TokensOut: sum.TokensOut,
 				USD: sum.USD, ModelCalls: sum.ModelCalls, Requests: 7},
 		},
-		Waits: explainWaits{Who: "person", What: "the item stopped on checks_failed at group 2; the check log below goes to the next Job's first step",
+		Waits: explain.Waits{Who: "person", What: "the item stopped on checks_failed at group 2; the check log below goes to the next Job's first step",
 			CheckLog: "$ grep -q \"hello 2\" greeting-2.txt\ngrep: greeting-2.txt: No such file or directory\nexit status 2"},
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return fmt.Sprintf("%.9f", a) == fmt.Sprintf("%.9f", b) })); diff != "" {
@@ -405,7 +405,7 @@ func TestExplainWaits(t *testing.T) {
 			comment: block(`implement.check_log: "`+strings.Repeat(`noise\n`, 30)+`FAIL: TestGreeting"`, "implement.failure: checks_failed",
 				"implement.result: stopped", `implement.stopped: "group 2"`),
 			who: "person", what: "the item stopped on checks_failed at group 2",
-			checkLog: strings.Repeat("noise\n", checkLogLines-1) + "FAIL: TestGreeting",
+			checkLog: strings.Repeat("noise\n", explain.CheckLogLines-1) + "FAIL: TestGreeting",
 		},
 		{
 			name:    "yielded: a continuation resumes after the last group",
@@ -488,7 +488,7 @@ func TestExplainErrors(t *testing.T) {
 		{"malformed record", []string{strconv.Itoa(malformed)}, nil, ExitUsage, "line 4"},
 		{"malformed trace copy", []string{strconv.Itoa(badTrace), "--trace"}, nil, ExitUsage, "implement.trace: parse trace record copy: version 2"},
 		{"unreadable trace file", []string{strconv.Itoa(ok), "--trace-file", missing}, nil, ExitUsage, "trace file"},
-		{"no token", []string{strconv.Itoa(ok)}, []string{"GITHUB_REPOSITORY=acme/widgets"}, ExitUsage, "GITHUB_TOKEN is not set"},
+		{"no token", []string{strconv.Itoa(ok)}, []string{"GITHUB_REPOSITORY=acme/widgets"}, ExitAuth, "roadmap explain: no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or log in with 'gh auth login'"},
 		{"no repository", []string{strconv.Itoa(ok)}, []string{"GITHUB_TOKEN=" + explainToken}, ExitUsage, "GITHUB_REPOSITORY"},
 	}
 	for _, tt := range tests {
@@ -498,7 +498,9 @@ func TestExplainErrors(t *testing.T) {
 				environ = tt.environ
 			}
 			var out, errb bytes.Buffer
-			code := Main(context.Background(), append([]string{"explain"}, tt.args...), environ, strings.NewReader(""), &out, &errb)
+			env := newEnv(append([]string{"explain"}, tt.args...), environ, strings.NewReader(""), &out, &errb)
+			env.ghAuthToken = noGHLogin
+			code := run(context.Background(), env)
 			if code != tt.code || !strings.Contains(errb.String(), tt.stderr) {
 				t.Errorf("exit %d, stderr %q; want exit %d and a message containing %q", code, errb.String(), tt.code, tt.stderr)
 			}
@@ -568,23 +570,6 @@ func TestExplainTerminalSafe(t *testing.T) {
 	}
 }
 
-func TestTermText(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"group 2: Greeting 2", "group 2: Greeting 2"},
-		{"naïve café ✓", "naïve café ✓"},
-		{"a\tb\nc\r", `a\x09b\x0ac\x0d`},
-		{"\x1b[1mbold", `\x1b[1mbold`},
-		{"rtl \u202egnp.exe", `rtl \u202egnp.exe`},
-		{"c1 \u009b control", `c1 \u009b control`},
-		{"bad \xff byte", "bad \ufffd byte"},
-	}
-	for _, tt := range tests {
-		if got := termText(tt.in); got != tt.want {
-			t.Errorf("termText(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestParseInterspersed(t *testing.T) {
 	tests := []struct {
 		args  []string
@@ -608,30 +593,43 @@ func TestParseInterspersed(t *testing.T) {
 	}
 }
 
-// FuzzTermText: whatever the record holds, the printed text has no control
-// character or bidirectional override left, and clean text is kept as is.
-func FuzzTermText(f *testing.F) {
-	for _, s := range []string{"group 2", "\x1b[2J", "a\tb", "\u202e", "\xff\xfe", "naïve"} {
-		f.Add(s)
+// noGHLogin stands for a machine whose gh CLI is missing or logged out.
+func noGHLogin(context.Context) (string, error) { return "", errors.New("gh: not logged in") }
+
+// TestExplainOffline: a saved fake GitHub state (what `roadmap demo --keep
+// DIR` leaves) is read with no GITHUB_REPOSITORY and no token, by --state and
+// by the state beside a --trace-file.
+func TestExplainOffline(t *testing.T) {
+	w := newExplainWorld(t)
+	n := strconv.Itoa(w.item(blockComment("implement.result: ready", "stage.pr: 7")))
+	dir := t.TempDir()
+	if err := w.fake.Save(filepath.Join(dir, explain.StateFile)); err != nil {
+		t.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := termText(s)
-		if !utf8.ValidString(got) {
-			t.Fatalf("termText(%q) = %q is not valid UTF-8", s, got)
+	tracePath := filepath.Join(dir, "trace-job-1.jsonl")
+	var tb bytes.Buffer
+	stoppedRun(t, &tb, 1, 1)
+	if err := os.WriteFile(tracePath, tb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{n, "--state", dir}, {n, "--trace-file", tracePath}} {
+		var out, errb bytes.Buffer
+		env := newEnv(append([]string{"explain"}, args...), nil, strings.NewReader(""), &out, &errb)
+		env.ghAuthToken = noGHLogin
+		if code := run(context.Background(), env); code != ExitOK || !strings.Contains(out.String(), "issue #"+n+": Add greetings") ||
+			!strings.Contains(out.String(), "result: ready") {
+			t.Errorf("explain %v offline: exit %d\nstdout: %s\nstderr: %s", args, code, out.String(), errb.String())
 		}
-		for _, r := range got {
-			if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-				t.Fatalf("termText(%q) = %q keeps %U", s, got, r)
-			}
-		}
-		if termText(got) != got {
-			t.Fatalf("termText is not idempotent on %q", s)
-		}
-		clean := utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool {
-			return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
-		}) < 0
-		if clean && got != s {
-			t.Fatalf("termText changed clean text %q to %q", s, got)
-		}
-	})
+	}
+	// The trace alone, with no state beside it.
+	alone := filepath.Join(t.TempDir(), "trace-job-1.jsonl")
+	if err := os.WriteFile(alone, tb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	env := newEnv([]string{"explain", n, "--trace-file", alone}, nil, strings.NewReader(""), &out, &errb)
+	env.ghAuthToken = noGHLogin
+	if code := run(context.Background(), env); code != ExitOK || !strings.Contains(out.String(), "Trace of Job 1") {
+		t.Errorf("explain --trace-file alone: exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
+	}
 }

@@ -46,6 +46,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 	dayUSD := fs.Float64("day-usd", -1, "the day's budget in USD across items (default: configuration budgets.day.usd)")
 	cfgPath := fs.String("config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
 	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout")
+	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

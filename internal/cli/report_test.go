@@ -221,7 +221,7 @@ func TestReportCommand(t *testing.T) {
 			{"no issue", []string{"--job-result", "failure"}, nil, ExitUsage},
 			{"no run id for a Job without a result", []string{"--issue", strconv.Itoa(n), "--job-result", "failure"}, nil, ExitUsage},
 			{"an argument", []string{"--issue", strconv.Itoa(n), "extra"}, nil, ExitUsage},
-			{"no token", []string{"--issue", strconv.Itoa(n), "--result", "ready"}, []string{"GITHUB_TOKEN="}, ExitUsage},
+			{"no token", []string{"--issue", strconv.Itoa(n), "--result", "ready"}, []string{"GITHUB_TOKEN="}, ExitAuth},
 			{"an issue GitHub does not have", []string{"--issue", "999", "--result", "ready", "--attempt", "2"}, nil, ExitInternal},
 		}
 		for _, tc := range tests {

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,9 +43,10 @@ func (e *Env) gitHubClient(m *redact.Masker, deadline time.Time) (*github.Client
 	if !ok || owner == "" || repo == "" {
 		return nil, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/repo", repoFull)
 	}
-	token := e.Getenv("GITHUB_TOKEN")
+	token := e.token()
 	if token == "" {
-		return nil, fmt.Errorf("GITHUB_TOKEN is not set")
+		e.authMissing = true
+		return nil, errNoAuth
 	}
 	base := e.Getenv("GITHUB_API_URL")
 	if base != "" && !strings.HasSuffix(base, "/") {
@@ -53,6 +57,60 @@ func (e *Env) gitHubClient(m *redact.Masker, deadline time.Time) (*github.Client
 		Owner: owner, Repo: repo, Masker: m, Deadline: deadline, Identity: e.Getenv("ROADMAP_IDENTITY"),
 		HTTPClient: &http.Client{Timeout: 60 * time.Second},
 	})
+}
+
+// token is the GitHub token, looked for as the gh CLI does: GH_TOKEN, then
+// GITHUB_TOKEN, then the gh CLI's own login (`gh auth token`). A token from
+// gh is put in the environment as GH_TOKEN, so every masker built after it
+// masks it too. The token is never printed.
+func (e *Env) token() string {
+	for _, k := range []string{"GH_TOKEN", "GITHUB_TOKEN"} {
+		if t := strings.TrimSpace(e.Getenv(k)); t != "" {
+			return t
+		}
+	}
+	ask := e.ghAuthToken
+	if ask == nil {
+		ask = ghAuthToken
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	t, err := ask(ctx)
+	if err != nil || t == "" {
+		return ""
+	}
+	e.Vars["GH_TOKEN"] = t
+	return t
+}
+
+// ghAuthToken runs `gh auth token`; an error when gh is missing or logged
+// out. Only the first line of its output is read, and none of it is shown.
+func ghAuthToken(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "gh", "auth", "token").Output()
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	line = strings.TrimSpace(line)
+	if len(line) > 1024 || strings.ContainsAny(line, " \t") {
+		return "", fmt.Errorf("gh auth token: not a token")
+	}
+	return line, nil
+}
+
+// repoFlag adds -R and --repo OWNER/REPO to a verb that reads GitHub: the
+// repository to read, over GITHUB_REPOSITORY.
+func repoFlag(fs *flag.FlagSet, env *Env) {
+	set := func(s string) error {
+		owner, repo, ok := strings.Cut(s, "/")
+		if !ok || owner == "" || repo == "" || strings.ContainsAny(repo, "/ ") {
+			return fmt.Errorf("%q is not OWNER/REPO", s)
+		}
+		env.Vars["GITHUB_REPOSITORY"] = s
+		return nil
+	}
+	fs.Func("R", "read the repository `OWNER/REPO` (default: $GITHUB_REPOSITORY)", set)
+	fs.Func("repo", "the same as -R", set)
 }
 
 // workdir is the workspace: the flag, else GITHUB_WORKSPACE, else the current directory.

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/explain"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
@@ -224,6 +225,13 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	}
 	d.phase("report 2")
 	d.step("report: %s → %s", res2.Result, out2.Action)
+	if d.o.Dir != "" {
+		// Kept: the fake GitHub's state too, so `roadmap explain --state`
+		// reads the item offline.
+		if err := w.Fake.Save(filepath.Join(dir, explain.StateFile)); err != nil {
+			return nil, err
+		}
+	}
 	return d.summary(res2, kill)
 }
 

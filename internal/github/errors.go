@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -42,8 +43,8 @@ func (e *RateLimitError) Error() string {
 	if e.Message != "" {
 		msg = ": " + e.Message
 	}
-	return fmt.Sprintf("%s %s: GitHub %s rate limit; wait %s until %s%s",
-		e.Method, e.Endpoint, kind, e.Wait.Round(time.Second), e.Reset.UTC().Format(time.RFC3339), msg)
+	return fmt.Sprintf("%s: GitHub %s rate limit; wait %s until %s%s",
+		request(e.Method, e.Endpoint), kind, e.Wait.Round(time.Second), e.Reset.UTC().Format(time.RFC3339), msg)
 }
 
 // AuthError is a 401, or a 403 without rate-limit markers: the token is bad
@@ -56,7 +57,7 @@ type AuthError struct {
 }
 
 func (e *AuthError) Error() string {
-	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Endpoint, e.Status, http.StatusText(e.Status), e.Message)
+	return fmt.Sprintf("%s: %d %s: %s", request(e.Method, e.Endpoint), e.Status, http.StatusText(e.Status), e.Message)
 }
 
 // StatusError is any other non-2xx answer: 404, 409, 422, 5xx.
@@ -71,7 +72,7 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	s := fmt.Sprintf("%s %s: %d %s", e.Method, e.Endpoint, e.Status, http.StatusText(e.Status))
+	s := fmt.Sprintf("%s: %d %s", request(e.Method, e.Endpoint), e.Status, http.StatusText(e.Status))
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
@@ -97,7 +98,7 @@ type TransportError struct {
 }
 
 func (e *TransportError) Error() string {
-	return fmt.Sprintf("%s %s: no answer after %d attempt(s): %v", e.Method, e.Endpoint, e.Attempts, e.Err)
+	return fmt.Sprintf("%s: no answer after %d attempt(s): %v", request(e.Method, e.Endpoint), e.Attempts, e.Err)
 }
 
 func (e *TransportError) Unwrap() error { return e.Err }
@@ -139,4 +140,14 @@ func idempotent(method string) bool {
 		return true
 	}
 	return false
+}
+
+// request names a request in an error: "GET /repos/{owner}/{repo}/issues/{n}".
+// The errors' Endpoint comes from endpointOf, which already starts with the
+// method; printing Method before it read "GET GET /repos/…".
+func request(method, endpoint string) string {
+	if method == "" || strings.HasPrefix(endpoint, method+" ") {
+		return endpoint
+	}
+	return method + " " + endpoint
 }

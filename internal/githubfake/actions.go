@@ -179,3 +179,25 @@ func (f *Fake) permission(c *call) reply {
 		"permission": legacy, "role_name": role, "user": f.collaboratorJSON(c.base, user, role),
 	}}
 }
+
+// getRepo answers GET /repos/{owner}/{repo} (GitHub's "full-repository").
+func (f *Fake) getRepo(c *call) reply {
+	m := f.fullRepoJSON(c.base)
+	m["network_count"], m["subscribers_count"] = 0, 0
+	m["temp_clone_token"], m["has_discussions"] = nil, false
+	if m["pushed_at"] == nil { // GitHub's full-repository has it non-null
+		m["pushed_at"] = ts(repoCreated)
+	}
+	return reply{status: http.StatusOK, body: m}
+}
+
+// workflowPermissions answers GET /repos/{owner}/{repo}/actions/permissions/workflow.
+func (f *Fake) workflowPermissions(c *call) reply {
+	p := f.st.WorkflowPermissions
+	if p.Default == "" {
+		p.Default = "read"
+	}
+	return reply{status: http.StatusOK, body: map[string]any{
+		"default_workflow_permissions": p.Default, "can_approve_pull_request_reviews": p.CanApprove,
+	}}
+}

@@ -44,6 +44,8 @@ type Options struct {
 	// GitRemote is a bare repository; when set, a pull request's head SHA is
 	// read from it (git rev-parse refs/heads/<head>) so real pushes show up.
 	GitRemote string
+	// DefaultBranch is the repository's default branch (default main).
+	DefaultBranch string
 	// NoRunDetails makes a dispatch answer 204 even when the request asks for
 	// return_run_details, as GitHub did before 2026-02-19 (and GHES may).
 	NoRunDetails bool
@@ -98,6 +100,9 @@ func New(opts Options) *Fake {
 	}
 	if opts.Repo == "" {
 		opts.Repo = "demo"
+	}
+	if opts.DefaultBranch == "" {
+		opts.DefaultBranch = "main"
 	}
 	if opts.RepoID == 0 {
 		opts.RepoID = 1000

@@ -42,6 +42,10 @@ var productOps = []specOp{
 	{"GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs"},                  // Actions.ListWorkflowJobs
 	{"GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations"},       // Checks.ListCheckRunAnnotations
 	{"GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}/logs"},                  // Actions.GetWorkflowJobLogs
+	{"GET", "/repos/{owner}/{repo}"},                                             // Repositories.Get (roadmap init)
+	{"GET", "/repos/{owner}/{repo}/actions/permissions/workflow"},                // NewRequest+Do (roadmap init)
+	{"GET", "/repos/{owner}/{repo}/labels"},                                      // Issues.ListLabels (init)
+	{"POST", "/repos/{owner}/{repo}/labels"},                                     // Issues.CreateLabel (init)
 }
 
 // bodyExceptions are request bodies the description's schema rejects but its
@@ -400,6 +404,24 @@ var apiCases = []apiCase{
 			t.Fatal(err)
 		}
 		e.raw(t, "GET", fmt.Sprintf("/repos/acme/widgets/actions/jobs/%d/logs", running), "")
+	}},
+	{op: productOps[20], statuses: []int{200, 404}, drive: func(t *testing.T, e *apiEnv) {
+		must(t)(e.gh.Repositories.Get(e.ctx, "acme", "widgets"))
+		e.raw(t, "GET", "/repos/acme/gadgets", "")
+	}},
+	{op: productOps[21], statuses: []int{200}, drive: func(t *testing.T, e *apiEnv) {
+		// go-github v66 has no method for it; the product sends NewRequest+Do.
+		e.raw(t, "GET", "/repos/acme/widgets/actions/permissions/workflow", "")
+		e.h.f.SetWorkflowPermissions("write", true)
+		e.raw(t, "GET", "/repos/acme/widgets/actions/permissions/workflow", "")
+	}},
+	{op: productOps[22], statuses: []int{200}, drive: func(t *testing.T, e *apiEnv) {
+		must(t)(e.gh.Issues.ListLabels(e.ctx, "acme", "widgets", &gogithub.ListOptions{PerPage: 100}))
+	}},
+	{op: productOps[23], statuses: []int{201, 422}, drive: func(t *testing.T, e *apiEnv) {
+		must(t)(e.gh.Issues.CreateLabel(e.ctx, "acme", "widgets", &gogithub.Label{Name: gogithub.String("roadmap:implement"),
+			Color: gogithub.String("0e8a16"), Description: gogithub.String("implement this issue")}))
+		e.raw(t, "POST", "/repos/acme/widgets/labels", `{"name": "roadmap:implement", "color": "0e8a16"}`)
 	}},
 }
 

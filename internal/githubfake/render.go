@@ -239,7 +239,7 @@ func (f *Fake) fullRepoJSON(base string) map[string]any {
 	for k, v := range map[string]any{
 		"clone_url": f.repoHTML(base) + ".git", "git_url": "git://" + host + "/" + full + ".git",
 		"ssh_url": "git@" + host + ":" + full + ".git", "svn_url": f.repoHTML(base), "mirror_url": nil,
-		"homepage": nil, "language": nil, "license": nil, "default_branch": "main",
+		"homepage": nil, "language": nil, "license": nil, "default_branch": f.opts.DefaultBranch,
 		"forks": 0, "forks_count": 0, "open_issues": 0, "open_issues_count": 0, "size": 0,
 		"stargazers_count": 0, "watchers": 0, "watchers_count": 0,
 		"has_downloads": true, "has_issues": true, "has_projects": true, "has_wiki": true, "has_pages": false,

@@ -29,6 +29,8 @@ func init() {
 		})
 	}
 	const repo = "/repos/{owner}/{repo}"
+	add("GET", repo, (*Fake).getRepo)
+	add("GET", repo+"/actions/permissions/workflow", (*Fake).workflowPermissions)
 	add("GET", repo+"/issues", (*Fake).listIssues)
 	add("POST", repo+"/issues", (*Fake).createIssue)
 	add("GET", repo+"/issues/comments/{id}", (*Fake).getComment)

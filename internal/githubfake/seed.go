@@ -274,3 +274,12 @@ func (f *Fake) AddWorkflow(files ...string) {
 	defer f.mu.Unlock()
 	f.st.Workflows = append(f.st.Workflows, files...)
 }
+
+// SetWorkflowPermissions sets the repository's Actions "Workflow
+// permissions": the default token permissions (read or write) and whether
+// Actions may create and approve pull requests.
+func (f *Fake) SetWorkflowPermissions(defaultPerm string, canApprove bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st.WorkflowPermissions = WorkflowPermissions{Default: defaultPerm, CanApprove: canApprove}
+}

@@ -39,6 +39,12 @@ type Pull struct {
 	Draft   bool   `json:"draft"`
 }
 
+// WorkflowPermissions is GET /repos/{owner}/{repo}/actions/permissions/workflow.
+type WorkflowPermissions struct {
+	Default    string `json:"default"` // read or write; "" reads as read
+	CanApprove bool   `json:"can_approve"`
+}
+
 // Comment is an issue comment.
 type Comment struct {
 	ID        int64     `json:"id"`
@@ -141,6 +147,11 @@ type state struct {
 	Commits     []string          `json:"commits,omitempty"`   // AddCommit
 	Workflows   []string          `json:"workflows,omitempty"` // AddWorkflow
 	LastWrite   time.Time         `json:"last_write"`
+	// WorkflowPermissions is the repository's Actions setting "Workflow
+	// permissions": the default GITHUB_TOKEN permissions ("read" or
+	// "write", GitHub's default for a new repository is read) and whether
+	// Actions may create and approve pull requests.
+	WorkflowPermissions WorkflowPermissions `json:"workflow_permissions"`
 }
 
 func newState() *state {

@@ -1,0 +1,133 @@
+package explain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// InputError is a failure the caller can fix: an issue that does not exist
+// or has no record, a trace file that does not read. The verb exits 2 on it
+// and 3 on anything else.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// Options says what to explain and where to read it.
+type Options struct {
+	Issue int
+	// GitHub reads the issue and its record comment; nil explains from the
+	// trace file alone (offline, no record).
+	GitHub *github.Client
+	// Repository names the repository in messages ("owner/repo").
+	Repository string
+	// Trace adds the record's bounded trace copy; TraceFile reads the events
+	// from a JSONL artifact instead.
+	Trace     bool
+	TraceFile string
+}
+
+// Explain reads what ran for an issue: the issue once (its title), its
+// comments once (the record is roadmap's own comment, DESIGN §3; a record
+// block in the body is not read), and nothing else from GitHub. The note is
+// for a person (stderr): set when a trace was asked for and there is none.
+func Explain(ctx context.Context, o Options) (out Output, note string, err error) {
+	var fromFile *Traced
+	if o.TraceFile != "" {
+		if fromFile, err = ReadTraceFile(o.TraceFile); err != nil {
+			return Output{}, "", &InputError{Err: err}
+		}
+	}
+	if o.GitHub == nil {
+		if fromFile == nil {
+			return Output{}, "", inputErrorf("no repository to read and no trace file: pass -R OWNER/REPO, --state DIR or --trace-file FILE")
+		}
+		out = Output{Issue: o.Issue, Jobs: []Job{}, Trace: fromFile,
+			Waits: Waits{What: "not read: no repository or saved state was given, so the record was not read (this is the trace file alone)"}}
+		return out, "", nil
+	}
+	gh := o.GitHub
+	is, err := gh.Issue(ctx, o.Issue)
+	if err != nil {
+		if errors.Is(err, github.ErrNotFound) {
+			return Output{}, "", inputErrorf("issue #%d not found in %s", o.Issue, o.Repository)
+		}
+		return Output{}, "", err
+	}
+	rc, err := gh.ReadRecord(ctx, o.Issue, 0)
+	if err != nil {
+		return Output{}, "", &InputError{Err: err}
+	}
+	rec := rc.Record
+	if len(rec.Keys()) == 0 {
+		why := "nothing has run for it"
+		if record.HasBlock(is.Body) || len(rc.Ignored) > 0 {
+			// Say so, or a record written before it moved into roadmap's
+			// comment (or a forged one) reads as an item nothing ran for.
+			why += fmt.Sprintf(" (a record block in the issue body or in a comment not by %s is ignored: the record is roadmap's own comment)", gh.Identity())
+		}
+		return Output{}, "", inputErrorf("issue #%d has no roadmap record: %s", o.Issue, why)
+	}
+	out = FromRecord(o.Issue, is.Title, rec)
+	switch {
+	case fromFile != nil:
+		out.Trace = fromFile
+	case o.Trace:
+		if out.Trace, err = RecordTrace(rec); err != nil {
+			return Output{}, "", inputErrorf("issue #%d: %w", o.Issue, err)
+		}
+		if out.Trace == nil {
+			note = fmt.Sprintf("issue #%d has no trace in its record (implement.trace): no Job has written its last mark yet; a killed Job's trace is in its artifact (--trace-file)", o.Issue)
+		}
+	}
+	return out, note, nil
+}
+
+// StateFile is the name `roadmap demo --keep DIR` saves the fake GitHub's
+// state under, in DIR.
+const StateFile = "github-state.json"
+
+// OpenState serves a saved fake GitHub state (a kept demo's, or `roadmap dev
+// fake-github --state`'s) on a loopback port and returns a client for
+// owner/repo on it: explain then reads it with the same requests it sends
+// GitHub. path is the state file or a directory holding StateFile. Close
+// stops the server.
+func OpenState(path, owner, repo string, m github.Masker) (gh *github.Client, closeFn func(), err error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, StateFile)
+	}
+	fake := githubfake.New(githubfake.Options{Owner: owner, Repo: repo})
+	if err := fake.Load(path); err != nil {
+		return nil, nil, &InputError{Err: err}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve the saved state: %w", err)
+	}
+	srv := &http.Server{Handler: fake, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	closeFn = func() { _ = srv.Close() }
+	gh, err = github.New(github.Options{
+		BaseURL: "http://" + ln.Addr().String() + "/", Token: "offline", Owner: owner, Repo: repo,
+		Masker: m, HTTPClient: &http.Client{Timeout: 30 * time.Second},
+	})
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return gh, closeFn, nil
+}
