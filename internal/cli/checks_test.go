@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
 const checksToken = "ghs_checkstesttoken00000000000000000000"
@@ -179,6 +180,28 @@ const goodbyeTasks = "## 1. Say goodbye\n\n" +
 
 const goodbyeTasksPath = "openspec/changes/say-goodbye/tasks.md"
 
+// A proposal and a delta spec that pass `openspec validate --strict`, for
+// the changes of these tests.
+const (
+	soundProposal = "# Say goodbye\n\n## Why\n\nThe greeting file says hello but never goodbye, and readers leave unsure.\n\n" +
+		"## What Changes\n\n- greet.txt says goodbye after hello.\n"
+	soundSpec = "## ADDED Requirements\n\n### Requirement: Farewell\n\nThe greeting file SHALL end with a farewell.\n\n" +
+		"#### Scenario: A reader reaches the end\n\n- **WHEN** a reader reads greet.txt to the end\n- **THEN** the last line says goodbye\n"
+)
+
+// sound adds change id, with tasks and a sound proposal and delta spec, to
+// files (a new map when nil).
+func sound(id, tasks string, files map[string]string) map[string]string {
+	if files == nil {
+		files = map[string]string{}
+	}
+	dir := "openspec/changes/" + id + "/"
+	files[dir+"tasks.md"] = tasks
+	files[dir+"proposal.md"] = soundProposal
+	files[dir+"specs/greeting/spec.md"] = soundSpec
+	return files
+}
+
 func TestChecksStatus(t *testing.T) {
 	w := newChecksWorld(t, map[string]string{
 		"greet.txt":           "hello\n",
@@ -189,7 +212,8 @@ func TestChecksStatus(t *testing.T) {
 	good := w.commit("say goodbye", map[string]string{
 		"greet.txt":      "hello\ngoodbye\n",
 		goodbyeTasksPath: goodbyeTasks,
-		"openspec/changes/say-goodbye/proposal.md": "# Say goodbye\n",
+		"openspec/changes/say-goodbye/proposal.md":            soundProposal,
+		"openspec/changes/say-goodbye/specs/greeting/spec.md": soundSpec,
 	})
 	w.pullRequest(good)
 	code, stdout, stderr := w.run()
@@ -261,6 +285,7 @@ func TestChecksStatus(t *testing.T) {
 // checksJSON is the --json document as a script reads it.
 type checksJSON struct {
 	SHA    string `json:"sha"`
+	Plan   string `json:"plan"`
 	Passed bool   `json:"passed"`
 	Groups []struct {
 		Number   int    `json:"number"`
@@ -286,9 +311,18 @@ type checksJSON struct {
 			} `json:"commands"`
 		} `json:"fail_to_pass"`
 	} `json:"groups"`
-	FailedGroup   int    `json:"failed_group"`
-	FailedCommand string `json:"failed_command"`
-	Description   string `json:"description"`
+	Findings      []checksFinding `json:"findings"`
+	FailedGroup   int             `json:"failed_group"`
+	FailedCommand string          `json:"failed_command"`
+	Description   string          `json:"description"`
+}
+
+type checksFinding struct {
+	Level   string `json:"level"`
+	Rule    string `json:"rule"`
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
 }
 
 // runJSON runs checks --json and returns the document and the annotations.
@@ -318,7 +352,7 @@ func TestChecksFailToPass(t *testing.T) {
 	t.Run("a fails command that passed before the change", func(t *testing.T) {
 		w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
 		tasks := "## 1. Greet\n\n- [x] 1.1 Check the greeting; verify: `grep -q hello greet.txt` fails\n"
-		head := w.commit("greet", map[string]string{"openspec/changes/greet/tasks.md": tasks, "notes.txt": "x\n"})
+		head := w.commit("greet", sound("greet", tasks, map[string]string{"notes.txt": "x\n"}))
 		w.pullRequest(head)
 		got, annotations := w.runJSON(ExitFindings)
 		if want := "::error file=openspec/changes/greet/tasks.md,line=3::group 1 task 1.1: grep -q hello greet.txt passed before the group's change (fail-to-pass)\n"; annotations != want {
@@ -345,7 +379,7 @@ func TestChecksFailToPass(t *testing.T) {
 		tasks := "## 1. Say hi\n\n- [x] 1.1 Say hi; verify: `grep -q hi greet.txt` fails\n\n" +
 			"## 2. Say goodbye\n\n- [x] 2.1 Expect the farewell; verify: `grep -q -f tests/expect.txt greet.txt` fails\n" +
 			"- [x] 2.2 Write it; verify: `grep -q goodbye greet.txt`\n"
-		g1 := w.commit("group 1\n\nRoadmap-Group: 1", map[string]string{"openspec/changes/greet/tasks.md": tasks, "greet.txt": "hello\nhi\n"})
+		g1 := w.commit("group 1\n\nRoadmap-Group: 1", sound("greet", tasks, map[string]string{"greet.txt": "hello\nhi\n"}))
 		w.commit("work in progress\n\nRoadmap-WIP: true", map[string]string{"tests/expect.txt": "goodbye\n"})
 		head := w.commit("group 2\n\nRoadmap-Group: 2", map[string]string{"greet.txt": "hello\nhi\ngoodbye\n"})
 		w.pullRequest(head)
@@ -387,7 +421,7 @@ func TestChecksFailToPass(t *testing.T) {
 	t.Run("no base branch in the checkout", func(t *testing.T) {
 		w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
 		tasks := "## 1. Say goodbye\n\n- [x] 1.1 Farewell; verify: `grep -q goodbye greet.txt` fails\n"
-		w.commit("goodbye", map[string]string{"openspec/changes/bye/tasks.md": tasks, "greet.txt": "goodbye\n"})
+		w.commit("goodbye", sound("bye", tasks, map[string]string{"greet.txt": "goodbye\n"}))
 		got, _ := w.runJSON(ExitOK, "--no-status", "--base", "trunk")
 		f := got.Groups[0].FailToPass
 		if !got.Passed || f.Status != "not checked" || !strings.Contains(f.Reason, `"trunk" is not in the checkout`) {
@@ -402,7 +436,7 @@ func TestChecksFailToPass(t *testing.T) {
 func TestChecksRefusedCommand(t *testing.T) {
 	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
 	tasks := "## 1. Fetch\n\n- [x] 1.1 Fetch it; verify: `curl http://127.0.0.1/`\n- [x] 1.2 Then; verify: `true`\n"
-	head := w.commit("fetch", map[string]string{"openspec/changes/fetch/tasks.md": tasks})
+	head := w.commit("fetch", sound("fetch", tasks, nil))
 	w.pullRequest(head)
 	got, _ := w.runJSON(ExitFindings)
 	g := got.Groups[0]
@@ -423,7 +457,7 @@ func TestChecksRefusedCommand(t *testing.T) {
 func TestChecksCancelled(t *testing.T) {
 	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
 	tasks := "## 1. Hang\n\n- [x] 1.1 Follow the file; verify: `tail -f greet.txt`\n"
-	head := w.commit("hang", map[string]string{"openspec/changes/hang/tasks.md": tasks})
+	head := w.commit("hang", sound("hang", tasks, nil))
 	w.pullRequest(head)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -468,12 +502,11 @@ func TestChecksAction(t *testing.T) {
 	}
 	bin := buildRoadmap(t)
 	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
-	head := w.commit("goodbye", map[string]string{
-		"greet.txt":                       "hello\ngoodbye\n",
-		"openspec/changes/bye/tasks.md":   goodbyeTasks,
-		"openspec/changes/other/tasks.md": "## 1. Other\n\n- [x] 1.1 x; verify: `false`\n",
-		"ci/roadmap.yml":                  "checks:\n  commands: [\"grep -q goodbye greet.txt\"]\n",
+	files := sound("bye", goodbyeTasks, map[string]string{
+		"greet.txt":      "hello\ngoodbye\n",
+		"ci/roadmap.yml": "checks:\n  commands: [\"grep -q goodbye greet.txt\"]\n",
 	})
+	head := w.commit("goodbye", sound("other", "## 1. Other\n\n- [x] 1.1 x; verify: `false`\n", files))
 	w.pullRequest(head)
 	script, envMap, defaults := actionStep(t, filepath.Join("..", "..", "actions", "checks", "action.yml"), "run")
 	step := func(inputs map[string]string) (int, string) {
@@ -602,26 +635,85 @@ func TestChecksBadInput(t *testing.T) {
 	}
 }
 
-func TestIsTestFile(t *testing.T) {
-	for p, want := range map[string]bool{
-		"internal/webhook/backoff_test.go": true,
-		"tests/expect.txt":                 true,
-		"pkg/testdata/in.json":             true,
-		"src/__tests__/a.js":               true,
-		"app/foo.test.ts":                  true,
-		"app/foo.spec.js":                  true,
-		"test_backoff.py":                  true,
-		"backoff_spec.rb":                  true,
-		"src/main/BackoffTest.java":        true,
-		"BackoffTests.cs":                  true,
-		"internal/webhook/backoff.go":      false,
-		"contest.go":                       false,
-		"latest/notes.md":                  false,
-		"Test":                             false,
-		"docs/testing.md":                  false,
+// TestChecksValidatesPlan: the plan a PR carries is validated as
+// `openspec validate --strict` does before its groups run. A finding that
+// fails it (ERROR or WARNING) is an annotation on its file and line, a row of
+// the summary, a finding in --json, and fails the status, whose description
+// names it; a sound plan passes.
+func TestChecksValidatesPlan(t *testing.T) {
+	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+	tasks := "## 1. Say goodbye\n\n- [x] 1.1 Write the farewell; verify: `grep -q goodbye greet.txt`\n"
+
+	good := w.commit("say goodbye", sound("bye", tasks, map[string]string{"greet.txt": "hello\ngoodbye\n"}))
+	w.pullRequest(good)
+	got, annotations := w.runJSON(ExitOK)
+	if !got.Passed || len(got.Findings) != 0 || annotations != "" || got.Description != "1 of 1 groups pass" {
+		t.Errorf("a sound plan: passed %v, findings %+v, annotations %q, description %q; want passed, none, none, 1 of 1 groups pass",
+			got.Passed, got.Findings, annotations, got.Description)
+	}
+	if summary := w.read("summary"); !strings.Contains(summary, "Plan validation (`openspec validate --strict` and roadmap's rules): no findings.") {
+		t.Errorf("the summary does not say the plan validated:\n%s", summary)
+	}
+
+	// The same change with a requirement that has no scenario (an ERROR)
+	// and one without SHALL or MUST (a WARNING under --strict); the group's
+	// checks still pass.
+	const specPath = "openspec/changes/bye/specs/greeting/spec.md"
+	bad := w.commit("a spec OpenSpec refuses", map[string]string{specPath: "## ADDED Requirements\n\n" +
+		"### Requirement: Farewell\n\nThe greeting file SHALL end with a farewell.\n\n" +
+		"### Requirement: Politeness\n\nThe farewell is polite.\n\n" +
+		"#### Scenario: A reader is thanked\n\n- **WHEN** a reader reaches the end\n- **THEN** the farewell thanks them\n"})
+	w.pullRequest(bad)
+	got, annotations = w.runJSON(ExitFindings)
+	wantFindings := []checksFinding{
+		{Level: "ERROR", Rule: "openspec/scenario-required", File: specPath, Line: 3, Message: `ADDED "Farewell" must include at least one scenario`},
+		{Level: "WARNING", Rule: "openspec/shall-must", File: specPath, Line: 7, Message: `ADDED "Politeness" should contain SHALL or MUST (RFC 2119 best practice for English specs)`},
+	}
+	if diff := cmp.Diff(wantFindings, got.Findings); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{
+		"::error file=" + specPath + ",line=3::openspec/scenario-required: ADDED \"Farewell\" must include at least one scenario\n",
+		"::warning file=" + specPath + ",line=7::openspec/shall-must: ADDED \"Politeness\" should contain SHALL or MUST",
 	} {
-		if got := isTestFile(p); got != want {
-			t.Errorf("isTestFile(%q) = %v, want %v", p, got, want)
+		if !strings.Contains(annotations, want) {
+			t.Errorf("annotations lack %q:\n%s", want, annotations)
 		}
+	}
+	if got.Passed || !got.Groups[0].Passed {
+		t.Errorf("passed %v, group 1 passed %v: want the plan to fail the checks while its group passes", got.Passed, got.Groups[0].Passed)
+	}
+	wantDesc := "plan, 2 findings: " + specPath + ":3: openspec/scenario-required: ADDED \"Farewell\" must include at least one scenario"
+	if got.Description != wantDesc {
+		t.Errorf("description = %q, want %q", got.Description, wantDesc)
+	}
+	st := w.statuses(bad)
+	// GitHub keeps 140 characters of a description; the client cuts there.
+	if len(st) != 2 || st[1].State != "failure" || !strings.HasPrefix(st[1].Description, "plan, 2 findings: "+specPath+":3: ") {
+		t.Errorf("statuses = %+v, want pending then a failure naming %s:3", st, specPath)
+	}
+	summary := w.read("summary")
+	for _, want := range []string{
+		"| ❌ ERROR | `" + specPath + ":3` | `openspec/scenario-required` | ADDED \"Farewell\" must include at least one scenario |",
+		"| ⚠️ WARNING | `" + specPath + ":7` | `openspec/shall-must` |",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+
+	// At the PR's last commit implement has archived the change (the spec
+	// applied to openspec/specs): the archived plan is the one validated.
+	w.commit("a sound spec again", map[string]string{specPath: soundSpec})
+	findings, err := plan.Archive(w.repo, "bye", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+	if err != nil || len(findings) != 0 {
+		t.Fatalf("archive: %v %v", findings, err)
+	}
+	archived := w.commit("archive bye\n\nRoadmap-Archive: bye", nil)
+	w.pullRequest(archived)
+	got, annotations = w.runJSON(ExitOK, "--plan", "openspec/changes/bye")
+	if !got.Passed || len(got.Findings) != 0 || annotations != "" || got.Plan != "openspec/changes/archive/2026-01-02-bye" {
+		t.Errorf("the archived plan: passed %v, plan %q, findings %+v, annotations %q; want passed, the archive, none, none",
+			got.Passed, got.Plan, got.Findings, annotations)
 	}
 }

@@ -84,7 +84,7 @@ func verbs() []verb {
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"explain", "what ran for an issue, what it cost, what waits", runExplain},
 		{"record show", "parse the record of an issue body", runRecordShow},
-		{"plan validate", "check an OpenSpec change: openspec validate --strict, then roadmap's plan rules", runPlanValidate},
+		{"plan validate", "check an OpenSpec change: openspec validate --strict, then roadmap's plan rules and plan gates", runPlanValidate},
 		{"classify", "classify a failed Job from its log", runClassify},
 		{"dev replay-model", "serve recorded model exchanges over the OpenAI API", runDevReplayModel},
 		{"dev fake-github", "run the fake GitHub as a server", runDevFakeGitHub},

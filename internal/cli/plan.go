@@ -3,11 +3,15 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
@@ -28,16 +32,20 @@ type planValidateEntry struct {
 	Findings      []plan.Finding `json:"findings"`
 }
 
-// runPlanValidate is `roadmap plan validate DIR [--json]`: every OpenSpec
-// rule of `openspec validate --strict` and roadmap's stricter plan rules, on
-// the change in DIR (openspec/changes/<id>) or on every change of the
-// repository at DIR. Exit 0 when nothing fails, 1 with an ERROR or WARNING
-// finding (INFO never fails), 2 when DIR holds no change.
-func runPlanValidate(_ context.Context, env *Env, args []string) int {
+// runPlanValidate is `roadmap plan validate DIR [--json] [--issue FILE]`:
+// every OpenSpec rule of `openspec validate --strict`, roadmap's stricter
+// plan rules and the plan gates (internal/gates), on the change in DIR
+// (openspec/changes/<id>) or on every change of the repository at DIR. The
+// acceptance-map gate runs only with --issue, the issue body as a file;
+// premise commands are not run here (no isolation boundary). Exit 0 when
+// nothing fails, 1 with an ERROR or WARNING finding (INFO never fails), 2
+// when DIR holds no change or the issue file cannot be read.
+func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "plan validate")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	issueFile := fs.String("issue", "", "the issue body, as a file, for the acceptance-map gate")
 	fs.Usage = func() {
-		env.Errorf("usage: roadmap plan validate DIR [--json]  (DIR: a repository root or openspec/changes/<id>)")
+		env.Errorf("usage: roadmap plan validate DIR [--json] [--issue FILE]  (DIR: a repository root or openspec/changes/<id>)")
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -45,6 +53,15 @@ func runPlanValidate(_ context.Context, env *Env, args []string) int {
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return ExitUsage
+	}
+	var issue *gates.Issue
+	if *issueFile != "" {
+		body, err := readIssueFile(*issueFile)
+		if err != nil {
+			env.Errorf("plan validate: %v", err)
+			return ExitUsage
+		}
+		issue = &gates.Issue{Body: body}
 	}
 	dir := filepath.Clean(fs.Arg(0))
 	root, ids, err := planChanges(dir)
@@ -68,6 +85,19 @@ func runPlanValidate(_ context.Context, env *Env, args []string) int {
 			env.Errorf("plan validate: %v", err)
 			return ExitInternal
 		}
+		found, err := gates.Check(ctx, gates.Input{Root: root, ChangeID: id, Issue: issue})
+		if err != nil {
+			env.Errorf("plan validate: %v", err)
+			return ExitInternal
+		}
+		rep.Findings = append(rep.Findings, found...)
+		sort.SliceStable(rep.Findings, func(i, j int) bool {
+			a, b := rep.Findings[i], rep.Findings[j]
+			if a.File != b.File {
+				return a.File < b.File
+			}
+			return a.Line < b.Line
+		})
 		e := planValidateEntry{Change: id, Dir: path.Join(prefix, rep.Dir), OpenSpecValid: rep.OpenSpecValid(), Passed: rep.Clean(), Findings: []plan.Finding{}}
 		for _, f := range rep.Findings {
 			f.File = path.Join(prefix, f.File)
@@ -128,4 +158,23 @@ func planChanges(dir string) (root string, ids []string, err error) {
 		return "", nil, errors.New(dir + " holds no OpenSpec change (no " + plan.ChangesDir + "/<id>/)")
 	}
 	return dir, ids, nil
+}
+
+// readIssueFile reads an issue body from a file, bounded: GitHub caps a body
+// at 65,536 characters, so a larger file is not an issue body.
+func readIssueFile(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", fmt.Errorf("read issue: %w", err)
+	}
+	defer f.Close()
+	const limit = 4 * 65536 // characters, up to four bytes each
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return "", fmt.Errorf("read issue %s: %w", name, err)
+	}
+	if len(data) > limit {
+		return "", fmt.Errorf("read issue %s: larger than an issue body can be", name)
+	}
+	return string(data), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,7 +21,7 @@ func planCLI(t *testing.T, environ []string, args ...string) (code int, stdout, 
 }
 
 // findingLine is the FILE:LINE: rule: message shape of every printed finding.
-var findingLine = regexp.MustCompile(`^[^:]+\.(md|yaml):[1-9][0-9]*: (openspec|roadmap)/[a-z-]+: .+$`)
+var findingLine = regexp.MustCompile(`^[^:]+\.(md|yaml):[1-9][0-9]*: (openspec|roadmap)/[a-z-]+(/[a-z-]+)?: .+$`)
 
 func TestPlanValidateFindings(t *testing.T) {
 	dir := filepath.Join(openspecCases, "stray-header")
@@ -96,5 +97,88 @@ func TestPlanValidateAnnotations(t *testing.T) {
 	want := "::error file=" + filepath.ToSlash(openspecCases) + "/no-scenario/openspec/changes/add-rate-limit-headers/specs/rate-limit-headers/spec.md,line=3::openspec/scenario-required: ADDED \"Retry hint\" must include at least one scenario"
 	if !strings.Contains(out, want) {
 		t.Errorf("no annotation %q in:\n%s", want, out)
+	}
+}
+
+// gatedRepo copies the valid-added case to a temporary repository and
+// replaces its tasks.md.
+func gatedRepo(t *testing.T, tasks string) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(filepath.Join(openspecCases, "valid-added"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "openspec", "changes", "add-rate-limit-headers", "tasks.md"), []byte(tasks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// The plan gates' findings join OpenSpec's: same printing, same exit code.
+func TestPlanValidateGates(t *testing.T) {
+	root := gatedRepo(t, "## 1. Headers\n\n"+
+		"- [ ] 1.1 Set the header in `internal/api/headers.go`; verify: `go build ./...`\n"+
+		"- [ ] 1.2 Add a failing test; verify: `curl -s 127.0.0.1:8080` fails\n")
+	code, out, errOut := planCLI(t, nil, root)
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d; stdout %s stderr %s", code, ExitFindings, out, errOut)
+	}
+	tasks := filepath.ToSlash(root) + "/openspec/changes/add-rate-limit-headers/tasks.md"
+	for _, want := range []string{
+		tasks + ":3: roadmap/gate/failing-test-first: group 1: task 1.1 comes before the failing test (task 1.2)",
+		tasks + ":4: roadmap/gate/verify-form: task 1.2: verify command `curl -s 127.0.0.1:8080` is not of a configured form",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !findingLine.MatchString(l) {
+			t.Errorf("line %q is not FILE:LINE: rule: message", l)
+		}
+	}
+
+	code, out, _ = planCLI(t, nil, "--json", root)
+	var res planValidateResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != ExitFindings {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	c := res.Changes[0]
+	if !c.OpenSpecValid || c.Passed {
+		t.Errorf("openspec_valid %v passed %v; want the gates alone to fail the plan", c.OpenSpecValid, c.Passed)
+	}
+	var gated int
+	for _, f := range c.Findings {
+		if strings.HasPrefix(f.Rule, "roadmap/gate/") {
+			gated++
+			if !f.Ours || f.Level != "ERROR" {
+				t.Errorf("gate finding %+v: want ours and ERROR", f)
+			}
+		}
+	}
+	if gated != 2 {
+		t.Errorf("%d gate findings, want 2: %+v", gated, c.Findings)
+	}
+}
+
+// --issue FILE gives the acceptance-map gate the issue body; without it the
+// gate does not run.
+func TestPlanValidateIssue(t *testing.T) {
+	dir := filepath.Join(openspecCases, "valid-added")
+	issue := filepath.Join(t.TempDir(), "issue.md")
+	body := "Clients retry blindly.\n\n## Acceptance criteria\n\n- [ ] Every response carries the remaining quota\n- [ ] Rejected calls say when to retry\n"
+	if err := os.WriteFile(issue, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := planCLI(t, nil, "--issue", issue, dir)
+	want := filepath.ToSlash(dir) + "/openspec/changes/add-rate-limit-headers/tasks.md:1: roadmap/gate/acceptance-map: acceptance criterion 1 of the issue maps to no task group: \"Every response carries the remaining quota\""
+	if code != ExitFindings || !strings.Contains(out, want) {
+		t.Errorf("exit %d, output %q, stderr %q; want %d and %q", code, out, errOut, ExitFindings, want)
+	}
+	if code, _, _ := planCLI(t, nil, dir); code != ExitOK {
+		t.Errorf("without --issue: exit %d, want %d", code, ExitOK)
+	}
+	if code, _, errOut := planCLI(t, nil, "--issue", filepath.Join(t.TempDir(), "missing.md"), dir); code != ExitUsage || !strings.Contains(errOut, "read issue") {
+		t.Errorf("missing issue file: exit %d, stderr %q; want %d", code, errOut, ExitUsage)
 	}
 }

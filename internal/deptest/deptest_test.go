@@ -18,6 +18,7 @@ var allowed = map[string][]string{
 	"internal/record":     {},
 	"internal/event":      {},
 	"internal/plan":       {},
+	"internal/gates":      {"internal/plan"},
 	"internal/redact":     {},
 	"internal/failure":    {},
 	"internal/trace":      {},
