@@ -168,7 +168,7 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 	opts := stage.Options{
 		Issue: *issue, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,
 		RecordComment: *recordComment, RunURL: env.runURL(*runID),
-		Planner: tiers, Verifier: verifier, Sandbox: sb, Gates: stageGates, Rounds: *rounds,
+		Planner: tiers, Verifier: verifier, Sandbox: sb, Rounds: *rounds,
 		StepBudget: agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
 		MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
 		Deadline: deadline, Unisolated: unisolated, IsolationNote: iso.note(),
@@ -206,12 +206,6 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 		return ExitFindings
 	}
 	return ExitOK
-}
-
-// stageGates are the checks every round's plan passes: OpenSpec's
-// validation and roadmap's plan rules.
-func stageGates(ctx context.Context, in stage.GateInput) ([]plan.Finding, error) {
-	return stage.ValidateOnly(ctx, in)
 }
 
 // stageSummary is the step summary of a stage Job.

@@ -63,10 +63,10 @@ type Summary struct {
 	// Requests are the counted GitHub requests (304s excluded), by phase.
 	Requests Requests `json:"requests"`
 	// Stage is how the stage Job ended: the plan, its rounds and findings.
-	Stage StageReport `json:"stage"`
-	Record   string   `json:"record"`
-	Comment  string   `json:"comment"`
-	Dir      string   `json:"dir,omitempty"`
+	Stage   StageReport `json:"stage"`
+	Record  string      `json:"record"`
+	Comment string      `json:"comment"`
+	Dir     string      `json:"dir,omitempty"`
 }
 
 // StageReport is the stage Job's end: the plan, its rounds and findings.
@@ -194,7 +194,10 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 			once.Do(func() { close(inFlight) })
 		}
 	})
-	log1, _, err := d.job(ctx, 1, run1, cfg, inFlight)
+	// The record comment's id rides from stage to implement (a dispatch
+	// input) and from implement to report (a job output set at its start).
+	rcStage := strconv.FormatInt(st.RecordComment, 10)
+	log1, _, err := d.job(ctx, 1, run1, cfg, inFlight, "--record-comment", rcStage)
 	if err == nil && !d.recordComment() {
 		err = errors.New("job 1 made no record comment")
 	}
@@ -210,7 +213,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	}
 	d.phase("job 1")
 
-	out1, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "failure", RunID: run1,
+	out1, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "failure", RunID: run1, RecordComment: st.RecordComment,
 		Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: indent(d.p)})
 	if err != nil {
 		return nil, fmt.Errorf("report on Job 1: %w", err)

@@ -19,12 +19,12 @@ import (
 )
 
 const tasks2 = "## 1. Hello\n\n" +
-	"- [ ] 1.1 Write `hello.txt` saying hello; verify: `grep -q hello hello.txt`\n\n" +
+	"- [ ] 1.1 Write `hello.txt` saying hello to Ada; verify: `grep -q hello hello.txt`\n\n" +
 	"## 2. Goodbye\n\n" +
 	"- [ ] 2.1 Write `gone/bye.txt` saying bye; verify: `grep -q bye gone/bye.txt`\n"
 
 const amended = "## 1. Hello\n\n" +
-	"- [ ] 1.1 Write `hello.txt` saying hello; verify: `grep -q hello hello.txt`\n\n" +
+	"- [ ] 1.1 Write `hello.txt` saying hello to Ada; verify: `grep -q hello hello.txt`\n\n" +
 	"## 2. Goodbye\n\n" +
 	"- [ ] 2.1 Write `bye.txt` saying bye; verify: `grep -q bye bye.txt`\n"
 
@@ -59,7 +59,7 @@ func TestPlanAmendment(t *testing.T) {
 
 	// implement passes group 1 and returns the plan at group 2.
 	i1, o1 := w.implementJob(
-		conv("group 1 writes hello.txt", "task group 1 of", writeFile("hello.txt", "hello\n"), finish("wrote hello.txt")),
+		conv("group 1 writes hello.txt", "task group 1 of", writeFile("hello.txt", "hello Ada\n"), finish("wrote hello.txt")),
 		conv("group 2 finds the plan wrong", "task group 2 of",
 			call{"plan_wrong", map[string]any{"reason": "gone/ is removed by the release script (see Makefile): bye.txt belongs at the root"}}))
 	r1, err := implement.Run(context.Background(), o1)

@@ -289,7 +289,7 @@ The greet package is empty: callers need a greeting.
 `
 
 const tasks = "## 1. Hello\n\n" +
-	"- [ ] 1.1 Add a failing test for Hello in `greet_test.go`; verify: `go test ./... -run TestHello` fails\n" +
+	"- [ ] 1.1 Add a failing test that Hello greets Ada, in `greet_test.go`; verify: `go test ./... -run TestHello` fails\n" +
 	"- [ ] 1.2 Implement `Hello` in `greet.go`; verify: `go test ./... -run TestHello`\n"
 
 const spec = `## ADDED Requirements

@@ -8,6 +8,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/clock"
+	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/plan"
@@ -55,7 +56,8 @@ type Options struct {
 	// Sandbox is where the read-only toolbox runs: inside the isolation
 	// boundary, under the shell policy.
 	Sandbox agent.Sandbox
-	// Gates checks each round's plan (default: plan.Validate only).
+	// Gates checks each round's plan (default: plan.Validate and the seven
+	// plan gates of internal/gates).
 	Gates Gates
 	// Rounds bounds the planner's revision rounds (default 3).
 	Rounds     int
@@ -113,7 +115,7 @@ func (o *Options) defaults() error {
 		o.Verifier = o.Planner[len(o.Planner)-1:]
 	}
 	if o.Gates == nil {
-		o.Gates = ValidateOnly
+		o.Gates = o.defaultGates
 	}
 	if o.Rounds <= 0 {
 		o.Rounds = DefaultRounds
@@ -137,6 +139,33 @@ func (o *Options) defaults() error {
 		o.Marker = "<!-- roadmap:stage -->"
 	}
 	return nil
+}
+
+// defaultGates are OpenSpec's validation and roadmap's plan rules, then the
+// seven plan gates (internal/gates); a premise's command runs in the
+// sandbox, its output masked.
+func (o *Options) defaultGates(ctx context.Context, in GateInput) ([]plan.Finding, error) {
+	findings, err := ValidateOnly(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	run := gates.RunnerFunc(func(ctx context.Context, command string) (int, string, error) {
+		argv, err := o.Sandbox.Split(command)
+		if err != nil {
+			return 0, "", err
+		}
+		res, err := o.Sandbox.Run(ctx, argv)
+		if err != nil {
+			return 0, "", err
+		}
+		return res.ExitCode, o.Mask(res.Output), nil
+	})
+	is := &gates.Issue{Number: in.Issue.Number, Title: in.Issue.Title, Body: in.Issue.Body}
+	gf, err := gates.Check(ctx, gates.Input{Issue: is, Root: in.Root, ChangeID: in.ChangeID, Run: run})
+	if err != nil {
+		return nil, err
+	}
+	return append(findings, gf...), nil
 }
 
 // ValidateOnly is the gate of OpenSpec's validation alone

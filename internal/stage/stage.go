@@ -357,19 +357,31 @@ func (r *runner) verify(ctx context.Context) ([]plan.Finding, ending, bool) {
 func (r *runner) staged(ctx context.Context) ending {
 	o := r.o
 	r.doing = "staging: opening the draft PR"
+	created := 0
 	if r.pr == 0 {
 		title := r.issue.Title
-		body := fmt.Sprintf("The plan for #%d: [`%s`](../blob/%s/%s/proposal.md), written by roadmap's stage and checked by its plan gates and verifier.\n\n"+
+		verdict := fmt.Sprintf("It passed the plan gates and the verifier after %d round%s", r.rounds, plural(r.rounds))
+		if len(r.findings) == 0 {
+			verdict += ", with no findings."
+		} else {
+			verdict += "; the findings of the last round are in the comment below."
+		}
+		body := fmt.Sprintf("The plan for #%d: [`%s`](../blob/%s/%s/proposal.md), written by roadmap's stage. %s\n\n"+
 			"This draft holds only the plan. Approve it, or label the issue `roadmap:implement`, to start implement on it; it then commits the plan's groups here one by one.",
-			o.Issue, r.dir, r.branch, r.dir)
+			o.Issue, r.dir, r.branch, r.dir, verdict)
 		pr, err := o.GitHub.CreateDraftPR(ctx, r.branch, o.Base, title, o.Mask(body))
 		if err != nil {
 			return r.fail(ctx, err)
 		}
-		r.pr = pr.Number
+		r.pr, created = pr.Number, pr.Number
+		o.GitHub.NewThread(r.pr, o.Marker)
 	}
-	if _, err := o.GitHub.UpsertMarkerComment(ctx, r.pr, o.Marker, o.Mask(r.prComment())); err != nil {
-		return r.fail(ctx, err)
+	// The findings of the last round are one marker comment on the PR. A
+	// new PR whose plan has none gets no comment: its body says so.
+	if len(r.findings) > 0 || r.amend || created == 0 {
+		if _, err := o.GitHub.UpsertMarkerComment(ctx, r.pr, o.Marker, o.Mask(r.prComment())); err != nil {
+			return r.fail(ctx, err)
+		}
 	}
 	return ending{result: ResultStaged}
 }
@@ -398,6 +410,11 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 		}
 		if r.pr > 0 {
 			ch.SetStagePR(r.pr)
+		}
+		if head, err := o.Repo.Head(wctx); err == nil && r.branch != "" {
+			// The plan's push is the branch's last: implement's reconcile
+			// has nothing to mark for it.
+			ch.SetPublishedSHA(record.SHA(head))
 		}
 		if r.amend {
 			// implement starts again from the first group the amendment
