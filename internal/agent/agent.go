@@ -241,9 +241,12 @@ type Config struct {
 
 	// System replaces the default system prompt.
 	System string
-	// Tools limits the tools offered (nil: all). The stage's read-only
-	// toolbox, for instance, leaves out edit_file, write_file and run.
+	// Tools limits the tools offered (nil: implement's toolbox, ToolNames).
+	// Stage's toolboxes are PlannerTools and VerifierTools.
 	Tools []string
+	// PlanDir is the workspace-relative directory write_plan_file writes
+	// into (the OpenSpec change of a stage step); "" offers no plan writing.
+	PlanDir string
 	// ToolOutputCap bounds what one tool call returns to the model, in
 	// bytes (default 8 KiB).
 	ToolOutputCap int

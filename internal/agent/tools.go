@@ -52,10 +52,13 @@ type tool struct {
 	name, desc string
 	params     []param
 	run        func(ctx context.Context, s *session, a args) toolResult
+	// stage marks the tools of stage's toolboxes (stagetools.go): they are
+	// offered only when Config.Tools names them.
+	stage bool
 }
 
-// tools is the toolbox, in the order the model sees it.
-var tools = []tool{
+// implementTools is implement's toolbox, in the order the model sees it.
+var implementTools = []tool{
 	{
 		name: "read_file",
 		desc: "Read a text file of the workspace. Give start_line and end_line (1-based, inclusive) to read part of a long file.",
@@ -126,6 +129,9 @@ var tools = []tool{
 	},
 }
 
+// tools is every tool: implement's toolbox, then stage's.
+var tools = append(implementTools, stageTools...)
+
 var toolIndex = func() map[string]int {
 	m := map[string]int{}
 	for i, t := range tools {
@@ -134,11 +140,14 @@ var toolIndex = func() map[string]int {
 	return m
 }()
 
-// ToolNames returns the names of every tool, in the order the model sees them.
+// ToolNames returns the names of implement's toolbox, the default, in the
+// order the model sees them.
 func ToolNames() []string {
 	var names []string
 	for _, t := range tools {
-		names = append(names, t.name)
+		if !t.stage {
+			names = append(names, t.name)
+		}
 	}
 	return names
 }

@@ -96,6 +96,7 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		{"version", "print the version", runVersion},
+		{"stage", "run one stage Job: from an issue to a checked plan in a draft PR", runStage},
 		{"implement", "run one implement Job for an issue", runImplement},
 		{"report", "read how an implement Job ended and take the one action its class has", runReport},
 		{"checks", "run the plan's group checks on a PR head and set the roadmap/checks status", runChecks},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ type Config struct {
 	Labels Labels    `yaml:"labels"`
 	// Implement tunes the implement loop.
 	Implement Implement `yaml:"implement"`
+	Stage     Stage     `yaml:"stage"`
 	// Isolation is the OS boundary model-written commands run in
 	// (docs/isolation.md). Only an explicit "none" runs them without one.
 	Isolation Isolation `yaml:"isolation"`
@@ -130,6 +132,15 @@ type Implement struct {
 	BaseBranch string `yaml:"base_branch"`
 }
 
+// Stage is the stage phase's settings.
+type Stage struct {
+	// Rounds bounds the planner's revision rounds.
+	Rounds int `yaml:"rounds"`
+	// Verifier names the model (one of models) the independent verifier
+	// uses; "" takes the last model of the ladder.
+	Verifier string `yaml:"verifier"`
+}
+
 // Default returns the configuration used when the repository has none.
 func Default() *Config {
 	return &Config{
@@ -145,6 +156,7 @@ func Default() *Config {
 		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped"},
 		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6,
 			BaseBranch: "main"},
+		Stage:     Stage{Rounds: 3},
 		Isolation: IsolationAuto,
 	}
 }
@@ -247,6 +259,7 @@ var configShape = shape{
 	"labels":  {"stage": nil, "implement": nil, "needs_input": nil, "stopped": nil},
 	"implement": {"poll_interval": nil, "watch_timeout": nil, "repair_rounds": nil, "max_jobs": nil,
 		"base_branch": nil},
+	"stage":     {"rounds": nil, "verifier": nil},
 	"isolation": nil,
 }
 
@@ -482,6 +495,11 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		return at("repair_rounds", fmt.Sprintf("must be from 1 to %d", MaxRepairRounds))
 	case im.MaxJobs < 1 || im.MaxJobs > MaxJobsLimit:
 		return at("max_jobs", fmt.Sprintf("must be from 1 to %d", MaxJobsLimit))
+	}
+	if st := c.Stage; st.Rounds < 1 || st.Rounds > MaxRepairRounds {
+		return &Error{File: file, Line: lineOf(doc, "stage", "rounds"), Key: "stage.rounds", Msg: fmt.Sprintf("must be from 1 to %d", MaxRepairRounds)}
+	} else if st.Verifier != "" && !slices.ContainsFunc(c.Models, func(m Model) bool { return m.Name == st.Verifier }) {
+		return &Error{File: file, Line: lineOf(doc, "stage", "verifier"), Key: "stage.verifier", Msg: fmt.Sprintf("%q is not the name of one of models", st.Verifier)}
 	}
 	switch n := lookup(doc, "isolation"); {
 	case c.Isolation == IsolationAuto || c.Isolation == IsolationUser || c.Isolation == IsolationNone:

@@ -23,9 +23,11 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/report"
+	"github.com/roadmap-dev/roadmap/internal/stage"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -61,9 +63,20 @@ type Summary struct {
 	Kill KillReport `json:"kill"`
 	// Requests are the counted GitHub requests (304s excluded), by phase.
 	Requests Requests `json:"requests"`
-	Record   string   `json:"record"`
-	Comment  string   `json:"comment"`
-	Dir      string   `json:"dir,omitempty"`
+	// Stage is how the stage Job ended: the plan, its rounds and findings.
+	Stage   StageReport `json:"stage"`
+	Record  string      `json:"record"`
+	Comment string      `json:"comment"`
+	Dir     string      `json:"dir,omitempty"`
+}
+
+// StageReport is the stage Job's end: the plan, its rounds and findings.
+type StageReport struct {
+	Result   string         `json:"result"`
+	Rounds   int            `json:"rounds"`
+	Plan     string         `json:"plan"`
+	PR       int            `json:"pr"`
+	Findings []plan.Finding `json:"findings"`
 }
 
 // KillReport is report's view of the killed Job.
@@ -136,7 +149,7 @@ func (d *run) phase(name string) {
 }
 
 func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
-	w, err := NewWorld(ctx, dir, d.o.Latency)
+	w, err := NewIssueWorld(ctx, dir, d.o.Latency)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +165,23 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.step("issue #%d %q: a 3-group plan on %s, labelled roadmap:implement", w.Issue, "Add greetings", "a local bare remote")
+	d.step("issue #%d %q on %s: no plan yet, labelled roadmap:stage", w.Issue, "Add greetings", "a local bare remote")
 	d.phase("setup")
+
+	// Stage: the planner writes the plan, the gates and the verifier check
+	// it, a draft PR holds it.
+	runS := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-stage.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	d.step("stage (run %d): planner, plan gates, verifier, draft PR", runS)
+	st, err := d.stage(ctx, runS, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d.phase("stage")
+	d.step("stage: %s after %d round(s), plan %s in draft PR #%d; findings of the last round: %s",
+		st.Result, st.Rounds, st.Plan, st.PR, findingsLine(st.Findings))
+	if st.Result != stage.ResultStaged {
+		return nil, fmt.Errorf("stage ended %s (%s: %s)", st.Result, st.Failure, st.Reason)
+	}
 
 	// Job 1, killed with SIGKILL in its second group.
 	run1 := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
@@ -167,7 +195,10 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 			once.Do(func() { close(inFlight) })
 		}
 	})
-	log1, _, err := d.job(ctx, 1, run1, cfg, inFlight)
+	// The record comment's id rides from stage to implement (a dispatch
+	// input) and from implement to report (a job output set at its start).
+	rcStage := strconv.FormatInt(st.RecordComment, 10)
+	log1, _, err := d.job(ctx, 1, run1, cfg, inFlight, "--record-comment", rcStage)
 	if err == nil && !d.recordComment() {
 		err = errors.New("job 1 made no record comment")
 	}
@@ -183,7 +214,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	}
 	d.phase("job 1")
 
-	out1, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "failure", RunID: run1,
+	out1, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "failure", RunID: run1, RecordComment: st.RecordComment,
 		Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: indent(d.p)})
 	if err != nil {
 		return nil, fmt.Errorf("report on Job 1: %w", err)
@@ -232,7 +263,57 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 			return nil, err
 		}
 	}
-	return d.summary(res2, kill)
+	sum, err := d.summary(res2, kill)
+	if sum != nil {
+		sum.Stage = StageReport{Result: st.Result, Rounds: st.Rounds, Plan: st.Plan, PR: st.PR, Findings: st.Findings}
+	}
+	return sum, err
+}
+
+// stage runs the stage Job as its own process, to its end.
+func (d *run) stage(ctx context.Context, runID int64, cfg string) (stage.Result, error) {
+	w := d.w
+	ws, err := w.Workspace("stage")
+	if err != nil {
+		return stage.Result{}, err
+	}
+	tmp := filepath.Join(w.Dir, "runner-temp-stage")
+	os.MkdirAll(tmp, 0o755)
+	cmd := d.o.Command(ctx, []string{"stage", "--issue", strconv.Itoa(w.Issue), "--config", cfg, "--workdir", ws,
+		"--run-id", strconv.FormatInt(runID, 10), "--trace-file", filepath.Join(w.Dir, "trace-stage.jsonl"), "--json"})
+	cmd.Env = append(w.Env(runID, tmp), d.o.ExtraEnv...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = lineFilter{indent(d.p)}
+	runErr := cmd.Run()
+	var res stage.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		return stage.Result{}, fmt.Errorf("stage: %v; its result: %v", runErr, err)
+	}
+	return res, nil
+}
+
+// lineFilter leaves out the spend lines a person need not read.
+type lineFilter struct{ w io.Writer }
+
+func (f lineFilter) Write(p []byte) (int, error) {
+	for _, l := range strings.SplitAfter(string(p), "\n") {
+		if l != "" && !strings.HasPrefix(l, trace.SpendPrefix) {
+			io.WriteString(f.w, l)
+		}
+	}
+	return len(p), nil
+}
+
+func findingsLine(fs []plan.Finding) string {
+	if len(fs) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, f := range fs {
+		parts = append(parts, f.String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // job runs one implement Job as its own process. When kill is closed the Job
@@ -372,6 +453,7 @@ func indent(w io.Writer) io.Writer { return indented{w} }
 func (s *Summary) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n── result ─────────────────────────────────────────────\n")
 	fmt.Fprintf(w, "issue #%d → %s, PR #%d; the killed Job was classified %s → %s\n", s.Issue, s.Result, s.PR, s.Kill.Class, s.Kill.Action)
+	fmt.Fprintf(w, "stage: %s after %d round(s), plan %s; findings of the last round: %s\n", s.Stage.Result, s.Stage.Rounds, s.Stage.Plan, findingsLine(s.Stage.Findings))
 	fmt.Fprintf(w, "\n── the PR comment ─────────────────────────────────────\n%s\n", strings.TrimSpace(s.Comment))
 	fmt.Fprintf(w, "\n── the issue record ───────────────────────────────────\n%s", s.Record)
 	fmt.Fprintf(w, "\n── spend ──────────────────────────────────────────────\n")
@@ -383,7 +465,7 @@ func (s *Summary) Print(w io.Writer) {
 		fmt.Fprintln(w, "MISMATCH: the record's sum is not the sum of the model calls made")
 	}
 	fmt.Fprintf(w, "\n── GitHub requests (counted; 304s are free) ───────────\n")
-	for _, p := range []string{"setup", "job 1", "report 1", "job 2", "report 2"} {
+	for _, p := range []string{"setup", "stage", "job 1", "report 1", "job 2", "report 2"} {
 		fmt.Fprintf(w, "%-9s %d\n", p, s.Requests.ByPhase[p])
 	}
 	fmt.Fprintf(w, "%-9s %d\n", "total", s.Requests.Total)

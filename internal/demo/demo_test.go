@@ -54,7 +54,7 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(sum.Comment, "| **total** |") || strings.Count(sum.Comment, "\n| ") < 3 {
 		t.Errorf("the PR comment lacks the table of both Jobs:\n%s", sum.Comment)
 	}
-	// DESIGN §9: a whole item (a three-group implement and report) within 30 counted requests.
+	// DESIGN §9: a whole item (stage, a three-group implement with a kill and a continuation, report) within 30 counted requests.
 	if sum.Requests.Total > 30 {
 		t.Errorf("the item cost %d counted GitHub requests (%v), want at most 30", sum.Requests.Total, sum.Requests.ByPhase)
 	}

@@ -91,8 +91,20 @@ func git(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// NewWorld lays the item out under dir and starts the servers.
+// NewWorld lays the item out under dir and starts the servers. The plan is
+// already staged: committed on main and named in the record comment.
 func NewWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
+	return newWorld(ctx, dir, latency, true)
+}
+
+// NewIssueWorld lays out the item as a person files it: an issue with no
+// plan, labelled roadmap:stage. The replay model's planner writes the sample
+// plan (stage's planner and verifier fixtures are made from its files).
+func NewIssueWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
+	return newWorld(ctx, dir, latency, false)
+}
+
+func newWorld(ctx context.Context, dir string, latency time.Duration, staged bool) (*World, error) {
 	w := &World{Dir: dir, Remote: filepath.Join(dir, "remote.git"), latency: latency}
 	if _, err := git(dir, "init", "-q", "--bare", "-b", "main", w.Remote); err != nil {
 		return nil, err
@@ -101,6 +113,19 @@ func NewWorld(ctx context.Context, dir string, latency time.Duration) (*World, e
 	if err := extract("testdata/demo/repo", seed); err != nil {
 		return nil, err
 	}
+	fixtures := filepath.Join(dir, "fixtures")
+	if err := extract("testdata/demo/fixtures", fixtures); err != nil {
+		return nil, err
+	}
+	if !staged {
+		// The plan leaves the repository and becomes what the planner writes.
+		if err := stageFixtures(filepath.Join(seed, filepath.FromSlash(planDir)), fixtures); err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(filepath.Join(seed, "openspec")); err != nil {
+			return nil, err
+		}
+	}
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "greet: an empty package and a plan"},
 		{"remote", "add", "origin", w.Remote}, {"push", "-q", "origin", "main"}} {
 		if _, err := git(seed, args...); err != nil {
@@ -108,18 +133,17 @@ func NewWorld(ctx context.Context, dir string, latency time.Duration) (*World, e
 		}
 	}
 	w.Fake = githubfake.New(githubfake.Options{Token: Token, Owner: Owner, Repo: Repo, GitRemote: w.Remote})
-	body := "Callers need a greeting and a farewell; see the plan in `" + planDir + "`.\n"
-	w.Issue = w.Fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: body, Author: "maintainer", Labels: []string{"roadmap:implement"}})
-	// The stage phase left the plan in the record comment, written as
-	// roadmap's identity.
-	if _, err := w.Fake.AddComment(w.Issue, "github-actions[bot]", "**roadmap** · staged: planned\n\n"+
-		"<!-- roadmap:record v1\nstage.plan: "+planDir+"\nstage.state: planned\n-->"); err != nil {
-		return nil, err
-	}
-
-	fixtures := filepath.Join(dir, "fixtures")
-	if err := extract("testdata/demo/fixtures", fixtures); err != nil {
-		return nil, err
+	if !staged {
+		w.Issue = w.Fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: issueBody, Author: "maintainer", Labels: []string{"roadmap:stage"}})
+	} else {
+		body := "Callers need a greeting and a farewell; see the plan in `" + planDir + "`.\n"
+		w.Issue = w.Fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: body, Author: "maintainer", Labels: []string{"roadmap:implement"}})
+		// The stage phase left the plan in the record comment, written as
+		// roadmap's identity.
+		if _, err := w.Fake.AddComment(w.Issue, "github-actions[bot]", "**roadmap** · staged: planned\n\n"+
+			"<!-- roadmap:record v1\nstage.plan: "+planDir+"\nstage.state: staged\n-->"); err != nil {
+			return nil, err
+		}
 	}
 	replay, err := llm.LoadReplay(fixtures)
 	if err != nil {

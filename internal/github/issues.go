@@ -278,3 +278,15 @@ func (c *Client) Permission(ctx context.Context, user string) (string, error) {
 	}
 	return "none", nil
 }
+
+// NewThread tells the Client that issue or PR n was just created by it and
+// holds no comment with marker yet, so the first UpsertMarkerComment posts
+// without listing the comments first.
+func (c *Client) NewThread(n int, marker string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := markerKey{n, marker}
+	if _, known := c.markers[key]; !known {
+		c.markers[key] = markerState{}
+	}
+}

@@ -110,6 +110,10 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 	}
 	if end.checkLog != "" {
 		ch.SetCheckLog(o.Mask(end.checkLog))
+	} else if end.class == failure.PlanWrong && end.reason != "" {
+		// The evidence of a wrong plan goes back to stage with the item:
+		// the plan amendment starts from it.
+		ch.SetCheckLog(o.Mask(end.reason))
 	}
 	if len(end.conflict) > 0 {
 		ch.SetConflict(end.conflict)

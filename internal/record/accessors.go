@@ -123,6 +123,12 @@ func (r *Record) StageState() (string, bool) { return r.str(KeyStageState) }
 // StagePR returns stage.pr.
 func (r *Record) StagePR() (int, bool) { return r.count(KeyStagePR) }
 
+// StageRound returns stage.round.
+func (r *Record) StageRound() (int, bool) { return r.count(KeyStageRound) }
+
+// StageFindings returns stage.findings.
+func (r *Record) StageFindings() (string, bool) { return r.str(KeyStageFindings) }
+
 // StagePlan returns stage.plan.
 func (r *Record) StagePlan() (string, bool) { return r.str(KeyStagePlan) }
 

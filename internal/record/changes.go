@@ -299,3 +299,9 @@ func oneLine(s string) string {
 	}
 	return strings.Join(parts, " / ")
 }
+
+// SetStageRound sets stage.round.
+func (c *Changes) SetStageRound(n int) { c.set(KeyStageRound, strconv.Itoa(n)) }
+
+// SetStageFindings sets stage.findings, keeping the head of a long list.
+func (c *Changes) SetStageFindings(text string) { c.set(KeyStageFindings, fitHead(text, MaxCheckLog)) }

@@ -54,6 +54,12 @@ const (
 	KeyStagePR Key = "stage.pr"
 	// KeyStagePlan names the plan: the OpenSpec change directory.
 	KeyStagePlan Key = "stage.plan"
+	// KeyStageRound is the last plan round whose plan commit is pushed and
+	// whose findings are in stage.findings: a killed stage Job resumes after it.
+	KeyStageRound Key = "stage.round"
+	// KeyStageFindings are the findings of the last plan round (gates and
+	// verifier), one per line as FILE:LINE: rule: message.
+	KeyStageFindings Key = "stage.findings"
 )
 
 // AllKeys returns every Key this release knows, sorted.
@@ -77,8 +83,10 @@ func AllKeys() []Key {
 		KeyImplementTier,
 		KeyImplementTrace,
 		KeyImplementWIP,
+		KeyStageFindings,
 		KeyStagePlan,
 		KeyStagePR,
+		KeyStageRound,
 		KeyStageState,
 	}
 }
@@ -198,6 +206,10 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindWord, bound: MaxWord, what: "a stage state (a lowercase word such as planned)"}, true
 	case KeyStagePR:
 		return spec{kind: kindCount, what: "a pull request number (an integer >= 1)"}, true
+	case KeyStageRound:
+		return spec{kind: kindCount, what: "a plan round (an integer >= 1)"}, true
+	case KeyStageFindings:
+		return spec{kind: kindText, bound: MaxCheckLog, what: "plan findings (text, a JSON string when it spans lines)"}, true
 	case KeyStagePlan:
 		return spec{kind: kindPlan, bound: MaxLine, what: "a plan path (a directory under openspec/changes/, e.g. openspec/changes/add-backoff)"}, true
 	}

@@ -52,7 +52,9 @@ func readers() map[Key]reader {
 		KeyImplementAnswer:       {fn: "implement.(*runner).runGroup"},
 		KeyImplementTier:         {fn: "implement.(*runner).runGroup"},
 		KeyImplementTrace:        {fn: "cli.recordTrace"},
-		KeyStageState:            {person: "- `stage.state` is a record for a person until the stage issue adds its reader: stage and implement read where the plan stands."},
+		KeyStageState:            {fn: "stage.(*runner).plan"},
+		KeyStageRound:            {fn: "stage.(*runner).plan"},
+		KeyStageFindings:         {fn: "stage.parseFindings"},
 		KeyStagePR:               {fn: "implement.(*runner).start"},
 		KeyStagePlan:             {fn: "implement.(*runner).groups"},
 	}

@@ -63,6 +63,8 @@ func everyKey() Changes {
 	c.SetStagePlan("openspec/changes/add-backoff")
 	c.SetStagePR(41)
 	c.SetStageState("planned")
+	c.SetStageRound(2)
+	c.SetStageFindings("openspec/changes/add-backoff/tasks.md:3: roadmap/verifier: no test [ERROR]")
 	return c
 }
 

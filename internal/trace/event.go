@@ -56,6 +56,8 @@ const (
 	PhaseYielded  Phase = "yielded"
 	PhaseStopped  Phase = "stopped"
 	PhaseReturned Phase = "returned"
+	// PhaseStaged ends a stage Job whose plan is clean and in a draft PR.
+	PhaseStaged Phase = "staged"
 )
 
 // Spans (recorded at their end, with Duration).
@@ -65,12 +67,15 @@ const (
 	PhaseCommit Phase = "commit"
 	PhasePush   Phase = "push"
 	PhaseWatch  Phase = "watch" // waiting on the PR checks
+	// Stage's spans: the plan gates and the independent verifier of a round.
+	PhaseGates    Phase = "gates"
+	PhaseVerifier Phase = "verifier"
 )
 
 // Span reports whether p is recorded as a span with a Duration.
 func (p Phase) Span() bool {
 	switch p {
-	case PhaseAgent, PhaseChecks, PhaseCommit, PhasePush, PhaseWatch:
+	case PhaseAgent, PhaseChecks, PhaseCommit, PhasePush, PhaseWatch, PhaseGates, PhaseVerifier:
 		return true
 	}
 	return false

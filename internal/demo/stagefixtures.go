@@ -1,0 +1,81 @@
+package demo
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/roadmap-dev/roadmap/internal/llm"
+)
+
+// issueBody is the sample issue as a person files it.
+const issueBody = `The greet package is empty: callers need a greeting and a farewell.
+
+## Acceptance
+
+- Hello("Ada") returns "Hello, Ada!".
+- Goodbye("Ada") returns "Goodbye, Ada!".
+- The README documents both.
+`
+
+// stageFixtures writes the stage planner's and verifier's conversations
+// into fixtures: the planner reads the package, writes each file of the
+// sample plan in planDir with write_plan_file and finishes; the verifier
+// reads the package and has no objection. They are made from the plan's own
+// files, so the demo's plan has one source.
+func stageFixtures(planDir, fixtures string) error {
+	var files []string
+	err := filepath.WalkDir(planDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(planDir, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	type call struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	turn := func(name string, args map[string]any, in, out int) map[string]any {
+		return map[string]any{"response": map[string]any{
+			"tool_calls": []call{{Name: name, Arguments: args}},
+			"usage":      map[string]int{"tokens_in": in, "tokens_out": out},
+		}}
+	}
+	planner := []map[string]any{turn("read_file", map[string]any{"path": "greet.go"}, 1650, 40)}
+	for i, f := range files {
+		data, err := os.ReadFile(filepath.Join(planDir, filepath.FromSlash(f)))
+		if err != nil {
+			return err
+		}
+		planner = append(planner, turn("write_plan_file", map[string]any{"path": f, "content": string(data)}, 1900+200*i, 60+len(data)/4))
+	}
+	planner = append(planner, turn("finish", map[string]any{"summary": "wrote the plan: Hello, Goodbye, the README"}, 2600, 30))
+	convs := map[string]map[string]any{
+		"stage-planner": {"comment": "Made by the demo from the sample plan's files: the planner reads the package, writes the plan and finishes.",
+			"source": "hand", "match": "Write the plan for issue", "turns": planner},
+		"stage-verifier": {"comment": "Made by the demo: the verifier reads the package and has no objection.",
+			"source": "hand", "match": "Review the plan for issue", "turns": []map[string]any{
+				turn("read_file", map[string]any{"path": "greet.go"}, 2100, 40),
+				turn("verdict", map[string]any{"objections": "none"}, 2300, 20)}},
+	}
+	for name, c := range convs {
+		data, err := json.MarshalIndent(c, "", " ")
+		if err != nil {
+			return err
+		}
+		if _, err := llm.ParseConversation(name, data); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(fixtures, name+".json"), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// TrailerStageRound marks the commit of a plan round stage pushed: a killed
+// stage Job finds the rounds it already paid for.
+const TrailerStageRound = "Roadmap-Stage-Round"
+
+// CommitPlanRound commits the work tree as plan round n, with a
+// `Roadmap-Stage-Round: n` trailer, and returns its sha. It commits even
+// when the round changed nothing: the trailer records the round.
+func (r *Repo) CommitPlanRound(ctx context.Context, n int, m Message) (string, error) {
+	if n <= 0 {
+		return "", fmt.Errorf("commit plan round %d: rounds start at 1", n)
+	}
+	sha, err := r.commit(ctx, m, true, TrailerStageRound+": "+strconv.Itoa(n))
+	if err != nil {
+		return "", fmt.Errorf("commit plan round %d: %w", n, err)
+	}
+	return sha, nil
+}
+
+// PlanRounds reads the `Roadmap-Stage-Round` trailers in base..HEAD and
+// returns the highest round and its commit (0 and "" when none).
+func (r *Repo) PlanRounds(ctx context.Context, base string) (int, string, error) {
+	out, err := r.run(ctx, nil, "log", "--format=%H%x00%(trailers:key="+TrailerStageRound+",valueonly,separator=%x2C)%x00",
+		"--end-of-options", base+"..HEAD")
+	if err != nil {
+		return 0, "", fmt.Errorf("read plan rounds since %s: %w", base, err)
+	}
+	best, at := 0, ""
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		for _, v := range strings.Split(fields[i+1], ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err == nil && n > best {
+				best, at = n, strings.TrimSpace(fields[i])
+			}
+		}
+	}
+	return best, at, nil
+}
+
+// DiscardOutside restores every change in the work tree outside the
+// directory keep (slash-separated, relative to the root): tracked files go
+// back to HEAD, untracked ones are removed. It returns the paths it
+// discarded. Stage uses it after the planner: only the plan's files may
+// change.
+func (r *Repo) DiscardOutside(ctx context.Context, keep string) ([]string, error) {
+	changes, err := r.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prefix := strings.TrimSuffix(keep, "/") + "/"
+	var tracked, untracked, all []string
+	for _, c := range changes {
+		if strings.HasPrefix(c.Path, prefix) {
+			continue
+		}
+		all = append(all, c.Path)
+		if c.XY == "??" {
+			untracked = append(untracked, c.Path)
+		} else {
+			tracked = append(tracked, c.Path)
+		}
+	}
+	if len(tracked) > 0 {
+		args := append([]string{"restore", "--source=HEAD", "--staged", "--worktree", "--"}, tracked...)
+		if _, err := r.run(ctx, nil, args...); err != nil {
+			return all, fmt.Errorf("restore changes outside %s: %w", keep, err)
+		}
+	}
+	if len(untracked) > 0 {
+		args := append([]string{"clean", "-f", "-q", "--"}, untracked...)
+		if _, err := r.run(ctx, nil, args...); err != nil {
+			return all, fmt.Errorf("remove files outside %s: %w", keep, err)
+		}
+	}
+	return all, nil
+}

@@ -1,0 +1,107 @@
+package stage_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/stage"
+)
+
+// spendOf sums the Job's spend lines: one per model call made, a
+// cancelled one included.
+func spendOf(t *testing.T, j *job) (calls int, in, out int64) {
+	for _, line := range strings.Split(j.log.String(), "\n") {
+		_, js, ok := strings.Cut(line, "::spend ")
+		if !ok {
+			continue
+		}
+		var e struct {
+			TokensIn  int64 `json:"tokens_in"`
+			TokensOut int64 `json:"tokens_out"`
+		}
+		if err := json.Unmarshal([]byte(js), &e); err != nil {
+			t.Fatalf("spend line %q: %v", line, err)
+		}
+		calls++
+		in += e.TokensIn
+		out += e.TokensOut
+	}
+	return calls, in, out
+}
+
+func TestStageKilledResumes(t *testing.T) {
+	t.Run("mid-investigation", func(t *testing.T) {
+		w := newWorld(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		j1 := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+		// The runner asks the Job to stop while the planner is on its third
+		// call: two calls were made and paid for.
+		j1.model.before = func(n int, _ agent.ModelRequest) {
+			if n == 3 {
+				cancel()
+			}
+		}
+		r1 := j1.run(ctx)
+		if r1.Result != stage.ResultYielded || r1.Failure != "killed" {
+			t.Fatalf("Job 1: %s (%s), want yielded (killed)\n%s", r1.Result, r1.Failure, j1.log.String())
+		}
+		c1, in1, out1 := spendOf(t, j1)
+		if c1 != 3 || in1 != 2000 || r1.JobSpend.ModelCalls != c1 || r1.JobSpend.TokensIn != in1 {
+			t.Fatalf("Job 1: %d calls (%d tokens in) in its log, %+v in its result; want 3 calls, the third cancelled, 2,000 tokens in", c1, in1, r1.JobSpend)
+		}
+		if sp, _ := w.record().Spend(); sp.ModelCalls != c1 || sp.TokensIn != in1 || sp.TokensOut != out1 {
+			t.Fatalf("the record holds %+v after the kill, want what Job 1 spent", sp)
+		}
+		j2 := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+		r2 := j2.run(context.Background())
+		if r2.Result != stage.ResultStaged {
+			t.Fatalf("Job 2: %s (%s: %s), want staged\n%s", r2.Result, r2.Failure, r2.Reason, j2.log.String())
+		}
+		c2, in2, out2 := spendOf(t, j2)
+		want := record.Spend{TokensIn: in1 + in2, TokensOut: out1 + out2, ModelCalls: c1 + c2}
+		got, _ := w.record().Spend()
+		if got.ModelCalls != want.ModelCalls || got.TokensIn != want.TokensIn || got.TokensOut != want.TokensOut {
+			t.Errorf("the item's spend %+v; want the sum of every call made, %+v", got, want)
+		}
+		if r2.Spend != got {
+			t.Errorf("Job 2's result says %+v, the record %+v", r2.Spend, got)
+		}
+	})
+	t.Run("after a pushed round", func(t *testing.T) {
+		w := newWorld(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		j1 := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+		// Killed in the verifier: round 1 is committed and pushed, its
+		// findings are not recorded.
+		j1.model.before = func(n int, req agent.ModelRequest) {
+			if strings.Contains(req.Messages[1].Content, "Review the plan") {
+				cancel()
+			}
+		}
+		r1 := j1.run(ctx)
+		if r1.Result != stage.ResultYielded {
+			t.Fatalf("Job 1: %s, want yielded", r1.Result)
+		}
+		j2 := w.newJob(cleanVerifier("Review the plan for issue"))
+		r2 := j2.run(context.Background())
+		if r2.Result != stage.ResultStaged || r2.Rounds != 1 {
+			t.Fatalf("Job 2: %s after %d rounds (%s), want staged after 1\n%s", r2.Result, r2.Rounds, r2.Reason, j2.log.String())
+		}
+		for _, req := range j2.model.reqs {
+			if strings.Contains(req.Messages[1].Content, "Write the plan") {
+				t.Error("Job 2 paid the planner again for the round Job 1 pushed")
+			}
+		}
+		c1, _, _ := spendOf(t, j1)
+		c2, _, _ := spendOf(t, j2)
+		if got, _ := w.record().Spend(); got.ModelCalls != c1+c2 {
+			t.Errorf("the item's spend counts %d calls; %d were made", got.ModelCalls, c1+c2)
+		}
+	})
+}

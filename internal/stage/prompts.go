@@ -1,0 +1,272 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+const plannerSystem = `You are a careful software engineer planning a change to a git repository, the workspace, through tools only. You do not change the code: you investigate it read-only and write a plan.
+
+- Paths are relative to the workspace root. .git is off limits.
+- Investigate before you plan: read_file, list_dir, search, git_log, git_blame, go_doc, and run_test to see a test fail today.
+- Write the plan with write_plan_file, as an OpenSpec change: proposal.md, tasks.md, specs/<capability>/spec.md for each behaviour that changes, design.md when it helps.
+- Call finish(summary) when the plan is written; ask(question) only for a decision a person must make.
+- Every reply must call at least one tool.`
+
+const planFormat = `The plan's format:
+
+proposal.md:
+  # <title>
+  ## Why
+  <the problem, one paragraph>
+  ## What Changes
+  - <each change>
+
+tasks.md (the contract implement executes, group by group):
+  ## 1. <group title>
+  - [ ] 1.1 Add a failing test for <behaviour>; verify: ` + "`go test ./pkg -run TestName`" + ` fails
+  - [ ] 1.2 <implement it>; verify: ` + "`go test ./pkg -run TestName`" + `
+  A group that changes behaviour starts with a failing test (verify ... fails); every task ends with "verify:" and one command in backticks; a later group may use what an earlier group creates, never the reverse.
+
+specs/<capability>/spec.md (a delta spec, for each behaviour that changes):
+  ## ADDED Requirements
+  ### Requirement: <name>
+  The system SHALL <behaviour>.
+  #### Scenario: <name>
+  - **WHEN** <condition>
+  - **THEN** <outcome>
+  (MODIFIED, REMOVED and RENAMED Requirements name requirements of openspec/specs/ exactly.)`
+
+const verifierSystem = `You are an independent reviewer. Another engineer wrote a plan (an OpenSpec change) for a GitHub issue. Your job is to refute it: find where it is wrong against the issue and the code. You only read: read_file, list_dir, search, git_log, git_blame, go_doc.
+
+Object only with evidence: a file or symbol the plan relies on that does not exist, a behaviour it assumes that the code does not have, an acceptance criterion of the issue no group delivers, a verify command that cannot pass or cannot fail, a group that needs what a later group creates.
+
+End with verdict(objections): one objection per line as FILE:LINE: what is wrong, with the evidence; or none when the plan holds. Every reply must call at least one tool.`
+
+// agentConfig is the step configuration both of stage's model steps share.
+func (r *runner) agentConfig(tiers []agent.Tier) agent.Config {
+	o := r.o
+	return agent.Config{
+		Models: tiers, Sandbox: o.Sandbox, Observer: (*observer)(r), Clock: o.Clock,
+		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: agentSpend(r.prior.Add(r.job)),
+		MaxOutput: o.MaxOutput, Window: o.Window,
+	}
+}
+
+func (r *runner) plannerConfig() agent.Config {
+	cfg := r.agentConfig(r.o.Planner)
+	cfg.Tools = agent.PlannerTools()
+	cfg.System = plannerSystem
+	cfg.PlanDir = r.dir
+	return cfg
+}
+
+// plannerStep is the planner's task: write the plan, revise it against the
+// last round's findings, or amend it with implement's evidence.
+func (r *runner) plannerStep() agent.Step {
+	var task strings.Builder
+	switch {
+	case r.amend:
+		fmt.Fprintf(&task, "Amend the plan for issue #%d in %s/: implement returned it at group %d because the plan cannot work there. "+
+			"Keep groups 1 to %d of tasks.md exactly as they are (they passed and are committed); rewrite group %d onward, and the proposal and specs where they change. "+
+			"Investigate the evidence first, then write the amended files with write_plan_file and call finish.",
+			r.o.Issue, r.dir, r.amendFrom, r.amendFrom-1, r.amendFrom)
+	case r.round > 1 || len(r.findings) > 0:
+		fmt.Fprintf(&task, "Revise the plan for issue #%d in %s/ (round %d): the plan gates and the reviewer found the problems below. "+
+			"Fix each one in the plan's files with write_plan_file, investigating where you need to, then call finish.", r.o.Issue, r.dir, r.round)
+	default:
+		fmt.Fprintf(&task, "Write the plan for issue #%d as an OpenSpec change in %s/ (write_plan_file paths are relative to it). "+
+			"Investigate the repository first; then write proposal.md, tasks.md and the delta specs, and call finish.", r.o.Issue, r.dir)
+	}
+	task.WriteString("\n\n" + planFormat)
+	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.issue.Title, r.issue.Body), Priority: 100}}
+	if r.amend && r.evidence != "" {
+		parts = append(parts, agent.ContextPart{Name: fmt.Sprintf("Why implement returned the plan at group %d", r.amendFrom), Text: r.evidence, Priority: 95})
+	}
+	if failing(r.findings) {
+		parts = append(parts, agent.ContextPart{Name: "Findings of the last round", Text: findingsText(r.findings), Priority: 90})
+	}
+	if r.round > 1 || r.amend {
+		parts = append(parts, r.planParts(80)...)
+	}
+	parts = append(parts, repoParts(r.o.Repo.Dir, r.issue.Title+" "+r.issue.Body)...)
+	return agent.Step{Task: task.String(), Context: parts}
+}
+
+func (r *runner) verifierStep() agent.Step {
+	task := fmt.Sprintf("Review the plan for issue #%d in %s/ against the issue and the code, and try to refute it. Call verdict with your objections, or none.", r.o.Issue, r.dir)
+	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.issue.Title, r.issue.Body), Priority: 100}}
+	parts = append(parts, r.planParts(90)...)
+	return agent.Step{Task: task, Context: parts}
+}
+
+// planParts are the plan's files as written, read inside the work tree.
+func (r *runner) planParts(priority int) []agent.ContextPart {
+	c, err := plan.LoadChangeIn(r.o.Repo.Dir, r.dir)
+	if err != nil {
+		return []agent.ContextPart{{Name: "The plan", Text: "[not read: " + err.Error() + "]", Priority: priority}}
+	}
+	var parts []agent.ContextPart
+	names := []string{"tasks.md", "proposal.md", "design.md"}
+	specs, _ := filepath.Glob(filepath.Join(r.o.Repo.Dir, r.dir, "specs", "*", "spec.md"))
+	for _, s := range specs {
+		rel, err := filepath.Rel(filepath.Join(r.o.Repo.Dir, r.dir), s)
+		if err == nil {
+			names = append(names, filepath.ToSlash(rel))
+		}
+	}
+	for i, name := range names {
+		data, err := c.ReadFile(name)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				parts = append(parts, agent.ContextPart{Name: r.dir + "/" + name, Text: "[not read: " + err.Error() + "]", Priority: priority - i})
+			}
+			continue
+		}
+		parts = append(parts, agent.ContextPart{Name: r.dir + "/" + name, Text: capBytes(string(data), 6000), Priority: priority - i})
+	}
+	return parts
+}
+
+func issueText(title, body string) string {
+	return "# " + title + "\n\n" + capBytes(body, 8000)
+}
+
+// repoParts is the repository's map for the prompt: its files, then the
+// files whose names share the most words with the issue, most first. The
+// prompt's packing drops the lowest priorities to fit the window.
+func repoParts(root, issue string) []agent.ContextPart {
+	var files []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() && (name == ".git" || name == "node_modules" || name == "vendor" || name == "archive") {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() && len(files) < 2000 {
+			if rel, err := filepath.Rel(root, p); err == nil {
+				files = append(files, filepath.ToSlash(rel))
+			}
+		}
+		return nil
+	})
+	sort.Strings(files)
+	parts := []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(files, "\n"), 4000), Priority: 50}}
+	words := wordSet(issue)
+	type scored struct {
+		path  string
+		score int
+	}
+	var ranked []scored
+	for _, f := range files {
+		if strings.HasPrefix(f, "openspec/") {
+			continue
+		}
+		n := 0
+		for w := range wordSet(f) {
+			if words[w] {
+				n++
+			}
+		}
+		if n > 0 {
+			ranked = append(ranked, scored{f, n})
+		}
+	}
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].score > ranked[j].score })
+	for i, s := range ranked {
+		if i == 3 {
+			break
+		}
+		data, err := readInside(root, s.path, 16<<10)
+		if err != nil {
+			continue
+		}
+		parts = append(parts, agent.ContextPart{Name: s.path, Text: capBytes(data, 3000), Priority: 40 - i})
+	}
+	return parts
+}
+
+// readInside reads a file of the work tree without following a symlink out
+// of it, at most max bytes.
+func readInside(root, rel string, max int64) (string, error) {
+	rt, err := os.OpenRoot(root)
+	if err != nil {
+		return "", err
+	}
+	defer rt.Close()
+	f, err := rt.Open(rel)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	buf := make([]byte, max)
+	n, _ := f.Read(buf)
+	return string(buf[:n]), nil
+}
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) >= 4 && !stopWords[w] {
+			m[w] = true
+		}
+	}
+	return m
+}
+
+var stopWords = map[string]bool{"that": true, "with": true, "this": true, "from": true, "have": true, "when": true, "should": true, "each": true, "into": true, "what": true}
+
+func capBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "\n[... cut ...]"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func agentSpend(s record.Spend) agent.Spend {
+	return agent.Spend{TokensIn: s.TokensIn, TokensOut: s.TokensOut, USD: s.USD, ModelCalls: s.ModelCalls}
+}
+
+// observer receives the agent's events: each model call is added to the
+// Job's spend and printed as a spend line, so a killed Job's spend can be
+// read back from its log.
+type observer runner
+
+func (ob *observer) ModelCall(e agent.ModelCallEvent) {
+	r := (*runner)(ob)
+	r.calls++
+	r.job = r.job.Add(record.Spend{TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD, ModelCalls: 1})
+	ev := trace.Event{Type: trace.TypeModelCall, Model: e.Model, TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD,
+		Duration: e.Duration, Outcome: e.Outcome}
+	r.event(ev)
+	ev.Job = r.o.Trace.Job()
+	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Trace.SpendLine(trace.SpendFromEvent(ev, r.calls))))
+}
+
+func (ob *observer) ToolCall(e agent.ToolCallEvent) {
+	(*runner)(ob).event(trace.Event{Type: trace.TypeToolCall, Tool: e.Name, ArgsDigest: e.ArgsDigest, ResultClass: e.ResultClass, Duration: e.Duration})
+}
+
+func (ob *observer) Retry(e agent.RetryEvent) {
+	(*runner)(ob).event(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})
+}

@@ -1,0 +1,553 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// The results of a stage Job (the stage action's `result` output).
+const (
+	// ResultStaged: the plan is clean and in a draft PR; implement can start.
+	ResultStaged = "staged"
+	// ResultReturned: the plan still has findings after the last round, or
+	// the planner asked a question: the item goes to a person.
+	ResultReturned = "returned"
+	// ResultStopped: the Job ended on a failure; Failure holds its class.
+	ResultStopped = "stopped"
+	// ResultYielded: the Job gave its slot back (signal, deadline); the next
+	// stage Job resumes after the last recorded round.
+	ResultYielded = "yielded"
+)
+
+// The values of stage.state.
+const (
+	StatePlanning = "planning"
+	StateStaged   = "staged"
+	StateReturned = "returned"
+	StateStopped  = "stopped"
+)
+
+// Result is how a stage Job ended. Its fields are the stage action's outputs.
+type Result struct {
+	Result  string `json:"result"`
+	Failure string `json:"failure,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Plan is the OpenSpec change directory, PR the draft PR holding it.
+	Plan string `json:"plan,omitempty"`
+	PR   int    `json:"pr,omitempty"`
+	// Rounds is the number of plan rounds the item has had; Findings are
+	// those of the last one.
+	Rounds   int            `json:"rounds"`
+	Findings []plan.Finding `json:"findings"`
+	// Amended is set when the Job amended a plan implement returned; From
+	// is the first group the amendment may change.
+	Amended bool `json:"amended,omitempty"`
+	From    int  `json:"from_group,omitempty"`
+	// Question is the planner's question when it asked one.
+	Question string `json:"question,omitempty"`
+	// Spend is the item's sum over every Job; JobSpend is this Job's share.
+	Spend         record.Spend `json:"spend"`
+	JobSpend      record.Spend `json:"job_spend"`
+	RecordComment int64        `json:"record_comment,omitempty"`
+	Requests      int          `json:"requests"`
+}
+
+// ending is how the rounds end.
+type ending struct {
+	result   string
+	class    failure.Class
+	reason   string
+	question string
+}
+
+type runner struct {
+	o     Options
+	issue github.Issue
+	rc    github.RecordComment
+	rec   *record.Record
+	prior record.Spend
+	job   record.Spend
+	calls int
+	round int
+	doing string
+	notes []string
+
+	branch   string
+	id       string // the change id
+	dir      string // openspec/changes/<id>
+	findings []plan.Finding
+	rounds   int // rounds with a durable commit and findings
+	pr       int
+
+	amend     bool
+	amendFrom int    // the group implement returned at
+	evidence  string // implement's reason and log
+	kept      string // tasks.md of the groups that passed, for the check
+
+	// pendingRound holds a clean round's marks: they ride with the staged mark.
+	pendingRound record.Changes
+}
+
+// Run runs one stage Job for the item and returns how it ended. An error is
+// returned only when the Job could not even read its item.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if err := o.defaults(); err != nil {
+		return Result{}, err
+	}
+	r := &runner{o: o}
+	if err := r.start(ctx); err != nil {
+		return Result{}, err
+	}
+	end := r.plan(ctx)
+	return r.finish(ctx, end), nil
+}
+
+// start reads the item: the issue, the record and where the plan stands.
+func (r *runner) start(ctx context.Context) error {
+	o := r.o
+	is, err := o.GitHub.Issue(ctx, o.Issue)
+	if err != nil {
+		return fmt.Errorf("read issue %d: %w", o.Issue, err)
+	}
+	r.issue = is
+	rc, err := o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment)
+	if err != nil {
+		return fmt.Errorf("issue %d: %w", o.Issue, err)
+	}
+	r.rc, r.rec = rc, rc.Record
+	r.notes = append(r.notes, rc.Ignored...)
+	r.prior, _ = r.rec.Spend()
+	r.pr, _ = r.rec.StagePR()
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseJobStarted, Step: "stage"})
+	r.logf("roadmap: stage issue #%d, item spend so far %s", o.Issue, spendText(r.prior))
+	r.doing = "staging: reading the issue and the code"
+	return nil
+}
+
+// plan runs the rounds: planner, gates, verifier, until the plan is clean or
+// the rounds are spent.
+func (r *runner) plan(ctx context.Context) ending {
+	o := r.o
+	if o.Unisolated != "" {
+		return ending{result: ResultStopped, class: failure.Unisolated, reason: o.Unisolated}
+	}
+	rec := r.rec
+	state, _ := rec.StageState()
+	res, _ := rec.Result()
+	failed, _ := rec.Failure()
+	r.amend = state == StateStaged && res == record.ResultReturned && failed == string(failure.PlanWrong)
+	if state == StateStaged && !r.amend {
+		r.dir, _ = rec.StagePlan()
+		r.rounds, _ = rec.StageRound()
+		r.logf("roadmap: the plan is already staged (%s, PR #%d); nothing to do", r.dir, r.pr)
+		return ending{result: ResultStaged}
+	}
+	r.branch = git.WorkBranch(o.Issue, r.issue.Title)
+	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
+		return r.fail(ctx, err)
+	}
+	r.dir, _ = rec.StagePlan()
+	if r.dir == "" {
+		r.id = ChangeID(o.Issue, r.issue.Title)
+		r.dir = plan.ChangeDir("", r.id)
+	} else {
+		r.id = r.dir[strings.LastIndex(r.dir, "/")+1:]
+	}
+	if err := record.CheckPlanPath(r.dir); err != nil {
+		return ending{result: ResultStopped, class: failure.Unknown, reason: fmt.Sprintf("stage.plan: %v", err)}
+	}
+	if r.amend {
+		if end, ok := r.startAmendment(ctx); !ok {
+			return end
+		}
+	}
+	// Resume: the rounds a killed Job already paid for are on the branch
+	// and, with their findings, in the record.
+	done, _, err := o.Repo.PlanRounds(ctx, o.Remote+"/"+o.Base)
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	recorded, _ := rec.StageRound()
+	first := 1
+	if r.amend {
+		first = recorded + 1
+	} else if done > 0 {
+		first = done + 1
+		if recorded == done {
+			r.rounds = done
+			r.findings = parseFindings(rec)
+			r.logf("roadmap: rounds 1-%d are on %s; resuming after them", done, r.branch)
+		} else {
+			// The round's commit was pushed and its findings were lost with
+			// the Job: the gates and the verifier run again, the planner not.
+			r.logf("roadmap: round %d is on %s without its findings; checking it again", done, r.branch)
+			r.round = done
+			if end, ok := r.check(ctx); !ok {
+				return end
+			}
+		}
+		if r.rounds > 0 && !failing(r.findings) {
+			return r.staged(ctx)
+		}
+	}
+	last := first + o.Rounds - 1
+	if !r.amend && first > o.Rounds {
+		last = first - 1
+	}
+	for r.round = first; r.round <= last; r.round++ {
+		if end, ok := r.planRound(ctx); !ok {
+			return end
+		}
+		if end, ok := r.check(ctx); !ok {
+			return end
+		}
+		if !failing(r.findings) {
+			return r.staged(ctx)
+		}
+		r.logf("roadmap: round %d has %d findings", r.round, countFailing(r.findings))
+	}
+	return ending{result: ResultReturned, class: failure.PlanWrong,
+		reason: fmt.Sprintf("the plan still has %d findings after %d rounds", countFailing(r.findings), r.rounds)}
+}
+
+// planRound runs the planner for r.round, keeps only the plan's files,
+// commits the round and pushes it.
+func (r *runner) planRound(ctx context.Context) (ending, bool) {
+	o := r.o
+	r.doing = fmt.Sprintf("staging: writing the plan, round %d", r.round)
+	start := o.Clock.Now()
+	out, err := agent.Run(ctx, r.plannerConfig(), r.plannerStep())
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: fmt.Sprintf("round %d: planner", r.round),
+		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
+	if err != nil {
+		return r.fail(ctx, err), false
+	}
+	switch out.Status {
+	case agent.StatusFinished:
+	case agent.StatusNeedsInput:
+		return ending{result: ResultReturned, class: failure.NeedsInput, reason: "the planner asked a question", question: out.Question}, false
+	case agent.StatusBudgetExhausted:
+		return ending{result: ResultStopped, class: failure.BudgetExhausted, reason: out.Reason}, false
+	case agent.StatusModelError:
+		return ending{result: ResultYielded, class: failure.Transient, reason: out.Reason}, false
+	default:
+		return ending{result: ResultStopped, class: failure.Unknown, reason: fmt.Sprintf("planner ended %s: %s", out.Status, out.Reason)}, false
+	}
+	discarded, err := o.Repo.DiscardOutside(ctx, r.dir)
+	if err != nil {
+		return r.fail(ctx, err), false
+	}
+	if len(discarded) > 0 {
+		r.logf("roadmap: the planner changed files outside the plan; discarded: %s", strings.Join(capList(discarded, 10), ", "))
+	}
+	if r.amend {
+		if err := r.keepPassedGroups(); err != nil {
+			return r.fail(ctx, err), false
+		}
+	}
+	subject := fmt.Sprintf("stage: plan for #%d, round %d", o.Issue, r.round)
+	if r.amend {
+		subject = fmt.Sprintf("stage: amend the plan for #%d from group %d", o.Issue, r.amendFrom)
+	}
+	if _, err := o.Repo.CommitPlanRound(ctx, r.round, git.Message{Subject: subject, Issue: o.Issue}); err != nil {
+		return r.fail(ctx, err), false
+	}
+	start = o.Clock.Now()
+	if err := o.Repo.Push(ctx, o.Remote, r.branch); err != nil {
+		return r.fail(ctx, err), false
+	}
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Step: fmt.Sprintf("round %d", r.round), Duration: o.Clock.Now().Sub(start)})
+	return ending{}, true
+}
+
+// check runs the gates and the verifier on r.round's plan and makes the
+// round durable: its findings and spend in one record write.
+func (r *runner) check(ctx context.Context) (ending, bool) {
+	o := r.o
+	r.doing = fmt.Sprintf("staging: checking the plan, round %d", r.round)
+	start := o.Clock.Now()
+	root := o.Repo.Dir
+	var findings []plan.Finding
+	gf, err := o.Gates(ctx, GateInput{Issue: r.issue, Root: root, ChangeID: r.id})
+	switch {
+	case errors.Is(err, plan.ErrNoChange):
+		findings = append(findings, plan.Finding{Level: plan.LevelError, Rule: "roadmap/stage/no-plan", File: r.dir, Line: 1,
+			Message: "the planner wrote no plan in " + r.dir, Ours: true})
+	case err != nil:
+		return r.fail(ctx, fmt.Errorf("plan gates: %w", err)), false
+	default:
+		findings = append(findings, gf...)
+	}
+	if r.amend {
+		findings = append(findings, r.keptFindings()...)
+	}
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGates, Step: fmt.Sprintf("round %d", r.round),
+		Outcome: fmt.Sprintf("%d findings", countFailing(findings)), Duration: o.Clock.Now().Sub(start)})
+	// The verifier reads only a plan the gates pass: its objections are
+	// worth a model call when nothing cheaper has one.
+	if !failing(findings) {
+		vf, end, ok := r.verify(ctx)
+		if !ok {
+			return end, false
+		}
+		findings = append(findings, vf...)
+	}
+	r.findings = findings
+	r.rounds = r.round
+	var ch record.Changes
+	ch.SetStageState(StatePlanning)
+	ch.SetStagePlan(r.dir)
+	ch.SetStageRound(r.round)
+	if text := findingsText(findings); text != "" {
+		ch.SetStageFindings(o.Mask(text))
+	} else {
+		ch.Delete(record.KeyStageFindings)
+	}
+	if !failing(findings) {
+		// A clean round's findings ride with the staged mark.
+		r.pendingRound = ch
+		return ending{}, true
+	}
+	if err := r.write(ctx, ch); err != nil {
+		return r.fail(ctx, err), false
+	}
+	return ending{}, true
+}
+
+// verify asks the independent verifier to refute the plan.
+func (r *runner) verify(ctx context.Context) ([]plan.Finding, ending, bool) {
+	o := r.o
+	start := o.Clock.Now()
+	cfg := r.agentConfig(o.Verifier)
+	cfg.Tools = agent.VerifierTools()
+	cfg.System = verifierSystem
+	out, err := agent.Run(ctx, cfg, r.verifierStep())
+	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseVerifier, Step: fmt.Sprintf("round %d", r.round),
+		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
+	if err != nil {
+		return nil, r.fail(ctx, err), false
+	}
+	switch out.Status {
+	case agent.StatusFinished:
+	case agent.StatusBudgetExhausted:
+		return nil, ending{result: ResultStopped, class: failure.BudgetExhausted, reason: out.Reason}, false
+	case agent.StatusModelError:
+		return nil, ending{result: ResultYielded, class: failure.Transient, reason: out.Reason}, false
+	default:
+		return nil, ending{result: ResultStopped, class: failure.Unknown, reason: fmt.Sprintf("verifier ended %s: %s", out.Status, out.Reason)}, false
+	}
+	return ParseObjections(out.Summary, r.dir+"/tasks.md"), ending{}, true
+}
+
+// staged opens (or finds) the draft PR holding the plan, writes the
+// findings comment on it and the staged mark.
+func (r *runner) staged(ctx context.Context) ending {
+	o := r.o
+	r.doing = "staging: opening the draft PR"
+	created := 0
+	if r.pr == 0 {
+		title := r.issue.Title
+		verdict := fmt.Sprintf("It passed the plan gates and the verifier after %d round%s", r.rounds, plural(r.rounds))
+		if len(r.findings) == 0 {
+			verdict += ", with no findings."
+		} else {
+			verdict += "; the findings of the last round are in the comment below."
+		}
+		body := fmt.Sprintf("The plan for #%d: [`%s`](../blob/%s/%s/proposal.md), written by roadmap's stage. %s\n\n"+
+			"This draft holds only the plan. Approve it, or label the issue `roadmap:implement`, to start implement on it; it then commits the plan's groups here one by one.",
+			o.Issue, r.dir, r.branch, r.dir, verdict)
+		pr, err := o.GitHub.CreateDraftPR(ctx, r.branch, o.Base, title, o.Mask(body))
+		if err != nil {
+			return r.fail(ctx, err)
+		}
+		r.pr, created = pr.Number, pr.Number
+		o.GitHub.NewThread(r.pr, o.Marker)
+	}
+	// The findings of the last round are one marker comment on the PR. A
+	// new PR whose plan has none gets no comment: its body says so.
+	if len(r.findings) > 0 || r.amend || created == 0 {
+		if _, err := o.GitHub.UpsertMarkerComment(ctx, r.pr, o.Marker, o.Mask(r.prComment())); err != nil {
+			return r.fail(ctx, err)
+		}
+	}
+	return ending{result: ResultStaged}
+}
+
+// finish writes the last mark and the outputs.
+func (r *runner) finish(ctx context.Context, end ending) Result {
+	o := r.o
+	if ctx.Err() != nil && end.result != ResultStaged {
+		end = ending{result: ResultYielded, class: failure.Killed, reason: "the runner asked the Job to stop (signal)"}
+	}
+	// The last mark is written even when the Job's context was cancelled:
+	// the runner's grace (7.5 s after SIGINT) is enough for one write.
+	wctx := ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+	}
+	var ch record.Changes
+	ch.Merge(r.pendingRound)
+	switch end.result {
+	case ResultStaged:
+		ch.SetStageState(StateStaged)
+		if r.dir != "" {
+			ch.SetStagePlan(r.dir)
+		}
+		if r.pr > 0 {
+			ch.SetStagePR(r.pr)
+		}
+		if head, err := o.Repo.Head(wctx); err == nil && r.branch != "" {
+			// The plan's push is the branch's last: implement's reconcile
+			// has nothing to mark for it.
+			ch.SetPublishedSHA(record.SHA(head))
+		}
+		if r.amend {
+			// implement starts again from the first group the amendment
+			// changed: the return and its evidence are spent.
+			ch.Delete(record.KeyImplementResult, record.KeyImplementFailure, record.KeyImplementStopped, record.KeyImplementCheckLog)
+		}
+		r.doing = fmt.Sprintf("staged: the plan is in draft PR #%d", r.pr)
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseStaged, Step: "staged"})
+	case ResultReturned:
+		ch.SetStageState(StateReturned)
+		r.doing = "returned: the plan needs a person"
+		if end.question != "" {
+			ch.SetQuestion(o.Mask(end.question))
+			r.doing = "returned: the planner asks a question"
+		}
+		r.notes = append(r.notes, findingNotes(r.findings)...)
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseReturned, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
+	case ResultStopped:
+		ch.SetStageState(StateStopped)
+		r.doing = "stopped: " + string(end.class)
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseStopped, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
+	case ResultYielded:
+		r.doing = "yielded: a continuation resumes after the last round"
+		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseYielded, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
+	}
+	if end.result != ResultStaged {
+		level := map[string]string{ResultStopped: "error", ResultYielded: "notice", ResultReturned: "warning"}[end.result]
+		fmt.Fprintf(o.Log, "::%s::%s\n", level, actionsio.PlainLine(failure.TypedLine(failure.Result(end.result), end.class, end.reason)))
+	}
+	res := Result{Result: end.result, Failure: string(end.class), Reason: end.reason, Plan: r.dir, PR: r.pr,
+		Rounds: r.rounds, Findings: r.findings, Amended: r.amend, From: r.amendFrom, Question: end.question}
+	if res.Findings == nil {
+		res.Findings = []plan.Finding{}
+	}
+	already := end.result == ResultStaged && r.branch == "" // nothing happened: no write
+	if !already {
+		if err := r.write(wctx, ch); err != nil {
+			r.logf("roadmap: write the last mark: %v", err)
+			if res.Result == ResultStaged {
+				res.Result, res.Failure, res.Reason = ResultStopped, string(failure.ClassifyError(err)), err.Error()
+			}
+		}
+	}
+	res.Spend, res.JobSpend = r.prior.Add(r.job), r.job
+	res.RecordComment = r.rc.ID
+	res.Requests = o.GitHub.Requests().Counted()
+	for k, v := range map[string]string{
+		"result": res.Result, "failure": res.Failure, "plan": res.Plan, "pr": intOutput(res.PR),
+		"rounds": strconv.Itoa(res.Rounds), "record_comment": intOutput(int(res.RecordComment)),
+		"spend": spendJSON(res.Spend),
+	} {
+		o.SetOutput(k, v)
+	}
+	r.logf("roadmap: stage ended %s%s; item spend %s", res.Result, suffix(end), spendText(res.Spend))
+	return res
+}
+
+// write writes ch to the record in one write, with the item's spend so far.
+func (r *runner) write(ctx context.Context, ch record.Changes) error {
+	var all record.Changes
+	all.Merge(ch)
+	all.SetSpend(r.prior.Add(r.job))
+	change := func(*record.Record) (record.Changes, error) { return all, nil }
+	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc, change, r.view); err != nil {
+		return fmt.Errorf("write the stage mark: %w", err)
+	}
+	r.rec = r.rc.Record
+	r.pendingRound = record.Changes{}
+	return nil
+}
+
+func (r *runner) view(*record.Record) record.View {
+	return record.View{Doing: r.o.Mask(r.doing), RunURL: r.o.RunURL, Notes: r.notes}
+}
+
+// fail turns an error into the ending its class leads to.
+func (r *runner) fail(ctx context.Context, err error) ending {
+	if ctx.Err() != nil {
+		return ending{result: ResultYielded, class: failure.Killed, reason: "the runner asked the Job to stop (signal)"}
+	}
+	var rl *github.RateLimitError
+	if errors.As(err, &rl) {
+		return ending{result: ResultYielded, class: failure.RateLimited, reason: fmt.Sprintf("GitHub rate limit: %v", err)}
+	}
+	class := failure.ClassifyError(err)
+	res := ResultStopped
+	if row, ok := failure.Lookup(class); ok && row.Result == failure.ResultYielded {
+		res = ResultYielded
+	}
+	return ending{result: res, class: class, reason: err.Error()}
+}
+
+func (r *runner) logf(format string, args ...any) {
+	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Mask(fmt.Sprintf(format, args...))))
+}
+
+func (r *runner) event(e trace.Event) {
+	if e.Job == 0 {
+		e.Job = r.o.Trace.Job()
+	}
+	if err := r.o.Trace.Add(e); err != nil {
+		r.logf("roadmap: trace: %v", err)
+	}
+}
+
+func suffix(end ending) string {
+	switch {
+	case end.class != "" && end.reason != "":
+		return fmt.Sprintf(" (%s: %s)", end.class, end.reason)
+	case end.class != "":
+		return fmt.Sprintf(" (%s)", end.class)
+	}
+	return ""
+}
+
+func spendText(s record.Spend) string {
+	return fmt.Sprintf("%d tokens in, %d out, $%.4f, %d model calls", s.TokensIn, s.TokensOut, s.USD, s.ModelCalls)
+}
+
+func spendJSON(s record.Spend) string {
+	return fmt.Sprintf(`{"tokens_in":%d,"tokens_out":%d,"usd":%.6f,"model_calls":%d}`, s.TokensIn, s.TokensOut, s.USD, s.ModelCalls)
+}
+
+func intOutput(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+func capList(l []string, n int) []string {
+	if len(l) <= n {
+		return l
+	}
+	return append(l[:n:n], fmt.Sprintf("and %d more", len(l)-n))
+}
