@@ -111,8 +111,8 @@ func (r *runner) runBefore(ctx context.Context, g plan.Group, before string, cmd
 	}
 	var parts []string
 	for _, c := range rep.Results {
-		r.event(trace.Event{Type: trace.TypeCheckRun, Group: g.Number, Step: groupStep(g) + " before", Command: c.Command,
-			ExitCode: c.ExitCode, Duration: c.Duration, Outcome: map[bool]string{true: f2pHeld, false: f2pFailed}[c.Held]})
+		// No check_run event: a before run that failed is the check holding,
+		// and the step summary would show it as the group's failing command.
 		if c.Held {
 			parts = append(parts, fmt.Sprintf("`%s` failed before the group's change (exit %d)", c.Command, c.ExitCode))
 		} else {
