@@ -52,12 +52,20 @@ func (r *runner) groupBefore(ctx context.Context) (string, error) {
 // there fails the check with that evidence, which the agent's repair round
 // gets like any failed check's log. Whatever keeps the before tree from
 // being made is recorded as not checked and fails nothing.
-func (r *runner) failToPass(ctx context.Context, g plan.Group, before string) (bool, string, error) {
+func (r *runner) failToPass(ctx context.Context, g plan.Group) (bool, string, error) {
 	cmds := g.FailToPass()
 	if len(cmds) == 0 {
 		return true, "", nil
 	}
-	res, log, err := r.runBefore(ctx, g, before, cmds)
+	// HEAD has not moved since the group started: the agent never commits.
+	before, err := r.groupBefore(ctx)
+	var res groupF2P
+	var log string
+	if err == nil {
+		res, log, err = r.runBefore(ctx, g, before, cmds)
+	} else {
+		err = fmt.Errorf("the commit before the group: %w", err)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, "", err

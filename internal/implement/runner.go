@@ -367,16 +367,12 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		// on the tier its last failing round reached.
 		startTier = r.rec.Tier()
 	}
-	before, err := r.groupBefore(ctx)
-	if err != nil {
-		return r.fail(ctx, groupStep(g), err), false
-	}
 	check := func(ctx context.Context) (bool, string, error) {
 		rep, err := r.runChecks(ctx, g, cmds)
 		if err != nil || !rep.Passed {
 			return rep.Passed, rep.Log, err
 		}
-		return r.failToPass(ctx, g, before) // failtopass.go
+		return r.failToPass(ctx, g) // failtopass.go
 	}
 	cfg := agent.Config{
 		Models: o.Models, Sandbox: o.Sandbox, Observer: (*observer)(r), Clock: o.Clock,
