@@ -183,6 +183,34 @@ func TestImplementFailToPass(t *testing.T) {
 		}
 	})
 
+	t.Run("a WIP commit of an earlier Job is the group's own work", func(t *testing.T) {
+		w := newFarewellWorld(t)
+		// Job 1 writes the sound group but a configured check fails: it
+		// stops and leaves the work in a WIP commit on the branch.
+		j1 := w.newJob([]*llm.Conversation{farewellConv(t, "", sound)})
+		var dirs []string
+		withBeforeTree(j1, &dirs)
+		j1.opts.RepairRounds = 1
+		j1.opts.CheckCommands = []string{"false"}
+		if res := j1.run(); res.Result != record.ResultStopped {
+			t.Fatalf("Job 1 = %s, want stopped", res.Result)
+		}
+		if wip, ok := w.record().WIP(); !ok || wip == "" {
+			t.Fatal("Job 1 left no WIP commit")
+		}
+		// Job 2 finds the work done and finishes: the before tree is main,
+		// not the WIP commit, where the test would pass.
+		j2 := w.newJob([]*llm.Conversation{farewellConv(t, "", nil)})
+		withBeforeTree(j2, &dirs)
+		res := j2.runWithGreenCI()
+		if res.Result != record.ResultReady {
+			t.Fatalf("Job 2 = %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j2.log.String())
+		}
+		if ev := f2pEvents(t, w); len(ev) != 1 || ev[0].Outcome != "held" {
+			t.Errorf("Job 2's fail-to-pass events = %+v, want one held", ev)
+		}
+	})
+
 	t.Run("no before tree: not checked, and said", func(t *testing.T) {
 		w := newFarewellWorld(t)
 		j := w.newJob([]*llm.Conversation{farewellConv(t, "", sound)})
