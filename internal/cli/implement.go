@@ -202,6 +202,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		Issue: *issue, Attempt: *attempt, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,
 		PlanDir: *planDir, RecordComment: *recordComment, RunURL: env.runURL(*runID), Models: tiers, Sandbox: sb,
 		CheckRunner: checkRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands,
+		BeforeTree: iso.beforeTree(env, string(cfg.Isolation), pol), TempDir: env.Getenv("RUNNER_TEMP"),
 		Unisolated: unisolated, IsolationNote: iso.note(),
 		CheckTimeout: cfg.Checks.Timeout,
 		StepBudget:   agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),

@@ -106,6 +106,28 @@ func (i *isolation) tools(pol *policy.Policy, environ []string) (agent.Sandbox, 
 	return sandboxAdapter{sb}, checks.SandboxRunner(sb)
 }
 
+// beforeTree opens a boundary of the same mode on another work tree (the
+// tree before a group, for implement's fail-to-pass); nil when there is no
+// boundary at all (then nothing model-written runs).
+func (i *isolation) beforeTree(e *Env, mode string, pol *policy.Policy) func(context.Context, string) (checks.Runner, string, func() error, error) {
+	if i.b == nil {
+		return nil
+	}
+	return func(ctx context.Context, dir string) (checks.Runner, string, func() error, error) {
+		b, err := e.boundary(ctx, mode, dir)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		sb := policy.NewSandbox(b, pol, e.environ())
+		ws, err := sb.Workspace()
+		if err != nil {
+			_ = b.Close()
+			return nil, "", nil, err
+		}
+		return checks.SandboxRunner(sb), ws, b.Close, nil
+	}
+}
+
 // refusing runs nothing: the boundary is unavailable.
 type refusing struct{ why string }
 

@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/githubfake": {},
 	"internal/git":        {},
 	"internal/checks":     {"internal/policy", "internal/sandbox"},
+	"internal/f2p":        {"internal/git", "internal/policy", "internal/sandbox"},
 	"internal/actionsio":  {},
 	"internal/config":     {},
 }

@@ -18,6 +18,7 @@ func (r *runner) comment(end ending) string {
 	b.WriteString(JobsTable(jobs))
 	total, _ := r.rec.Spend()
 	fmt.Fprintf(&b, "\nItem spend: %s.\n", spendText(total))
+	b.WriteString(r.failToPassLines())
 	if r.o.IsolationNote != "" {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.o.IsolationNote)
 	}

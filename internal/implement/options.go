@@ -52,6 +52,14 @@ type Options struct {
 	Split       checks.Splitter
 	// CheckCommands run after every group, besides its verify commands.
 	CheckCommands []string
+	// BeforeTree opens the isolation boundary on another work tree of the
+	// repository (the tree before a group, for its fail-to-pass) and returns
+	// a check runner confined to it, the directory its commands run in, and
+	// what closes the boundary. nil leaves fail-to-pass not checked (the
+	// trace and the PR comment say so).
+	BeforeTree func(ctx context.Context, dir string) (checks.Runner, string, func() error, error)
+	// TempDir holds the before trees ("" is the system's).
+	TempDir string
 	// CheckTimeout bounds one check command (0: the policy row's timeout).
 	CheckTimeout time.Duration
 	StepBudget   agent.Budget

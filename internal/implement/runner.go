@@ -76,6 +76,8 @@ type runner struct {
 	pr        github.PullRequest
 	// pending holds changes that ride on the next mark (stage.pr).
 	pending record.Changes
+	// f2p is the fail-to-pass of this Job's groups (failtopass.go).
+	f2p map[int]groupF2P
 }
 
 // Run runs one Job for the item and returns how it ended. An error is
@@ -367,7 +369,10 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	}
 	check := func(ctx context.Context) (bool, string, error) {
 		rep, err := r.runChecks(ctx, g, cmds)
-		return rep.Passed, rep.Log, err
+		if err != nil || !rep.Passed {
+			return rep.Passed, rep.Log, err
+		}
+		return r.failToPass(ctx, g) // failtopass.go
 	}
 	cfg := agent.Config{
 		Models: o.Models, Sandbox: o.Sandbox, Observer: (*observer)(r), Clock: o.Clock,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +40,21 @@ const waitDelay = 2 * time.Second
 // A non-zero exit is not an error. The error is a *Refusal when the policy
 // refuses, ctx's error when ctx ended, or a failure to start.
 func (p *Policy) Run(ctx context.Context, jail Jail, dir string, argv, env []string) (Result, error) {
+	return p.run(ctx, jail, dir, argv, env, nil)
+}
+
+// RunStream is Run with the process's stdout written to stdout as it comes,
+// whole, and not kept in Result.Output, which holds stderr (capped). It is
+// for machine-readable output longer than the caps (`go test -json`): the
+// reader of stdout must bound what it keeps.
+func (p *Policy) RunStream(ctx context.Context, jail Jail, dir string, argv, env []string, stdout io.Writer) (Result, error) {
+	if stdout == nil {
+		return Result{}, fmt.Errorf("run %s: no writer for its output", firstWord(argv))
+	}
+	return p.run(ctx, jail, dir, argv, env, stdout)
+}
+
+func (p *Policy) run(ctx context.Context, jail Jail, dir string, argv, env []string, stdout io.Writer) (Result, error) {
 	if jail == nil {
 		return Result{}, fmt.Errorf("run %s: no isolation boundary", firstWord(argv))
 	}
@@ -69,6 +85,9 @@ func (p *Policy) Run(ctx context.Context, jail Jail, dir string, argv, env []str
 	out := &capture{headMax: head, tailMax: tail}
 	cmd.Stdout = out
 	cmd.Stderr = out
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	cmd.WaitDelay = waitDelay
 	setProcessGroup(cmd)
 	jail.Confine(cmd)

@@ -94,6 +94,29 @@ func TestRunResults(t *testing.T) {
 			t.Errorf("capped output is %d bytes, want about 300", len(res.Output))
 		}
 	})
+	t.Run("stream: stdout whole to the writer, stderr in Output", func(t *testing.T) {
+		var out strings.Builder
+		res, err := p.RunStream(ctx, noJail(t, ws), ws, []string{"seq", "1", "100000"}, env, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(out.String(), "\n"); got != 100000 || !strings.HasSuffix(out.String(), "\n99999\n100000\n") {
+			t.Errorf("streamed %d lines, want all 100000 (no cap)", got)
+		}
+		if res.Output != "" || res.ExitCode != 0 {
+			t.Errorf("Output %q exit %d, want no stderr and exit 0", res.Output, res.ExitCode)
+		}
+		res, err = p.RunStream(ctx, noJail(t, ws), ws, []string{"sh", "-c", "echo out; echo err >&2; exit 3"}, env, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Output != "err\n" || res.ExitCode != 3 {
+			t.Errorf("Output %q exit %d, want stderr only and exit 3", res.Output, res.ExitCode)
+		}
+		if _, err := p.RunStream(ctx, noJail(t, ws), ws, []string{"cat", "../x"}, env, &out); !errors.As(err, new(*Refusal)) {
+			t.Errorf("RunStream(cat ../x) = %v, want the table's refusal", err)
+		}
+	})
 	t.Run("program missing from PATH", func(t *testing.T) {
 		_, err := p.Run(ctx, noJail(t, ws), ws, []string{"nosuchprogram-roadmap"}, env)
 		if err == nil || !strings.Contains(err.Error(), "not found") {

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
@@ -79,6 +80,18 @@ func (s *Sandbox) Run(ctx context.Context, argv []string) (Result, error) {
 		return Result{}, err
 	}
 	res, err := s.policy.Run(ctx, s.b, s.ws, argv, s.env)
+	res.Output = mask(res.Output, s.secrets)
+	return res, err
+}
+
+// RunStream is Run with the process's stdout streamed, whole, to stdout
+// (Policy.RunStream); Result.Output holds stderr, masked and capped. What
+// reaches stdout is not masked: the caller parses it and masks what it keeps.
+func (s *Sandbox) RunStream(ctx context.Context, argv []string, stdout io.Writer) (Result, error) {
+	if err := s.check(); err != nil {
+		return Result{}, err
+	}
+	res, err := s.policy.RunStream(ctx, s.b, s.ws, argv, s.env, stdout)
 	res.Output = mask(res.Output, s.secrets)
 	return res, err
 }

@@ -51,6 +51,10 @@ const (
 	PhaseGroupStarted Phase = "group_started"
 	PhaseGroupPassed  Phase = "group_passed"
 	PhaseGroupFailed  Phase = "group_failed"
+	// PhaseFailToPass is a group's fail-to-pass: Outcome "held", "failed"
+	// or "not checked", Reason the evidence (each `fails` command's exit
+	// before the group's change, or why it was not checked).
+	PhaseFailToPass Phase = "fail_to_pass"
 	// The four ends of a Job, named as implement.result names them.
 	PhaseReady    Phase = "ready"
 	PhaseYielded  Phase = "yielded"

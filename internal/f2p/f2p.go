@@ -1,0 +1,321 @@
+package f2p
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/policy"
+)
+
+// Report is the outcome: the --json document of `roadmap ci fail-to-pass`.
+// Field names are stable.
+type Report struct {
+	// F2P are the tests that did not pass at the base (failed, skipped or
+	// absent) and pass at the head.
+	F2P []string `json:"f2p"`
+	// P2P pass at both.
+	P2P []string `json:"p2p"`
+	// Broken passed at the base and fail at the head (or are absent from a
+	// head run whose package failed as a whole).
+	Broken []string `json:"broken"`
+	// Failing fail at the head and did not pass at the base: not broken by
+	// the change, not fixed by it either.
+	Failing []string `json:"failing"`
+	// Passed: at least one F2P test and no broken one.
+	Passed bool `json:"passed"`
+	Base   Run  `json:"base"`
+	Head   Run  `json:"head"`
+}
+
+// Run is one side's run of the test command.
+type Run struct {
+	Commit   string `json:"commit"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Tests    int    `json:"tests"`
+	// Stderr is the masked tail of the command's stderr, for a person when
+	// the run reported no test.
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// Kind is how a run's test results are read.
+type Kind string
+
+const (
+	KindGoJSON Kind = "go test -json" // events on stdout
+	KindJUnit  Kind = "junit"         // XML files the command writes
+	KindExit   Kind = "exit code"     // one pseudo-test: the command
+)
+
+// KindOf is the kind of results argv gives: JUnit when a glob names its
+// files, `go test -json` when argv is one, else its exit code.
+func KindOf(argv []string, junitGlob string) Kind {
+	if junitGlob != "" {
+		return KindJUnit
+	}
+	if len(argv) >= 2 && argv[0] == "go" && argv[1] == "test" {
+		for _, a := range argv[2:] {
+			if a == "-json" || a == "--json" || a == "-json=true" || a == "--json=true" {
+				return KindGoJSON
+			}
+		}
+	}
+	return KindExit
+}
+
+// Exit is how a command ended in a Tree.
+type Exit struct {
+	Code     int
+	TimedOut bool
+	Stderr   string
+}
+
+// Tree is a worktree inside the isolation boundary.
+type Tree interface {
+	// Run runs argv in the tree, its stdout streamed to stdout. A non-zero
+	// exit is an Exit, not an error.
+	Run(ctx context.Context, argv []string, stdout io.Writer) (Exit, error)
+	Close() error
+}
+
+// Opener opens the isolation boundary on the work tree dir.
+type Opener func(ctx context.Context, dir string) (Tree, error)
+
+// Options say what to compare and how.
+type Options struct {
+	Repo       *git.Repo
+	Base, Head string // commits (resolved)
+	Command    []string
+	// JUnit, for KindJUnit, is a glob relative to the repository's top
+	// naming the XML files the command writes.
+	JUnit string
+	Open  Opener
+	// TempDir holds the two worktrees ("" is the system's).
+	TempDir string
+	// Mask is applied to the stderr kept in a Run.
+	Mask func(string) string
+	// Log receives a line when each run starts and ends (nil: none).
+	Log func(format string, args ...any)
+}
+
+// InputError is a run that cannot be made as asked: a JUnit glob that leaves
+// the tree or names no file. The command line is at fault, not the change.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputErr(format string, a ...any) error { return &InputError{Msg: fmt.Sprintf(format, a...)} }
+
+// Limits on the JUnit files of one run.
+const (
+	MaxJUnitFiles = 1000
+	MaxJUnitBytes = 64 << 20 // all files of one run together
+)
+
+// Compare runs the tests at the base and at the head and sorts them.
+func (o Options) Compare(ctx context.Context) (Report, error) {
+	if o.Mask == nil {
+		o.Mask = func(s string) string { return s }
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+	if len(o.Command) == 0 {
+		return Report{}, errors.New("no test command")
+	}
+	if o.JUnit != "" {
+		if err := checkGlob(o.JUnit); err != nil {
+			return Report{}, err
+		}
+	}
+	base, baseRun, err := o.run(ctx, "base", o.Base)
+	if err != nil {
+		return Report{}, err
+	}
+	head, headRun, err := o.run(ctx, "head", o.Head)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Compare(base, head)
+	rep.Base, rep.Head = baseRun, headRun
+	return rep, nil
+}
+
+func (o Options) run(ctx context.Context, side, commit string) (*Results, Run, error) {
+	run := Run{Commit: commit}
+	wt, err := o.Repo.AddWorktree(ctx, commit, o.TempDir)
+	if err != nil {
+		return nil, run, fmt.Errorf("the %s tree: %w", side, err)
+	}
+	defer wt.Remove(ctx)
+	tree, err := o.Open(ctx, wt.Dir)
+	if err != nil {
+		return nil, run, fmt.Errorf("the %s tree: %w", side, err)
+	}
+	defer tree.Close()
+	o.Log("running %s at the %s, %s", strings.Join(o.Command, " "), side, commit)
+	kind := KindOf(o.Command, o.JUnit)
+	var res *Results
+	var exit Exit
+	switch kind {
+	case KindGoJSON:
+		pr, pw := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			var perr error
+			res, perr = ParseGoTest(pr)
+			// Drain what is left so the process never blocks on a full pipe.
+			_, _ = io.Copy(io.Discard, pr)
+			done <- perr
+		}()
+		exit, err = tree.Run(ctx, o.Command, pw)
+		pw.Close()
+		if perr := <-done; err == nil && perr != nil {
+			err = fmt.Errorf("read go test -json: %w", perr)
+		}
+	default:
+		exit, err = tree.Run(ctx, o.Command, io.Discard)
+	}
+	if err != nil {
+		return nil, run, fmt.Errorf("the %s run: %w", side, err)
+	}
+	switch kind {
+	case KindJUnit:
+		if res, err = readJUnit(wt.Dir, o.JUnit); err != nil {
+			return nil, run, fmt.Errorf("the %s run: %w", side, err)
+		}
+	case KindExit:
+		res = newResults()
+		st := Pass
+		if exit.Code != 0 || exit.TimedOut {
+			st = Fail
+		}
+		_ = res.set(Test{Name: strings.Join(o.Command, " "), Status: st})
+	}
+	run.ExitCode, run.TimedOut, run.Tests = exit.Code, exit.TimedOut, len(res.Tests)
+	if exit.Code != 0 || exit.TimedOut {
+		run.Stderr = cutTail(o.Mask(exit.Stderr), 2000)
+	}
+	o.Log("the %s run exited %d with %d tests", side, exit.Code, len(res.Tests))
+	return res, run, nil
+}
+
+// checkGlob refuses a JUnit glob that could name files outside the tree.
+func checkGlob(g string) error {
+	if filepath.IsAbs(g) || strings.HasPrefix(g, "/") {
+		return inputErr("--junit %q: name the files relative to the repository's top", g)
+	}
+	for _, el := range strings.Split(filepath.ToSlash(g), "/") {
+		if el == ".." {
+			return inputErr("--junit %q: a \"..\" element leaves the repository", g)
+		}
+	}
+	if _, err := filepath.Match(g, ""); err != nil {
+		return inputErr("--junit %q: %v", g, err)
+	}
+	return nil
+}
+
+// readJUnit parses the files the glob names in the tree dir: regular files
+// only, each inside the tree once symlinks are resolved, within the limits.
+func readJUnit(dir, glob string) (*Results, error) {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(glob)))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(matches)
+	if len(matches) > MaxJUnitFiles {
+		return nil, inputErr("--junit %q names %d files, more than %d", glob, len(matches), MaxJUnitFiles)
+	}
+	res := newResults()
+	left := int64(MaxJUnitBytes)
+	read := 0
+	for _, m := range matches {
+		rel, err := filepath.Rel(root, m)
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		fi, err := os.Lstat(m)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // a directory, a symlink: not followed
+		}
+		real, err := filepath.EvalSymlinks(m)
+		if err != nil || !inside(root, real) {
+			continue // reached through a symlinked directory
+		}
+		f, err := os.Open(real)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", rel, err)
+		}
+		before := left
+		lr := &countingReader{r: f}
+		err = ParseJUnit(lr, left, rel, res)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		left = before - lr.n
+		read++
+	}
+	if read == 0 {
+		return nil, inputErr("--junit %q: the test command wrote no JUnit file there", glob)
+	}
+	return res, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func inside(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func cutTail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && s[i]&0xC0 == 0x80 {
+		i++
+	}
+	return "…" + s[i:]
+}
+
+// SandboxTree is a Tree running under the shell policy in sb, whose
+// boundary closeFn closes.
+func SandboxTree(sb *policy.Sandbox, closeFn func() error) Tree {
+	return sandboxTree{sb: sb, close: closeFn}
+}
+
+type sandboxTree struct {
+	sb    *policy.Sandbox
+	close func() error
+}
+
+func (t sandboxTree) Run(ctx context.Context, argv []string, stdout io.Writer) (Exit, error) {
+	res, err := t.sb.RunStream(ctx, argv, stdout)
+	return Exit{Code: res.ExitCode, TimedOut: res.TimedOut, Stderr: res.Output}, err
+}
+
+func (t sandboxTree) Close() error { return t.close() }

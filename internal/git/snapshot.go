@@ -1,0 +1,37 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WorkTreeTree writes the work tree as `git add --all` would stage it (the
+// ignore rules applied, untracked files included) into a tree object and
+// returns its id, leaving the index and HEAD as they are. A group's checks
+// run before its commit: this is the tree the commit would hold, for a
+// Worktree.Overlay of what the group has written so far.
+func (r *Repo) WorkTreeTree(ctx context.Context) (string, error) {
+	tmp, err := os.MkdirTemp("", "roadmap-index-")
+	if err != nil {
+		return "", fmt.Errorf("snapshot the work tree: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	// A private index: the repository's own is not touched. Starting it from
+	// HEAD lets add --all hash only what changed.
+	in := *r
+	in.Env = append(append([]string(nil), r.Env...), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	if _, err := in.run(ctx, nil, "read-tree", "HEAD"); err != nil {
+		return "", fmt.Errorf("snapshot the work tree: %w", err)
+	}
+	if _, err := in.run(ctx, nil, "add", "--all"); err != nil {
+		return "", fmt.Errorf("snapshot the work tree: %w", err)
+	}
+	out, err := in.run(ctx, nil, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("snapshot the work tree: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
