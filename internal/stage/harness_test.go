@@ -274,7 +274,6 @@ func planFile(path, content string) call {
 }
 func finish(s string) call       { return call{"finish", map[string]any{"summary": s}} }
 func verdict(s string) call      { return call{"verdict", map[string]any{"objections": s}} }
-func runTest(cmd string) call    { return call{"run_test", map[string]any{"command": cmd}} }
 func writeFile(p, c string) call { return call{"write_file", map[string]any{"path": p, "content": c}} }
 
 const proposal = `# Add greetings
