@@ -153,24 +153,24 @@ type Dispatch struct {
 
 // state is everything Save writes and Load reads.
 type state struct {
-	NextID      int64             `json:"next_id"`
-	NextNumber  int               `json:"next_number"`
-	Issues      map[int]*Issue    `json:"issues"`
-	Comments    []*Comment        `json:"comments"`
-	Labels      []*Label          `json:"labels"`
-	Statuses    []*Status         `json:"statuses"`
-	CheckRuns   []*CheckRun       `json:"check_runs"`
-	Runs        []*Run            `json:"runs"`
-	Jobs        []*Job            `json:"jobs"`
-	Dispatches  []Dispatch        `json:"dispatches"`
-	Reruns      []Rerun           `json:"reruns,omitempty"`
+	NextID     int64          `json:"next_id"`
+	NextNumber int            `json:"next_number"`
+	Issues     map[int]*Issue `json:"issues"`
+	Comments   []*Comment     `json:"comments"`
+	Labels     []*Label       `json:"labels"`
+	Statuses   []*Status      `json:"statuses"`
+	CheckRuns  []*CheckRun    `json:"check_runs"`
+	Runs       []*Run         `json:"runs"`
+	Jobs       []*Job         `json:"jobs"`
+	Dispatches []Dispatch     `json:"dispatches"`
+	Reruns     []Rerun        `json:"reruns,omitempty"`
 	// CI holds the scripted CI workflows (ScriptCI), by workflow file.
-	CI map[string][]*CIJob `json:"ci,omitempty"`
-	Permissions map[string]string `json:"permissions"`
-	Users       map[string]int64  `json:"users"`
-	Commits     []string          `json:"commits,omitempty"`   // AddCommit
-	Workflows   []string          `json:"workflows,omitempty"` // AddWorkflow
-	LastWrite   time.Time         `json:"last_write"`
+	CI          map[string][]*CIJob `json:"ci,omitempty"`
+	Permissions map[string]string   `json:"permissions"`
+	Users       map[string]int64    `json:"users"`
+	Commits     []string            `json:"commits,omitempty"`   // AddCommit
+	Workflows   []string            `json:"workflows,omitempty"` // AddWorkflow
+	LastWrite   time.Time           `json:"last_write"`
 }
 
 func newState() *state {
