@@ -59,10 +59,10 @@ func (f *Fake) StartCI(workflow, branch string) (int64, error) {
 	if f.st.CI[workflow] == nil {
 		return 0, fmt.Errorf("githubfake: %s is not a scripted CI workflow", workflow)
 	}
-	sha := f.gitRevParse(branch)
-	if sha == "" {
-		return 0, fmt.Errorf("githubfake: no branch %s on the git remote", branch)
+	if !f.hasRef(branch) {
+		return 0, fmt.Errorf("githubfake: no branch %s", branch)
 	}
+	sha := f.branchSHA(branch)
 	run := &Run{ID: f.st.id(), WorkflowFile: workflow, HeadBranch: branch, HeadSHA: sha, Event: "push",
 		Status: "in_progress", RunAttempt: 1, CreatedAt: f.stamp()}
 	f.st.Runs = append(f.st.Runs, run)
@@ -88,7 +88,7 @@ func (f *Fake) startCIJobs(run *Run, only map[string]bool) {
 		now := f.stamp()
 		j := &Job{ID: f.st.id(), RunID: run.ID, RunAttempt: run.RunAttempt, HeadSHA: run.HeadSHA, Name: cj.Name,
 			Status: "in_progress", StartedAt: now, Log: out.Log, Annotations: out.Annotations,
-			Planned: out.Conclusion, Until: now.Add(out.Duration)}
+			Planned: out.Conclusion, Until: f.clock.Now().Add(out.Duration)}
 		f.st.Jobs = append(f.st.Jobs, j)
 		f.st.CheckRuns = append(f.st.CheckRuns, &CheckRun{ID: j.ID, SHA: run.HeadSHA, Name: cj.Name, Status: "in_progress"})
 	}
