@@ -88,7 +88,7 @@ func (r *runner) triage(ctx context.Context, sum github.CheckSummary) (end endin
 		}
 		first := handOn[0]
 		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: "watch",
-			reason:   fmt.Sprintf("PR check %s failed: %s", first.check.Name, oneLine(r.o.Mask(first.verdict.Evidence))),
+			reason:   fmt.Sprintf("PR check %s failed: %s", first.check.Name, r.evidence(first.verdict.Evidence)),
 			checkLog: log.String()}, false
 	}
 	if len(spent) > 0 {
@@ -99,7 +99,7 @@ func (r *runner) triage(ctx context.Context, sum github.CheckSummary) (end endin
 		}
 		r.decide(f, "not_rerun", fmt.Sprintf("%s failed (%s); not re-run: %s", f.check.Name, f.verdict.Class, why))
 		end := r.classEnding(f.verdict.Class, "watch",
-			fmt.Sprintf("PR check %s failed (%s: %s); %s", f.check.Name, f.verdict.Class, oneLine(r.o.Mask(f.verdict.Evidence)), why))
+			fmt.Sprintf("PR check %s failed (%s: %s); %s", f.check.Name, f.verdict.Class, r.evidence(f.verdict.Evidence), why))
 		return end, false
 	}
 	ids := make([]int64, 0, len(reruns))
@@ -114,11 +114,22 @@ func (r *runner) triage(ctx context.Context, sum github.CheckSummary) (end endin
 		}
 		r.reran[id] = f.attempt
 		r.decide(f, "rerun", fmt.Sprintf("%s failed (%s: %s); re-ran the failed jobs of run %d (re-run %d of %d)",
-			f.check.Name, f.verdict.Class, oneLine(r.o.Mask(f.verdict.Evidence)), id, f.attempt, r.o.CheckReruns))
+			f.check.Name, f.verdict.Class, r.evidence(f.verdict.Evidence), id, f.attempt, r.o.CheckReruns))
 		r.event(trace.Event{Type: trace.TypeRetry, Step: "watch", Reason: fmt.Sprintf("PR check %s: %s", f.check.Name, f.verdict.Class),
 			Attempt: f.attempt})
 	}
 	return ending{}, true
+}
+
+// evidence is a log line for the PR comment and the log: masked, one line,
+// in a code span, so hostile text is shown and never rendered (no mention,
+// no link, no markup).
+func (r *runner) evidence(s string) string {
+	s = strings.ReplaceAll(oneLine(r.o.Mask(s)), "`", "'")
+	if s == "" {
+		return "(no line decided)"
+	}
+	return "`" + s + "`"
 }
 
 // decide records one decision on a PR check: a trace event, a log line and
