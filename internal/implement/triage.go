@@ -110,7 +110,14 @@ func (r *runner) triage(ctx context.Context, sum github.CheckSummary) (end endin
 	for _, id := range ids {
 		f := reruns[id]
 		if err := r.o.GitHub.RerunFailedJobs(ctx, id); err != nil {
-			return r.fail(ctx, "watch", err), false
+			if !strings.Contains(err.Error(), "already running") {
+				return r.fail(ctx, "watch", err), false
+			}
+			// GitHub refuses a re-run of a run in progress (403): an
+			// earlier Job's re-run is under way and its checks will show.
+			r.logf("roadmap: watch: run %d is already running again; watching it", id)
+			r.reran[id] = f.attempt
+			continue
 		}
 		r.reran[id] = f.attempt
 		r.decide(f, "rerun", fmt.Sprintf("%s failed (%s: %s); re-ran the failed jobs of run %d (re-run %d of %d)",
