@@ -321,3 +321,41 @@ func TestHeadRepair(t *testing.T) {
 		t.Errorf("greeting-1.txt on the branch = %q, want the repair", got)
 	}
 }
+
+// TestHeadRepairAfterArchive: every group passed, the change is archived
+// and pushed, and then a PR check fails on the change (go test's output).
+// With time left, the same Job repairs the head with the check's log,
+// pushes, and CI passes at the repaired head: ready, no stop, no hand-off.
+func TestHeadRepairAfterArchive(t *testing.T) {
+	w := newWorld(t, 1, "")
+	w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{
+		{Conclusion: "failure", Log: goTestFailure},
+		{Conclusion: "success"},
+	}})
+	convs := append(w.conversations(), conversation(t, "repair", "a check fails at the head", "greeting-1.txt", "hello 1!\n"))
+	j := w.newJob(convs)
+	j.opts.CIWorkflows = []string{ciWorkflow}
+	res := j.run()
+	if res.Result != record.ResultReady || res.CI != "passed" {
+		t.Fatalf("Job ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	var repair string
+	for _, r := range j.model.reqs {
+		if strings.Contains(firstUser(r), "a check fails at the head") {
+			for _, m := range r.Messages {
+				repair += m.Content + "\n"
+			}
+			break
+		}
+	}
+	if !strings.Contains(repair, "--- FAIL: TestGreetingPunctuation") {
+		t.Errorf("the repair step's prompt lacks the PR check's failing test:\n%s", repair)
+	}
+	msgs := run(t, w.dir, "git", "--git-dir", w.remote, "log", "-2", "--format=%s", "roadmap/"+fmt.Sprint(w.issue)+"-add-greetings")
+	if !strings.HasPrefix(msgs, "roadmap: repair at the head\nroadmap: archive add-greetings") {
+		t.Errorf("the branch's last commits = %q, want the repair after the archive", msgs)
+	}
+	if comment := w.prComment(res.PR); !strings.Contains(comment, "repaired the head") || !strings.Contains(comment, "its log goes to the agent") {
+		t.Errorf("PR comment lacks the decisions:\n%s", comment)
+	}
+}

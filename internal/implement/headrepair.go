@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
@@ -28,6 +29,9 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 		log, why = r.handoffLog, "the check log an earlier Job handed on"
 	}
 	for round := 0; ; round++ {
+		// A repair after the archive reads the change where the archive
+		// moved it, and the scoped checks do not archive it again.
+		change = r.current(change)
 		if log != "" {
 			if end, ok := r.repairHead(ctx, change, log, why); !ok {
 				return end
@@ -135,6 +139,20 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	}
 	r.ciNotes = append(r.ciNotes, fmt.Sprintf("repaired the head in %s after: %s", short(sha), oneLine(o.Mask(why))))
 	return ending{}, true
+}
+
+// current is change where it is now: the archive moves it within the Job.
+func (r *runner) current(change *plan.Change) *plan.Change {
+	rel, err := filepath.Rel(r.workdir, change.Dir)
+	if err != nil {
+		return change
+	}
+	if archived, ok := plan.Archived(r.workdir, filepath.ToSlash(rel)); ok {
+		if c, err := plan.LoadChangeIn(r.workdir, archived); err == nil {
+			return c
+		}
+	}
+	return change
 }
 
 // headCommands are every verify command of the plan and the configured
