@@ -70,6 +70,9 @@ type itemOptions struct {
 	Latency time.Duration
 	// WatchTimeout bounds the watch of the PR checks within one Job.
 	WatchTimeout time.Duration
+	// Implement holds more lines of the configuration's implement mapping
+	// (each indented two spaces).
+	Implement string
 }
 
 // newItem lays out the item and the user's repository.
@@ -144,7 +147,7 @@ implement:
   poll_interval: 1s
   watch_timeout: %s
   repair_rounds: 2
-`, modelURL, o.WatchTimeout),
+%s`, modelURL, o.WatchTimeout, o.Implement),
 	}
 	for name, body := range files {
 		p := filepath.Join(seed, filepath.FromSlash(name))

@@ -229,3 +229,35 @@ func TestLoadExplicitReadsTheFile(t *testing.T) {
 		t.Fatalf("LoadExplicit = %+v, %v", cfg, err)
 	}
 }
+
+// TestImplementCI: the keys that decide what the watch does when no CI ran
+// and how often it re-runs CI the infrastructure broke.
+func TestImplementCI(t *testing.T) {
+	cfg, err := Parse("roadmap.yml", []byte("models: [{name: m}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Implement.ReadyWithoutCI || len(cfg.Implement.CIWorkflows) != 0 || cfg.Implement.CheckReruns != 2 {
+		t.Errorf("defaults = %+v, want ready_without_ci false (the safe one), no CI workflows, 2 re-runs", cfg.Implement)
+	}
+	cfg, err = Parse("roadmap.yml", []byte("implement:\n  ci_workflows: [ci.yml, lint.yaml]\n  ready_without_ci: true\n  check_reruns: 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ci.yml", "lint.yaml"}, cfg.Implement.CIWorkflows); diff != "" || !cfg.Implement.ReadyWithoutCI || cfg.Implement.CheckReruns != 0 {
+		t.Errorf("implement = %+v", cfg.Implement)
+	}
+	for _, bad := range []string{
+		"implement:\n  ci_workflows: [../ci.yml]\n",
+		"implement:\n  ci_workflows: [.github/workflows/ci.yml]\n",
+		"implement:\n  ci_workflows: [ci]\n",
+		"implement:\n  check_reruns: 9\n",
+		"implement:\n  check_reruns: -1\n",
+	} {
+		_, err := Parse("roadmap.yml", []byte(bad))
+		var ce *Error
+		if !errors.As(err, &ce) || !strings.HasPrefix(ce.Key, "implement.") {
+			t.Errorf("%q: err = %v, want an implement.* key error", bad, err)
+		}
+	}
+}
