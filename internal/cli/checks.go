@@ -42,9 +42,9 @@ func runChecks(ctx context.Context, env *Env, args []string) int {
 	opts := prcheck.Options{
 		Dir: env.workdir(*workdir), ConfigPath: *cfgPath, Plan: *planDir, SHA: *sha, Group: *group, Issue: *issue, Base: *base, NoStatus: *noStatus,
 		Getenv: env.Getenv, Environ: env.environ(), IO: actionsio.New(env.Getenv, env.Stdout), Masker: masker,
-		Logf:     func(format string, args ...any) { env.Errorf("checks: "+format, args...) },
-		Stderr:   env.Stderr,
-		Boundary: env.boundary,
+		Logf:      func(format string, args ...any) { env.Errorf("checks: "+format, args...) },
+		Stderr:    env.Stderr,
+		Boundary:  env.boundary,
 		PlanRules: []prcheck.PlanRule{checkGates},
 	}
 	if !*noStatus || *issue > 0 {
