@@ -19,7 +19,8 @@ import (
 )
 
 // maxRequests is the item's budget of counted GitHub requests (DESIGN §9):
-// a three-group implement and its reports, continuation included.
+// stage (when the item starts from an issue), a three-group implement and
+// its reports, continuation included.
 const maxRequests = 30
 
 // TestE2EYieldAndContinue: the label starts the item; the implement Job does
@@ -81,7 +82,9 @@ func TestE2EYieldAndContinue(t *testing.T) {
 	}
 }
 
-// TestE2EKilled: the implement step is SIGKILLed inside group 2, while its
+// TestE2EKilled: the item starts from an issue with no plan: stage (its own
+// run, on the roadmap:stage label) writes the plan and opens the draft PR.
+// Then the implement step is SIGKILLed inside group 2, while its
 // next model call is on the wire. act then runs report (needs.implement.result
 // is failure, with no result output). Under act there is no job-log API, so
 // the test gives the fake GitHub the run's implement job with the log the
@@ -90,8 +93,11 @@ func TestE2EYieldAndContinue(t *testing.T) {
 // and dispatches a continuation, which finishes the item.
 func TestE2EKilled(t *testing.T) {
 	act := requireAct(t)
-	it := newItem(t, act, itemOptions{Latency: time.Second, WatchTimeout: 30 * time.Second})
+	it := newItem(t, act, itemOptions{Latency: time.Second, WatchTimeout: 30 * time.Second, FromIssue: true})
 	it.playCI("success")
+	// The issue has no plan: stage writes it, checks it and opens the
+	// draft PR the implement Jobs then work on.
+	it.stage()
 
 	run1ID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	// On GitHub the implement job's log is complete before report, which
@@ -154,7 +160,7 @@ func TestE2EKilled(t *testing.T) {
 
 	run2 := it.run(cont, nil)
 	it.wantJobs(run2, "success", "success")
-	it.checkTrace(run2, 2, it.w.Replay.Stats().Calls-killedCalls, false)
+	it.checkTrace(run2, 2, it.w.Replay.Stats().Calls-killedCalls-it.staged, false)
 
 	rec = it.record()
 	if res, _ := rec.Result(); res != record.ResultReady {

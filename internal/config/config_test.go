@@ -162,6 +162,8 @@ func TestConfigRejects(t *testing.T) {
 		{"null needs-input label", "labels:\n  needs_input:\n", "2: labels.needs_input: must not be empty"},
 		{"zero repair rounds", "implement:\n  repair_rounds: 0\n", "2: implement.repair_rounds: must be from 1 to 10"},
 		{"unbounded repair rounds", "implement:\n  repair_rounds: 1000000\n", "2: implement.repair_rounds: must be from 1 to 10"},
+		{"zero stage rounds", "stage:\n  rounds: 0\n", "2: stage.rounds: must be from 1 to 10"},
+		{"unknown verifier", "stage:\n  verifier: gpt-9\n", "2: stage.verifier: \"gpt-9\" is not the name of one of models"},
 		{"repair rounds not a number", "implement:\n  repair_rounds: many\n", "2: implement.repair_rounds: cannot unmarshal !!str `many` into int"},
 		{"too many jobs", "implement:\n  max_jobs: 101\n", "2: implement.max_jobs: must be from 1 to 100"},
 		{"unknown isolation", "isolation: sometimes\n", `1: isolation: "sometimes" is not auto, user or none`},

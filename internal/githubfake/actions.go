@@ -196,7 +196,22 @@ func (f *Fake) permission(c *call) reply {
 func (f *Fake) getRepo(c *call) reply {
 	m := f.fullRepoJSON(c.base)
 	m["network_count"], m["subscribers_count"] = 0, 0
-	m["temp_clone_token"], m["has_discussions"] = nil, false
+	// What GitHub adds for a caller who can read the repository's settings
+	// (the recorded get-repository exchange): merge settings, topics, the
+	// caller's permissions and the owning organization.
+	for k, v := range map[string]any{
+		"allow_auto_merge": false, "allow_forking": true, "allow_merge_commit": true, "allow_rebase_merge": true,
+		"allow_squash_merge": true, "allow_update_branch": false, "delete_branch_on_merge": false, "is_template": false,
+		"use_squash_pr_title_as_default": false, "web_commit_signoff_required": false, "temp_clone_token": "",
+		"permissions": map[string]bool{"admin": true, "maintain": true, "push": true, "triage": true, "pull": true},
+	} {
+		m[k] = v
+	}
+	m["organization"] = f.userJSON(c.base, f.opts.Owner)
+	m["topics"] = append([]string{}, f.st.Topics...)
+	// has_discussions is required by the pinned OpenAPI description; the
+	// recorded exchange predates it (conformance_test.go newerFields).
+	m["has_discussions"] = false
 	if m["pushed_at"] == nil { // GitHub's full-repository has it non-null
 		m["pushed_at"] = ts(repoCreated)
 	}

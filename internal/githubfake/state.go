@@ -182,6 +182,8 @@ type state struct {
 	// "write", GitHub's default for a new repository is read) and whether
 	// Actions may create and approve pull requests.
 	WorkflowPermissions WorkflowPermissions `json:"workflow_permissions"`
+	// Topics are the repository's topics (GET /repos/{owner}/{repo}).
+	Topics []string `json:"topics,omitempty"`
 }
 
 func newState() *state {
