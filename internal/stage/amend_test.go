@@ -42,6 +42,8 @@ func (w *world) implementJob(convs ...string) (*job, implement.Options) {
 		Issue: w.issue, RunID: j.opts.RunID, GitHub: j.opts.GitHub, Repo: j.opts.Repo, Remote: "origin", Base: "main",
 		Models: j.opts.Planner, Sandbox: toolSandbox{sb}, CheckRunner: checks.SandboxRunner(sb), Split: policy.Split,
 		RepairRounds: 1, Clock: w.clock, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute,
+		// The sample repository has no CI: ready is allowed without it.
+		ReadyWithoutCI: true,
 		Log: &j.log, Trace: tr, Mask: masker.Mask, SetOutput: func(k, v string) { j.outputs[k] = v },
 	}
 }
