@@ -44,7 +44,7 @@ func (w *world) implementJob(convs ...string) (*job, implement.Options) {
 		RepairRounds: 1, Clock: w.clock, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute,
 		// The sample repository has no CI: ready is allowed without it.
 		ReadyWithoutCI: true,
-		Log: &j.log, Trace: tr, Mask: masker.Mask, SetOutput: func(k, v string) { j.outputs[k] = v },
+		Log:            &j.log, Trace: tr, Mask: masker.Mask, SetOutput: func(k, v string) { j.outputs[k] = v },
 	}
 }
 
