@@ -279,3 +279,22 @@ func TestStageKeepsOnlyThePlan(t *testing.T) {
 		t.Errorf("the log does not say what was discarded:\n%s", j.log.String())
 	}
 }
+
+// TestStageChangeIDTaken: a change of the same name already in the
+// repository is not overwritten; the plan's id carries the issue's number.
+func TestStageChangeIDTaken(t *testing.T) {
+	w := newWorld(t)
+	seed := filepath.Join(w.dir, "seed")
+	write(t, seed, changeDir+"/proposal.md", "# Someone else's change\n")
+	run(t, seed, "git", "add", "-A")
+	run(t, seed, "git", "commit", "-q", "-m", "another change named add-greetings")
+	run(t, seed, "git", "push", "-q", "origin", "main")
+	j := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+	res := j.run(context.Background())
+	if want := changeDir + "-1"; res.Plan != want {
+		t.Fatalf("plan %q, want %q (%s: %s)", res.Plan, want, res.Result, res.Reason)
+	}
+	if got, _ := w.branchFile(w.pulls()[0].Pull.Head, changeDir+"/proposal.md"); got != "# Someone else's change\n" {
+		t.Errorf("the other change was changed:\n%s", got)
+	}
+}
