@@ -331,8 +331,12 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 	if err != nil {
 		t.Fatalf("%s: %v\nact log:\n%s", tr.name, err, parseLog(s.Output()).Log)
 	}
-	it.book(tr.name + ": report")
 	r := &actRun{Result: res, artifacts: artifacts}
+	if r.job("report") != "" {
+		it.book(tr.name + ": report")
+	} else {
+		it.book(tr.name)
+	}
 	it.logf("%s: act exited %d after %s; jobs %v", tr.name, res.ExitCode, res.Elapsed.Round(100*time.Millisecond), res.Jobs)
 	t.Cleanup(func() {
 		if t.Failed() {
