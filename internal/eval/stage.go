@@ -151,10 +151,10 @@ func stageCase(ctx context.Context, o Options, name string) (StageCaseResult, er
 			res.Produced = append(res.Produced, Finding{Rule: f.Rule, File: f.File, Line: f.Line})
 		}
 	}
-	res.F1, res.Precision, res.Recall = F1(res.Expected, res.Produced)
-	res.F1, res.Precision, res.Recall = round(res.F1), round(res.Precision), round(res.Recall)
+	f1, p, r := F1(res.Expected, res.Produced)
+	res.Score = StageScore(f1, res.OpenSpecValid == res.WantOpenSpecValid)
+	res.F1, res.Precision, res.Recall = round(f1), round(p), round(r)
 	res.Missed, res.Unexpected = unmatched(res.Expected, res.Produced)
-	res.Score = StageScore(res.F1, res.OpenSpecValid == res.WantOpenSpecValid)
 	return res, nil
 }
 
