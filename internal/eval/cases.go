@@ -39,7 +39,7 @@ func ParseIssue(src []byte) (Issue, error) {
 	}
 	s := strings.ReplaceAll(string(src), "\r\n", "\n")
 	title, body, _ := strings.Cut(s, "\n")
-	title = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(title), "# "))
+	title = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(title), "#"))
 	switch {
 	case title == "":
 		return Issue{}, errors.New("issue.md: the first line, the title, is empty")

@@ -135,7 +135,7 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 	}
 
 	p := &player{w: w, fixtures: fixtures, settings: settings}
-	last, lastWS, err := p.play(ctx)
+	last, _, err := p.play(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -145,7 +145,7 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 	res.Requests = w.requests()
 
 	// The judge: the case's tests at the base and at the work branch's end.
-	rep, ok, err := p.compare(ctx, lastWS, settings.Test)
+	rep, ok, err := p.compare(ctx, settings.Test)
 	if err != nil {
 		return res, err
 	}
@@ -346,7 +346,7 @@ func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
 // compare runs the case's tests at main and at the work branch's head, each
 // in a worktree of its own, as `roadmap ci fail-to-pass` does. ok is false
 // when the item left no work branch (nothing to test).
-func (p *player) compare(ctx context.Context, ws string, test []string) (f2p.Report, bool, error) {
+func (p *player) compare(ctx context.Context, test []string) (f2p.Report, bool, error) {
 	w := p.w
 	head, err := runGit(w.remote, "rev-parse", "-q", "--verify", "refs/heads/"+w.branch())
 	if err != nil || head == "" {

@@ -135,7 +135,7 @@ func stageCase(ctx context.Context, o Options, name string) (StageCaseResult, er
 		return res, errors.New("no repo/ directory: the repository snapshot")
 	}
 	var produced []plan.Finding
-	if st, err := os.Stat(filepath.Join(dir, "fixtures")); err == nil && st.IsDir() {
+	if st, serr := os.Stat(filepath.Join(dir, "fixtures")); serr == nil && st.IsDir() {
 		res.Mode = ModeStage
 		produced, res.OpenSpecValid, res.Stage, err = runStage(ctx, o, dir, is, settings)
 	} else {
