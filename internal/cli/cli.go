@@ -107,6 +107,8 @@ func verbs() []verb {
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"plan validate", "check an OpenSpec change: openspec validate --strict, then roadmap's plan rules and plan gates", runPlanValidate},
 		{"classify", "classify a failed Job from its log", runClassify},
+		{"eval stage", "score the stage golden set: plan findings by F1, plus OpenSpec validity", runEvalStage},
+		{"eval implement", "replay the implement golden set through the implement Job: FULL, PARTIAL or NO", runEvalImplement},
 		{"ci fail-to-pass", "run the tests at --base and at HEAD: F2P, P2P and broken P2P", runCIFailToPass},
 		{"dev replay-model", "serve recorded model exchanges over the OpenAI API", runDevReplayModel},
 		{"dev fake-github", "run the fake GitHub as a server", runDevFakeGitHub},

@@ -37,6 +37,20 @@ type Config struct {
 	// Isolation is the OS boundary model-written commands run in
 	// (docs/isolation.md). Only an explicit "none" runs them without one.
 	Isolation Isolation `yaml:"isolation"`
+	// Eval holds the floors `roadmap eval` holds the golden sets to.
+	Eval Eval `yaml:"eval"`
+}
+
+// Eval is the floors of `roadmap eval stage` and `roadmap eval implement`:
+// an overall score (0 to 1) below its floor fails the run. 0 is no floor.
+type Eval struct {
+	Stage     EvalFloor `yaml:"stage"`
+	Implement EvalFloor `yaml:"implement"`
+}
+
+// EvalFloor is one golden set's floor.
+type EvalFloor struct {
+	Floor float64 `yaml:"floor"`
 }
 
 // Isolation names the OS boundary that model-written commands run in.
@@ -281,6 +295,7 @@ var configShape = shape{
 		"base_branch": nil, "ci_workflows": nil, "ready_without_ci": nil, "check_reruns": nil},
 	"stage":     {"rounds": nil, "verifier": nil},
 	"isolation": nil,
+	"eval":      {"stage": {"floor": nil}, "implement": {"floor": nil}},
 }
 
 // durationKeys are the keys that hold a Go duration.
@@ -527,6 +542,16 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		return &Error{File: file, Line: lineOf(doc, "stage", "rounds"), Key: "stage.rounds", Msg: fmt.Sprintf("must be from 1 to %d", MaxRepairRounds)}
 	} else if st.Verifier != "" && !slices.ContainsFunc(c.Models, func(m Model) bool { return m.Name == st.Verifier }) {
 		return &Error{File: file, Line: lineOf(doc, "stage", "verifier"), Key: "stage.verifier", Msg: fmt.Sprintf("%q is not the name of one of models", st.Verifier)}
+	}
+	for _, e := range []struct {
+		set   string
+		floor float64
+	}{{"stage", c.Eval.Stage.Floor}, {"implement", c.Eval.Implement.Floor}} {
+		// A score is a mean of per-case scores in [0, 1]: a floor outside
+		// that range either always or never passes, which is a slip.
+		if math.IsNaN(e.floor) || e.floor < 0 || e.floor > 1 {
+			return &Error{File: file, Line: lineOf(doc, "eval", e.set, "floor"), Key: "eval." + e.set + ".floor", Msg: "must be a number from 0 to 1"}
+		}
 	}
 	switch n := lookup(doc, "isolation"); {
 	case c.Isolation == IsolationAuto || c.Isolation == IsolationUser || c.Isolation == IsolationNone:

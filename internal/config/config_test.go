@@ -101,6 +101,19 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+func TestEvalFloors(t *testing.T) {
+	cfg, err := Parse("cfg.yml", []byte("eval:\n  stage:\n    floor: 0.75\n  implement: {floor: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Eval.Stage.Floor != 0.75 || cfg.Eval.Implement.Floor != 1 {
+		t.Errorf("eval = %+v, want floors 0.75 and 1", cfg.Eval)
+	}
+	if d := Default().Eval; d.Stage.Floor != 0 || d.Implement.Floor != 0 {
+		t.Errorf("default eval = %+v, want no floors", d)
+	}
+}
+
 func TestLoadMissingIsDefault(t *testing.T) {
 	cfg, err := Load(filepath.Join(t.TempDir(), "none.yml"))
 	if err != nil {
@@ -168,6 +181,11 @@ func TestConfigRejects(t *testing.T) {
 		{"too many jobs", "implement:\n  max_jobs: 101\n", "2: implement.max_jobs: must be from 1 to 100"},
 		{"unknown isolation", "isolation: sometimes\n", `1: isolation: "sometimes" is not auto, user or none`},
 		{"empty isolation", "models:\n  - name: x\nisolation: \"\"\n", `3: isolation: "" is not auto, user or none`},
+		{"eval floor above 1", "eval:\n  stage:\n    floor: 1.5\n", "3: eval.stage.floor: must be a number from 0 to 1"},
+		{"negative eval floor", "eval:\n  implement: {floor: -0.1}\n", "2: eval.implement.floor: must be a number from 0 to 1"},
+		{"NaN eval floor", "eval:\n  implement:\n    floor: .nan\n", "3: eval.implement.floor: must be a number from 0 to 1"},
+		{"eval floor not a number", "eval:\n  stage:\n    floor: high\n", "3: eval.stage.floor: cannot unmarshal !!str `high` into float64"},
+		{"unknown eval key", "eval:\n  stage:\n    minimum: 0.5\n", "3: eval.stage.minimum: unknown key (known: floor)"},
 		{"explicit path that does not exist", "", " does not exist (an explicit --config must name a file)"},
 	}
 	for _, tt := range tests {

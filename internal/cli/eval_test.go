@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// evalJSON is the --json document both eval verbs print: the fields a
+// script reads are checked by name.
+type evalJSON struct {
+	Cases []map[string]any `json:"cases"`
+	Score *float64         `json:"score"`
+	Floor *float64         `json:"floor"`
+	// Passed is whether the score reached the floor.
+	Passed *bool `json:"passed"`
+}
+
+func runEvalCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, []string{"RUNNER_TEMP=" + t.TempDir()}, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func checkEvalJSON(t *testing.T, out string, minCases int, caseFields ...string) evalJSON {
+	t.Helper()
+	var doc evalJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+	}
+	if doc.Score == nil || doc.Floor == nil || doc.Passed == nil {
+		t.Fatalf("--json lacks score, floor or passed:\n%s", out)
+	}
+	if len(doc.Cases) < minCases {
+		t.Fatalf("%d cases, want at least %d", len(doc.Cases), minCases)
+	}
+	sum := 0.0
+	for _, c := range doc.Cases {
+		for _, f := range append([]string{"name", "score"}, caseFields...) {
+			if _, ok := c[f]; !ok {
+				t.Errorf("case %v has no %q", c["name"], f)
+			}
+		}
+		s, _ := c["score"].(float64)
+		if s < 0 || s > 1 {
+			t.Errorf("case %v scores %v, outside 0..1", c["name"], s)
+		}
+		sum += s
+	}
+	if mean := sum / float64(len(doc.Cases)); *doc.Score-mean > 1e-3 || mean-*doc.Score > 1e-3 {
+		t.Errorf("overall score %v is not the mean of the cases' %v", *doc.Score, mean)
+	}
+	return doc
+}
+
+// golden is the project's golden set of kind, from this package's directory.
+func golden(kind string) string { return filepath.Join("..", "..", "testdata", "golden", kind) }
+
+func TestEvalStage(t *testing.T) {
+	code, out, stderr := runEvalCLI(t, "eval", "stage", "--golden", golden("stage"), "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 with no floor\n%s", code, stderr)
+	}
+	doc := checkEvalJSON(t, out, 20, "f1", "openspec_valid", "want_openspec_valid", "missed", "unexpected")
+	byName := map[string]map[string]any{}
+	for _, c := range doc.Cases {
+		byName[c["name"].(string)] = c
+	}
+	// Every flaw kind of the seven gates, OpenSpec's, the verifier's and
+	// sound plans have a case (docs/eval.md lists them).
+	for _, name := range []string{"sound-fix", "sound-refactor", "stage-clean", "premise-missing-file", "callers-missing",
+		"spec-delta-missing", "verify-form-command", "group-order", "acceptance-unmapped", "failing-test-late",
+		"openspec-no-scenario", "stage-verifier-objects"} {
+		if byName[name] == nil {
+			t.Errorf("no case %s", name)
+		}
+	}
+	// A sound plan the tools agree on scores 1; the verifier's objection is
+	// found through a whole stage Job.
+	for _, name := range []string{"sound-fix", "stage-verifier-objects", "group-order"} {
+		if c := byName[name]; c != nil && c["score"] != 1.0 {
+			t.Errorf("%s scores %v, want 1: missed %v, unexpected %v", name, c["score"], c["missed"], c["unexpected"])
+		}
+	}
+	if c := byName["stage-verifier-objects"]; c != nil && c["mode"] != "stage" {
+		t.Errorf("stage-verifier-objects ran as %v, want a stage Job", c["mode"])
+	}
+	floorAbove(t, "stage", "--golden", golden("stage"), *doc.Score)
+}
+
+func TestEvalImplement(t *testing.T) {
+	code, out, stderr := runEvalCLI(t, "eval", "implement", "--fixtures", golden("implement"), "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 with no floor\n%s", code, stderr)
+	}
+	doc := checkEvalJSON(t, out, 6, "verdict", "spend", "requests", "jobs", "f2p", "p2p")
+	byName := map[string]map[string]any{}
+	for _, c := range doc.Cases {
+		byName[c["name"].(string)] = c
+		if c["verdict"] != "FULL" {
+			t.Errorf("%s: %v (%v %v), want FULL", c["name"], c["verdict"], c["result"], c["reason"])
+		}
+		if r, _ := c["requests"].(float64); r < 1 {
+			t.Errorf("%s: %v GitHub requests counted", c["name"], c["requests"])
+		}
+	}
+	if c := byName["killed-mid-group"]; c == nil || c["jobs"] != 2.0 || c["killed"] != 1.0 {
+		t.Errorf("killed-mid-group: %v Jobs, %v killed; want 2 and 1", c["jobs"], c["killed"])
+	}
+	if c := byName["repair-round"]; c != nil {
+		// Three calls in the first round (test, finish) and the repair
+		// round (fix, finish): four model calls in all.
+		if sp, _ := c["spend"].(map[string]any); sp["model_calls"] != 4.0 {
+			t.Errorf("repair-round: spend %v, want 4 model calls (a repair round)", c["spend"])
+		}
+	}
+	// The golden set scores 1, and no floor is above 1: the floor is tried
+	// on a set of one case whose expectations the run cannot meet (a test
+	// nothing writes), which scores PARTIAL, 0.5.
+	partial := filepath.Join(t.TempDir(), "set")
+	if err := os.CopyFS(filepath.Join(partial, "fix-discount"), os.DirFS(filepath.Join(golden("implement"), "fix-discount"))); err != nil {
+		t.Fatal(err)
+	}
+	exp := `{"f2p": ["example.com/shop/internal/price.TestDiscountRoundsHalfUp", "example.com/shop/internal/price.TestNeverWritten"], "p2p": []}`
+	if err := os.WriteFile(filepath.Join(partial, "fix-discount", "expected.json"), []byte(exp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = runEvalCLI(t, "eval", "implement", "--fixtures", partial, "--json")
+	if code != ExitOK {
+		t.Fatalf("the partial set: exit %d\n%s", code, stderr)
+	}
+	if doc := checkEvalJSON(t, out, 1, "verdict"); *doc.Score != 0.5 || doc.Cases[0]["verdict"] != "PARTIAL" {
+		t.Fatalf("the partial set scores %v (%v), want 0.5 (PARTIAL)", *doc.Score, doc.Cases[0]["verdict"])
+	}
+	floorAbove(t, "implement", "--fixtures", partial, 0.5)
+}
+
+// floorAbove raises the floor above score: the verb exits 1 and says the
+// floor and the score; the configuration's floor does the same.
+func floorAbove(t *testing.T, verb, dirFlag, dir string, score float64) {
+	t.Helper()
+	if score >= 0.9999 {
+		t.Fatalf("the set scores %v: no floor can be raised above it", score)
+	}
+	floor := "0.9999"
+	code, out, stderr := runEvalCLI(t, "eval", verb, dirFlag, dir, "--floor", floor, "--json")
+	if code != ExitFindings {
+		t.Errorf("--floor %s: exit %d, want 1\n%s", floor, code, stderr)
+	}
+	if !strings.Contains(stderr, "below the floor 0.9999") {
+		t.Errorf("--floor %s: stderr does not print the floor:\n%s", floor, stderr)
+	}
+	var doc evalJSON
+	if json.Unmarshal([]byte(out), &doc) != nil || doc.Passed == nil || *doc.Passed || *doc.Floor != 0.9999 {
+		t.Errorf("--floor %s: the JSON says %s", floor, out)
+	}
+	cfg := filepath.Join(t.TempDir(), "roadmap.yml")
+	os.WriteFile(cfg, []byte("eval:\n  "+verb+": {floor: 0.9999}\n"), 0o644)
+	code, _, stderr = runEvalCLI(t, "eval", verb, dirFlag, dir, "--config", cfg)
+	if code != ExitFindings || !strings.Contains(stderr, "below the floor 0.9999") {
+		t.Errorf("eval.%s.floor 0.9999: exit %d, want 1 naming the floor\n%s", verb, code, stderr)
+	}
+}

@@ -1,0 +1,85 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParseIssue(t *testing.T) {
+	is, err := ParseIssue([]byte("# Discounts round half up\r\n\r\nThe body.\n"))
+	if err != nil || is.Title != "Discounts round half up" || is.Body != "The body.\n" {
+		t.Errorf("ParseIssue = %+v, %v", is, err)
+	}
+	for _, bad := range []string{"", "\nbody", "# \nbody", "\xff\xfe", "t\n" + strings.Repeat("x", maxIssueBody+1)} {
+		if _, err := ParseIssue([]byte(bad)); err == nil {
+			t.Errorf("ParseIssue(%.20q) accepted it", bad)
+		}
+	}
+}
+
+func TestParseStageExpected(t *testing.T) {
+	e, err := ParseStageExpected([]byte(`{"openspec_valid": false, "findings": [{"rule": "openspec/no-deltas", "file": "openspec/changes/x"}]}`))
+	if err != nil || e.OpenSpecValid || len(e.Findings) != 1 || e.Findings[0].Line != 0 {
+		t.Errorf("ParseStageExpected = %+v, %v", e, err)
+	}
+	for _, bad := range []string{
+		`{"findings": []}`,         // validity left out
+		`{"openspec_valid": true}`, // findings left out
+		`{"openspec_valid": true, "findings": [], "extra": 1}`,
+		`{"openspec_valid": true, "findings": [{"rule": "r", "file": "../etc/passwd"}]}`,
+		`{"openspec_valid": true, "findings": [{"rule": "r", "file": "/abs"}]}`,
+		`{"openspec_valid": true, "findings": [{"rule": "", "file": "a"}]}`,
+		`{"openspec_valid": true, "findings": [{"rule": "r", "file": "a", "line": -1}]}`,
+		`{"openspec_valid": true, "findings": []} {}`,
+	} {
+		if _, err := ParseStageExpected([]byte(bad)); err == nil {
+			t.Errorf("ParseStageExpected(%s) accepted it", bad)
+		}
+	}
+}
+
+func TestParseImplementFiles(t *testing.T) {
+	if _, err := ParseImplementExpected([]byte(`{"f2p": [], "p2p": ["p.TestA"]}`)); err == nil {
+		t.Error("an implement case with no F2P test was accepted")
+	}
+	if _, err := ParseImplementExpected([]byte(`{"f2p": ["p.Test A"]}`)); err == nil {
+		t.Error("a test name with a space was accepted")
+	}
+	s, err := ParseImplementSettings([]byte(`{"kill": {"match": "task group 2 of", "turn": 1}, "repair_rounds": 2}`))
+	if err != nil || s.Kill == nil || s.Kill.Turn != 1 || s.RepairRounds != 2 {
+		t.Errorf("ParseImplementSettings = %+v, %v", s, err)
+	}
+	for _, bad := range []string{`{"kill": {"turn": 1}}`, `{"repair_rounds": 11}`, `{"kil": {}}`} {
+		if _, err := ParseImplementSettings([]byte(bad)); err == nil {
+			t.Errorf("ParseImplementSettings(%s) accepted it", bad)
+		}
+	}
+}
+
+// FuzzCaseFiles: a golden set is a directory anyone can pass; none of its
+// files may crash the reader or give a finding outside the repository.
+func FuzzCaseFiles(f *testing.F) {
+	f.Add([]byte("# T\nbody"))
+	f.Add([]byte(`{"openspec_valid": true, "findings": [{"rule": "a/b", "file": "x/y.md", "line": 3}]}`))
+	f.Add([]byte(`{"f2p": ["p.T"], "p2p": []}`))
+	f.Add([]byte(`{"kill": {"match": "m", "turn": 0}, "check_log": "x"}`))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if is, err := ParseIssue(src); err == nil {
+			if is.Title == "" || strings.Contains(is.Title, "\n") || !utf8.ValidString(is.Body) {
+				t.Fatalf("bad issue %+v", is)
+			}
+		}
+		if e, err := ParseStageExpected(src); err == nil {
+			for _, fd := range e.Findings {
+				if !cleanRel(fd.File) || fd.Line < 0 || fd.Rule == "" {
+					t.Fatalf("bad expected finding %+v", fd)
+				}
+			}
+		}
+		if e, err := ParseImplementExpected(src); err == nil && len(e.F2P) == 0 {
+			t.Fatal("expected.json with no F2P test accepted")
+		}
+		_, _ = ParseImplementSettings(src)
+	})
+}

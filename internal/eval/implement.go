@@ -1,0 +1,401 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/f2p"
+	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// ImplementCaseResult is one implement case's verdict and what it cost.
+type ImplementCaseResult struct {
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"verdict"`
+	Score   float64 `json:"score"`
+	// Result and Failure are how the last Job ended.
+	Result  string `json:"result"`
+	Failure string `json:"failure,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Jobs is how many Jobs ran (a killed one included); Killed is how many
+	// of them were killed.
+	Jobs   int `json:"jobs"`
+	Killed int `json:"killed"`
+	// Requests are the counted GitHub requests of the whole item.
+	Requests int `json:"requests"`
+	// Spend is the item's recorded spend over every Job.
+	Spend record.Spend `json:"spend"`
+	// WantF2P and WantP2P are the case's; F2P, P2P and Broken what the tests
+	// said at the base and at the end.
+	WantF2P []string `json:"want_f2p"`
+	WantP2P []string `json:"want_p2p"`
+	F2P     []string `json:"f2p"`
+	P2P     []string `json:"p2p"`
+	Broken  []string `json:"broken"`
+}
+
+// ImplementReport is the result of `roadmap eval implement`.
+type ImplementReport = Report[ImplementCaseResult]
+
+// Implement scores the implement golden set in o.Dir: each case replayed
+// through the real implement Job.
+func Implement(ctx context.Context, o Options) (*ImplementReport, error) {
+	names, err := caseDirs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ImplementReport{Cases: []ImplementCaseResult{}, Floor: o.Floor}
+	var scores []float64
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, err := implementCase(ctx, o, name)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: %w", name, err)
+		}
+		o.progress("%-40s %-7s score %.1f  %s after %d Job(s), %d GitHub requests, %d model calls",
+			name, res.Verdict, res.Score, res.Result, res.Jobs, res.Requests, res.Spend.ModelCalls)
+		rep.Cases = append(rep.Cases, res)
+		scores = append(scores, res.Score)
+	}
+	rep.Score = Mean(scores)
+	rep.Passed = rep.Score >= o.Floor
+	return rep, nil
+}
+
+// implementCase reads a case, plays its item and judges the end.
+func implementCase(ctx context.Context, o Options, name string) (ImplementCaseResult, error) {
+	dir := filepath.Join(o.Dir, name)
+	res := ImplementCaseResult{Name: name, Verdict: No}
+	src, err := readCaseFile(dir, "issue.md", false)
+	if err != nil {
+		return res, err
+	}
+	is, err := ParseIssue(src)
+	if err != nil {
+		return res, err
+	}
+	if src, err = readCaseFile(dir, "expected.json", false); err != nil {
+		return res, err
+	}
+	want, err := ParseImplementExpected(src)
+	if err != nil {
+		return res, err
+	}
+	res.WantF2P, res.WantP2P = want.F2P, orEmpty(want.P2P)
+	var settings ImplementSettings
+	if src, err := readCaseFile(dir, "case.json", true); err != nil {
+		return res, err
+	} else if src != nil {
+		if settings, err = ParseImplementSettings(src); err != nil {
+			return res, err
+		}
+	}
+	repoDir := filepath.Join(dir, "repo")
+	ids, err := plan.ListChanges(repoDir)
+	if err != nil {
+		return res, err
+	}
+	if len(ids) != 1 {
+		return res, fmt.Errorf("repo/%s holds %d changes; a case implements exactly one", plan.ChangesDir, len(ids))
+	}
+	fixtures := filepath.Join(dir, "fixtures")
+	if st, err := os.Stat(fixtures); err != nil || !st.IsDir() {
+		return res, errors.New("no fixtures/ directory: the recorded model exchanges")
+	}
+
+	tmp, err := os.MkdirTemp(o.TempDir, "roadmap-eval-implement-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(tmp)
+	w, err := newWorld(tmp, repoDir, is)
+	if err != nil {
+		return res, err
+	}
+	defer w.close()
+	if err := w.staged(plan.ChangeDir("", ids[0]), settings.CheckLog); err != nil {
+		return res, err
+	}
+
+	p := &player{w: w, fixtures: fixtures, settings: settings}
+	last, _, err := p.play(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Jobs, res.Killed = w.jobs, p.killed
+	res.Result, res.Failure, res.Reason = string(last.Result), last.Failure, oneLine(last.Reason, 300)
+	res.Spend = last.Spend
+	res.Requests = w.requests()
+
+	// The judge: the case's tests at the base and at the work branch's end.
+	rep, ok, err := p.compare(ctx, settings.Test)
+	if err != nil {
+		return res, err
+	}
+	res.F2P, res.P2P, res.Broken = []string{}, []string{}, []string{}
+	if ok {
+		res.F2P, res.P2P, res.Broken = rep.F2P, rep.P2P, rep.Broken
+	}
+	res.Verdict = Judge(want.F2P, want.P2P, res.F2P, res.P2P)
+	res.Score = res.Verdict.Score()
+	return res, nil
+}
+
+// staged leaves the item as the stage phase does: the plan named in the
+// record comment, written by roadmap's identity; checkLog, when set, is an
+// earlier Job's stop with its failing check log handed over.
+func (w *world) staged(planDir, checkLog string) error {
+	rec, err := record.Parse("")
+	if err != nil {
+		return err
+	}
+	var ch record.Changes
+	ch.SetStagePlan(planDir)
+	if checkLog != "" {
+		ch.SetCheckLog(checkLog)
+		ch.SetResult(record.ResultStopped)
+		ch.SetFailure("checks_failed")
+	}
+	if err := rec.Apply(ch); err != nil {
+		return err
+	}
+	block, err := record.Render(rec)
+	if err != nil {
+		return err
+	}
+	_, err = w.fake.AddComment(w.issue, github.DefaultIdentity, "**roadmap** · staged\n\n"+block)
+	return err
+}
+
+// player runs the Jobs of one item.
+type player struct {
+	w        *world
+	fixtures string
+	settings ImplementSettings
+	killed   int
+}
+
+// maxJobs bounds the Jobs of one case: a kill and a continuation, and a
+// yield or two after it.
+const maxJobs = 4
+
+// play runs Jobs until one ends other than yielded (or is killed and
+// continued) and returns the last one's result and workspace.
+func (p *player) play(ctx context.Context) (implement.Result, string, error) {
+	var last implement.Result
+	ws := ""
+	for p.w.jobs < maxJobs {
+		var kill *KillPoint
+		if p.w.jobs == 0 {
+			kill = p.settings.Kill
+		}
+		res, jobWS, killed, err := p.job(ctx, kill)
+		if err != nil {
+			return last, ws, err
+		}
+		ws = jobWS
+		if killed {
+			p.killed++
+			continue
+		}
+		last = res
+		if res.Result != record.ResultYielded {
+			break
+		}
+	}
+	return last, ws, nil
+}
+
+// job runs one Job. At a kill point the Job is killed: its model call never
+// returns, so nothing after that point reaches GitHub or git, as with
+// SIGKILL; the Job's goroutine is left blocked and the next Job starts
+// from a fresh clone, as a new runner would.
+func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, string, bool, error) {
+	w := p.w
+	j, err := w.newJob(ctx, p.fixtures)
+	if err != nil {
+		return implement.Result{}, "", false, err
+	}
+	model := j.model
+	killedAt := make(chan struct{})
+	if kill != nil {
+		model = &killingModel{Model: j.model, at: *kill, killed: killedAt}
+	}
+	tr, err := trace.NewRecorder(discard{}, w.masker, w.clock.Now, w.jobs)
+	if err != nil {
+		return implement.Result{}, "", false, err
+	}
+	repair := p.settings.RepairRounds
+	if repair == 0 {
+		repair = 2
+	}
+	opts := implement.Options{
+		Issue: w.issue, RunID: int64(100 + w.jobs), GitHub: j.gh, Repo: j.repo, Remote: "origin", Base: "main",
+		Models: []agent.Tier{{Name: modelName, Model: model}}, Sandbox: toolSandbox{j.sb},
+		CheckRunner: checks.SandboxRunner(j.sb), Split: policy.Split, RepairRounds: repair,
+		BeforeTree: beforeTree, TempDir: w.dir,
+		// The CI plays on the manual clock: the watch sees a passing status
+		// on the head the first time it waits (ciClock).
+		Clock: ciClock{ManualClock: w.clock, w: w}, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute,
+		Trace: tr, Mask: w.masker.Mask,
+	}
+	type done struct {
+		res implement.Result
+		err error
+	}
+	end := make(chan done, 1)
+	go func() {
+		res, err := implement.Run(ctx, opts)
+		end <- done{res, err}
+	}()
+	select {
+	case d := <-end:
+		// A Job that ended closes its boundary; a killed one keeps it, as a
+		// killed process leaves its files.
+		j.closeFn()
+		if d.err != nil {
+			return implement.Result{}, j.ws, false, fmt.Errorf("implement Job %d: %w", w.jobs, d.err)
+		}
+		if kill != nil {
+			return implement.Result{}, j.ws, false, fmt.Errorf("job %d ended %s before its kill point (%q at turn %d)", w.jobs, d.res.Result, kill.Match, kill.Turn)
+		}
+		return d.res, j.ws, false, nil
+	case <-killedAt:
+		return implement.Result{}, j.ws, true, nil
+	case <-ctx.Done():
+		return implement.Result{}, j.ws, false, ctx.Err()
+	}
+}
+
+// beforeTree opens the `isolation: none` boundary on the tree before a
+// group, for the group's own fail-to-pass.
+func beforeTree(ctx context.Context, dir string) (checks.Runner, string, func() error, error) {
+	b, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: dir, Environ: gitEnv()})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	sb := policy.NewSandbox(b, policy.Default(), gitEnv())
+	ws, err := sb.Workspace()
+	if err != nil {
+		_ = b.Close()
+		return nil, "", nil, err
+	}
+	return checks.SandboxRunner(sb), ws, b.Close, nil
+}
+
+// killingModel kills the Job at a request: it never answers it.
+type killingModel struct {
+	agent.Model
+	at     KillPoint
+	killed chan struct{}
+}
+
+func (m *killingModel) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelResponse, error) {
+	turn, first := 0, ""
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case agent.RoleAssistant:
+			turn++
+		case agent.RoleUser:
+			if first == "" {
+				first = msg.Content
+			}
+		}
+	}
+	if turn == m.at.Turn && strings.Contains(first, m.at.Match) {
+		close(m.killed)
+		select {} // the process is gone: this call never returns
+	}
+	return m.Model.Complete(ctx, req)
+}
+
+// ciClock plays the repository's CI on the manual clock: whenever a Job
+// waits, the work branch's head gets a passing status (once), so the result
+// never depends on what implement does when no CI ran.
+type ciClock struct {
+	*githubfake.ManualClock
+	w *world
+}
+
+func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
+	if sha, err := runGit(c.w.remote, "rev-parse", "-q", "--verify", "refs/heads/"+c.w.branch()); err == nil && sha != "" {
+		if len(c.w.fake.Statuses(sha)) == 0 {
+			c.w.fake.AddStatus(sha, "ci/test", "success", "go test ./... passed")
+		}
+	}
+	return c.ManualClock.Sleep(ctx, d)
+}
+
+// compare runs the case's tests at main and at the work branch's head, each
+// in a worktree of its own, as `roadmap ci fail-to-pass` does. ok is false
+// when the item left no work branch (nothing to test).
+func (p *player) compare(ctx context.Context, test []string) (f2p.Report, bool, error) {
+	w := p.w
+	head, err := runGit(w.remote, "rev-parse", "-q", "--verify", "refs/heads/"+w.branch())
+	if err != nil || head == "" {
+		return f2p.Report{}, false, nil
+	}
+	base, err := runGit(w.remote, "rev-parse", "refs/heads/main")
+	if err != nil {
+		return f2p.Report{}, false, err
+	}
+	judgeDir := filepath.Join(w.dir, "judge")
+	if _, err := runGit(w.dir, "clone", "-q", w.remote, judgeDir); err != nil {
+		return f2p.Report{}, false, err
+	}
+	if _, err := runGit(judgeDir, "fetch", "-q", "origin", w.branch()); err != nil {
+		return f2p.Report{}, false, err
+	}
+	repo, err := git.Open(ctx, judgeDir, gitEnv())
+	if err != nil {
+		return f2p.Report{}, false, err
+	}
+	if len(test) == 0 {
+		test = []string{"go", "test", "-json", "./..."}
+	}
+	open := func(ctx context.Context, dir string) (f2p.Tree, error) {
+		b, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: dir, Environ: gitEnv()})
+		if err != nil {
+			return nil, err
+		}
+		return f2p.SandboxTree(policy.NewSandbox(b, policy.Default(), gitEnv()), b.Close), nil
+	}
+	rep, err := f2p.Options{Repo: repo, Base: base, Head: head, Command: test, Open: open, TempDir: w.dir, Mask: w.masker.Mask}.Compare(ctx)
+	if err != nil {
+		return f2p.Report{}, false, fmt.Errorf("fail-to-pass: %w", err)
+	}
+	return rep, true, nil
+}
+
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+// oneLine makes text from a Job one line of at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
