@@ -86,6 +86,7 @@ jobs:
     # later one, so a later comment's run could drop this answer (docs/install.md).
     permissions:
       actions: write        # dispatch the continuation
+      checks: read          # a killed implement job's annotations
       contents: read        # the configuration
       issues: write         # the record, the labels, the comments
       pull-requests: read   # the PR's head, for the roadmap/implement status

@@ -79,6 +79,8 @@ var verbCalls = map[string][]Call{
 		Call{"GET " + repo + "/actions/runs/{run_id}/jobs", actionsRead},
 		Call{"GET " + repo + "/actions/jobs/{job_id}", actionsRead},
 		Call{"GET " + repo + "/actions/jobs/{job_id}/logs", actionsRead},
+		// A killed Job's annotations, with its log, for the classifier.
+		Call{"GET " + repo + "/check-runs/{id}/annotations", checksRead},
 	),
 	// The workflows run checks without --issue (the plan from the record),
 	// so it reads no issue.

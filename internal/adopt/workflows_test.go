@@ -162,7 +162,7 @@ func TestPermissionsTable(t *testing.T) {
 		verb string
 		want map[string]string
 	}{
-		{"report", map[string]string{"actions": "write", "contents": "read", "issues": "write", "pull-requests": "read", "statuses": "write"}},
+		{"report", map[string]string{"actions": "write", "checks": "read", "contents": "read", "issues": "write", "pull-requests": "read", "statuses": "write"}},
 		{"checks", map[string]string{"contents": "read", "statuses": "write"}},
 		{"stage", map[string]string{"contents": "write", "issues": "write", "pull-requests": "write", "models": "read"}},
 		{"implement", map[string]string{"actions": "write", "checks": "read", "contents": "write", "issues": "write", "models": "read", "pull-requests": "write", "statuses": "read"}},
