@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/github"
@@ -34,6 +35,9 @@ import (
 // reusable workflow, and act runs of that caller.
 
 const (
+	// callerWorkflow is where the user's repository holds the example
+	// caller (docs/examples/roadmap-caller.yml), unless itemOptions.Caller
+	// names another example.
 	callerWorkflow = ".github/workflows/roadmap-caller.yml"
 	// roadmapRef is how the example caller refers to this project; act maps
 	// it to a snapshot of the source tree with --local-repository.
@@ -47,6 +51,11 @@ type item struct {
 	act    *Act
 	w      *demo.World
 	caller *Repo // the user's repository: the sample, the caller workflow, the configuration
+	// workflow is the caller workflow's path in the user's repository.
+	workflow string
+	// local maps more owner/repo@ref to directories for act: stand-ins
+	// that do what the caller's own setup actions would (itemOptions.Caller).
+	local map[string]string
 	// roadmap is the snapshot of this project the caller's
 	// roadmap-dev/roadmap references resolve to.
 	roadmap string
@@ -78,6 +87,13 @@ type itemOptions struct {
 	Implement string
 	// FromIssue starts from an issue with no plan: stage writes it.
 	FromIssue bool
+	// Caller is the example caller under docs/examples the user's
+	// repository holds, by file name; "" is roadmap-caller.yml. It is
+	// committed as .github/workflows/<Caller>.
+	Caller string
+	// Local maps remote actions the caller uses (owner/repo@ref) to
+	// stand-ins that act runs in their place.
+	Local map[string]string
 }
 
 // newItem lays out the item and the user's repository.
@@ -85,7 +101,10 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
-	it := &item{t: t, act: act, start: time.Now()}
+	it := &item{t: t, act: act, start: time.Now(), workflow: callerWorkflow, local: o.Local}
+	if o.Caller != "" {
+		it.workflow = ".github/workflows/" + o.Caller
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "world"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -137,12 +156,12 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	// example caller (unchanged: its roadmap-dev/roadmap references are
 	// mapped by act) and a configuration for the replay model.
 	seed := filepath.Join(w.Dir, "seed")
-	caller, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "examples", "roadmap-caller.yml"))
+	caller, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "examples", filepath.Base(it.workflow)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		callerWorkflow: string(caller),
+		it.workflow: string(caller),
 		config.DefaultPath: fmt.Sprintf(`# The e2e's configuration: the demo's recorded model exchanges, served on loopback.
 models:
   - provider: openai-compatible
@@ -201,7 +220,16 @@ func (it *item) book(name string) {
 	defer it.mu.Unlock()
 	log := it.w.Fake.Requests()
 	n := 0
+	// The job's verb, for "run 1: implement", "stage: stage", …
+	_, verb, _ := strings.Cut(name, ": ")
+	known := slices.Contains(adopt.Verbs(), verb)
 	for _, r := range log[it.seen:] {
+		// Each request a job made is one its verb's permissions table
+		// (internal/adopt) has: the workflows' permissions are checked
+		// against that table.
+		if known && r.Endpoint != "" && !strings.HasPrefix(r.Path, "/_logs/") && !isGitProtocol(r.Path) && !adopt.Allows(verb, r.Endpoint) {
+			it.t.Errorf("the %s job called %s, which internal/adopt's table of %s's calls lacks: add it with the permission it needs", verb, r.Endpoint, verb)
+		}
 		// Counted: REST and GraphQL requests that are not a free 304. The
 		// job-log blobs and git's own protocol (the install script's
 		// ls-remote) are not API requests and spend no rate limit.
@@ -274,7 +302,7 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 	it.logf("%s: act %s (run %d)", tr.name, tr.event, tr.runID)
 	s, err := it.act.Start(ctx, Run{
 		Repo:     it.caller,
-		Workflow: callerWorkflow,
+		Workflow: it.workflow,
 		Event:    tr.event,
 		Payload:  tr.payload,
 		Inputs:   tr.inputs,
@@ -284,7 +312,7 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 			"ROADMAP_E2E_ARTIFACTS": artifacts,
 		},
 		Secrets:           map[string]string{"GITHUB_TOKEN": demo.Token},
-		LocalRepositories: map[string]string{roadmapRef: it.roadmap},
+		LocalRepositories: it.localRepositories(),
 		Scratch:           t.TempDir(),
 	})
 	if err != nil {
@@ -332,10 +360,13 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 		t.Fatalf("%s: %v\nact log:\n%s", tr.name, err, parseLog(s.Output()).Log)
 	}
 	r := &actRun{Result: res, artifacts: artifacts}
+	// What came after the first job's end is report's, in a run that has a
+	// report job; in a stage run (no report) it is the stage job's last
+	// requests, which the booking above can miss by a poll.
 	if r.job("report") != "" {
 		it.book(tr.name + ": report")
 	} else {
-		it.book(tr.name)
+		it.book(tr.name + ": stage")
 	}
 	it.logf("%s: act exited %d after %s; jobs %v", tr.name, res.ExitCode, res.Elapsed.Round(100*time.Millisecond), res.Jobs)
 	t.Cleanup(func() {
@@ -344,6 +375,16 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 		}
 	})
 	return r
+}
+
+// localRepositories is act's --local-repository mapping: this project for
+// the caller's roadmap-dev/roadmap references, and the stand-ins.
+func (it *item) localRepositories() map[string]string {
+	m := map[string]string{roadmapRef: it.roadmap}
+	for k, v := range it.local {
+		m[k] = v
+	}
+	return m
 }
 
 // labelled is the issues.labeled event the user's label starts the item with.
@@ -397,8 +438,8 @@ func (it *item) stage() {
 func (it *item) continuation(name string, d githubfake.Dispatch) trigger {
 	t := it.t
 	t.Helper()
-	if d.Workflow != filepath.Base(callerWorkflow) || d.Ref != "main" && d.Ref != "refs/heads/main" {
-		t.Fatalf("report dispatched %s on %s, want %s on main", d.Workflow, d.Ref, filepath.Base(callerWorkflow))
+	if d.Workflow != filepath.Base(it.workflow) || d.Ref != "main" && d.Ref != "refs/heads/main" {
+		t.Fatalf("report dispatched %s on %s, want %s on main", d.Workflow, d.Ref, filepath.Base(it.workflow))
 	}
 	inputs := map[string]string{}
 	for k, v := range d.Inputs {

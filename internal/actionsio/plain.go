@@ -91,3 +91,12 @@ func escapeData(s string) string {
 	s = strings.ReplaceAll(s, "\r", "%0D")
 	return strings.ReplaceAll(s, "\n", "%0A")
 }
+
+// EndGroup is the line that closes the job log's current section.
+const EndGroup = "::endgroup::"
+
+// Group renders the line that opens a collapsible section of the job log
+// titled title (made plain and escaped, like Command). Only roadmap's own
+// phases open and close sections: every line that holds model or log text
+// goes through PlainLine, so none of it can open or close one.
+func Group(title string) string { return Command("group", title) }

@@ -82,13 +82,15 @@ jobs:
       contains(github.event.issue.labels.*.name, 'roadmap:needs-input')
     runs-on: ubuntu-latest
     timeout-minutes: 5
-    concurrency:
-      group: roadmap-answer-${{ github.repository }}-${{ github.event.issue.number }}
-      cancel-in-progress: false
+    # No concurrency group: GitHub keeps one pending run per group and replaces it with a
+    # later one, so a later comment's run could drop this answer (docs/install.md).
     permissions:
-      actions: write
-      contents: read
-      issues: write
+      actions: write        # dispatch the continuation
+      checks: read          # a killed implement job's annotations
+      contents: read        # the configuration
+      issues: write         # the record, the labels, the comments
+      pull-requests: read   # the PR's head, for the roadmap/implement status
+      statuses: write       # roadmap/implement
     steps:
       # Only the configuration: report reads the labels and the caps from it.
       - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
@@ -101,12 +103,13 @@ jobs:
           workflow: roadmap.yml
 `
 
-// checksYAML runs the plan's group checks on roadmap's own pull requests
-// only: a PR from another branch has no plan and gets no status, and a PR
-// from a fork is skipped (its token cannot set a status), so neither fails.
-const checksYAML = `# Written by roadmap init: the plan's group checks on roadmap's pull requests, as the
-# roadmap/checks status. A pull request with no plan (any branch but roadmap/…) and a pull
-# request from a fork (whose token cannot set a status) skip the job, so neither fails.
+// checksYAML runs the plan's group checks on every pull request: one with
+// no plan passes (roadmap/checks success, "no plan"), and one from a fork,
+// whose token is read-only, runs without a status and says so in the job's
+// summary, so neither fails (docs/install.md, "The checks workflow").
+const checksYAML = `# Written by roadmap init: the plan's group checks on every pull request, as the
+# roadmap/checks status. A pull request with no plan passes; one from a fork (whose token
+# cannot set a status) runs, sets no status and says so in the job's summary.
 name: roadmap-checks
 
 on:
@@ -117,14 +120,10 @@ permissions: {}
 
 jobs:
   checks:
-    if: >-
-      startsWith(github.head_ref, 'roadmap/') &&
-      github.event.pull_request.head.repo.full_name == github.repository
     uses: roadmap-dev/roadmap/.github/workflows/roadmap-checks.yml@REF
     permissions:
       contents: read
       statuses: write
-      pull-requests: read
 `
 
 const configYAML = `# roadmap's configuration (docs/configuration.md), written by roadmap init. A key left out

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -720,5 +721,89 @@ func TestChecksValidatesPlan(t *testing.T) {
 	if !got.Passed || len(got.Findings) != 0 || annotations != "" || got.Plan != "openspec/changes/archive/2026-01-02-bye" {
 		t.Errorf("the archived plan: passed %v, plan %q, findings %+v, annotations %q; want passed, the archive, none, none",
 			got.Passed, got.Plan, got.Findings, annotations)
+	}
+}
+
+// TestChecksReadOnlyToken: a pull request from a fork runs with a read-only
+// token. checks runs, sets no status (the write would fail the job for
+// nothing the PR did), says so in the job's summary, and exits on the
+// checks' own result. A same-repository run whose token may not write
+// statuses (403, as Dependabot's) ends the same way.
+func TestChecksReadOnlyToken(t *testing.T) {
+	const roToken = "ghs_readonly_checks_token_0123456789"
+	tests := []struct {
+		name      string
+		headRepo  string // "" is the base repository
+		breakHead bool   // the head fails its checks
+		noPlan    bool
+		wantCode  int
+		wantWhy   string
+		wantTries int // status writes the fake saw
+	}{
+		{name: "fork, passing", headRepo: "mallory/widgets", wantCode: ExitOK, wantWhy: "comes from mallory/widgets, and its run's token is read-only"},
+		{name: "fork, failing", headRepo: "mallory/widgets", breakHead: true, wantCode: ExitFindings, wantWhy: "comes from mallory/widgets"},
+		{name: "fork, no plan", headRepo: "mallory/widgets", noPlan: true, wantCode: ExitOK, wantWhy: "comes from mallory/widgets"},
+		{name: "same repository, read-only token", wantCode: ExitOK, wantWhy: "the token may not set commit statuses", wantTries: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+			w.fake.AddToken(roToken, "github-actions[bot]", true)
+			for i, kv := range w.environ {
+				if strings.HasPrefix(kv, "GITHUB_TOKEN=") {
+					w.environ[i] = "GITHUB_TOKEN=" + roToken
+				}
+			}
+			var head string
+			if tt.noPlan {
+				head = w.commit("an ordinary change", map[string]string{"greet.txt": "hello, world\n"})
+			} else {
+				head = w.commit("say goodbye", map[string]string{
+					"greet.txt":      "hello\ngoodbye\n",
+					goodbyeTasksPath: goodbyeTasks,
+					"openspec/changes/say-goodbye/proposal.md":            soundProposal,
+					"openspec/changes/say-goodbye/specs/greeting/spec.md": soundSpec,
+				})
+				if tt.breakHead {
+					head = w.commit("drop the farewell", map[string]string{"greet.txt": "hello\n"})
+				}
+			}
+			w.pullRequest(head)
+			if tt.headRepo != "" {
+				ev := fmt.Sprintf(`{"action":"opened","number":7,"pull_request":{"number":7,"head":{"sha":%q,"ref":"main","repo":{"full_name":%q}},"base":{"ref":"main","repo":{"full_name":"acme/widgets"}}}}`, head, tt.headRepo)
+				if err := os.WriteFile(filepath.Join(w.dir, "event.json"), []byte(ev), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, stdout, stderr := w.run()
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			if got := w.statuses(head); len(got) != 0 {
+				t.Errorf("statuses on the head = %+v, want none", got)
+			}
+			tries := 0
+			for _, r := range w.fake.Requests() {
+				if r.Endpoint == "POST /repos/{owner}/{repo}/statuses/{sha}" {
+					tries++
+				}
+			}
+			if tries != tt.wantTries {
+				t.Errorf("status writes tried %d, want %d", tries, tt.wantTries)
+			}
+			summary := w.read("summary")
+			if !strings.Contains(summary, "**No `roadmap/checks` status**") || !strings.Contains(summary, tt.wantWhy) {
+				t.Errorf("summary does not say why there is no status (%q):\n%s", tt.wantWhy, summary)
+			}
+			if strings.Count(summary, "No `roadmap/checks` status") != 1 {
+				t.Errorf("summary says it more than once:\n%s", summary)
+			}
+			if want := strconv.FormatBool(!tt.breakHead); w.outputs()["passed"] != want {
+				t.Errorf("output passed = %q, want %s", w.outputs()["passed"], want)
+			}
+			if strings.Contains(stdout+stderr+summary, roToken) {
+				t.Error("the token leaked")
+			}
+		})
 	}
 }

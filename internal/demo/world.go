@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 )
@@ -134,10 +135,10 @@ func newWorld(ctx context.Context, dir string, latency time.Duration, staged boo
 	}
 	w.Fake = githubfake.New(githubfake.Options{Token: Token, Owner: Owner, Repo: Repo, GitRemote: w.Remote})
 	if !staged {
-		w.Issue = w.Fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: issueBody, Author: "maintainer", Labels: []string{"roadmap:stage"}})
+		w.Issue = w.Fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: issueBody, Author: "maintainer", Labels: []string{config.Default().Labels.Stage}})
 	} else {
 		body := "Callers need a greeting and a farewell; see the plan in `" + planDir + "`.\n"
-		w.Issue = w.Fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: body, Author: "maintainer", Labels: []string{"roadmap:implement"}})
+		w.Issue = w.Fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: body, Author: "maintainer", Labels: []string{config.Default().Labels.Implement}})
 		// The stage phase left the plan in the record comment, written as
 		// roadmap's identity.
 		if _, err := w.Fake.AddComment(w.Issue, "github-actions[bot]", "**roadmap** · staged: planned\n\n"+

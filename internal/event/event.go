@@ -45,6 +45,11 @@ type PullRequest struct {
 	HeadSHA string
 	HeadRef string
 	BaseRef string
+	// HeadRepo and BaseRepo are the repositories' "owner/name"; they differ
+	// for a pull request from a fork (whose run gets a read-only token).
+	// HeadRepo is "" when the fork was deleted.
+	HeadRepo string
+	BaseRepo string
 }
 
 // maxPayload bounds what is read from GITHUB_EVENT_PATH: GitHub caps webhook
@@ -118,11 +123,13 @@ type payload struct {
 	PullRequest *struct {
 		Number int `json:"number"`
 		Head   struct {
-			SHA string `json:"sha"`
-			Ref string `json:"ref"`
+			SHA  string    `json:"sha"`
+			Ref  string    `json:"ref"`
+			Repo *repoName `json:"repo"`
 		} `json:"head"`
 		Base struct {
-			Ref string `json:"ref"`
+			Ref  string    `json:"ref"`
+			Repo *repoName `json:"repo"`
 		} `json:"base"`
 	} `json:"pull_request"`
 	Repository *struct {
@@ -131,6 +138,18 @@ type payload struct {
 			Login string `json:"login"`
 		} `json:"owner"`
 	} `json:"repository"`
+}
+
+// repoName is a payload's repository, by its full name.
+type repoName struct {
+	FullName string `json:"full_name"`
+}
+
+func (r *repoName) name() string {
+	if r == nil {
+		return ""
+	}
+	return r.FullName
 }
 
 // Decode reads a webhook payload into ev, keeping what FromEnv already set
@@ -162,10 +181,12 @@ func decodePayload(r io.Reader, ev *Event) error {
 	}
 	if p.PullRequest != nil {
 		ev.PullRequest = &PullRequest{
-			Number:  p.PullRequest.Number,
-			HeadSHA: p.PullRequest.Head.SHA,
-			HeadRef: p.PullRequest.Head.Ref,
-			BaseRef: p.PullRequest.Base.Ref,
+			Number:   p.PullRequest.Number,
+			HeadSHA:  p.PullRequest.Head.SHA,
+			HeadRef:  p.PullRequest.Head.Ref,
+			BaseRef:  p.PullRequest.Base.Ref,
+			HeadRepo: p.PullRequest.Head.Repo.name(),
+			BaseRepo: p.PullRequest.Base.Repo.name(),
 		}
 	}
 	if len(p.Inputs) > 0 {

@@ -53,6 +53,20 @@ func TestFromEnv(t *testing.T) {
 			want: Event{Name: "pull_request", Action: "synchronize", Owner: "octo", Repo: "app", Actor: "alice", RunID: 77, RunAttempt: 2,
 				PullRequest: &PullRequest{Number: 4, HeadSHA: "abc", HeadRef: "roadmap/1-x", BaseRef: "main"}},
 		},
+		{
+			name:    "pull request from a fork",
+			event:   "pull_request",
+			payload: `{"action":"opened","pull_request":{"number":5,"head":{"sha":"def","ref":"main","repo":{"full_name":"mallory/app"}},"base":{"ref":"main","repo":{"full_name":"octo/app"}}}}`,
+			want: Event{Name: "pull_request", Action: "opened", Owner: "octo", Repo: "app", Actor: "alice", RunID: 77, RunAttempt: 2,
+				PullRequest: &PullRequest{Number: 5, HeadSHA: "def", HeadRef: "main", BaseRef: "main", HeadRepo: "mallory/app", BaseRepo: "octo/app"}},
+		},
+		{
+			name:    "pull request from a deleted fork",
+			event:   "pull_request",
+			payload: `{"action":"synchronize","pull_request":{"number":6,"head":{"sha":"fed","ref":"x","repo":null},"base":{"ref":"main","repo":{"full_name":"octo/app"}}}}`,
+			want: Event{Name: "pull_request", Action: "synchronize", Owner: "octo", Repo: "app", Actor: "alice", RunID: 77, RunAttempt: 2,
+				PullRequest: &PullRequest{Number: 6, HeadSHA: "fed", HeadRef: "x", BaseRef: "main", BaseRepo: "octo/app"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -238,6 +238,13 @@ func (r *runner) logf(format string, args ...any) {
 	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Mask(fmt.Sprintf(format, args...))))
 }
 
+// section opens a collapsible section of the job log for one phase; the
+// function it returns closes it. The runner does not nest sections.
+func (r *runner) section(format string, args ...any) func() {
+	fmt.Fprintln(r.o.Log, actionsio.Group(r.o.Mask(fmt.Sprintf(format, args...))))
+	return func() { fmt.Fprintln(r.o.Log, actionsio.EndGroup) }
+}
+
 // command prints one of the runner's own workflow commands (::error:: and
 // the like) whose message may hold model text.
 func (r *runner) command(level, msg string) {

@@ -232,15 +232,19 @@ func (r *runner) groups(ctx context.Context) ending {
 		r.doing = fmt.Sprintf("implementing group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
 		o.Trace.SetGroup(g.Number)
 		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
+		end := r.section("roadmap: group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
 		r.logf("roadmap: group %d: %s", g.Number, g.Title)
-		if end, ok := r.runGroup(ctx, change, g, first); !ok {
-			r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupFailed, Group: g.Number, Step: groupStep(g), Reason: end.reason})
-			return end
+		if e, ok := r.runGroup(ctx, change, g, first); !ok {
+			end()
+			r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupFailed, Group: g.Number, Step: groupStep(g), Reason: e.reason})
+			return e
 		}
 		first = false
 		r.groupSecs = append(r.groupSecs, int(o.Clock.Now().Sub(start).Round(time.Second)/time.Second))
-		if end, ok := r.publishGroup(ctx, g, g.Number == last); !ok {
-			return end
+		e, ok := r.publishGroup(ctx, g, g.Number == last)
+		end()
+		if !ok {
+			return e
 		}
 		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupPassed, Group: g.Number, Step: groupStep(g),
 			Duration: o.Clock.Now().Sub(start)})
@@ -269,7 +273,9 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	if end, ok := r.checkTime(ctx, "scoped checks"); !ok {
 		return end, false
 	}
+	end := r.section("roadmap: scoped checks at %s", short(r.head))
 	rep, err := r.runChecks(ctx, plan.Group{}, headCommands(change, r.o.CheckCommands))
+	end()
 	if err != nil {
 		return r.fail(ctx, "scoped checks", err), false
 	}
@@ -582,6 +588,7 @@ func (r *runner) ensurePR(ctx context.Context) (ending, bool) {
 // marks the PR ready.
 func (r *runner) watch(ctx context.Context) ending {
 	o := r.o
+	defer r.section("roadmap: watch the PR checks")()
 	if r.pr.Number == 0 {
 		if end, ok := r.ensurePR(ctx); !ok {
 			return end
@@ -722,6 +729,7 @@ func (r *runner) archive(ctx context.Context, change *plan.Change) (ending, bool
 	if isArchived(change.Dir) {
 		return ending{}, true
 	}
+	defer r.section("roadmap: archive %s", change.ID)()
 	findings, err := plan.Archive(r.workdir, change.ID, o.Clock.Now())
 	if err != nil {
 		return r.fail(ctx, "archive", err), false

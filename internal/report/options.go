@@ -3,9 +3,11 @@ package report
 import (
 	"errors"
 	"fmt"
-	"github.com/roadmap-dev/roadmap/internal/clock"
 	"io"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/clock"
+	"github.com/roadmap-dev/roadmap/internal/config"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
@@ -25,10 +27,11 @@ type Labels struct {
 	Stopped    string // the item stopped
 }
 
-// DefaultLabels are the labels of the default configuration.
+// DefaultLabels are the labels of the default configuration, where label
+// names are defined (config.Default).
 func DefaultLabels() Labels {
-	return Labels{Stage: "roadmap:stage", Implement: "roadmap:implement",
-		NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped"}
+	l := config.Default().Labels
+	return Labels{Stage: l.Stage, Implement: l.Implement, NeedsInput: l.NeedsInput, Stopped: l.Stopped}
 }
 
 func (l *Labels) defaults() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -170,6 +171,10 @@ type job struct {
 	// results caches each command's outcome at the head: the same command
 	// in two groups, or a configured one a group also names, runs once.
 	results map[string]headRun
+
+	// readOnly says why the token cannot set the status (a fork's pull
+	// request, a 403 on the write); "" while it can.
+	readOnly string
 }
 
 // headRun is one command's run at the head; err says why it could not run.
@@ -232,6 +237,15 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	}
 	if j.SHA == "" {
 		return nil, inputErr("no commit to check (%v); pass --sha", j.repoErr)
+	}
+	if pr := j.ev.PullRequest; pr != nil && pr.BaseRepo != "" && !strings.EqualFold(pr.HeadRepo, pr.BaseRepo) {
+		// A pull_request run for a fork's PR gets a read-only token: the
+		// status write would fail the job for nothing the PR did.
+		from := pr.HeadRepo
+		if from == "" {
+			from = "a deleted fork"
+		}
+		j.noStatus(fmt.Sprintf("the pull request comes from %s, and its run's token is read-only", from))
 	}
 	if j.tree != "" && j.tree != j.SHA {
 		// The usual pull_request checkout: the merge of the head into the
@@ -403,13 +417,34 @@ func (j *job) internal(ctx context.Context, err error) error {
 
 // setStatus sets roadmap/checks on the head unless NoStatus. The write
 // outlives a cancelled run: a status left pending would block the PR.
+// A token that may not write statuses (403) ends the writes: the job's
+// summary says so, and the job's own result stands for the status.
 func (j *job) setStatus(ctx context.Context, state, description string) error {
-	if j.NoStatus || j.GitHub == nil {
+	if j.NoStatus || j.GitHub == nil || j.readOnly != "" {
 		return nil
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	return j.GitHub.CreateStatus(wctx, j.SHA, StatusContext, state, description, j.runURL())
+	err := j.GitHub.CreateStatus(wctx, j.SHA, StatusContext, state, description, j.runURL())
+	var auth *github.AuthError
+	if errors.As(err, &auth) && auth.Status == http.StatusForbidden {
+		j.noStatus("the token may not set commit statuses (" + j.Masker.Mask(auth.Message) + ")")
+		return nil
+	}
+	return err
+}
+
+// noStatus stops the status writes for why, and says so in the log and in
+// the job's summary, once.
+func (j *job) noStatus(why string) {
+	if j.readOnly != "" {
+		return
+	}
+	j.readOnly = why
+	j.Logf("no %s status: %s; the checks still run and this job's result is theirs", StatusContext, why)
+	if err := j.IO.AddSummary(fmt.Sprintf("> **No `%s` status**: %s. The checks still run; this job's result is theirs.\n\n", StatusContext, why)); err != nil {
+		j.Logf("step summary: %v", err)
+	}
 }
 
 // logStatus sets the status on a path that already ends with another

@@ -1,0 +1,145 @@
+package adopt
+
+import "sort"
+
+// Permission is one GITHUB_TOKEN permission: a scope (issues, contents, …)
+// at a level (read or write).
+type Permission struct{ Scope, Level string }
+
+// Call is one GitHub endpoint a verb calls, named as the fake GitHub logs it
+// ("PATCH /repos/{owner}/{repo}/issues/comments/{id}"), with the permission
+// GitHub asks of a workflow's token for it.
+type Call struct {
+	Endpoint   string
+	Permission Permission
+}
+
+const repo = "/repos/{owner}/{repo}"
+
+var (
+	metadata      = Permission{"metadata", "read"} // every token has it; never declared
+	issuesRead    = Permission{"issues", "read"}
+	issuesWrite   = Permission{"issues", "write"}
+	pullsRead     = Permission{"pull-requests", "read"}
+	pullsWrite    = Permission{"pull-requests", "write"}
+	statusesRead  = Permission{"statuses", "read"}
+	statusesWrite = Permission{"statuses", "write"}
+	checksRead    = Permission{"checks", "read"}
+	actionsRead   = Permission{"actions", "read"}
+	actionsWrite  = Permission{"actions", "write"}
+)
+
+// record is how every verb reads and writes the issue record and its marker
+// comments.
+var record = []Call{
+	{"GET " + repo + "/issues/{n}", issuesRead},
+	{"GET " + repo + "/issues/{n}/comments", issuesRead},
+	{"GET " + repo + "/issues/comments/{id}", issuesRead},
+	{"POST " + repo + "/issues/{n}/comments", issuesWrite},
+	{"PATCH " + repo + "/issues/comments/{id}", issuesWrite},
+}
+
+// verbCalls is, for each verb a workflow job runs, the GitHub endpoints its
+// code calls. The e2e fails on a request a job makes that is not here
+// (e2e/item_test.go), and TestWorkflowPermissions fails on a job whose
+// permissions are not exactly what its verb's calls need.
+var verbCalls = map[string][]Call{
+	"implement": append(append([]Call(nil), record...),
+		Call{"GET " + repo, metadata},
+		Call{"GET " + repo + "/pulls", pullsRead},
+		Call{"GET " + repo + "/pulls/{n}", pullsRead},
+		Call{"POST " + repo + "/pulls", pullsWrite},
+		Call{"PATCH " + repo + "/pulls/{n}", pullsWrite},
+		// markPullRequestReadyForReview, and the PR's checks.
+		Call{"POST /graphql", pullsWrite},
+		Call{"GET " + repo + "/commits/{ref}/status", statusesRead},
+		Call{"GET " + repo + "/commits/{ref}/statuses", statusesRead},
+		Call{"GET " + repo + "/commits/{ref}/check-runs", checksRead},
+		Call{"GET " + repo + "/check-runs/{id}/annotations", checksRead},
+		Call{"POST " + repo + "/actions/workflows/{workflow}/dispatches", actionsWrite},
+		Call{"GET " + repo + "/actions/runs/{run_id}/jobs", actionsRead},
+		Call{"GET " + repo + "/actions/jobs/{job_id}", actionsRead},
+		Call{"GET " + repo + "/actions/jobs/{job_id}/logs", actionsRead},
+		Call{"POST " + repo + "/actions/runs/{run_id}/rerun-failed-jobs", actionsWrite},
+	),
+	"stage": append(append([]Call(nil), record...),
+		Call{"GET " + repo, metadata},
+		Call{"GET " + repo + "/pulls", pullsRead},
+		Call{"GET " + repo + "/pulls/{n}", pullsRead},
+		Call{"POST " + repo + "/pulls", pullsWrite},
+		Call{"PATCH " + repo + "/pulls/{n}", pullsWrite},
+	),
+	"report": append(append([]Call(nil), record...),
+		Call{"GET " + repo + "/pulls/{n}", pullsRead},
+		Call{"POST " + repo + "/issues/{n}/labels", issuesWrite},
+		Call{"DELETE " + repo + "/issues/{n}/labels/{name}", issuesWrite},
+		Call{"POST " + repo + "/statuses/{sha}", statusesWrite},
+		Call{"GET " + repo + "/collaborators/{user}/permission", metadata},
+		Call{"POST " + repo + "/actions/workflows/{workflow}/dispatches", actionsWrite},
+		Call{"GET " + repo + "/actions/runs/{run_id}/jobs", actionsRead},
+		Call{"GET " + repo + "/actions/jobs/{job_id}", actionsRead},
+		Call{"GET " + repo + "/actions/jobs/{job_id}/logs", actionsRead},
+		// A killed Job's annotations, with its log, for the classifier.
+		Call{"GET " + repo + "/check-runs/{id}/annotations", checksRead},
+	),
+	// The workflows run checks without --issue (the plan from the record),
+	// so it reads no issue.
+	"checks": {
+		{"POST " + repo + "/statuses/{sha}", statusesWrite},
+	},
+}
+
+// verbNeeds is what a verb's job needs besides the API: the checkout (and
+// the push of the work branch), and GitHub Models, the default model.
+var verbNeeds = map[string][]Permission{
+	"implement": {{"contents", "write"}, {"models", "read"}},
+	"stage":     {{"contents", "write"}, {"models", "read"}},
+	"report":    {{"contents", "read"}},
+	"checks":    {{"contents", "read"}},
+}
+
+// Verbs are the verbs a workflow job runs, sorted.
+func Verbs() []string {
+	out := make([]string, 0, len(verbCalls))
+	for v := range verbCalls {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Allows reports whether verb is known to call endpoint.
+func Allows(verb, endpoint string) bool {
+	for _, c := range verbCalls[verb] {
+		if c.Endpoint == endpoint {
+			return true
+		}
+	}
+	return false
+}
+
+// Permissions is what a job that runs verb must declare: scope → level, the
+// highest level any of its calls needs. metadata is left out: every token
+// has it. nil for an unknown verb.
+func Permissions(verb string) map[string]string {
+	calls, ok := verbCalls[verb]
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	add := func(p Permission) {
+		if p == metadata {
+			return
+		}
+		if out[p.Scope] != "write" {
+			out[p.Scope] = p.Level
+		}
+	}
+	for _, c := range calls {
+		add(c.Permission)
+	}
+	for _, p := range verbNeeds[verb] {
+		add(p)
+	}
+	return out
+}
