@@ -1,6 +1,9 @@
 package adopt
 
-import "strings"
+import (
+	_ "embed"
+	"strings"
+)
 
 // file is one file init writes, by its path in the repository.
 type file struct{ path, text string }
@@ -24,84 +27,11 @@ func files(ref, defaultBranch string) []file {
 	}
 }
 
-const callerYAML = `# Written by roadmap init. It runs roadmap when an issue gets the roadmap:implement label,
-# when report dispatches a continuation, and when a person answers a question on an issue
-# waiting for input (docs/install.md). Pin the roadmap references to a release's commit SHA.
-name: roadmap
-
-on:
-  issues:
-    types: [labeled]
-  workflow_dispatch:
-    inputs:
-      issue:
-        description: The issue to implement.
-        required: true
-        type: number
-      attempt:
-        description: The Job's number for the item (set by report for a continuation).
-        required: false
-        type: number
-        default: 0
-      record-comment:
-        description: The issue's record comment id (set by report for a continuation).
-        required: false
-        type: number
-        default: 0
-  issue_comment:
-    types: [created]
-
-permissions: {}
-
-jobs:
-  roadmap:
-    if: >-
-      (github.event_name == 'issues' && github.event.label.name == 'roadmap:implement') ||
-      github.event_name == 'workflow_dispatch'
-    uses: roadmap-dev/roadmap/.github/workflows/roadmap.yml@REF
-    permissions:
-      actions: write
-      contents: write
-      pull-requests: write
-      issues: write
-      statuses: write
-      checks: read
-      models: read
-    with:
-      issue: ${{ github.event.issue.number || inputs.issue }}
-      attempt: ${{ inputs.attempt || 0 }}
-      record-comment: ${{ inputs.record-comment || 0 }}
-      timeout-minutes: 60
-      dispatch-workflow: roadmap.yml
-
-  # A reply on an issue waiting for input: report resumes the item when the author has write
-  # access and ignores anyone else.
-  answer:
-    if: >-
-      github.event_name == 'issue_comment' && !github.event.issue.pull_request &&
-      contains(github.event.issue.labels.*.name, 'roadmap:needs-input')
-    runs-on: ubuntu-latest
-    timeout-minutes: 5
-    # No concurrency group: GitHub keeps one pending run per group and replaces it with a
-    # later one, so a later comment's run could drop this answer (docs/install.md).
-    permissions:
-      actions: write        # dispatch the continuation
-      checks: read          # a killed implement job's annotations
-      contents: read        # the configuration
-      issues: write         # the record, the labels, the comments
-      pull-requests: read   # the PR's head, for the roadmap/implement status
-      statuses: write       # roadmap/implement
-    steps:
-      # Only the configuration: report reads the labels and the caps from it.
-      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
-        with:
-          sparse-checkout: .github
-          persist-credentials: false
-      - uses: roadmap-dev/roadmap/actions/report@REF
-        with:
-          issue: ${{ github.event.issue.number }}
-          workflow: roadmap.yml
-`
+// callerYAML is docs/examples/roadmap-caller.yml as init writes it
+// (TestInitCallerIsTheExample keeps the two the same).
+//
+//go:embed caller.yml
+var callerYAML string
 
 // checksYAML runs the plan's group checks on every pull request: one with
 // no plan passes (roadmap/checks success, "no plan"), and one from a fork,

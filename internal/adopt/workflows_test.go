@@ -323,3 +323,23 @@ func TestReportNotReplacedByConcurrency(t *testing.T) {
 		t.Errorf("found %d jobs that run report, want roadmap.yml's and the callers' answer jobs (at least 4)", n)
 	}
 }
+
+// TestInitCallerIsTheExample: the caller init writes is the example caller
+// of the docs, with init's names: one source for both.
+func TestInitCallerIsTheExample(t *testing.T) {
+	ex, err := os.ReadFile(filepath.Join(root, "docs", "examples", "roadmap-caller.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(s string) string {
+		i := strings.Index(s, "\nname: ")
+		if i < 0 {
+			t.Fatalf("no name: line in\n%s", s)
+		}
+		return s[i+1:]
+	}
+	want := strings.NewReplacer("name: roadmap-caller\n", "name: roadmap\n", "@v1", "@REF", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
+	if got := body(callerYAML); got != want {
+		t.Errorf("internal/adopt/caller.yml and docs/examples/roadmap-caller.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
+	}
+}
