@@ -218,19 +218,40 @@ func (r *runner) plan(ctx context.Context) ending {
 		last = first + o.Rounds - 1
 	}
 	for r.round = first; r.round <= last; r.round++ {
-		if end, ok := r.planRound(ctx); !ok {
+		end, ok, clean := r.oneRound(ctx)
+		switch {
+		case !ok:
 			return end
-		}
-		if end, ok := r.check(ctx); !ok {
-			return end
-		}
-		if !failing(r.findings) {
+		case clean:
 			return r.staged(ctx)
 		}
-		r.logf("roadmap: round %d has %d findings", r.round, countFailing(r.findings))
 	}
 	return ending{result: ResultReturned, class: failure.PlanWrong,
 		reason: fmt.Sprintf("the plan still has %d findings after %d rounds", countFailing(r.findings), r.rounds)}
+}
+
+// oneRound is one round in its own section of the job log: the planner,
+// then the gates and the verifier.
+func (r *runner) oneRound(ctx context.Context) (end ending, ok, clean bool) {
+	defer r.section("roadmap: plan round %d", r.round)()
+	if end, ok := r.planRound(ctx); !ok {
+		return end, false, false
+	}
+	if end, ok := r.check(ctx); !ok {
+		return end, false, false
+	}
+	if failing(r.findings) {
+		r.logf("roadmap: round %d has %d findings", r.round, countFailing(r.findings))
+		return ending{}, true, false
+	}
+	return ending{}, true, true
+}
+
+// section opens a section of the job log and returns its closer. Only
+// roadmap's own lines open or close one: every other line is made plain.
+func (r *runner) section(format string, args ...any) func() {
+	fmt.Fprintln(r.o.Log, actionsio.Group(r.o.Mask(fmt.Sprintf(format, args...))))
+	return func() { fmt.Fprintln(r.o.Log, actionsio.EndGroup) }
 }
 
 // planRound runs the planner for r.round, keeps only the plan's files,

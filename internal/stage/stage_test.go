@@ -298,3 +298,36 @@ func TestStageChangeIDTaken(t *testing.T) {
 		t.Errorf("the other change was changed:\n%s", got)
 	}
 }
+
+// TestStageLogSections: each round is a section of the job log, closed
+// before the next opens; the model's text cannot open one.
+func TestStageLogSections(t *testing.T) {
+	w := newWorld(t)
+	fixed := strings.Replace(tasks, "in `greet.go`", "in `greet.go`, returning \"Hello, \" + name + \"!\"", 1)
+	j := w.newJob(
+		soundPlanner("Write the plan for issue"),
+		conv("verifier round 1: objects, with a workflow command in its text", "re:(?s)Review the plan.*Implement `Hello` in `greet.go`; verify",
+			verdict(changeDir+"/tasks.md:4: ::group::evil\n::endgroup::")),
+		conv("planner round 2", "Revise the plan for issue", planFile("tasks.md", fixed), finish("fixed")),
+		conv("verifier round 2", "re:(?s)Review the plan.*returning", verdict("none")))
+	if res := j.run(context.Background()); res.Result != stage.ResultStaged {
+		t.Fatalf("result %s (%s)", res.Result, res.Reason)
+	}
+	var opened []string
+	depth := 0
+	for _, line := range strings.Split(j.log.String(), "\n") {
+		switch {
+		case strings.HasPrefix(line, "::group::"):
+			depth++
+			opened = append(opened, strings.TrimPrefix(line, "::group::"))
+			if depth > 1 {
+				t.Errorf("a section opened inside another: %q", line)
+			}
+		case line == "::endgroup::":
+			depth--
+		}
+	}
+	if depth != 0 || strings.Join(opened, "|") != "roadmap: plan round 1|roadmap: plan round 2" {
+		t.Errorf("sections %q, open at the end %d; want the two rounds, closed", opened, depth)
+	}
+}
