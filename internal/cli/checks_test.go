@@ -807,3 +807,36 @@ func TestChecksReadOnlyToken(t *testing.T) {
 		})
 	}
 }
+
+// TestChecksLogSections: each group and the configured checks are a
+// section of the job log; a command's output cannot open one.
+func TestChecksLogSections(t *testing.T) {
+	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n::group::from the tree\n"})
+	tasks := "## 1. Greet\n\n- [x] 1.1 Keep hello; verify: `grep -q hello greet.txt`\n\n" +
+		"## 2. Show\n\n- [x] 2.1 Show it; verify: `cat greet.txt missing.txt`\n"
+	head := w.commit("greet", sound("greet", tasks, nil))
+	w.pullRequest(head)
+	code, _, stderr := w.run()
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitFindings, stderr)
+	}
+	var opened []string
+	depth := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		switch {
+		case strings.HasPrefix(line, "::group::"):
+			if depth++; depth > 1 {
+				t.Errorf("a section opened inside another: %q", line)
+			}
+			opened = append(opened, strings.TrimPrefix(line, "::group::"))
+		case line == "::endgroup::":
+			depth--
+		}
+	}
+	if !strings.Contains(stderr, "from the tree") {
+		t.Errorf("the failing command's output is not in the log:\n%s", stderr)
+	}
+	if depth != 0 || len(opened) != 2 || opened[0] != "roadmap checks: group 1: Greet" || opened[1] != "roadmap checks: group 2: Show" {
+		t.Errorf("sections %q (open at the end: %d); want one per group, closed\n%s", opened, depth, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
@@ -13,6 +14,7 @@ import (
 // runGroup runs the group's verify commands at the head, in task order,
 // stopping at the first that does not pass.
 func (j *job) runGroup(ctx context.Context, r checks.Runner, ws string, g plan.Group) (Group, error) {
+	defer j.section("roadmap checks: group %d: %s", g.Number, g.Title)()
 	cg := Group{Number: g.Number, Title: g.Title, Passed: true, Commands: []Command{}, FailToPass: F2P{Status: F2PNone}}
 	if len(g.FailToPass()) > 0 {
 		cg.FailToPass.Status = F2PNotChecked
@@ -37,6 +39,9 @@ func (j *job) runGroup(ctx context.Context, r checks.Runner, ws string, g plan.G
 
 // runConfigured runs the configuration's checks.commands once.
 func (j *job) runConfigured(ctx context.Context, r checks.Runner, ws string) (Configured, error) {
+	if len(j.cfg.Checks.Commands) > 0 {
+		defer j.section("roadmap checks: checks.commands")()
+	}
 	cc := Configured{Passed: true, Commands: []Command{}}
 	for _, cmd := range j.cfg.Checks.Commands {
 		if !cc.Passed {
@@ -97,4 +102,15 @@ func (j *job) runOne(ctx context.Context, r checks.Runner, ws, cmd string) (c Co
 		j.Logf("%s\n%s", j.Masker.Mask(cmd+" "+why), rep.Log)
 	}
 	return c, rep.Log, why, nil
+}
+
+// section opens a section of the job log (stderr) and returns its closer.
+// Only roadmap's own lines open or close one: commands' output and plan
+// text reach the log through Logf, made plain.
+func (j *job) section(format string, args ...any) func() {
+	if j.Stderr == nil {
+		return func() {}
+	}
+	fmt.Fprintln(j.Stderr, actionsio.Group(j.Masker.Mask(fmt.Sprintf(format, args...))))
+	return func() { fmt.Fprintln(j.Stderr, actionsio.EndGroup) }
 }
