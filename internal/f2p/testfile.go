@@ -6,7 +6,7 @@ import "strings"
 // conventions (docs/implement.md lists them): a directory named test, tests,
 // __tests__, testdata, spec or specs; a name ending _test.EXT or _spec.EXT,
 // starting test_, holding .test. or .spec., or whose stem ends in Test or
-// Tests. It is the rule `roadmap checks` applies (internal/cli/checks.go).
+// Tests. It is the rule `roadmap checks` and implement's fail-to-pass apply.
 func IsTestFile(p string) bool {
 	parts := strings.Split(p, "/")
 	for _, d := range parts[:len(parts)-1] {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/f2p"
+
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
@@ -121,7 +123,7 @@ func (j *job) f2pGroup(ctx context.Context, fb f2pBasis, cg *Group, g plan.Group
 		return fmt.Errorf("make the before tree: %w", err)
 	}
 	defer wt.Remove(ctx)
-	overlay, err := wt.Overlay(ctx, before, target, isTestFile)
+	overlay, err := wt.Overlay(ctx, before, target, f2p.IsTestFile)
 	if err != nil {
 		return fmt.Errorf("the change's test files: %w", err)
 	}
@@ -175,27 +177,4 @@ func (j *job) tempRoot() string {
 		return t
 	}
 	return os.TempDir()
-}
-
-// isTestFile reports whether a repository path is a test by the common
-// conventions (docs/implement.md lists them): a directory named test, tests,
-// __tests__, testdata, spec or specs; a name ending _test.EXT or _spec.EXT,
-// starting test_, holding .test. or .spec., or whose stem ends in Test or
-// Tests.
-func isTestFile(p string) bool {
-	parts := strings.Split(p, "/")
-	for _, d := range parts[:len(parts)-1] {
-		switch d {
-		case "test", "tests", "__tests__", "testdata", "spec", "specs":
-			return true
-		}
-	}
-	name := parts[len(parts)-1]
-	stem := name
-	if i := strings.LastIndexByte(name, '.'); i > 0 {
-		stem = name[:i]
-	}
-	return strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, "_spec") ||
-		strings.HasPrefix(name, "test_") || strings.Contains(name, ".test.") || strings.Contains(name, ".spec.") ||
-		(stem != name && (strings.HasSuffix(stem, "Test") || strings.HasSuffix(stem, "Tests")))
 }
