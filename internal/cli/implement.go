@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/failure"
-	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
@@ -72,15 +69,9 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		*recordComment = recordCommentInput(ev.Inputs)
 	}
 	dir := env.workdir(*workdir)
-	load := config.LoadExplicit
-	if *cfgPath == "" {
-		*cfgPath, load = filepath.Join(dir, config.DefaultPath), config.Load
-	}
-	cfg, err := load(*cfgPath)
-	if err != nil {
-		env.Errorf("%v", err)
-		io.Error(*cfgPath, lineOf(err), err.Error())
-		return ExitUsage
+	cfg, code := env.jobConfig(io, dir, cfgPath)
+	if code != ExitOK {
+		return code
 	}
 	if *model != "" {
 		cfg.Models[0].Name = *model
@@ -98,16 +89,9 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	if *dayBudgetUSD > 0 {
 		cfg.Budgets.Day.USD = *dayBudgetUSD
 	}
-	start := time.Now()
-	if *startedAt != "" {
-		if start, err = parseTime(*startedAt); err != nil {
-			env.Errorf("implement: --started-at: %v", err)
-			return ExitUsage
-		}
-	}
-	var deadline time.Time
-	if *timeout > 0 {
-		deadline = start.Add(time.Duration(*timeout) * time.Minute)
+	deadline, code := env.jobDeadline("implement", *startedAt, *timeout)
+	if code != ExitOK {
+		return code
 	}
 	masker := env.masker(env.modelKeys(cfg)...)
 	gh, err := env.gitHubClient(masker, deadline)
@@ -134,25 +118,9 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 			return ExitOK
 		}
 	}
-	gitEnv := env.environ()
-	// A push token (an App installation token or a fine-grained PAT) pushes
-	// as a contributor would, so the repository's CI runs on the pushes;
-	// GITHUB_TOKEN's pushes start no workflow run.
-	tok := env.Getenv("ROADMAP_PUSH_TOKEN")
-	if tok == "" {
-		tok = env.Getenv("GITHUB_TOKEN")
-	}
-	if tok != "" && env.Getenv("GITHUB_SERVER_URL") != "" {
-		gitEnv = git.ExtraHeaderEnv(gitEnv, env.Getenv("GITHUB_SERVER_URL"), tok)
-	}
-	repo, err := git.Open(ctx, dir, gitEnv)
-	if err != nil {
-		env.Errorf("implement: %v", err)
-		return ExitUsage
-	}
-	if err := repo.EnsureIdentity(ctx); err != nil {
-		env.Errorf("implement: %v", err)
-		return ExitInternal
+	repo, code := env.jobRepo(ctx, "implement", dir)
+	if code != ExitOK {
+		return code
 	}
 	pol, err := policy.ParseNode(&cfg.Policy)
 	if err != nil {
@@ -166,44 +134,14 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	defer iso.close(env, "implement")
 	sb, checkRunner := iso.tools(pol, env.environ())
 
-	if *traceFile == "" {
-		tmp := env.Getenv("RUNNER_TEMP")
-		if tmp == "" {
-			tmp = os.TempDir()
-		}
-		// The Job's number may not be known before the record is read; the
-		// run id is, and tells the Jobs of an item apart.
-		*traceFile = filepath.Join(tmp, fmt.Sprintf("roadmap-trace-%d-run-%d.jsonl", *issue, *runID))
+	rec, closeTrace, code := env.jobTrace("implement", traceFile, jobTraceName("implement", *issue, *runID), masker, *attempt)
+	if code != ExitOK {
+		return code
 	}
-	tf, err := os.OpenFile(*traceFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		env.Errorf("implement: trace file: %v", err)
-		return ExitUsage
-	}
-	defer tf.Close()
-	rec, err := trace.NewRecorder(tf, masker, time.Now, *attempt)
-	if err != nil {
-		env.Errorf("implement: %v", err)
-		return ExitInternal
-	}
-	tiers, err := buildTiers(cfg, env, func(e agent.RetryEvent) {
-		_ = rec.Add(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})
-	})
-	if err != nil {
-		env.Errorf("implement: %s: %v", *cfgPath, err)
-		return ExitUsage
-	}
-	if *recordDir != "" {
-		if err := os.MkdirAll(*recordDir, 0o755); err != nil {
-			env.Errorf("implement: --record: %v", err)
-			return ExitUsage
-		}
-		for i := range tiers {
-			tiers[i].Model = llm.Record(tiers[i].Model, *recordDir)
-		}
-	}
-	for i := range tiers {
-		tiers[i].Model = agent.Masked(tiers[i].Model, masker.Mask)
+	defer closeTrace()
+	tiers, code := env.jobTiers("implement", *cfgPath, cfg, rec, *recordDir, masker)
+	if code != ExitOK {
+		return code
 	}
 	opts := implement.Options{
 		Issue: *issue, Attempt: *attempt, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,
@@ -216,12 +154,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		RepairRounds: cfg.Implement.RepairRounds, MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
 		Deadline: deadline, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
 		CIWorkflows: cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
-		Log: env.Stderr, Trace: rec, Mask: masker.Mask,
-		SetOutput: func(k, v string) {
-			if err := io.SetOutput(k, v); err != nil {
-				env.Errorf("set output %s: %v", k, err)
-			}
-		},
+		Log: env.Stderr, Trace: rec, Mask: masker.Mask, SetOutput: env.setOutput(io),
 	}
 	res, err := implement.Run(ctx, opts)
 	if err != nil {

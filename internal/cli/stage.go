@@ -3,21 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
-	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
-	"github.com/roadmap-dev/roadmap/internal/git"
-	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/stage"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // runStage is `roadmap stage`: one stage Job for an issue, from the issue to
@@ -60,15 +53,9 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 		*recordComment = recordCommentInput(ev.Inputs)
 	}
 	dir := env.workdir(*workdir)
-	load := config.LoadExplicit
-	if *cfgPath == "" {
-		*cfgPath, load = filepath.Join(dir, config.DefaultPath), config.Load
-	}
-	cfg, err := load(*cfgPath)
-	if err != nil {
-		env.Errorf("%v", err)
-		io.Error(*cfgPath, lineOf(err), err.Error())
-		return ExitUsage
+	cfg, code := env.jobConfig(io, dir, cfgPath)
+	if code != ExitOK {
+		return code
 	}
 	if *base == "" {
 		*base = cfg.Implement.BaseBranch
@@ -80,16 +67,9 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 	if *rounds == 0 {
 		*rounds = cfg.Stage.Rounds
 	}
-	start := time.Now()
-	if *startedAt != "" {
-		if start, err = parseTime(*startedAt); err != nil {
-			env.Errorf("stage: --started-at: %v", err)
-			return ExitUsage
-		}
-	}
-	var deadline time.Time
-	if *timeout > 0 {
-		deadline = start.Add(time.Duration(*timeout) * time.Minute)
+	deadline, code := env.jobDeadline("stage", *startedAt, *timeout)
+	if code != ExitOK {
+		return code
 	}
 	masker := env.masker(env.modelKeys(cfg)...)
 	gh, err := env.gitHubClient(masker, deadline)
@@ -97,18 +77,9 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("stage: %v", err)
 		return ExitUsage
 	}
-	gitEnv := env.environ()
-	if tok := env.Getenv("GITHUB_TOKEN"); tok != "" && env.Getenv("GITHUB_SERVER_URL") != "" {
-		gitEnv = git.ExtraHeaderEnv(gitEnv, env.Getenv("GITHUB_SERVER_URL"), tok)
-	}
-	repo, err := git.Open(ctx, dir, gitEnv)
-	if err != nil {
-		env.Errorf("stage: %v", err)
-		return ExitUsage
-	}
-	if err := repo.EnsureIdentity(ctx); err != nil {
-		env.Errorf("stage: %v", err)
-		return ExitInternal
+	repo, code := env.jobRepo(ctx, "stage", dir)
+	if code != ExitOK {
+		return code
 	}
 	pol, err := policy.ParseNode(&cfg.Policy)
 	if err != nil {
@@ -122,42 +93,14 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 	defer iso.close(env, "stage")
 	sb, _ := iso.tools(pol, env.environ())
 
-	if *traceFile == "" {
-		tmp := env.Getenv("RUNNER_TEMP")
-		if tmp == "" {
-			tmp = os.TempDir()
-		}
-		*traceFile = filepath.Join(tmp, fmt.Sprintf("roadmap-stage-trace-%d-run-%d.jsonl", *issue, *runID))
+	rec, closeTrace, code := env.jobTrace("stage", traceFile, jobTraceName("stage", *issue, *runID), masker, 0)
+	if code != ExitOK {
+		return code
 	}
-	tf, err := os.OpenFile(*traceFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		env.Errorf("stage: trace file: %v", err)
-		return ExitUsage
-	}
-	defer tf.Close()
-	rec, err := trace.NewRecorder(tf, masker, time.Now, 0)
-	if err != nil {
-		env.Errorf("stage: %v", err)
-		return ExitInternal
-	}
-	tiers, err := buildTiers(cfg, env, func(e agent.RetryEvent) {
-		_ = rec.Add(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})
-	})
-	if err != nil {
-		env.Errorf("stage: %s: %v", *cfgPath, err)
-		return ExitUsage
-	}
-	if *recordDir != "" {
-		if err := os.MkdirAll(*recordDir, 0o755); err != nil {
-			env.Errorf("stage: --record: %v", err)
-			return ExitUsage
-		}
-		for i := range tiers {
-			tiers[i].Model = llm.Record(tiers[i].Model, *recordDir)
-		}
-	}
-	for i := range tiers {
-		tiers[i].Model = agent.Masked(tiers[i].Model, masker.Mask)
+	defer closeTrace()
+	tiers, code := env.jobTiers("stage", *cfgPath, cfg, rec, *recordDir, masker)
+	if code != ExitOK {
+		return code
 	}
 	verifier := tiers[len(tiers)-1:]
 	for i, m := range cfg.Models {
@@ -172,12 +115,7 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 		StepBudget: agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
 		MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
 		Deadline: deadline, Unisolated: unisolated, IsolationNote: iso.note(),
-		Log: env.Stderr, Trace: rec, Mask: masker.Mask,
-		SetOutput: func(k, v string) {
-			if err := io.SetOutput(k, v); err != nil {
-				env.Errorf("set output %s: %v", k, err)
-			}
-		},
+		Log: env.Stderr, Trace: rec, Mask: masker.Mask, SetOutput: env.setOutput(io),
 	}
 	res, err := stage.Run(ctx, opts)
 	if err != nil {

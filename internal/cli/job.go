@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// What the two Job verbs (stage, implement) set up the same way before their
+// runner: the configuration, the deadline, the checkout, the trace and the
+// model ladder. Each returns an exit code other than ExitOK when the verb
+// must stop, having said why.
+
+// jobConfig loads the configuration: the file *path names (which must
+// exist), else WORKDIR/.github/roadmap.yml, the defaults without it. *path
+// is set to the file read.
+func (e *Env) jobConfig(io *actionsio.IO, dir string, path *string) (*config.Config, int) {
+	load := config.LoadExplicit
+	if *path == "" {
+		*path, load = filepath.Join(dir, config.DefaultPath), config.Load
+	}
+	cfg, err := load(*path)
+	if err != nil {
+		e.Errorf("%v", err)
+		io.Error(*path, lineOf(err), err.Error())
+		return nil, ExitUsage
+	}
+	return cfg, ExitOK
+}
+
+// jobDeadline is when the Job must have handed over: the job's start (now,
+// unless startedAt says) plus its timeout-minutes; zero without a timeout.
+func (e *Env) jobDeadline(verb, startedAt string, timeout int) (time.Time, int) {
+	start := time.Now()
+	if startedAt != "" {
+		var err error
+		if start, err = parseTime(startedAt); err != nil {
+			e.Errorf("%s: --started-at: %v", verb, err)
+			return time.Time{}, ExitUsage
+		}
+	}
+	if timeout <= 0 {
+		return time.Time{}, ExitOK
+	}
+	return start.Add(time.Duration(timeout) * time.Minute), ExitOK
+}
+
+// jobRepo opens the checkout for roadmap's own git, with the credentials
+// its pushes use: a push token (an App installation token or a
+// fine-grained PAT) when there is one, so the repository's CI runs on the
+// pushes as on a contributor's (GITHUB_TOKEN's pushes start no workflow
+// run), else GITHUB_TOKEN.
+func (e *Env) jobRepo(ctx context.Context, verb, dir string) (*git.Repo, int) {
+	gitEnv := e.environ()
+	tok := e.Getenv("ROADMAP_PUSH_TOKEN")
+	if tok == "" {
+		tok = e.Getenv("GITHUB_TOKEN")
+	}
+	if tok != "" && e.Getenv("GITHUB_SERVER_URL") != "" {
+		gitEnv = git.ExtraHeaderEnv(gitEnv, e.Getenv("GITHUB_SERVER_URL"), tok)
+	}
+	repo, err := git.Open(ctx, dir, gitEnv)
+	if err != nil {
+		e.Errorf("%s: %v", verb, err)
+		return nil, ExitUsage
+	}
+	if err := repo.EnsureIdentity(ctx); err != nil {
+		e.Errorf("%s: %v", verb, err)
+		return nil, ExitInternal
+	}
+	return repo, ExitOK
+}
+
+// jobTrace opens the JSONL trace (*path, default RUNNER_TEMP/defaultName)
+// for appending and returns its recorder and the file's closer. *path is set
+// to the file written.
+func (e *Env) jobTrace(verb string, path *string, defaultName string, masker *redact.Masker, job int) (*trace.Recorder, func(), int) {
+	if *path == "" {
+		tmp := e.Getenv("RUNNER_TEMP")
+		if tmp == "" {
+			tmp = os.TempDir()
+		}
+		*path = filepath.Join(tmp, defaultName)
+	}
+	tf, err := os.OpenFile(*path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		e.Errorf("%s: trace file: %v", verb, err)
+		return nil, nil, ExitUsage
+	}
+	rec, err := trace.NewRecorder(tf, masker, time.Now, job)
+	if err != nil {
+		tf.Close()
+		e.Errorf("%s: %v", verb, err)
+		return nil, nil, ExitInternal
+	}
+	return rec, func() { tf.Close() }, ExitOK
+}
+
+// jobTiers builds the model ladder: retries traced, every exchange recorded
+// as replay fixtures under recordDir when it is set, every request masked.
+func (e *Env) jobTiers(verb, cfgPath string, cfg *config.Config, rec *trace.Recorder, recordDir string, masker *redact.Masker) ([]agent.Tier, int) {
+	tiers, err := buildTiers(cfg, e, func(ev agent.RetryEvent) {
+		_ = rec.Add(trace.Event{Type: trace.TypeRetry, Reason: ev.Reason, Attempt: ev.Attempt, Wait: ev.Wait})
+	})
+	if err != nil {
+		e.Errorf("%s: %s: %v", verb, cfgPath, err)
+		return nil, ExitUsage
+	}
+	if recordDir != "" {
+		if err := os.MkdirAll(recordDir, 0o755); err != nil {
+			e.Errorf("%s: --record: %v", verb, err)
+			return nil, ExitUsage
+		}
+		for i := range tiers {
+			tiers[i].Model = llm.Record(tiers[i].Model, recordDir)
+		}
+	}
+	for i := range tiers {
+		tiers[i].Model = agent.Masked(tiers[i].Model, masker.Mask)
+	}
+	return tiers, ExitOK
+}
+
+// setOutput is the runner's SetOutput: a step output, or a message when it
+// cannot be written.
+func (e *Env) setOutput(io *actionsio.IO) func(k, v string) {
+	return func(k, v string) {
+		if err := io.SetOutput(k, v); err != nil {
+			e.Errorf("set output %s: %v", k, err)
+		}
+	}
+}
+
+// jobTraceName is the default trace file name of a Job: the run id tells
+// the Jobs of an item apart (the Job's number may not be known before the
+// record is read).
+func jobTraceName(verb string, issue int, runID int64) string {
+	if verb == "implement" {
+		return fmt.Sprintf("roadmap-trace-%d-run-%d.jsonl", issue, runID)
+	}
+	return fmt.Sprintf("roadmap-%s-trace-%d-run-%d.jsonl", verb, issue, runID)
+}
