@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,7 +169,18 @@ func (r *reporter) status(ctx context.Context, state, description string) error 
 		return nil
 	}
 	r.out.Head = head
-	return r.o.GitHub.CreateStatus(ctx, head, StatusContext, state, description, "")
+	err = r.o.GitHub.CreateStatus(ctx, head, StatusContext, state, description, "")
+	var se *github.StatusError
+	if errors.As(err, &se) && se.Status == http.StatusUnprocessableEntity && head == r.o.HeadSHA {
+		// The Job's head never reached GitHub (its push was refused before
+		// it stopped): the status goes on the head GitHub has.
+		r.logf("report: issue #%d: head %s is not on GitHub (%v); the status goes on the PR head or published_sha", r.o.Issue, head, err)
+		o := r.o
+		r.o.HeadSHA = ""
+		defer func() { r.o = o }()
+		return r.status(ctx, state, description)
+	}
+	return err
 }
 
 // head is the commit the status goes on: the Job's head_sha output, the PR's
