@@ -107,6 +107,7 @@ func verbs() []verb {
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"plan validate", "check an OpenSpec change: openspec validate --strict, then roadmap's plan rules and plan gates", runPlanValidate},
 		{"classify", "classify a failed Job from its log", runClassify},
+		{"faults run", "the fault-injection suite: kills at every durable effect, GitHub, git, model and process faults", runFaultsRun},
 		{"ci fail-to-pass", "run the tests at --base and at HEAD: F2P, P2P and broken P2P", runCIFailToPass},
 		{"dev replay-model", "serve recorded model exchanges over the OpenAI API", runDevReplayModel},
 		{"dev fake-github", "run the fake GitHub as a server", runDevFakeGitHub},

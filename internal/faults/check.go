@@ -164,9 +164,9 @@ func check(l *life, sc scenario, base, got state) outcome {
 
 	// Classes with an automatic action never stop the item.
 	if sc.Expect == expectReady && l.afterJob == nil {
-		for _, j := range l.jobs {
-			if j.Result.Result == record.ResultStopped {
-				bad("job %d stopped (%s: %s) on a fault with an automatic action", j.Attempt, j.Result.Failure, j.Result.Reason)
+		for _, r := range l.reps {
+			if r.Killed == "" && r.Outcome.Action == report.ActionStop {
+				bad("report stopped the item after job %d (%s: %s) on a fault with an automatic action", r.Job, r.Outcome.Class, r.Outcome.Reason)
 			}
 		}
 	}
@@ -262,7 +262,9 @@ func reachedBranch(l *life, sc scenario) bool {
 			}
 		}
 		return false
-	case "stop_auth", "stop_conflict", "stop_needs_person":
+	case "conflict_handoff":
+		return classOf("conflict")
+	case "stop_auth", "stop_needs_person":
 		for _, j := range l.jobs {
 			if j.Result.Result == record.ResultStopped {
 				return true
