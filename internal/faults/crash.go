@@ -13,16 +13,16 @@ import (
 
 // Effect names: the durable effects a kill is placed around.
 const (
-	EffRecord  = "record write"
-	EffComment = "comment upsert"
-	EffCommit  = "commit"
-	EffWIP     = "wip commit"
-	EffArchive = "archive commit"
-	EffPush    = "push"
-	EffPRNew   = "pr create"
-	EffPREdit  = "pr update"
-	EffStatus  = "status"
-	EffLabel   = "label"
+	EffRecord   = "record write"
+	EffComment  = "comment upsert"
+	EffCommit   = "commit"
+	EffWIP      = "wip commit"
+	EffArchive  = "archive commit"
+	EffPush     = "push"
+	EffPRNew    = "pr create"
+	EffPREdit   = "pr update"
+	EffStatus   = "status"
+	EffLabel    = "label"
 	EffDispatch = "dispatch"
 )
 
@@ -36,7 +36,7 @@ type killed struct{ point string }
 // it. Armed for one point, it kills the Job there; it also lets a scenario
 // act at an exact effect (a person pushing, CI reporting, a signal).
 type crasher struct {
-	mu     sync.Mutex
+	mu sync.Mutex
 	// arms are the kill points: "before push#2", "after dispatch#1" (an
 	// effect and its occurrence in the history). Each fires once.
 	arms   map[string]bool

@@ -72,9 +72,9 @@ type life struct {
 	redispatched bool
 	// hooks act at exact effects; keep are record keys others wrote that
 	// must survive.
-	hooks   []hook
-	keep    []string
-	hookErr error
+	hooks     []hook
+	keep      []string
+	hookErr   error
 	preHead   string
 	dupPushes int
 }

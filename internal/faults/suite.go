@@ -53,7 +53,7 @@ type Summary struct {
 	// Known are defects the suite still finds, named in the scenarios and
 	// not counted as violations; one that no longer shows is a violation.
 	Known   []string `json:"known"`
-	Seconds      float64  `json:"seconds"`
+	Seconds float64  `json:"seconds"`
 }
 
 // Run plays every scenario of every seed twice and checks each history.

@@ -124,7 +124,7 @@ func newWorld(dir string, convs []*llm.Conversation) (*world, error) {
 		return nil, err
 	}
 	files := map[string]string{
-		"README.md":                          "# widgets\n",
+		"README.md":                           "# widgets\n",
 		filepath.Join(planDir, "proposal.md"): "# Add greetings\n\nWrite one greeting file per group.\n",
 		filepath.Join(planDir, "tasks.md"):    tasksMD(),
 	}
