@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
@@ -60,7 +59,6 @@ type life struct {
 	window int
 	// signal, when set, is closed to deliver SIGINT to the running Job.
 	signal   chan struct{}
-	sigOnce  sync.Once
 	sigTerm  time.Duration // SIGTERM after SIGINT (the runner: 7.5 s)
 	sigKill  time.Duration // the kill after SIGTERM (the runner: 2.5 s)
 	logExtra string        // appended to a killed Job's log (OOM evidence)
