@@ -59,6 +59,7 @@ type life struct {
 	window int
 	// signal, when set, is closed to deliver SIGINT to the running Job.
 	signal   chan struct{}
+	sigSent  bool
 	sigTerm  time.Duration // SIGTERM after SIGINT (the runner: 7.5 s)
 	sigKill  time.Duration // the kill after SIGTERM (the runner: 2.5 s)
 	logExtra string        // appended to a killed Job's log (OOM evidence)
@@ -200,7 +201,9 @@ func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
 	if err != nil {
 		return je, err
 	}
-	if l.signal != nil {
+	if l.signal != nil && !l.sigSent {
+		// The signal reaches the first Job only.
+		l.sigSent = true
 		sig := l.signal
 		go func() {
 			select {
