@@ -58,11 +58,13 @@ type life struct {
 	// window is the model's input window (0: the default).
 	window int
 	// signal, when set, is closed to deliver SIGINT to the running Job.
-	signal   chan struct{}
-	sigSent  bool
-	sigTerm  time.Duration // SIGTERM after SIGINT (the runner: 7.5 s)
-	sigKill  time.Duration // the kill after SIGTERM (the runner: 2.5 s)
-	logExtra string        // appended to a killed Job's log (OOM evidence)
+	signal  chan struct{}
+	sigSent bool
+	// writerEdited is set when the concurrent writer acted.
+	writerEdited bool
+	sigTerm      time.Duration // SIGTERM after SIGINT (the runner: 7.5 s)
+	sigKill      time.Duration // the kill after SIGTERM (the runner: 2.5 s)
+	logExtra     string        // appended to a killed Job's log (OOM evidence)
 	// foreign are files another writer put on the branch.
 	foreign map[string]bool
 	trace   []string
@@ -417,8 +419,7 @@ func (l *life) signalled() bool {
 }
 
 func (l *life) writerActed() bool {
-	c, ok := l.w.recordComment()
-	return ok && strings.Contains(c.Body, "note.other")
+	return l.writerEdited
 }
 
 func fileExists(p string) bool {

@@ -48,6 +48,11 @@ type scenario struct {
 // of report looks first" is not done yet).
 const knownDoubleDispatch = "report re-run after a kill dispatches the continuation twice"
 
+// knownLostUpdate: a key another writer adds between the Job's read and its
+// PATCH of the record comment is overwritten (GitHub has no compare-and-swap
+// on a comment; the read-back re-applies only the Job's own change).
+const knownLostUpdate = "a concurrent writer's record key is lost to the Job's PATCH"
+
 // request is a write the fake received in the crash-free run.
 type request struct {
 	Method, Path string
@@ -218,10 +223,11 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 	// People and other writers.
 	out = append(out,
 		scenario{Name: "another writer edits the record while the Job writes it", Kind: "concurrent_writers", Branch: "reapply_record", Expect: expectReady,
+			Known: knownLostUpdate,
 			setup: func(l *life) error {
 				l.keep = append(l.keep, "note.other")
 				l.w.fake.AddFault(githubfake.Rule{Method: http.MethodPatch, Path: "/repos/" + owner + "/" + repo + "/issues/comments/*", Call: 1 + rng.Intn(2),
-					Before: func() { l.editRecord("note.other: written by another writer") }})
+					Before: func() { l.writerEdited = true; l.editRecord("note.other: written by another writer") }})
 				return nil
 			}},
 		scenario{Name: "a person edits the issue body and the record comment mid-run", Kind: "person_edits", Branch: "reapply_record", Expect: expectReady,
