@@ -56,6 +56,9 @@ type item struct {
 	mu     sync.Mutex
 	seen   int // requests of the fake's log already booked
 	phases []phase
+	// staged counts the model calls the stage run made: the replay
+	// server's count before implement's first call.
+	staged int
 }
 
 // phase is the counted GitHub requests (304s and log blobs are free) made
@@ -70,6 +73,11 @@ type itemOptions struct {
 	Latency time.Duration
 	// WatchTimeout bounds the watch of the PR checks within one Job.
 	WatchTimeout time.Duration
+	// Implement holds more lines of the configuration's implement mapping
+	// (each indented two spaces).
+	Implement string
+	// FromIssue starts from an issue with no plan: stage writes it.
+	FromIssue bool
 }
 
 // newItem lays out the item and the user's repository.
@@ -84,7 +92,11 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	// The model's latency is the proxy's below, not the world's: the proxy
 	// reads a request whole before it waits, so it sees a Job that is killed
 	// while it waits and serves nothing to it.
-	w, err := demo.NewWorld(ctx, filepath.Join(dir, "world"), 0)
+	newWorld := demo.NewWorld
+	if o.FromIssue {
+		newWorld = demo.NewIssueWorld
+	}
+	w, err := newWorld(ctx, filepath.Join(dir, "world"), 0)
 	if err != nil {
 		t.Fatalf("the demo's world: %v", err)
 	}
@@ -144,7 +156,7 @@ implement:
   poll_interval: 1s
   watch_timeout: %s
   repair_rounds: 2
-`, modelURL, o.WatchTimeout),
+%s`, modelURL, o.WatchTimeout, o.Implement),
 	}
 	for name, body := range files {
 		p := filepath.Join(seed, filepath.FromSlash(name))
@@ -169,7 +181,11 @@ implement:
 		t.Fatal(err)
 	}
 	it.caller = &Repo{Dir: seed, Remote: w.Remote, Name: demo.Owner + "/" + demo.Repo, SHA: strings.TrimSpace(sha)}
-	it.logf("issue #%d with a 3-group plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
+	if o.FromIssue {
+		it.logf("issue #%d with no plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
+	} else {
+		it.logf("issue #%d with a 3-group plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
+	}
 	it.book("setup")
 	return it
 }
@@ -285,10 +301,12 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 		defer tick.Stop()
 		for {
 			snap := &actRun{Result: s.Snapshot()}
-			if j := snap.job("implement"); j != "" {
-				it.logf("%s: the implement job ended: %s", tr.name, snap.Jobs[j])
-				it.book(tr.name + ": implement")
-				return
+			for _, name := range []string{"implement", "stage"} {
+				if j := snap.job(name); j != "" {
+					it.logf("%s: the %s job ended: %s", tr.name, name, snap.Jobs[j])
+					it.book(tr.name + ": " + name)
+					return
+				}
 			}
 			select {
 			case <-ctx.Done():
@@ -326,21 +344,48 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 
 // labelled is the issues.labeled event the user's label starts the item with.
 func (it *item) labelled(runID int64) trigger {
+	return it.labelledWith("run 1", "roadmap:implement", runID)
+}
+
+// labelledWith is the issues.labeled event of label.
+func (it *item) labelledWith(name, label string, runID int64) trigger {
 	is, _ := it.w.Fake.Issue(it.w.Issue)
 	return trigger{
-		name:  "run 1",
+		name:  name,
 		event: "issues",
 		payload: map[string]any{
 			"action": "labeled",
-			"label":  map[string]any{"name": "roadmap:implement"},
+			"label":  map[string]any{"name": label},
 			"issue": map[string]any{
 				"number": it.w.Issue, "title": is.Title, "body": is.Body, "state": "open",
-				"labels": []any{map[string]any{"name": "roadmap:implement"}},
+				"labels": []any{map[string]any{"name": label}},
 				"user":   map[string]any{"login": is.Author},
 			},
 		},
 		runID: runID,
 	}
+}
+
+// stage runs the caller on the roadmap:stage label: one stage Job, to a
+// draft PR holding the plan.
+func (it *item) stage() {
+	t := it.t
+	t.Helper()
+	runID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	r := it.run(it.labelledWith("stage", "roadmap:stage", runID), nil)
+	if got := r.Jobs[r.job("stage")]; got != "success" || r.ExitCode != 0 {
+		t.Fatalf("the stage run: job %q, act exit %d (jobs %v)", got, r.ExitCode, r.Jobs)
+	}
+	rec := it.record()
+	if st, _ := rec.StageState(); st != "staged" {
+		t.Fatalf("after stage stage.state = %q, want staged:\n%s", st, recordText(rec))
+	}
+	pr, _ := rec.StagePR()
+	if is, ok := it.w.Fake.Issue(pr); !ok || is.Pull == nil || !is.Pull.Draft {
+		t.Fatalf("stage.pr #%d is not a draft PR", pr)
+	}
+	it.staged = it.w.Replay.Stats().Calls
+	it.logf("stage: the plan %s in draft PR #%d after %d model calls", it.w.Branch(), pr, it.staged)
 }
 
 // continuation is the run report dispatched: the caller's workflow_dispatch
@@ -632,7 +677,7 @@ func (it *item) killInGroup(ctx context.Context, s *Started, group int) int {
 			return 0
 		}
 		n := len(spend.Entries)
-		if n == 0 || spend.Entries[n-1].Group < group || it.w.Replay.Stats().Calls != n {
+		if n == 0 || spend.Entries[n-1].Group < group || it.w.Replay.Stats().Calls-it.staged != n {
 			continue
 		}
 		procs, err := s.StepProcesses()
@@ -649,7 +694,7 @@ func (it *item) killInGroup(ctx context.Context, s *Started, group int) int {
 			t.Errorf("kill the implement step %d: %v", procs[i].PID, err)
 			return 0
 		}
-		if served := it.w.Replay.Stats().Calls; served != n {
+		if served := it.w.Replay.Stats().Calls - it.staged; served != n {
 			t.Errorf("a model call was served between the check and the kill (%d served, %d in the log): make the latency longer", served, n)
 		}
 		it.logf("SIGKILL the implement step (pid %d) in group %d after %d model calls, the next one on the wire", procs[i].PID, group, n)

@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -17,7 +19,8 @@ import (
 )
 
 // maxRequests is the item's budget of counted GitHub requests (DESIGN §9):
-// a three-group implement and its reports, continuation included.
+// stage (when the item starts from an issue), a three-group implement and
+// its reports, continuation included.
 const maxRequests = 30
 
 // TestE2EYieldAndContinue: the label starts the item; the implement Job does
@@ -79,7 +82,9 @@ func TestE2EYieldAndContinue(t *testing.T) {
 	}
 }
 
-// TestE2EKilled: the implement step is SIGKILLed inside group 2, while its
+// TestE2EKilled: the item starts from an issue with no plan: stage (its own
+// run, on the roadmap:stage label) writes the plan and opens the draft PR.
+// Then the implement step is SIGKILLed inside group 2, while its
 // next model call is on the wire. act then runs report (needs.implement.result
 // is failure, with no result output). Under act there is no job-log API, so
 // the test gives the fake GitHub the run's implement job with the log the
@@ -88,8 +93,11 @@ func TestE2EYieldAndContinue(t *testing.T) {
 // and dispatches a continuation, which finishes the item.
 func TestE2EKilled(t *testing.T) {
 	act := requireAct(t)
-	it := newItem(t, act, itemOptions{Latency: time.Second, WatchTimeout: 30 * time.Second})
+	it := newItem(t, act, itemOptions{Latency: time.Second, WatchTimeout: 30 * time.Second, FromIssue: true})
 	it.playCI("success")
+	// The issue has no plan: stage writes it, checks it and opens the
+	// draft PR the implement Jobs then work on.
+	it.stage()
 
 	run1ID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	// On GitHub the implement job's log is complete before report, which
@@ -152,7 +160,7 @@ func TestE2EKilled(t *testing.T) {
 
 	run2 := it.run(cont, nil)
 	it.wantJobs(run2, "success", "success")
-	it.checkTrace(run2, 2, it.w.Replay.Stats().Calls-killedCalls, false)
+	it.checkTrace(run2, 2, it.w.Replay.Stats().Calls-killedCalls-it.staged, false)
 
 	rec = it.record()
 	if res, _ := rec.Result(); res != record.ResultReady {
@@ -174,4 +182,89 @@ func TestE2EKilled(t *testing.T) {
 	if n := it.requests(); n > maxRequests {
 		t.Errorf("the item made %d counted GitHub requests, want at most %d", n, maxRequests)
 	}
+}
+
+// readmeFailure is the scripted CI's job log for a real failure of the
+// change: a go test the repository's CI runs and the plan's verify
+// commands do not, in the runner's log format.
+const readmeFailure = `2026-11-29T09:01:00.1000000Z ##[group]Run go test ./...
+2026-11-29T09:01:00.1000000Z go test ./...
+2026-11-29T09:01:00.1000000Z ##[endgroup]
+2026-11-29T09:01:02.3000000Z --- FAIL: TestReadmeExample (0.00s)
+2026-11-29T09:01:02.3000000Z     readme_test.go:14: README.md has no usage example ("Example:")
+2026-11-29T09:01:02.3000000Z FAIL
+2026-11-29T09:01:02.3000000Z FAIL	example.com/greet	0.004s
+2026-11-29T09:01:02.3100000Z ##[error]Process completed with exit code 1.
+`
+
+// TestE2ECIRerunAndRepair: the repository's CI is a workflow roadmap
+// dispatches (GITHUB_TOKEN-only: its pushes start no run). After the
+// groups, the CI fails with a network error (a real npm ECONNRESET log):
+// the watch reads the log, re-runs the failed job with no model call; the
+// re-run fails on the change (a go test failure): the log goes to an agent
+// repair step at the head, which commits and pushes; CI is dispatched at the
+// new head, passes, and the PR is marked ready, all in one Job.
+func TestE2ECIRerunAndRepair(t *testing.T) {
+	act := requireAct(t)
+	flaky, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "logs", "real", "transient-npm-econnreset-runner-images.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := newItem(t, act, itemOptions{Latency: 20 * time.Millisecond, WatchTimeout: 2 * time.Minute,
+		Implement: "  ci_workflows: [ci.yml]\n  check_reruns: 2\n"})
+	it.w.Fake.ScriptCI("ci.yml", githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{
+		{Conclusion: "failure", Log: string(flaky)},
+		{Conclusion: "failure", Log: readmeFailure},
+		{Conclusion: "success"},
+	}})
+
+	run1ID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	run1 := it.run(it.labelled(run1ID), nil)
+	it.wantJobs(run1, "success", "success")
+	rec := it.record()
+	if res, _ := rec.Result(); res != record.ResultReady {
+		t.Fatalf("implement.result = %q, want ready:\n%s", res, recordText(rec))
+	}
+	if rr := it.w.Fake.Reruns(); len(rr) != 1 {
+		t.Errorf("rerun-failed-jobs accepted %d times, want 1 (the network error only): %+v", len(rr), rr)
+	}
+	var ci int
+	for _, d := range it.w.Fake.Dispatches() {
+		if d.Workflow == "ci.yml" {
+			ci++
+			if d.Ref != it.w.Branch() {
+				t.Errorf("ci.yml dispatched on %q, want the work branch %q", d.Ref, it.w.Branch())
+			}
+		}
+	}
+	if ci != 2 {
+		t.Errorf("ci.yml dispatched %d times, want 2 (the groups' head, the repaired head)", ci)
+	}
+	pr, _ := rec.StagePR()
+	var comment string
+	for _, c := range it.w.Fake.Comments(pr) {
+		if strings.Contains(c.Body, marker) {
+			comment = c.Body
+		}
+	}
+	for _, want := range []string{"re-ran the failed jobs", "transient", "its log goes to the agent", "repaired the head", "are green"} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("the PR comment lacks %q:\n%s", want, comment)
+		}
+	}
+	readme, err := git(t.Context(), "--git-dir", it.w.Remote, "show", it.w.Branch()+":README.md")
+	if err != nil || !strings.Contains(readme, "Example:") {
+		t.Errorf("README.md on the branch = %q (%v), want the repair's example", readme, err)
+	}
+	it.checkSpend(rec)
+	// Not checkReadyPR: the repair comes after the archive commit, so the
+	// PR's last commit is the repair's.
+	if is, ok := it.w.Fake.Issue(pr); !ok || is.Pull == nil || is.Pull.Draft {
+		t.Errorf("PR #%d is not a pull request out of draft", pr)
+	}
+	msg, err := git(t.Context(), "--git-dir", it.w.Remote, "log", "-2", "--format=%s", it.w.Branch())
+	if err != nil || !strings.HasPrefix(msg, "roadmap: repair at the head\nroadmap: archive add-greetings") {
+		t.Errorf("the branch's last two commits = %q (%v), want the repair after the archive", msg, err)
+	}
+	it.logf("the item made %d counted GitHub requests (the CI's dispatches, log reads and re-run included)", it.requests())
 }

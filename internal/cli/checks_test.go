@@ -176,7 +176,7 @@ const goodbyeTasks = "## 1. Say goodbye\n\n" +
 	"- [x] 1.2 Write the farewell; verify: `grep -q goodbye greet.txt`\n\n" +
 	"## 2. Keep the greeting\n\n" +
 	"- [x] 2.1 Keep hello; verify: `grep -q hello greet.txt`\n" +
-	"- [x] 2.2 Nothing more; verify: `true`\n"
+	"- [x] 2.2 Nothing more; verify: `test -f greet.txt`\n"
 
 const goodbyeTasksPath = "openspec/changes/say-goodbye/tasks.md"
 
@@ -234,7 +234,7 @@ func TestChecksStatus(t *testing.T) {
 	for _, s := range []string{
 		"| 1. Say goodbye | `grep -q goodbye greet.txt` | ✅ exit 0 |",
 		"| 1. Say goodbye | fail-to-pass `grep -q goodbye greet.txt` | ✅ failed before the change (exit 1) |",
-		"| 2. Keep the greeting | `true` | ✅ exit 0 |",
+		"| 2. Keep the greeting | `test -f greet.txt` | ✅ exit 0 |",
 		"| checks.commands | `ls greet.txt` | ✅ exit 0 |",
 	} {
 		if !strings.Contains(summary, s) {
@@ -298,6 +298,7 @@ type checksJSON struct {
 			DurationMS int64  `json:"duration_ms"`
 			Passed     bool   `json:"passed"`
 			Ran        bool   `json:"ran"`
+			Error      string `json:"error"`
 		} `json:"commands"`
 		FailToPass struct {
 			Status   string   `json:"status"`
@@ -435,7 +436,7 @@ func TestChecksFailToPass(t *testing.T) {
 
 func TestChecksRefusedCommand(t *testing.T) {
 	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
-	tasks := "## 1. Fetch\n\n- [x] 1.1 Fetch it; verify: `curl http://127.0.0.1/`\n- [x] 1.2 Then; verify: `true`\n"
+	tasks := "## 1. Fetch\n\n- [x] 1.1 Fetch it; verify: `curl http://127.0.0.1/`\n- [x] 1.2 Then; verify: `test -f greet.txt`\n"
 	head := w.commit("fetch", sound("fetch", tasks, nil))
 	w.pullRequest(head)
 	got, _ := w.runJSON(ExitFindings)
@@ -443,9 +444,13 @@ func TestChecksRefusedCommand(t *testing.T) {
 	if g.Passed || len(g.Commands) != 2 || g.Commands[0].Ran != true || g.Commands[1].Ran {
 		t.Errorf("group = %+v, want the refused command failed and the next not run", g)
 	}
-	if !strings.Contains(got.Description, "group 1: curl http://127.0.0.1/ could not run: ") ||
-		!strings.Contains(got.Description, "network access is refused") {
-		t.Errorf("description = %q, want the refusal", got.Description)
+	// The plan gate refuses the form of the verify command; the group's
+	// run says why it could not run.
+	if !strings.Contains(got.Description, "roadmap/gate/verify-form: task 1.1: verify command `curl http://127.0.0.1/`") {
+		t.Errorf("description = %q, want the verify-form finding first", got.Description)
+	}
+	if !strings.Contains(g.Commands[0].Error, "network access is refused") {
+		t.Errorf("the curl command's error = %q, want the refusal", g.Commands[0].Error)
 	}
 	if st := w.statuses(head); len(st) != 2 || st[1].State != "failure" {
 		t.Errorf("statuses = %+v, want pending then failure", st)
@@ -591,7 +596,7 @@ func TestChecksNoPlan(t *testing.T) {
 }
 
 func TestChecksBadInput(t *testing.T) {
-	tasks := "## 1. A\n\n- [x] 1.1 a; verify: `true`\n"
+	tasks := "## 1. A\n\n- [x] 1.1 a; verify: `test -e .`\n"
 	tests := []struct {
 		name    string
 		files   map[string]string

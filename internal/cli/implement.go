@@ -135,7 +135,14 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	gitEnv := env.environ()
-	if tok := env.Getenv("GITHUB_TOKEN"); tok != "" && env.Getenv("GITHUB_SERVER_URL") != "" {
+	// A push token (an App installation token or a fine-grained PAT) pushes
+	// as a contributor would, so the repository's CI runs on the pushes;
+	// GITHUB_TOKEN's pushes start no workflow run.
+	tok := env.Getenv("ROADMAP_PUSH_TOKEN")
+	if tok == "" {
+		tok = env.Getenv("GITHUB_TOKEN")
+	}
+	if tok != "" && env.Getenv("GITHUB_SERVER_URL") != "" {
 		gitEnv = git.ExtraHeaderEnv(gitEnv, env.Getenv("GITHUB_SERVER_URL"), tok)
 	}
 	repo, err := git.Open(ctx, dir, gitEnv)
@@ -208,6 +215,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		StepBudget:   agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
 		RepairRounds: cfg.Implement.RepairRounds, MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
 		Deadline: deadline, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
+		CIWorkflows: cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
 		Log: env.Stderr, Trace: rec, Mask: masker.Mask,
 		SetOutput: func(k, v string) {
 			if err := io.SetOutput(k, v); err != nil {
@@ -248,6 +256,12 @@ func implementSummary(issue int, res implement.Result, events []trace.Event, not
 	}
 	if res.Failure != "" || res.Reason != "" {
 		fmt.Fprintf(&b, "`%s` %s\n\n", res.Failure, res.Reason)
+	}
+	switch res.CI {
+	case "passed":
+		b.WriteString("PR checks: reported on the head and passed.\n\n")
+	case "none":
+		b.WriteString("PR checks: **no check was reported on the head**; ready because `implement.ready_without_ci` is true.\n\n")
 	}
 	fmt.Fprintf(&b, "Item spend: %d tokens in, %d out, $%.4f over %d model calls (this Job: %d calls).\n\n",
 		res.Spend.TokensIn, res.Spend.TokensOut, res.Spend.USD, res.Spend.ModelCalls, res.JobSpend.ModelCalls)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -61,6 +62,10 @@ const (
 	// MaxJobsLimit bounds implement.max_jobs; it is the number of Jobs the
 	// record keeps (record.MaxJobs), so the cap can always be counted.
 	MaxJobsLimit = 100
+	// DefaultCheckReruns and MaxCheckReruns bound implement.check_reruns:
+	// re-runs of CI jobs the infrastructure failed, per head.
+	DefaultCheckReruns = 2
+	MaxCheckReruns     = 5
 	// MinPollInterval is the shortest implement.poll_interval: a faster
 	// watch spends the API rate limit without learning anything.
 	MinPollInterval = time.Second
@@ -130,6 +135,17 @@ type Implement struct {
 	MaxJobs int `yaml:"max_jobs"`
 	// BaseBranch is the branch PRs target.
 	BaseBranch string `yaml:"base_branch"`
+	// CIWorkflows are workflow files (in .github/workflows) roadmap
+	// dispatches on the work branch when no check has reported on the head:
+	// pushes made with GITHUB_TOKEN start no workflow run, a dispatch does.
+	CIWorkflows []string `yaml:"ci_workflows"`
+	// ReadyWithoutCI lets the watch mark the PR ready when no check was
+	// reported on the head. Off by default: a PR no CI ran on is never
+	// called green; the item asks a person instead.
+	ReadyWithoutCI bool `yaml:"ready_without_ci"`
+	// CheckReruns bounds the re-runs of a head's failed CI jobs whose log
+	// shows the infrastructure failed (network, rate limit, runner lost).
+	CheckReruns int `yaml:"check_reruns"`
 }
 
 // Stage is the stage phase's settings.
@@ -155,7 +171,7 @@ func Default() *Config {
 		Checks: Checks{Timeout: 10 * time.Minute},
 		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped"},
 		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6,
-			BaseBranch: "main"},
+			BaseBranch: "main", CheckReruns: DefaultCheckReruns},
 		Stage:     Stage{Rounds: 3},
 		Isolation: IsolationAuto,
 	}
@@ -248,6 +264,10 @@ func Parse(file string, data []byte) (*Config, error) {
 // shape lists the keys a mapping may hold; nil means any key (maps, the policy).
 type shape map[string]shape
 
+// workflowFileRE is a file name in .github/workflows: no directory, a YAML
+// extension.
+var workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.ya?ml$`)
+
 var budgetShape = shape{"turns": nil, "tokens_in": nil, "tokens_out": nil, "usd": nil, "wall": nil}
 
 var configShape = shape{
@@ -258,7 +278,7 @@ var configShape = shape{
 	"checks":  {"commands": nil, "timeout": nil},
 	"labels":  {"stage": nil, "implement": nil, "needs_input": nil, "stopped": nil},
 	"implement": {"poll_interval": nil, "watch_timeout": nil, "repair_rounds": nil, "max_jobs": nil,
-		"base_branch": nil},
+		"base_branch": nil, "ci_workflows": nil, "ready_without_ci": nil, "check_reruns": nil},
 	"stage":     {"rounds": nil, "verifier": nil},
 	"isolation": nil,
 }
@@ -495,6 +515,13 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		return at("repair_rounds", fmt.Sprintf("must be from 1 to %d", MaxRepairRounds))
 	case im.MaxJobs < 1 || im.MaxJobs > MaxJobsLimit:
 		return at("max_jobs", fmt.Sprintf("must be from 1 to %d", MaxJobsLimit))
+	case im.CheckReruns < 0 || im.CheckReruns > MaxCheckReruns:
+		return at("check_reruns", fmt.Sprintf("must be from 0 to %d", MaxCheckReruns))
+	}
+	for _, wf := range im.CIWorkflows {
+		if !workflowFileRE.MatchString(wf) {
+			return at("ci_workflows", fmt.Sprintf("%q is not a workflow file name in .github/workflows (e.g. ci.yml)", wf))
+		}
 	}
 	if st := c.Stage; st.Rounds < 1 || st.Rounds > MaxRepairRounds {
 		return &Error{File: file, Line: lineOf(doc, "stage", "rounds"), Key: "stage.rounds", Msg: fmt.Sprintf("must be from 1 to %d", MaxRepairRounds)}

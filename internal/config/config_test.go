@@ -162,6 +162,8 @@ func TestConfigRejects(t *testing.T) {
 		{"null needs-input label", "labels:\n  needs_input:\n", "2: labels.needs_input: must not be empty"},
 		{"zero repair rounds", "implement:\n  repair_rounds: 0\n", "2: implement.repair_rounds: must be from 1 to 10"},
 		{"unbounded repair rounds", "implement:\n  repair_rounds: 1000000\n", "2: implement.repair_rounds: must be from 1 to 10"},
+		{"zero stage rounds", "stage:\n  rounds: 0\n", "2: stage.rounds: must be from 1 to 10"},
+		{"unknown verifier", "stage:\n  verifier: gpt-9\n", "2: stage.verifier: \"gpt-9\" is not the name of one of models"},
 		{"repair rounds not a number", "implement:\n  repair_rounds: many\n", "2: implement.repair_rounds: cannot unmarshal !!str `many` into int"},
 		{"too many jobs", "implement:\n  max_jobs: 101\n", "2: implement.max_jobs: must be from 1 to 100"},
 		{"unknown isolation", "isolation: sometimes\n", `1: isolation: "sometimes" is not auto, user or none`},
@@ -227,5 +229,37 @@ func TestLoadExplicitReadsTheFile(t *testing.T) {
 	cfg, err := LoadExplicit(p)
 	if err != nil || cfg.Isolation != IsolationNone {
 		t.Fatalf("LoadExplicit = %+v, %v", cfg, err)
+	}
+}
+
+// TestImplementCI: the keys that decide what the watch does when no CI ran
+// and how often it re-runs CI the infrastructure broke.
+func TestImplementCI(t *testing.T) {
+	cfg, err := Parse("roadmap.yml", []byte("models: [{name: m}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Implement.ReadyWithoutCI || len(cfg.Implement.CIWorkflows) != 0 || cfg.Implement.CheckReruns != 2 {
+		t.Errorf("defaults = %+v, want ready_without_ci false (the safe one), no CI workflows, 2 re-runs", cfg.Implement)
+	}
+	cfg, err = Parse("roadmap.yml", []byte("implement:\n  ci_workflows: [ci.yml, lint.yaml]\n  ready_without_ci: true\n  check_reruns: 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ci.yml", "lint.yaml"}, cfg.Implement.CIWorkflows); diff != "" || !cfg.Implement.ReadyWithoutCI || cfg.Implement.CheckReruns != 0 {
+		t.Errorf("implement = %+v", cfg.Implement)
+	}
+	for _, bad := range []string{
+		"implement:\n  ci_workflows: [../ci.yml]\n",
+		"implement:\n  ci_workflows: [.github/workflows/ci.yml]\n",
+		"implement:\n  ci_workflows: [ci]\n",
+		"implement:\n  check_reruns: 9\n",
+		"implement:\n  check_reruns: -1\n",
+	} {
+		_, err := Parse("roadmap.yml", []byte(bad))
+		var ce *Error
+		if !errors.As(err, &ce) || !strings.HasPrefix(ce.Key, "implement.") {
+			t.Errorf("%q: err = %v, want an implement.* key error", bad, err)
+		}
 	}
 }

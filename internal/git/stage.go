@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -82,4 +83,18 @@ func (r *Repo) DiscardOutside(ctx context.Context, keep string) ([]string, error
 		}
 	}
 	return all, nil
+}
+
+// PathExists reports whether path (slash-separated, relative to the root)
+// exists in the tree of rev.
+func (r *Repo) PathExists(ctx context.Context, rev, path string) (bool, error) {
+	_, err := r.run(ctx, nil, "cat-file", "-e", "--end-of-options", rev+":"+path)
+	if err == nil {
+		return true, nil
+	}
+	var ge *Error
+	if errors.As(err, &ge) && (ge.ExitCode == 1 || ge.ExitCode == 128) {
+		return false, nil
+	}
+	return false, fmt.Errorf("look up %s at %s: %w", path, rev, err)
 }

@@ -163,3 +163,40 @@ func (c *Client) JobLog(ctx context.Context, jobID int64) (io.ReadCloser, error)
 	}
 	return nil, fmt.Errorf("download log of job %d: %w", jobID, why)
 }
+
+// JobRun is where a workflow job ran: its run, the run's attempt and the
+// commit.
+type JobRun struct {
+	JobID      int64
+	RunID      int64
+	RunAttempt int
+	HeadSHA    string
+	Name       string
+	Conclusion string
+}
+
+// Job reads a workflow job: its run and the run's attempt, which says how
+// often the run's failed jobs were re-run (attempt 1 is the first run).
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflow-jobs#get-a-job-for-a-workflow-run
+func (c *Client) Job(ctx context.Context, jobID int64) (JobRun, error) {
+	j, _, err := c.gh.Actions.GetWorkflowJobByID(c.ctx(ctx), c.owner, c.repo, jobID)
+	if err != nil {
+		return JobRun{}, fmt.Errorf("read job %d: %w", jobID, c.fail(err))
+	}
+	return JobRun{JobID: j.GetID(), RunID: j.GetRunID(), RunAttempt: int(j.GetRunAttempt()), HeadSHA: j.GetHeadSHA(),
+		Name: j.GetName(), Conclusion: j.GetConclusion()}, nil
+}
+
+// RerunFailedJobs re-runs the failed jobs of run runID (and the jobs they
+// need) as the run's next attempt. A lost answer is not sent again: a
+// second re-run would spend an attempt; the caller reads the job's attempt
+// on its next poll instead.
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflow-runs#re-run-failed-jobs-from-a-workflow-run
+func (c *Client) RerunFailedJobs(ctx context.Context, runID int64) error {
+	if _, err := c.gh.Actions.RerunFailedJobsByID(c.ctx(ctx), c.owner, c.repo, runID); err != nil {
+		return fmt.Errorf("re-run the failed jobs of run %d: %w", runID, c.fail(err))
+	}
+	return nil
+}

@@ -144,3 +144,42 @@ func TestJobAnnotations(t *testing.T) {
 		t.Errorf("unknown job: err = %v, want ErrNotFound", err)
 	}
 }
+
+// TestRerunFailedJobs: a failed Actions check run is read as a job (its
+// run and attempt), re-run, and the re-run's attempt is the next.
+func TestRerunFailedJobs(t *testing.T) {
+	e := newEnv(t, githubfake.Options{})
+	c := e.c
+	e.fake.ScriptCI("ci.yml", githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{
+		{Conclusion: "failure", Log: "npm ERR! code ECONNRESET\n"}, {Conclusion: "success"}}})
+	runID, err := e.fake.StartCI("ci.yml", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := e.fake.Runs()
+	head := runs[len(runs)-1].HeadSHA
+	sum, err := c.Checks(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.State != "failure" || len(sum.Checks) != 1 || sum.Checks[0].App != ActionsApp || sum.Checks[0].ID == 0 {
+		t.Fatalf("checks = %+v, want one failed Actions check run with its id", sum)
+	}
+	job, err := c.Job(ctx, sum.Checks[0].ID)
+	if err != nil || job.RunID != runID || job.RunAttempt != 1 {
+		t.Fatalf("job = %+v (%v), want attempt 1 of run %d", job, err, runID)
+	}
+	if err := c.RerunFailedJobs(ctx, runID); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = c.Checks(ctx, head)
+	if err != nil || sum.State != "success" {
+		t.Fatalf("checks after the re-run = %+v (%v), want success", sum, err)
+	}
+	if job, _ := c.Job(ctx, sum.Checks[0].ID); job.RunAttempt != 2 {
+		t.Errorf("the re-run job's attempt = %d, want 2", job.RunAttempt)
+	}
+	if err := c.RerunFailedJobs(ctx, 424242); err == nil {
+		t.Error("re-running a run that does not exist succeeded")
+	}
+}

@@ -30,7 +30,23 @@ type Check struct {
 	Detail      string
 	Description string
 	URL         string
+	// ID is a check run's id (0 for a status). A GitHub Actions job's
+	// check run has the job's id: its log is the job's log.
+	ID int64
+	// App is the slug of the app that made a check run ("github-actions"
+	// for a job of a workflow run).
+	App string
+	// Output is a check run's output (title, summary, text), as its app
+	// wrote it, cut to MaxCheckOutput bytes. Untrusted text.
+	Output string
 }
+
+// MaxCheckOutput bounds the output kept from one check run.
+const MaxCheckOutput = 16 << 10
+
+// ActionsApp is the slug of GitHub Actions, which makes the check runs of
+// workflow jobs.
+const ActionsApp = "github-actions"
 
 // CreateStatus sets a commit status on sha. state is pending, success,
 // failure or error; description is masked and cut to GitHub's 140
@@ -113,8 +129,13 @@ func (c *Client) Checks(ctx context.Context, ref string) (CheckSummary, error) {
 			if sum.SHA == "" {
 				sum.SHA = r.GetHeadSHA()
 			}
+			out := r.GetOutput()
+			text := strings.TrimSpace(strings.Join([]string{out.GetTitle(), out.GetSummary(), out.GetText()}, "\n"))
+			if len(text) > MaxCheckOutput {
+				text = strings.ToValidUTF8(text[:MaxCheckOutput], "")
+			}
 			sum.add(Check{Name: r.GetName(), Kind: "check_run", State: state, Detail: detail,
-				Description: r.GetOutput().GetTitle(), URL: r.GetHTMLURL()})
+				Description: out.GetTitle(), URL: r.GetHTMLURL(), ID: r.GetID(), App: r.GetApp().GetSlug(), Output: text})
 		}
 		if resp.NextPage == 0 {
 			break

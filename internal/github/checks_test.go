@@ -55,7 +55,7 @@ func TestChecks(t *testing.T) {
 	e.fake.AddStatus(sha1, "ci/lint", "success", "ok")
 	e.fake.AddStatus(sha1, "ci/test", "pending", "running")
 	run := e.fake.AddCheckRun(sha1, githubfake.CheckRun{Name: "build", Status: "in_progress"})
-	e.fake.AddCheckRun(sha1, githubfake.CheckRun{Name: "vet", Status: "completed", Conclusion: "success"})
+	vet := e.fake.AddCheckRun(sha1, githubfake.CheckRun{Name: "vet", Status: "completed", Conclusion: "success"})
 
 	// By branch name: the fake resolves it through the pull request's head.
 	sum, err = e.c.Checks(ctx, "roadmap/issue-1")
@@ -66,8 +66,8 @@ func TestChecks(t *testing.T) {
 		Checks: []Check{
 			{Name: "ci/lint", Kind: "status", State: "success", Detail: "success", Description: "ok"},
 			{Name: "ci/test", Kind: "status", State: "pending", Detail: "pending", Description: "running"},
-			{Name: "build", Kind: "check_run", State: "pending", Detail: "in_progress"},
-			{Name: "vet", Kind: "check_run", State: "success", Detail: "completed/success"},
+			{Name: "build", Kind: "check_run", State: "pending", Detail: "in_progress", ID: run, App: ActionsApp},
+			{Name: "vet", Kind: "check_run", State: "success", Detail: "completed/success", ID: vet, App: ActionsApp},
 		}}
 	if diff := cmp.Diff(want, sum, cmpopts.IgnoreFields(Check{}, "URL")); diff != "" {
 		t.Errorf("Checks (-want +got):\n%s", diff)

@@ -133,14 +133,25 @@ func (f *Fake) combinedStatus(c *call) reply {
 	}}
 }
 
+// listCheckRuns lists a ref's check runs. As on GitHub, filter=latest (the
+// default) keeps the newest check run of each name and app: a re-run job's
+// check run hides the failed one it replaces; filter=all lists every one.
 func (f *Fake) listCheckRuns(c *call) reply {
+	f.settleCI()
 	sha, ok := f.resolveRef(c.params["ref"])
 	if !ok {
 		return noCommit(c.params["ref"])
 	}
+	all := c.query.Get("filter") == "all"
 	var list []*CheckRun
+	newest := map[string]int64{}
 	for _, cr := range f.st.CheckRuns {
-		if cr.SHA == sha {
+		if cr.SHA == sha && cr.ID > newest[cr.App+"\x00"+cr.Name] {
+			newest[cr.App+"\x00"+cr.Name] = cr.ID
+		}
+	}
+	for _, cr := range f.st.CheckRuns {
+		if cr.SHA == sha && (all || newest[cr.App+"\x00"+cr.Name] == cr.ID) {
 			list = append(list, cr)
 		}
 	}

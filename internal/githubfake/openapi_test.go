@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	gogithub "github.com/google/go-github/v66/github"
@@ -46,6 +47,8 @@ var productOps = []specOp{
 	{"GET", "/repos/{owner}/{repo}/actions/permissions/workflow"},                // NewRequest+Do (roadmap init)
 	{"GET", "/repos/{owner}/{repo}/labels"},                                      // Issues.ListLabels (init)
 	{"POST", "/repos/{owner}/{repo}/labels"},                                     // Issues.CreateLabel (init)
+	{"GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}"},                       // Actions.GetWorkflowJobByID
+	{"POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs"},    // Actions.RerunFailedJobsByID
 }
 
 // bodyExceptions are request bodies the description's schema rejects but its
@@ -422,6 +425,39 @@ var apiCases = []apiCase{
 		must(t)(e.gh.Issues.CreateLabel(e.ctx, "acme", "widgets", &gogithub.Label{Name: gogithub.String("roadmap:implement"),
 			Color: gogithub.String("0e8a16"), Description: gogithub.String("implement this issue")}))
 		e.raw(t, "POST", "/repos/acme/widgets/labels", `{"name": "roadmap:implement", "color": "0e8a16"}`)
+	}},
+	{op: productOps[24], statuses: []int{200, 404}, drive: func(t *testing.T, e *apiEnv) {
+		e.h.f.ScriptCI("ci.yml", CIJob{Name: "test", Outcomes: []CIOutcome{{Conclusion: "failure", Log: "FAIL\n"}}})
+		run, err := e.h.f.StartCI("ci.yml", "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, _, err := e.gh.Actions.ListWorkflowJobs(e.ctx, "acme", "widgets", run, &gogithub.ListWorkflowJobsOptions{})
+		if err != nil || len(jobs.Jobs) != 1 {
+			t.Fatalf("jobs of the CI run: %v, %v", jobs, err)
+		}
+		j, _, err := e.gh.Actions.GetWorkflowJobByID(e.ctx, "acme", "widgets", jobs.Jobs[0].GetID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.GetRunAttempt() != 1 || j.GetConclusion() != "failure" {
+			t.Errorf("job = attempt %d, %s; want attempt 1, failure", j.GetRunAttempt(), j.GetConclusion())
+		}
+		e.raw(t, "GET", "/repos/acme/widgets/actions/jobs/1", "")
+	}},
+	{op: productOps[25], statuses: []int{201, 403, 404}, drive: func(t *testing.T, e *apiEnv) {
+		e.h.f.ScriptCI("ci.yml", CIJob{Name: "test", Outcomes: []CIOutcome{
+			{Conclusion: "failure", Log: "npm ERR! code ECONNRESET\n"}, {Conclusion: "success", Duration: time.Hour}}})
+		run, err := e.h.f.StartCI("ci.yml", "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.gh.Actions.RerunFailedJobsByID(e.ctx, "acme", "widgets", run); err != nil {
+			t.Fatal(err)
+		}
+		// The re-run is still in progress: a second one is refused.
+		e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/actions/runs/%d/rerun-failed-jobs", run), "")
+		e.raw(t, "POST", "/repos/acme/widgets/actions/runs/1/rerun-failed-jobs", "")
 	}},
 }
 

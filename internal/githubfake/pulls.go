@@ -104,7 +104,7 @@ func (f *Fake) hasCommit(sha string) bool {
 // AddWorkflow, the workflow of a seeded run, or on the git remote's default
 // branch. f.mu is held.
 func (f *Fake) hasWorkflow(file string) bool {
-	if slices.Contains(f.st.Workflows, file) {
+	if slices.Contains(f.st.Workflows, file) || f.st.CI[file] != nil {
 		return true
 	}
 	for _, r := range f.st.Runs {

@@ -281,26 +281,55 @@ func (f *Fake) checkRunJSON(base string, c *CheckRun) map[string]any {
 		conclusion = c.Conclusion
 	}
 	u := fmt.Sprintf("%s/check-runs/%d", f.repoAPI(base), c.ID)
+	app := f.actionsAppJSON(base)
+	details := fmt.Sprintf("%s/runs/%d", f.repoHTML(base), c.ID)
+	if j := f.findJob(c.ID); j != nil && c.App == "" {
+		details = fmt.Sprintf("%s/actions/runs/%d/job/%d", f.repoHTML(base), j.RunID, j.ID)
+	}
+	if c.App != "" && c.App != "github-actions" {
+		app = f.otherAppJSON(base, c.App)
+	}
+	str := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	annotations := 0
+	if j := f.findJob(c.ID); j != nil {
+		annotations = len(j.Annotations)
+	}
 	return map[string]any{
 		"id":           c.ID,
 		"head_sha":     c.SHA,
 		"node_id":      nodeID("CR", c.ID),
 		"external_id":  "",
 		"url":          u,
-		"html_url":     fmt.Sprintf("%s/runs/%d", f.repoHTML(base), c.ID),
-		"details_url":  fmt.Sprintf("%s/runs/%d", f.repoHTML(base), c.ID),
+		"html_url":     details,
+		"details_url":  details,
 		"status":       c.Status,
 		"conclusion":   conclusion,
 		"started_at":   ts(f.clock.Now()),
 		"completed_at": completed,
 		"output": map[string]any{
-			"title": nil, "summary": nil, "text": nil, "annotations_count": 0,
+			"title": str(c.Title), "summary": str(c.Summary), "text": str(c.Text), "annotations_count": annotations,
 			"annotations_url": u + "/annotations",
 		},
 		"name":          c.Name,
 		"check_suite":   map[string]any{"id": c.ID},
-		"app":           f.actionsAppJSON(base),
+		"app":           app,
 		"pull_requests": []any{},
+	}
+}
+
+// otherAppJSON is an app other than GitHub Actions that made a check run.
+func (f *Fake) otherAppJSON(base, slug string) map[string]any {
+	return map[string]any{
+		"id": 90001, "slug": slug, "node_id": nodeID("A", 90001), "name": slug,
+		"owner": f.userJSON(base, slug), "description": "", "external_url": "https://" + slug + ".example.invalid",
+		"html_url": base + "/apps/" + slug, "created_at": "2020-01-01T00:00:00Z", "updated_at": "2020-01-01T00:00:00Z",
+		"permissions": map[string]any{"checks": "write", "metadata": "read"},
+		"events":      []any{"check_run"},
 	}
 }
 
@@ -345,7 +374,7 @@ func (f *Fake) jobJSON(base string, j *Job) map[string]any {
 		"run_id":            j.RunID,
 		"run_url":           fmt.Sprintf("%s/actions/runs/%d", api, j.RunID),
 		"node_id":           nodeID("CR", j.ID),
-		"head_sha":          "",
+		"head_sha":          j.HeadSHA,
 		"url":               fmt.Sprintf("%s/actions/jobs/%d", api, j.ID),
 		"html_url":          fmt.Sprintf("%s/actions/runs/%d/job/%d", f.repoHTML(base), j.RunID, j.ID),
 		"status":            j.Status,
@@ -361,7 +390,7 @@ func (f *Fake) jobJSON(base string, j *Job) map[string]any {
 		"runner_name":       nil,
 		"runner_group_id":   nil,
 		"runner_group_name": nil,
-		"run_attempt":       1,
+		"run_attempt":       max(j.RunAttempt, 1),
 		"workflow_name":     workflow,
 		"head_branch":       branch,
 	}

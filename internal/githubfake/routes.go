@@ -58,6 +58,8 @@ func init() {
 	add("POST", repo+"/actions/workflows/{workflow}/dispatches", (*Fake).dispatch)
 	add("GET", repo+"/actions/runs/{run_id}/jobs", (*Fake).listJobs)
 	add("GET", repo+"/actions/jobs/{job_id}/logs", (*Fake).jobLogs)
+	add("GET", repo+"/actions/jobs/{job_id}", (*Fake).getJob)
+	add("POST", repo+"/actions/runs/{run_id}/rerun-failed-jobs", (*Fake).rerunFailedJobs)
 	add("GET", repo+"/check-runs/{id}/annotations", (*Fake).checkRunAnnotations)
 	add("GET", repo+"/collaborators/{user}/permission", (*Fake).permission)
 	add("POST", "/graphql", (*Fake).graphql)

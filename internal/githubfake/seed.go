@@ -283,3 +283,10 @@ func (f *Fake) SetWorkflowPermissions(defaultPerm string, canApprove bool) {
 	defer f.mu.Unlock()
 	f.st.WorkflowPermissions = WorkflowPermissions{Default: defaultPerm, CanApprove: canApprove}
 }
+
+// SetTopics sets the repository's topics.
+func (f *Fake) SetTopics(topics ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st.Topics = append([]string(nil), topics...)
+}

@@ -83,6 +83,14 @@ type CheckRun struct {
 	Name       string `json:"name"`
 	Status     string `json:"status"`     // queued, in_progress, completed
 	Conclusion string `json:"conclusion"` // set when completed: success, failure, …
+	// App is the slug of the app that made the check run; "" is
+	// github-actions (a job's check run, whose id is the job's).
+	App string `json:"app,omitempty"`
+	// Title, Summary and Text are the check run's output (another app's
+	// check run says why it failed there, not in a job log).
+	Title   string `json:"title,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	Text    string `json:"text,omitempty"`
 }
 
 // Run is a workflow run. Dispatches create queued runs; tests seed others.
@@ -95,6 +103,11 @@ type Run struct {
 	Conclusion   string         `json:"conclusion"` // when completed
 	Inputs       map[string]any `json:"inputs,omitempty"`
 	CreatedAt    time.Time      `json:"created_at"`
+	// HeadSHA is the commit the run runs at ("" for a seeded run).
+	HeadSHA string `json:"head_sha,omitempty"`
+	// RunAttempt counts the run's attempts: a re-run of its failed jobs
+	// is the next (0 reads as 1).
+	RunAttempt int `json:"run_attempt,omitempty"`
 }
 
 // Job is a job of a workflow run, with the log GitHub would serve for it.
@@ -111,6 +124,20 @@ type Job struct {
 	// rather than to its log ("The self-hosted runner: … lost communication
 	// with the server", "The job running on runner … has exceeded …").
 	Annotations []string `json:"annotations,omitempty"`
+	// RunAttempt is the attempt of the run the job belongs to (0 reads as 1).
+	RunAttempt int    `json:"run_attempt,omitempty"`
+	HeadSHA    string `json:"head_sha,omitempty"`
+	// Planned and Until are a scripted CI job's conclusion and the time it
+	// completes at (ScriptCI).
+	Planned string    `json:"planned,omitempty"`
+	Until   time.Time `json:"until,omitzero"`
+}
+
+// Rerun is one accepted rerun-failed-jobs request.
+type Rerun struct {
+	RunID   int64     `json:"run_id"`
+	Attempt int       `json:"attempt"` // the attempt it started
+	At      time.Time `json:"at"`
 }
 
 // Step is a step of a job.
@@ -132,26 +159,31 @@ type Dispatch struct {
 
 // state is everything Save writes and Load reads.
 type state struct {
-	NextID      int64             `json:"next_id"`
-	NextNumber  int               `json:"next_number"`
-	Issues      map[int]*Issue    `json:"issues"`
-	Comments    []*Comment        `json:"comments"`
-	Labels      []*Label          `json:"labels"`
-	Statuses    []*Status         `json:"statuses"`
-	CheckRuns   []*CheckRun       `json:"check_runs"`
-	Runs        []*Run            `json:"runs"`
-	Jobs        []*Job            `json:"jobs"`
-	Dispatches  []Dispatch        `json:"dispatches"`
-	Permissions map[string]string `json:"permissions"`
-	Users       map[string]int64  `json:"users"`
-	Commits     []string          `json:"commits,omitempty"`   // AddCommit
-	Workflows   []string          `json:"workflows,omitempty"` // AddWorkflow
-	LastWrite   time.Time         `json:"last_write"`
+	NextID     int64          `json:"next_id"`
+	NextNumber int            `json:"next_number"`
+	Issues     map[int]*Issue `json:"issues"`
+	Comments   []*Comment     `json:"comments"`
+	Labels     []*Label       `json:"labels"`
+	Statuses   []*Status      `json:"statuses"`
+	CheckRuns  []*CheckRun    `json:"check_runs"`
+	Runs       []*Run         `json:"runs"`
+	Jobs       []*Job         `json:"jobs"`
+	Dispatches []Dispatch     `json:"dispatches"`
+	Reruns     []Rerun        `json:"reruns,omitempty"`
+	// CI holds the scripted CI workflows (ScriptCI), by workflow file.
+	CI          map[string][]*CIJob `json:"ci,omitempty"`
+	Permissions map[string]string   `json:"permissions"`
+	Users       map[string]int64    `json:"users"`
+	Commits     []string            `json:"commits,omitempty"`   // AddCommit
+	Workflows   []string            `json:"workflows,omitempty"` // AddWorkflow
+	LastWrite   time.Time           `json:"last_write"`
 	// WorkflowPermissions is the repository's Actions setting "Workflow
 	// permissions": the default GITHUB_TOKEN permissions ("read" or
 	// "write", GitHub's default for a new repository is read) and whether
 	// Actions may create and approve pull requests.
 	WorkflowPermissions WorkflowPermissions `json:"workflow_permissions"`
+	// Topics are the repository's topics (GET /repos/{owner}/{repo}).
+	Topics []string `json:"topics,omitempty"`
 }
 
 func newState() *state {

@@ -24,7 +24,12 @@ func (r *runner) comment(end ending) string {
 	}
 	switch end.result {
 	case record.ResultReady:
-		b.WriteString("\n**Ready for review**: every group passed and the PR checks are green.\n")
+		if r.ci == ciNone {
+			b.WriteString("\n**Ready for review**: every group passed. **No CI reported a check on the head**: nothing says the PR checks pass; " +
+				"ready because `implement.ready_without_ci` is true.\n")
+		} else {
+			b.WriteString("\n**Ready for review**: every group passed and the PR checks are green.\n")
+		}
 	case record.ResultStopped:
 		fmt.Fprintf(&b, "\n**Stopped** at %s: `%s`", end.step, end.class)
 		if end.reason != "" {
@@ -44,6 +49,12 @@ func (r *runner) comment(end ending) string {
 			fmt.Fprintf(&b, " — %s", oneLine(end.reason))
 		}
 		b.WriteString("\n")
+	}
+	if len(r.ciNotes) > 0 {
+		b.WriteString("\nPR checks, this Job:\n")
+		for _, n := range r.ciNotes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
 	}
 	return b.String()
 }

@@ -135,6 +135,9 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 	outcome := record.JobOutcome{Result: end.result, Failure: string(end.class)}
 	res := Result{Result: end.result, Failure: string(end.class), Reason: end.reason, Group: r.lastGroup, HeadSHA: r.head,
 		Spend: r.prior.Add(r.job), JobSpend: r.job, PR: r.pr.Number, Question: end.question, Attempt: r.attempt}
+	if end.result == record.ResultReady {
+		res.CI = r.ci
+	}
 	if end.result != record.ResultReady {
 		// The runner's own line: the classifier reads it first in this Job's log.
 		level := map[record.Result]string{record.ResultStopped: "error", record.ResultYielded: "notice", record.ResultReturned: "warning"}[end.result]

@@ -82,6 +82,15 @@ type Options struct {
 	// NoChecksGrace is how long the watch waits for a first check to report
 	// on the head before it decides the repository has none (default 5 min).
 	NoChecksGrace time.Duration
+	// CIWorkflows are dispatched on the work branch when no check has
+	// reported on the head (pushes made with GITHUB_TOKEN start no run).
+	CIWorkflows []string
+	// ReadyWithoutCI marks the PR ready when no check reported on the head
+	// within NoChecksGrace; false (the default) asks a person instead.
+	ReadyWithoutCI bool
+	// CheckReruns bounds, per head, the re-runs of failed CI jobs whose log
+	// shows an infrastructure failure (0: none).
+	CheckReruns int
 
 	// Unisolated, when set, is why no isolation boundary could be set up:
 	// the Job stops (class unisolated) before any model-written command

@@ -36,6 +36,10 @@ type Result struct {
 	Attempt  int          `json:"attempt"`
 	// RecordComment is the id of the issue's record comment.
 	RecordComment int64 `json:"record_comment,omitempty"`
+	// CI says what CI did at the head of a ready PR: "passed" (checks
+	// reported and passed) or "none" (no check reported; ready because
+	// implement.ready_without_ci allows it).
+	CI string `json:"ci,omitempty"`
 }
 
 // ending is how the group loop ends before the final marks.
@@ -69,6 +73,13 @@ type runner struct {
 	handoffPending  bool // the earlier stop's keys are still in the record
 	marks           int  // marks this Job has written
 
+	// ci is what the watch learned of CI at the head (ciPassed, ciNone);
+	// ciNotes are its decisions, lines of the PR comment; reran holds, per
+	// workflow run, the attempt whose failed jobs this Job re-ran.
+	ci      string
+	ciNotes []string
+	reran   map[int64]int
+
 	branch    string
 	head      string
 	lastGroup int
@@ -87,7 +98,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := o.defaults(); err != nil {
 		return Result{}, err
 	}
-	r := &runner{o: o, workdir: o.Repo.Dir}
+	r := &runner{o: o, workdir: o.Repo.Dir, reran: map[int64]int{}}
 	if err := r.start(ctx); err != nil {
 		return Result{}, err
 	}
@@ -237,10 +248,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	r.group = 0
 	o.Trace.SetGroup(0)
 	r.doing = "running the scoped checks at the head"
-	if end, ok := r.scopedChecks(ctx, change); !ok {
-		return end
-	}
-	return r.watch(ctx)
+	return r.atHead(ctx, change, first)
 }
 
 // scopedChecks runs every verify command of the plan and the configured
@@ -261,23 +269,7 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	if end, ok := r.checkTime(ctx, "scoped checks"); !ok {
 		return end, false
 	}
-	var cmds []string
-	seen := map[string]bool{}
-	for _, g := range change.Tasks.Groups {
-		for _, c := range g.VerifyCommands() {
-			if !seen[c] {
-				seen[c] = true
-				cmds = append(cmds, c)
-			}
-		}
-	}
-	for _, c := range r.o.CheckCommands {
-		if !seen[c] {
-			seen[c] = true
-			cmds = append(cmds, c)
-		}
-	}
-	rep, err := r.runChecks(ctx, plan.Group{}, cmds)
+	rep, err := r.runChecks(ctx, plan.Group{}, headCommands(change, r.o.CheckCommands))
 	if err != nil {
 		return r.fail(ctx, "scoped checks", err), false
 	}
@@ -610,6 +602,9 @@ func (r *runner) watch(ctx context.Context) ending {
 	defer func() {
 		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseWatch, Step: "watch", Duration: o.Clock.Now().Sub(start)})
 	}()
+	// Configured CI workflows are dispatched when the head has no check;
+	// the grace for a first check runs from then.
+	dispatched, since := len(o.CIWorkflows) == 0, start
 	for {
 		all, err := o.GitHub.Checks(ctx, r.head)
 		if err != nil {
@@ -626,16 +621,27 @@ func (r *runner) watch(ctx context.Context) ending {
 			r.pr.Number, short(r.head), sum.State, sum.Succeeded+sum.Failed, sum.Total, sum.Failed, elapsed)
 		switch {
 		case sum.State == "failure":
-			return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: "watch",
-				reason: "PR checks failed", checkLog: failedChecks(sum)}
-		case sum.State == "success", sum.Total == 0 && elapsed >= o.NoChecksGrace:
-			if sum.Total == 0 {
-				r.logf("roadmap: no checks reported on %s after %s; nothing to wait for", short(r.head), elapsed)
+			// Read before acted on: re-run what the infrastructure broke,
+			// hand the rest to the agent (triage.go).
+			if end, again := r.triage(ctx, sum); !again {
+				return end
 			}
+		case sum.State == "success":
+			r.ci = ciPassed
+			r.ciNotes = append(r.ciNotes, fmt.Sprintf("%d PR checks passed at %s", sum.Total, short(r.head)))
 			if err := o.GitHub.MarkReady(ctx, r.pr); err != nil {
 				return r.fail(ctx, "mark ready", err)
 			}
 			return ending{result: record.ResultReady, step: "ready"}
+		case sum.Total == 0 && !dispatched:
+			dispatched = true
+			if err := r.dispatchCI(ctx); err != nil {
+				return r.fail(ctx, "dispatch CI", err)
+			}
+			since = o.Clock.Now()
+		case sum.Total == 0 && o.Clock.Now().Sub(since) >= o.NoChecksGrace:
+			// No CI ran: never called green (triage.go).
+			return r.noCI(ctx, elapsed)
 		}
 		if o.Clock.Now().Add(o.PollInterval).After(until) {
 			return ending{result: record.ResultYielded, step: "watch", reason: fmt.Sprintf("PR checks still running after %s", elapsed)}
@@ -644,16 +650,6 @@ func (r *runner) watch(ctx context.Context) ending {
 			return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: "the runner asked the Job to stop (signal)"}
 		}
 	}
-}
-
-func failedChecks(sum github.CheckSummary) string {
-	var b strings.Builder
-	for _, c := range sum.Checks {
-		if c.State == "failure" {
-			fmt.Fprintf(&b, "%s (%s): %s %s\n", c.Name, c.Detail, c.Description, c.URL)
-		}
-	}
-	return b.String()
 }
 
 // fail turns an error into the ending its class leads to.

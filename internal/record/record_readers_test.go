@@ -51,7 +51,7 @@ func readers() map[Key]reader {
 		KeyImplementJobs:         {fn: "implement.jobsWith"},
 		KeyImplementAnswer:       {fn: "implement.(*runner).runGroup"},
 		KeyImplementTier:         {fn: "implement.(*runner).runGroup"},
-		KeyImplementTrace:        {fn: "cli.recordTrace"},
+		KeyImplementTrace:        {fn: "explain.RecordTrace"},
 		KeyStageState:            {fn: "stage.(*runner).plan"},
 		KeyStageRound:            {fn: "stage.(*runner).plan"},
 		KeyStageFindings:         {fn: "stage.parseFindings"},

@@ -42,12 +42,16 @@ func (w *world) implementJob(convs ...string) (*job, implement.Options) {
 		Issue: w.issue, RunID: j.opts.RunID, GitHub: j.opts.GitHub, Repo: j.opts.Repo, Remote: "origin", Base: "main",
 		Models: j.opts.Planner, Sandbox: toolSandbox{sb}, CheckRunner: checks.SandboxRunner(sb), Split: policy.Split,
 		RepairRounds: 1, Clock: w.clock, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute,
-		Log: &j.log, Trace: tr, Mask: masker.Mask, SetOutput: func(k, v string) { j.outputs[k] = v },
+		// The sample repository has no CI: ready is allowed without it.
+		ReadyWithoutCI: true,
+		Log:            &j.log, Trace: tr, Mask: masker.Mask, SetOutput: func(k, v string) { j.outputs[k] = v },
 	}
 }
 
-func TestPlanAmendment(t *testing.T) {
-	w := newWorld(t)
+// returnedAtGroup2 stages the two-group plan and runs implement until it
+// returns the item with plan_wrong at group 2. It returns the draft PR.
+func returnedAtGroup2(t *testing.T, w *world) int {
+	t.Helper()
 	s1 := w.newJob(
 		conv("planner: a two-group plan whose group 2 writes into a directory that will not exist", "Write the plan for issue",
 			planFile("proposal.md", proposal), planFile("tasks.md", tasks2), planFile("specs/greetings/spec.md", spec), finish("wrote the plan")),
@@ -66,6 +70,12 @@ func TestPlanAmendment(t *testing.T) {
 	if err != nil || r1.Result != record.ResultReturned || r1.Failure != "plan_wrong" || r1.Group != 1 {
 		t.Fatalf("implement Job 1: %+v, %v\n%s", r1, err, i1.log.String())
 	}
+	return pr
+}
+
+func TestPlanAmendment(t *testing.T) {
+	w := newWorld(t)
+	pr := returnedAtGroup2(t, w)
 
 	// stage amends: group 1 kept, group 2 rewritten with the evidence.
 	s2 := w.newJob(
@@ -108,5 +118,36 @@ func TestPlanAmendment(t *testing.T) {
 	}
 	if len(w.pulls()) != 1 {
 		t.Errorf("%d PRs; the amendment works on the same one", len(w.pulls()))
+	}
+}
+
+// TestPlanAmendmentKeepsPassedGroups: an amendment that rewrites a group
+// that passed is a finding; the planner's next round restores it.
+func TestPlanAmendmentKeepsPassedGroups(t *testing.T) {
+	w := newWorld(t)
+	returnedAtGroup2(t, w)
+	rewritten := strings.Replace(amended, "saying hello to Ada", "saying hi to Ada", 1)
+	s2 := w.newJob(
+		conv("planner: amends group 2 and rewrites group 1 as well", "Amend the plan for issue",
+			planFile("tasks.md", rewritten), finish("rewrote both")),
+		conv("planner: restores group 1", "Revise the plan for issue",
+			planFile("tasks.md", amended), finish("kept group 1")),
+		cleanVerifier("Review the plan for issue"))
+	res := s2.run(context.Background())
+	if res.Result != stage.ResultStaged || res.Rounds != 3 {
+		t.Fatalf("amendment: %s after %d rounds (%s); want staged after 3 (1 plan, 2 amendment rounds)\n%s", res.Result, res.Rounds, res.Reason, s2.log.String())
+	}
+	var revise string
+	for _, req := range s2.model.reqs {
+		if c := req.Messages[1].Content; strings.Contains(c, "Revise the plan") {
+			revise = c
+		}
+	}
+	if !strings.Contains(revise, "roadmap/stage/amend-kept") {
+		t.Errorf("the second round did not get the kept-groups finding:\n%s", revise)
+	}
+	got, _ := w.branchFile(git.WorkBranch(w.issue, "Add greetings"), changeDir+"/tasks.md")
+	if !strings.Contains(got, "- [x] 1.1 Write `hello.txt` saying hello to Ada") {
+		t.Errorf("group 1 is not as it passed:\n%s", got)
 	}
 }

@@ -104,4 +104,36 @@ func TestStageKilledResumes(t *testing.T) {
 			t.Errorf("the item's spend counts %d calls; %d were made", got.ModelCalls, c1+c2)
 		}
 	})
+	t.Run("after a recorded round with findings", func(t *testing.T) {
+		w := newWorld(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		bad := "## 1. Hello\n\n- [ ] 1.1 Implement Hello\n"
+		j1 := w.newJob(
+			conv("planner round 1: a plan the gates refuse", "Write the plan for issue",
+				planFile("proposal.md", proposal), planFile("tasks.md", bad), planFile("specs/greetings/spec.md", spec), finish("wrote it")),
+			conv("planner round 2: never answered", "Revise the plan for issue", finish("x")))
+		// Killed when round 2's planner asks the model: round 1 and its
+		// findings are recorded.
+		j1.model.before = func(n int, req agent.ModelRequest) {
+			if strings.Contains(req.Messages[1].Content, "Revise the plan") {
+				cancel()
+			}
+		}
+		if r1 := j1.run(ctx); r1.Result != stage.ResultYielded || r1.Rounds != 1 {
+			t.Fatalf("Job 1: %s after %d rounds, want yielded after 1", r1.Result, r1.Rounds)
+		}
+		j2 := w.newJob(
+			conv("planner round 2: fixes the plan", "Revise the plan for issue",
+				planFile("tasks.md", tasks), finish("fixed")),
+			cleanVerifier("Review the plan for issue"))
+		r2 := j2.run(context.Background())
+		if r2.Result != stage.ResultStaged || r2.Rounds != 2 {
+			t.Fatalf("Job 2: %s after %d rounds (%s), want staged after 2\n%s", r2.Result, r2.Rounds, r2.Reason, j2.log.String())
+		}
+		first := j2.model.reqs[0].Messages[1].Content
+		if !strings.Contains(first, "Revise the plan") || !strings.Contains(first, "roadmap/verify-command") {
+			t.Errorf("Job 2's first call is not round 2 with round 1's findings:\n%s", first)
+		}
+	})
 }

@@ -78,7 +78,7 @@ func (r *runner) plannerConfig() agent.Config {
 func (r *runner) plannerStep() agent.Step {
 	var task strings.Builder
 	switch {
-	case r.amend:
+	case r.amend && !failing(r.findings):
 		fmt.Fprintf(&task, "Amend the plan for issue #%d in %s/: implement returned it at group %d because the plan cannot work there. "+
 			"Keep groups 1 to %d of tasks.md exactly as they are (they passed and are committed); rewrite group %d onward, and the proposal and specs where they change. "+
 			"Investigate the evidence first, then write the amended files with write_plan_file and call finish.",
@@ -86,6 +86,9 @@ func (r *runner) plannerStep() agent.Step {
 	case r.round > 1 || len(r.findings) > 0:
 		fmt.Fprintf(&task, "Revise the plan for issue #%d in %s/ (round %d): the plan gates and the reviewer found the problems below. "+
 			"Fix each one in the plan's files with write_plan_file, investigating where you need to, then call finish.", r.o.Issue, r.dir, r.round)
+		if r.amend {
+			fmt.Fprintf(&task, " This round amends the plan implement returned at group %d: keep groups 1 to %d exactly as they are.", r.amendFrom, r.amendFrom-1)
+		}
 	default:
 		fmt.Fprintf(&task, "Write the plan for issue #%d as an OpenSpec change in %s/ (write_plan_file paths are relative to it). "+
 			"Investigate the repository first; then write proposal.md, tasks.md and the delta specs, and call finish.", r.o.Issue, r.dir)

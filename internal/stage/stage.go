@@ -162,6 +162,15 @@ func (r *runner) plan(ctx context.Context) ending {
 	r.dir, _ = rec.StagePlan()
 	if r.dir == "" {
 		r.id = ChangeID(o.Issue, r.issue.Title)
+		taken, err := o.Repo.PathExists(ctx, o.Remote+"/"+o.Base, plan.ChangeDir("", r.id))
+		if err != nil {
+			return r.fail(ctx, err)
+		}
+		if taken {
+			// Another change of the repository has the name: this one
+			// carries the issue's number.
+			r.id = fmt.Sprintf("%s-%d", r.id, o.Issue)
+		}
 		r.dir = plan.ChangeDir("", r.id)
 	} else {
 		r.id = r.dir[strings.LastIndex(r.dir, "/")+1:]
@@ -203,9 +212,10 @@ func (r *runner) plan(ctx context.Context) ending {
 			return r.staged(ctx)
 		}
 	}
-	last := first + o.Rounds - 1
-	if !r.amend && first > o.Rounds {
-		last = first - 1
+	// Rounds are bounded per item; an amendment has its own bound.
+	last := o.Rounds
+	if r.amend {
+		last = first + o.Rounds - 1
 	}
 	for r.round = first; r.round <= last; r.round++ {
 		if end, ok := r.planRound(ctx); !ok {
@@ -402,6 +412,11 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 	}
 	var ch record.Changes
 	ch.Merge(r.pendingRound)
+	if r.dir != "" && r.branch != "" {
+		// Where the plan is, whatever the end: a person, explain and the
+		// next Job read it.
+		ch.SetStagePlan(r.dir)
+	}
 	switch end.result {
 	case ResultStaged:
 		ch.SetStageState(StateStaged)

@@ -2,6 +2,7 @@ package stage_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -94,6 +95,28 @@ func TestStageDraftPR(t *testing.T) {
 		res2 := again.run(context.Background())
 		if res2.Result != stage.ResultStaged || len(again.model.reqs) != 0 || len(w.pulls()) != 1 {
 			t.Errorf("second Job: %s with %d model calls and %d PRs; want staged, none, one", res2.Result, len(again.model.reqs), len(w.pulls()))
+		}
+	})
+	t.Run("findings comment", func(t *testing.T) {
+		w := newWorld(t)
+		// No acceptance criteria: the acceptance-map gate says so (INFO),
+		// which does not fail the plan but is a finding of the last round.
+		if err := w.fake.SetIssueBody(w.issue, "alice", "The greet package is empty: callers need a greeting."); err != nil {
+			t.Fatal(err)
+		}
+		j := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+		res := j.run(context.Background())
+		if res.Result != stage.ResultStaged || len(res.Findings) == 0 {
+			t.Fatalf("result %s with findings %+v; want staged with an INFO finding", res.Result, res.Findings)
+		}
+		var comment string
+		for _, c := range w.fake.Comments(res.PR) {
+			if strings.Contains(c.Body, "<!-- roadmap:stage -->") {
+				comment = c.Body
+			}
+		}
+		if !strings.Contains(comment, "roadmap/gate/acceptance-map") || !strings.Contains(comment, "after 1 round") {
+			t.Errorf("the PR's stage comment does not hold the last round's findings:\n%s", comment)
 		}
 	})
 	t.Run("returned", func(t *testing.T) {
@@ -225,5 +248,53 @@ func TestChangeID(t *testing.T) {
 		if err := record.CheckPlanPath(plan.ChangeDir("", stage.ChangeID(7, in))); err != nil {
 			t.Errorf("ChangeID(%q) is not a plan path: %v", in, err)
 		}
+	}
+}
+
+// TestStageKeepsOnlyThePlan: a test the planner runs to see it fail writes
+// into the work tree; only the plan's files reach the branch.
+func TestStageKeepsOnlyThePlan(t *testing.T) {
+	w := newWorld(t)
+	seed := filepath.Join(w.dir, "seed")
+	write(t, seed, "greet_test.go", "package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestLeak(t *testing.T) {\n\tif err := os.WriteFile(\"leak.txt\", []byte(\"x\"), 0o644); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n")
+	run(t, seed, "git", "add", "-A")
+	run(t, seed, "git", "commit", "-q", "-m", "a test that writes a file")
+	run(t, seed, "git", "push", "-q", "origin", "main")
+	j := w.newJob(conv("planner: runs the tests, then writes the plan", "Write the plan for issue",
+		call{"run_test", map[string]any{"command": "go test ./..."}},
+		planFile("proposal.md", proposal), planFile("tasks.md", tasks), planFile("specs/greetings/spec.md", spec),
+		finish("wrote the plan")),
+		cleanVerifier("Review the plan for issue"))
+	res := j.run(context.Background())
+	if res.Result != stage.ResultStaged {
+		t.Fatalf("result %s (%s)\n%s", res.Result, res.Reason, j.log.String())
+	}
+	if _, err := os.Stat(filepath.Join(j.ws, "leak.txt")); err == nil {
+		t.Error("leak.txt is still in the work tree")
+	}
+	if _, ok := w.branchFile(w.pulls()[0].Pull.Head, "leak.txt"); ok {
+		t.Error("leak.txt reached the plan's branch")
+	}
+	if !strings.Contains(j.log.String(), "discarded: leak.txt") {
+		t.Errorf("the log does not say what was discarded:\n%s", j.log.String())
+	}
+}
+
+// TestStageChangeIDTaken: a change of the same name already in the
+// repository is not overwritten; the plan's id carries the issue's number.
+func TestStageChangeIDTaken(t *testing.T) {
+	w := newWorld(t)
+	seed := filepath.Join(w.dir, "seed")
+	write(t, seed, changeDir+"/proposal.md", "# Someone else's change\n")
+	run(t, seed, "git", "add", "-A")
+	run(t, seed, "git", "commit", "-q", "-m", "another change named add-greetings")
+	run(t, seed, "git", "push", "-q", "origin", "main")
+	j := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+	res := j.run(context.Background())
+	if want := changeDir + "-1"; res.Plan != want {
+		t.Fatalf("plan %q, want %q (%s: %s)", res.Plan, want, res.Result, res.Reason)
+	}
+	if got, _ := w.branchFile(w.pulls()[0].Pull.Head, changeDir+"/proposal.md"); got != "# Someone else's change\n" {
+		t.Errorf("the other change was changed:\n%s", got)
 	}
 }

@@ -1,0 +1,361 @@
+package implement_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// What these tests share: the repository's CI is the fake GitHub's scripted
+// CI, a workflow roadmap dispatches on the work branch (a GITHUB_TOKEN-only
+// repository, where roadmap's pushes start no workflow run).
+
+const ciWorkflow = "ci.yml"
+
+// goTestFailure is a job log as GitHub serves it for a failing `go test`
+// step: the runner's timestamps, go test's output, the runner's exit line.
+const goTestFailure = `2026-11-29T09:01:00.1000000Z ##[group]Run go test ./...
+2026-11-29T09:01:00.1000000Z go test ./...
+2026-11-29T09:01:00.1000000Z shell: /usr/bin/bash -e {0}
+2026-11-29T09:01:00.1000000Z ##[endgroup]
+2026-11-29T09:01:02.3000000Z --- FAIL: TestGreetingPunctuation (0.00s)
+2026-11-29T09:01:02.3000000Z     greeting_test.go:21: greeting-1.txt = "hello 1", want "hello 1!"
+2026-11-29T09:01:02.3000000Z FAIL
+2026-11-29T09:01:02.3000000Z FAIL	example.com/widgets	0.004s
+2026-11-29T09:01:02.3000000Z ok  	example.com/widgets/internal/config	0.002s
+2026-11-29T09:01:02.3000000Z FAIL
+2026-11-29T09:01:02.3100000Z ##[error]Process completed with exit code 1.
+`
+
+// realLog reads a job log of the real-log corpus.
+func realLog(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "logs", "real", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// prComment is roadmap's marker comment on the item's PR.
+func (w *world) prComment(pr int) string {
+	for _, c := range w.fake.Comments(pr) {
+		if strings.Contains(c.Body, "<!-- roadmap:implement -->") {
+			return c.Body
+		}
+	}
+	return ""
+}
+
+// draft reports whether the item's PR is still a draft.
+func (w *world) draft(t *testing.T, j *job, pr int) bool {
+	t.Helper()
+	p, err := j.gh.PR(t.Context(), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Draft
+}
+
+// conversation is a hand-written model exchange: on a first user message
+// holding match, write path with content, then finish.
+func conversation(t *testing.T, name, match, path, content string) *llm.Conversation {
+	t.Helper()
+	data := fmt.Sprintf(`{"comment":"written by hand: %[1]s","source":"hand","match":%[2]q,"turns":[
+ {"response":{"tool_calls":[{"name":"write_file","arguments":{"path":%[3]q,"content":%[4]q}}],"usage":{"tokens_in":1000,"tokens_out":100}}},
+ {"expect":"","response":{"tool_calls":[{"name":"finish","arguments":{"summary":%[1]q}}],"usage":{"tokens_in":1000,"tokens_out":100}}}]}`,
+		name, match, path, content)
+	c, err := llm.ParseConversation(name, []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// firstUsers are the first user messages of every model request.
+func (j *job) firstUsers() []string {
+	var out []string
+	for _, r := range j.model.reqs {
+		out = append(out, firstUser(r))
+	}
+	return out
+}
+
+// TestNoCIRun: a GITHUB_TOKEN-only item whose CI never starts is not called
+// green: the PR stays a draft and a person is asked; ready without CI only
+// when implement.ready_without_ci says so, and then the comment says no CI
+// ran; with a dispatchable CI configured, roadmap dispatches it on the work
+// branch and watches its checks on the head to green.
+func TestNoCIRun(t *testing.T) {
+	t.Run("no CI", func(t *testing.T) {
+		w := newWorld(t, 1, "")
+		j := w.newJob(w.conversations())
+		res := j.run()
+		if res.Result != record.ResultReturned || res.Failure != "needs_input" {
+			t.Fatalf("Job ended %s (%s: %s), want returned needs_input: no CI ran\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+		}
+		if res.CI != "" {
+			t.Errorf("Result.CI = %q, want none said", res.CI)
+		}
+		if !w.draft(t, j, res.PR) {
+			t.Error("the PR was marked ready although no CI ran")
+		}
+		comment := w.prComment(res.PR)
+		if strings.Contains(comment, "green") || !strings.Contains(comment, "no check reported") {
+			t.Errorf("PR comment calls the checks green or does not say none reported:\n%s", comment)
+		}
+		if q, _ := w.record().Question(); !strings.Contains(q, "implement.ready_without_ci") || !strings.Contains(q, "implement.ci_workflows") {
+			t.Errorf("implement.question = %q, want it to name the ways out", q)
+		}
+	})
+	t.Run("ready without CI", func(t *testing.T) {
+		w := newWorld(t, 1, "")
+		j := w.newJob(w.conversations())
+		j.opts.ReadyWithoutCI = true
+		res := j.run()
+		if res.Result != record.ResultReady || res.CI != "none" {
+			t.Fatalf("Job ended %s (CI %q), want ready with CI none\n%s", res.Result, res.CI, j.log.String())
+		}
+		comment := w.prComment(res.PR)
+		if strings.Contains(comment, "are green") || !strings.Contains(comment, "No CI reported a check") {
+			t.Errorf("PR comment, want it to say no CI ran and never green:\n%s", comment)
+		}
+	})
+	t.Run("dispatched CI", func(t *testing.T) {
+		w := newWorld(t, 1, "")
+		w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{{Conclusion: "success", Duration: time.Minute}}})
+		j := w.newJob(w.conversations())
+		j.opts.CIWorkflows = []string{ciWorkflow}
+		res := j.run()
+		if res.Result != record.ResultReady || res.CI != "passed" {
+			t.Fatalf("Job ended %s (%s: %s, CI %q), want ready with CI passed\n%s", res.Result, res.Failure, res.Reason, res.CI, j.log.String())
+		}
+		d := w.fake.Dispatches()
+		if len(d) != 1 || d[0].Workflow != ciWorkflow || d[0].Ref != "roadmap/"+fmt.Sprint(w.issue)+"-add-greetings" {
+			t.Errorf("dispatches = %+v, want %s once on the work branch", d, ciWorkflow)
+		}
+		sum, err := j.gh.Checks(t.Context(), res.HeadSHA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Total != 1 || sum.State != "success" {
+			t.Errorf("checks at the head = %+v, want the dispatched CI's one passing check", sum)
+		}
+		if comment := w.prComment(res.PR); !strings.Contains(comment, "are green") || !strings.Contains(comment, "dispatched ci.yml") {
+			t.Errorf("PR comment:\n%s", comment)
+		}
+	})
+}
+
+// TestFlakyCheckRerun: CI fails once with a network error (an npm
+// ECONNRESET log from the real corpus); roadmap reads the log, re-runs the
+// failed jobs, watches the re-run pass and marks the PR ready, with no model
+// call after the push. With no re-runs allowed, the item is not called
+// green and the class is the log's: transient.
+func TestFlakyCheckRerun(t *testing.T) {
+	flaky := realLog(t, "transient-npm-econnreset-runner-images.log")
+	script := githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{
+		{Conclusion: "failure", Log: flaky, Duration: time.Minute},
+		{Conclusion: "success", Duration: time.Minute},
+	}}
+	t.Run("rerun", func(t *testing.T) {
+		w := newWorld(t, 1, "")
+		w.fake.ScriptCI(ciWorkflow, script)
+		j := w.newJob(w.conversations())
+		j.opts.CIWorkflows, j.opts.CheckReruns = []string{ciWorkflow}, 2
+		res := j.run()
+		if res.Result != record.ResultReady || res.CI != "passed" {
+			t.Fatalf("Job ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+		}
+		if n := len(w.fake.Reruns()); n != 1 {
+			t.Errorf("rerun-failed-jobs sent %d times, want 1", n)
+		}
+		// One group: two model calls (write, finish); none after the push.
+		if n := len(j.model.reqs); n != 2 {
+			t.Errorf("%d model calls, want 2 (the group's): the flaky check cost agent spend", n)
+		}
+		if comment := w.prComment(res.PR); !strings.Contains(comment, "re-ran the failed jobs") || !strings.Contains(comment, "transient") {
+			t.Errorf("PR comment lacks the re-run decision:\n%s", comment)
+		}
+	})
+	t.Run("no reruns left", func(t *testing.T) {
+		w := newWorld(t, 1, "")
+		w.fake.ScriptCI(ciWorkflow, script)
+		j := w.newJob(w.conversations())
+		j.opts.CIWorkflows, j.opts.CheckReruns = []string{ciWorkflow}, 0
+		res := j.run()
+		if res.Result == record.ResultReady || res.Failure != "transient" {
+			t.Fatalf("Job ended %s (%s: %s), want not ready, class transient", res.Result, res.Failure, res.Reason)
+		}
+		if n := len(w.fake.Reruns()); n != 0 {
+			t.Errorf("rerun-failed-jobs sent %d times, want none (implement.check_reruns: 0)", n)
+		}
+	})
+}
+
+// TestFailedCheckHandoff: CI fails on the change with go test's output. The
+// Job has no time left to repair it, so the failing part of the log is
+// handed on (implement.check_log); the next Job's first prompt holds the
+// failing test's output, the agent repairs, CI passes, ready.
+func TestFailedCheckHandoff(t *testing.T) {
+	w := newWorld(t, 1, "")
+	w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{
+		{Conclusion: "failure", Log: goTestFailure},
+		{Conclusion: "success"},
+	}})
+	j1 := w.newJob(w.conversations())
+	j1.opts.CIWorkflows, j1.opts.CheckReruns = []string{ciWorkflow}, 2
+	// Each model call takes five minutes, so the group takes ten; the
+	// deadline leaves time for the scoped checks and a poll of the watch,
+	// not for another step of that length.
+	j1.model.before = func(int, agent.ModelRequest) { w.clock.Advance(5 * time.Minute) }
+	j1.opts.PollInterval = 2 * time.Minute
+	j1.opts.Deadline = w.clock.Now().Add(10*time.Minute + 12*time.Minute + 30*time.Second)
+	res := j1.run()
+	if res.Result == record.ResultReady || res.Failure != "checks_failed" {
+		t.Fatalf("Job 1 ended %s (%s: %s), want checks_failed\n%s", res.Result, res.Failure, res.Reason, j1.log.String())
+	}
+	if len(w.fake.Reruns()) != 0 {
+		t.Error("a go test failure was re-run: it is the change's, not the infrastructure's")
+	}
+	handed, _ := w.record().CheckLog()
+	for _, want := range []string{"--- FAIL: TestGreetingPunctuation", `greeting_test.go:21: greeting-1.txt = "hello 1", want "hello 1!"`} {
+		if !strings.Contains(handed, want) {
+			t.Errorf("implement.check_log lacks %q:\n%s", want, handed)
+		}
+	}
+
+	repair := conversation(t, "repair", "a check fails at the head", "greeting-1.txt", "hello 1!\n")
+	j2 := w.newJob([]*llm.Conversation{repair})
+	j2.opts.CIWorkflows = []string{ciWorkflow}
+	res = j2.run()
+	if res.Result != record.ResultReady {
+		t.Fatalf("Job 2 ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j2.log.String())
+	}
+	if len(j2.model.reqs) == 0 {
+		t.Fatal("Job 2 made no model call: the failure was not repaired")
+	}
+	// The repair is Job 2's first step, from the hand-off, before it
+	// reads the PR checks again.
+	log := j2.log.String()
+	if r, wch := strings.Index(log, "roadmap: repair at the head"), strings.Index(log, "roadmap: watch PR"); r < 0 || wch < 0 || r > wch {
+		t.Errorf("Job 2 did not start with the repair (repair at %d, first watch at %d):\n%s", r, wch, log)
+	}
+	prompt := ""
+	for _, m := range j2.model.reqs[0].Messages {
+		prompt += m.Content + "\n"
+	}
+	for _, want := range []string{"--- FAIL: TestGreetingPunctuation", `want "hello 1!"`} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("Job 2's first prompt lacks the failing test's output %q", want)
+		}
+	}
+	if got := run(t, w.dir, "git", "--git-dir", w.remote, "show", "roadmap/"+fmt.Sprint(w.issue)+"-add-greetings:greeting-1.txt"); got != "hello 1!" {
+		t.Errorf("greeting-1.txt on the branch = %q, want the repair", got)
+	}
+	if log, ok := w.record().CheckLog(); ok && log != "" {
+		t.Errorf("implement.check_log still set after the repair: %q", log)
+	}
+}
+
+// TestHeadRepair: group 2 breaks group 1's verify command. The scoped
+// checks at the head fail; an agent repair step gets the failing log (at
+// least one model call), the head is committed and pushed, the checks pass
+// and the item goes ready in the same Job, without a stop.
+func TestHeadRepair(t *testing.T) {
+	w := newWorld(t, 2, "")
+	w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test"})
+	convs := w.conversations()
+	// Group 2 also rewrites group 1's file: its own verify passes, group
+	// 1's does not any more.
+	g2 := `{"comment":"written by hand: group 2 writes its greeting and breaks group 1's","source":"hand",
+"match":"task group 2 of","turns":[
+ {"response":{"tool_calls":[{"name":"write_file","arguments":{"path":"greeting-2.txt","content":"hello 2\n"}}],"usage":{"tokens_in":1000,"tokens_out":100}}},
+ {"expect":"","response":{"tool_calls":[{"name":"write_file","arguments":{"path":"greeting-1.txt","content":"bye 1\n"}}],"usage":{"tokens_in":1000,"tokens_out":100}}},
+ {"expect":"","response":{"tool_calls":[{"name":"finish","arguments":{"summary":"wrote greeting 2"}}],"usage":{"tokens_in":1000,"tokens_out":100}}}]}`
+	c, err := llm.ParseConversation("group-2", []byte(g2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	convs[1] = c
+	convs = append(convs, conversation(t, "repair", "a check fails at the head", "greeting-1.txt", "hello 1\n"))
+	j := w.newJob(convs)
+	j.opts.CIWorkflows = []string{ciWorkflow}
+	res := j.run()
+	if res.Result != record.ResultReady {
+		t.Fatalf("Job ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	var repairPrompt string
+	for _, u := range j.firstUsers() {
+		if strings.Contains(u, "a check fails at the head") {
+			repairPrompt = u
+		}
+	}
+	if repairPrompt == "" {
+		t.Fatalf("no repair step at the head; first user messages: %q", j.firstUsers())
+	}
+	var full string
+	for _, r := range j.model.reqs {
+		if strings.Contains(firstUser(r), "a check fails at the head") {
+			for _, m := range r.Messages {
+				full += m.Content + "\n"
+			}
+			break
+		}
+	}
+	if !strings.Contains(full, `grep -q "hello 1" greeting-1.txt`) {
+		t.Errorf("the repair step's prompt lacks the failing check:\n%s", full)
+	}
+	if stopped, ok := w.record().Stopped(); ok && stopped != "" {
+		t.Errorf("implement.stopped = %q, want no stop", stopped)
+	}
+	if got := run(t, w.dir, "git", "--git-dir", w.remote, "show", "roadmap/"+fmt.Sprint(w.issue)+"-add-greetings:greeting-1.txt"); got != "hello 1" {
+		t.Errorf("greeting-1.txt on the branch = %q, want the repair", got)
+	}
+}
+
+// TestHeadRepairAfterArchive: every group passed, the change is archived
+// and pushed, and then a PR check fails on the change (go test's output).
+// With time left, the same Job repairs the head with the check's log,
+// pushes, and CI passes at the repaired head: ready, no stop, no hand-off.
+func TestHeadRepairAfterArchive(t *testing.T) {
+	w := newWorld(t, 1, "")
+	w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{
+		{Conclusion: "failure", Log: goTestFailure},
+		{Conclusion: "success"},
+	}})
+	convs := append(w.conversations(), conversation(t, "repair", "a check fails at the head", "greeting-1.txt", "hello 1!\n"))
+	j := w.newJob(convs)
+	j.opts.CIWorkflows = []string{ciWorkflow}
+	res := j.run()
+	if res.Result != record.ResultReady || res.CI != "passed" {
+		t.Fatalf("Job ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	var repair string
+	for _, r := range j.model.reqs {
+		if strings.Contains(firstUser(r), "a check fails at the head") {
+			for _, m := range r.Messages {
+				repair += m.Content + "\n"
+			}
+			break
+		}
+	}
+	if !strings.Contains(repair, "--- FAIL: TestGreetingPunctuation") {
+		t.Errorf("the repair step's prompt lacks the PR check's failing test:\n%s", repair)
+	}
+	msgs := run(t, w.dir, "git", "--git-dir", w.remote, "log", "-2", "--format=%s", "roadmap/"+fmt.Sprint(w.issue)+"-add-greetings")
+	if !strings.HasPrefix(msgs, "roadmap: repair at the head\nroadmap: archive add-greetings") {
+		t.Errorf("the branch's last commits = %q, want the repair after the archive", msgs)
+	}
+	if comment := w.prComment(res.PR); !strings.Contains(comment, "repaired the head") || !strings.Contains(comment, "its log goes to the agent") {
+		t.Errorf("PR comment lacks the decisions:\n%s", comment)
+	}
+}
