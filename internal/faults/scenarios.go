@@ -43,11 +43,6 @@ type scenario struct {
 	setup  func(l *life) error
 }
 
-// knownDoubleDispatch: report killed after its dispatch landed is re-run and
-// dispatches the continuation again (internal/report continuation: "a re-run
-// of report looks first" is not done yet).
-const knownDoubleDispatch = "report re-run after a kill dispatches the continuation twice"
-
 // knownLostUpdate: a key another writer adds between the Job's read and its
 // PATCH of the record comment is overwritten (GitHub has no compare-and-swap
 // on a comment; the read-back re-applies only the Job's own change).
@@ -111,12 +106,8 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 	// Effects only a killed Job's report makes: the dispatch of its
 	// continuation, killed before and after.
 	for _, when := range []string{"before", "after"} {
-		sc := scenario{Name: "kill before push#2, then " + when + " dispatch#1", Kind: "crash", Branch: "continue_killed",
-			Expect: expectReady, arms: []string{"before push#2", when + " dispatch#1"}}
-		if when == "after" {
-			sc.Known = knownDoubleDispatch
-		}
-		out = append(out, sc)
+		out = append(out, scenario{Name: "kill before push#2, then " + when + " dispatch#1", Kind: "crash", Branch: "continue_killed",
+			Expect: expectReady, arms: []string{"before push#2", when + " dispatch#1"}})
 	}
 	pick := func() request { return writes[rng.Intn(len(writes))] }
 	rule := func(r request, rl githubfake.Rule) githubfake.Rule {
