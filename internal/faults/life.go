@@ -73,11 +73,14 @@ type life struct {
 	redispatched bool
 	// hooks act at exact effects; keep are record keys others wrote that
 	// must survive.
-	hooks     []hook
-	keep      []string
-	hookErr   error
-	preHead   string
-	dupPushes int
+	hooks []hook
+	keep  []string
+	// window are keys another writer adds inside the Job's read→PATCH
+	// window: the record write protocol cannot keep them (docs/github.md).
+	windowKeys []string
+	hookErr    error
+	preHead    string
+	dupPushes  int
 }
 
 // hook is something that happens at one effect of the history.
@@ -357,6 +360,11 @@ func (l *life) final() (state, error) {
 	s.Served = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}
 	for _, k := range rec.Keys() {
 		s.RecordKeys = append(s.RecordKeys, string(k))
+	}
+	for _, k := range l.windowKeys {
+		if !rec.Has(record.Key(k)) {
+			l.note("%s lost: written inside the Job's read→PATCH window (docs/github.md, not guaranteed)", k)
+		}
 	}
 	s.Files = map[string]string{}
 	if head := w.remoteHead(); head != "" {
