@@ -72,7 +72,7 @@ var kinds = []string{
 	"crash", "github_5xx", "github_429_retry_after", "github_429", "github_403_secondary_retry_after",
 	"github_403_secondary", "github_primary_limit", "github_403_auth", "github_apply_then_fail",
 	"git_non_fast_forward", "git_push_rejected", "git_merge_conflict",
-	"model_429", "model_500", "model_malformed_tool_call",
+	"model_429", "model_500", "model_malformed_tool_call", "model_context_overflow",
 	"exit_137", "exit_137_oom", "sigint_sigterm", "concurrent_writers", "person_edits",
 }
 
@@ -80,7 +80,7 @@ var kinds = []string{
 var branches = []string{
 	"resume_from_mark", "reconcile", "retry", "wait_rate_limit", "rebase", "stop_auth",
 	"conflict_handoff", "stop_needs_person", "agent_repair", "continue_killed", "continue_oom",
-	"yield_on_signal", "reapply_record",
+	"yield_on_signal", "reapply_record", "trim_context",
 }
 
 // scenarios builds the histories of one seed from the crash-free run: its
@@ -187,6 +187,24 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 				}
 			}},
 	)
+
+	// A context overflow: the provider refuses the group's last request as
+	// over the model's context (HTTP 400, context_length_exceeded), after
+	// the agent read the plan's tasks; the agent cuts the old tool output
+	// below the refused request and asks again.
+	overflow := `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9371 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	out = append(out, scenario{Name: fmt.Sprintf("context overflow at group %d (after a read of the plan)", g), Kind: "model_context_overflow",
+		Branch: "trim_context", Expect: expectReady,
+		mutate: func(group int, c *llm.Conversation) {
+			if group != g {
+				return
+			}
+			read := llm.Turn{Response: llm.Response{ToolCalls: []llm.FixtureToolCall{{Name: "read_file", Arguments: llm.Arguments(`{"path":"` + planDir + `/tasks.md"}`)}},
+				Usage: llm.FixtureUsage{TokensIn: 1000, TokensOut: 100}}}
+			c.Turns = append([]llm.Turn{read}, c.Turns...)
+			last := len(c.Turns) - 1
+			c.Turns[last].Errors = append(c.Turns[last].Errors, llm.InjectedError{Status: 400, Body: overflow})
+		}})
 
 	// Processes: the runner's kill, with and without the kernel's word.
 	kp := effects[rng.Intn(len(effects))]
