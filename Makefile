@@ -8,7 +8,7 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME    ?= 10s
 BIN         := bin/roadmap
 
-.PHONY: build test lint vet fmt-check actionlint unit fuzz bench clean demo npm-tools
+.PHONY: build test lint vet fmt-check actionlint unit fuzz bench clean demo npm-tools faults
 
 build:
 	$(GO) build -o $(BIN) ./cmd/roadmap
@@ -46,6 +46,11 @@ fuzz:
 	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME); \
 	  done; \
 	done
+
+# The fault-injection suite (docs/reliability.md): exits non-zero on any violation.
+FAULT_SEEDS ?= 2
+faults:
+	$(GO) run ./cmd/roadmap faults run --seeds $(FAULT_SEEDS)
 
 # The whole life of an item, locally, against the fakes (README quick start).
 demo: build

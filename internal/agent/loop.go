@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -16,6 +17,21 @@ type session struct {
 	start        time.Time
 	spend        Spend
 	turns        int
+	// refused is, per tier, the estimate of the smallest request the
+	// provider refused as over its context length: later requests of the
+	// step are cut below it (the provider counts tokens, we estimate them).
+	refused map[int]int64
+}
+
+// maxOverflows bounds the retries after context-length refusals in a step.
+const maxOverflows = 3
+
+// contextOverflow reports whether err is the provider refusing a request as
+// longer than the model's context (OpenAI's context_length_exceeded and the
+// like; the provider packages say which).
+func contextOverflow(err error) bool {
+	var o interface{ ContextOverflow() bool }
+	return errors.As(err, &o) && o.ContextOverflow()
 }
 
 func newSession(cfg Config) (*session, error) {
@@ -54,10 +70,14 @@ func (s *session) maxOutput(tier int) int {
 
 // window is tier's input window: its own, else the step's (0: unbounded).
 func (s *session) window(tier int) int64 {
-	if w := s.cfg.Models[tier].Window; w > 0 {
-		return w
+	w := s.cfg.Window
+	if t := s.cfg.Models[tier].Window; t > 0 {
+		w = t
 	}
-	return s.cfg.Window
+	if r := s.refused[tier]; r > 0 && (w <= 0 || r-1 < w) {
+		w = r - 1
+	}
+	return w
 }
 
 // conversation is one thread of messages with one tier of the ladder.
@@ -162,7 +182,7 @@ func (s *session) outcome(end ending, rounds, tier int) Outcome {
 // round drives the conversation until something ends the step.
 func (s *session) round(ctx context.Context, conv *conversation) (ending, error) {
 	tier := s.cfg.Models[conv.tier]
-	malformed := 0
+	malformed, overflows := 0, 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return ending{status: StatusModelError, reason: "cancelled"}, err
@@ -188,6 +208,24 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 			s.cfg.Observer.ModelCall(ModelCallEvent{Model: tier.Name, Duration: took, Outcome: outcome})
 			if ctx.Err() != nil {
 				return ending{status: StatusModelError, reason: "cancelled"}, ctx.Err()
+			}
+			if contextOverflow(err) {
+				// The provider counts more than our estimate: cut the next
+				// request below this one (old tool output is elided) and
+				// ask again. When nothing more can be cut, the step ends as
+				// a conversation that no longer fits.
+				est := s.cfg.Estimator(req)
+				if s.refused == nil {
+					s.refused = map[int]int64{}
+				}
+				if r := s.refused[conv.tier]; r == 0 || est < r {
+					s.refused[conv.tier] = est
+				}
+				if overflows++; overflows <= maxOverflows {
+					continue
+				}
+				return ending{status: StatusBudgetExhausted,
+					reason: fmt.Sprintf("the provider refused %d requests in a row as over the model's context length: %s", overflows, err)}, nil
 			}
 			return ending{status: StatusModelError, reason: err.Error()}, nil
 		}

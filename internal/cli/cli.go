@@ -109,6 +109,7 @@ func verbs() []verb {
 		{"classify", "classify a failed Job from its log", runClassify},
 		{"eval stage", "score the stage golden set: plan findings by F1, plus OpenSpec validity", runEvalStage},
 		{"eval implement", "replay the implement golden set through the implement Job: FULL, PARTIAL or NO", runEvalImplement},
+		{"faults run", "the fault-injection suite: kills at every durable effect, GitHub, git, model and process faults", runFaultsRun},
 		{"ci fail-to-pass", "run the tests at --base and at HEAD: F2P, P2P and broken P2P", runCIFailToPass},
 		{"dev replay-model", "serve recorded model exchanges over the OpenAI API", runDevReplayModel},
 		{"dev fake-github", "run the fake GitHub as a server", runDevFakeGitHub},

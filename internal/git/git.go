@@ -26,6 +26,11 @@ type Repo struct {
 	// adds GIT_TERMINAL_PROMPT=0, GIT_EDITOR=true and LC_ALL=C to it, so git
 	// never waits for a person and its messages stay in one language.
 	Env []string
+	// Hook, when set, is called before each git command (done false) and
+	// after it (done true, err its outcome). It is the fault suite's seam
+	// (internal/faults): it kills a Job just before or just after a commit or
+	// a push, as SIGKILL would. Production code leaves it nil.
+	Hook func(args []string, done bool, err error)
 }
 
 // Error is a git command that failed. Stderr is git's own, unmasked: mask it
@@ -89,7 +94,11 @@ func (r *Repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, e
 }
 
 // exec runs git with the hardened settings, without the audit.
-func (r *Repo) exec(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+func (r *Repo) exec(ctx context.Context, stdin []byte, args ...string) (out []byte, err error) {
+	if r.Hook != nil {
+		r.Hook(args, false, nil)
+		defer func() { r.Hook(args, true, err) }()
+	}
 	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), hardened...), args...)...)
 	cmd.Dir = r.Dir
 	cmd.Env = append(append([]string(nil), r.Env...),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	gogithub "github.com/google/go-github/v66/github"
 )
@@ -69,6 +70,45 @@ func (c *Client) DispatchWorkflow(ctx context.Context, workflowFile, ref string,
 		return DispatchResult{}, fmt.Errorf("dispatch %s on %s: %w", workflowFile, ref, c.fail(err))
 	}
 	return DispatchResult{RunID: out.WorkflowRunID, URL: out.HTMLURL}, nil
+}
+
+// WorkflowRun is a run of a workflow, as the runs list shows it. GitHub's
+// list carries no dispatch inputs.
+type WorkflowRun struct {
+	ID        int64
+	Event     string
+	Status    string
+	CreatedAt time.Time
+	URL       string
+}
+
+// maxRunPages bounds the pages DispatchedRuns reads: a look for a run
+// dispatched seconds ago needs the first page, never the whole history.
+const maxRunPages = 3
+
+// DispatchedRuns lists workflowFile's workflow_dispatch runs created at or
+// after since, newest first (at most a few pages).
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow
+func (c *Client) DispatchedRuns(ctx context.Context, workflowFile string, since time.Time) ([]WorkflowRun, error) {
+	opts := &gogithub.ListWorkflowRunsOptions{Event: "workflow_dispatch",
+		Created: ">=" + since.UTC().Format(time.RFC3339), ListOptions: gogithub.ListOptions{PerPage: 100}}
+	var out []WorkflowRun
+	for page := 0; page < maxRunPages; page++ {
+		runs, resp, err := c.gh.Actions.ListWorkflowRunsByFileName(c.ctx(ctx), c.owner, c.repo, workflowFile, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list the %s runs of %s since %s: %w", opts.Event, workflowFile, opts.Created[2:], c.fail(err))
+		}
+		for _, r := range runs.WorkflowRuns {
+			out = append(out, WorkflowRun{ID: r.GetID(), Event: r.GetEvent(), Status: r.GetStatus(),
+				CreatedAt: r.GetCreatedAt().Time, URL: r.GetHTMLURL()})
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return out, nil
 }
 
 // RunJobs lists the jobs of the latest attempt of run runID (all pages).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -181,5 +182,35 @@ func TestRerunFailedJobs(t *testing.T) {
 	}
 	if err := c.RerunFailedJobs(ctx, 424242); err == nil {
 		t.Error("re-running a run that does not exist succeeded")
+	}
+}
+
+// TestDispatchedRuns: the runs list finds a dispatch that landed, from the
+// time it was sent, and not the runs before it or of another event.
+func TestDispatchedRuns(t *testing.T) {
+	e := newEnv(t, githubfake.Options{})
+	e.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-implement.yml", HeadBranch: "main", Event: "issues", Status: "completed", CreatedAt: e.clock.Now()})
+	if _, err := e.c.DispatchWorkflow(ctx, "roadmap-implement.yml", "main", map[string]any{"issue": "7", "attempt": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Minute)
+	since := e.clock.Now()
+	runs, err := e.c.DispatchedRuns(ctx, "roadmap-implement.yml", since)
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("before the second dispatch: %+v, %v; want none", runs, err)
+	}
+	res, err := e.c.DispatchWorkflow(ctx, "roadmap-implement.yml", "main", map[string]any{"issue": "7", "attempt": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err = e.c.DispatchedRuns(ctx, "roadmap-implement.yml", since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].ID != res.RunID || runs[0].Event != "workflow_dispatch" || runs[0].Status != "queued" || !runs[0].CreatedAt.Equal(since) {
+		t.Errorf("runs %+v, want the one dispatched at %s (run %d)", runs, since, res.RunID)
+	}
+	if _, err := e.c.DispatchedRuns(ctx, "absent.yml", since); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an absent workflow: %v, want not found", err)
 	}
 }

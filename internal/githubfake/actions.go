@@ -228,3 +228,106 @@ func (f *Fake) workflowPermissions(c *call) reply {
 		"default_workflow_permissions": p.Default, "can_approve_pull_request_reviews": p.CanApprove,
 	}}
 }
+
+// listWorkflowRuns lists a workflow's runs, newest first, paginated, with
+// GitHub's event, branch, status and created filters (created takes
+// ">=TIME", "<=TIME" or "FROM..TO", times in RFC 3339). A run carries no
+// dispatch inputs, as on GitHub; display_title is the workflow's name (a
+// workflow without run-name).
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow
+func (f *Fake) listWorkflowRuns(c *call) reply {
+	f.settleCI()
+	workflow := c.params["workflow"]
+	if !f.hasWorkflow(workflow) {
+		return notFound()
+	}
+	from, to, ok := createdRange(c.query.Get("created"))
+	if !ok {
+		return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+			"message": "Validation Failed", "documentation_url": "https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow"}}
+	}
+	var list []*Run
+	for i := len(f.st.Runs) - 1; i >= 0; i-- {
+		r := f.st.Runs[i]
+		switch {
+		case r.WorkflowFile != workflow,
+			c.query.Get("event") != "" && r.Event != c.query.Get("event"),
+			c.query.Get("branch") != "" && r.HeadBranch != c.query.Get("branch"),
+			c.query.Get("status") != "" && r.Status != c.query.Get("status") && r.Conclusion != c.query.Get("status"),
+			!from.IsZero() && r.CreatedAt.Before(from),
+			!to.IsZero() && r.CreatedAt.After(to):
+			continue
+		}
+		list = append(list, r)
+	}
+	lo, hi, link := f.paginate(c, len(list))
+	runs := []any{}
+	for _, r := range list[lo:hi] {
+		name := strings.TrimSuffix(strings.TrimSuffix(r.WorkflowFile, ".yml"), ".yaml")
+		var concl any
+		if r.Status == "completed" {
+			concl = r.Conclusion
+		}
+		api := fmt.Sprintf("%s/actions/runs/%d", f.repoAPI(c.base), r.ID)
+		at := r.CreatedAt.UTC().Format(time.RFC3339)
+		runs = append(runs, map[string]any{
+			"id": r.ID, "node_id": nodeID("WFR", r.ID), "name": name, "display_title": name, "path": ".github/workflows/" + r.WorkflowFile,
+			"run_number": r.ID, "workflow_id": workflowID(r.WorkflowFile),
+			"event": r.Event, "status": r.Status, "conclusion": concl, "head_branch": r.HeadBranch, "head_sha": r.HeadSHA,
+			"run_attempt": max(r.RunAttempt, 1), "created_at": at, "updated_at": at,
+			"url": api, "html_url": fmt.Sprintf("%s/actions/runs/%d", f.repoHTML(c.base), r.ID),
+			"jobs_url": api + "/jobs", "logs_url": api + "/logs", "check_suite_url": f.repoAPI(c.base) + "/check-suites/" + strconv.FormatInt(r.ID, 10),
+			"cancel_url": api + "/cancel", "rerun_url": api + "/rerun", "artifacts_url": api + "/artifacts",
+			"workflow_url": fmt.Sprintf("%s/actions/workflows/%d", f.repoAPI(c.base), workflowID(r.WorkflowFile)),
+			"head_commit":  nil, "head_repository": f.repoJSON(c.base), "repository": f.repoJSON(c.base), "pull_requests": []any{},
+		})
+	}
+	return reply{status: http.StatusOK, link: link, body: map[string]any{"total_count": len(list), "workflow_runs": runs}}
+}
+
+// createdRange reads GitHub's created filter: ">=T", ">T", "<=T", "<T",
+// "A..B" or a bare time; "" is no bound.
+func createdRange(q string) (from, to time.Time, ok bool) {
+	parse := func(s string) (time.Time, bool) {
+		for _, l := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02"} {
+			if t, err := time.Parse(l, s); err == nil {
+				return t, true
+			}
+		}
+		return time.Time{}, false
+	}
+	var a, b string
+	switch {
+	case q == "":
+		return from, to, true
+	case strings.HasPrefix(q, ">="), strings.HasPrefix(q, ">"):
+		a = strings.TrimLeft(q, ">=")
+	case strings.HasPrefix(q, "<="), strings.HasPrefix(q, "<"):
+		b = strings.TrimLeft(q, "<=")
+	case strings.Contains(q, ".."):
+		a, b, _ = strings.Cut(q, "..")
+	default:
+		a, b = q, q
+	}
+	if a != "" && a != "*" {
+		if from, ok = parse(a); !ok {
+			return from, to, false
+		}
+	}
+	if b != "" && b != "*" {
+		if to, ok = parse(b); !ok {
+			return from, to, false
+		}
+	}
+	return from, to, true
+}
+
+// workflowID is a workflow's id: stable for its file name.
+func workflowID(file string) int64 {
+	var h int64 = 7
+	for _, b := range []byte(file) {
+		h = (h*31 + int64(b)) % 1_000_000
+	}
+	return 100_000 + h
+}

@@ -49,6 +49,7 @@ var productOps = []specOp{
 	{"POST", "/repos/{owner}/{repo}/labels"},                                     // Issues.CreateLabel (init)
 	{"GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}"},                       // Actions.GetWorkflowJobByID
 	{"POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs"},    // Actions.RerunFailedJobsByID
+	{"GET", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs"},        // Actions.ListWorkflowRunsByFileName
 }
 
 // bodyExceptions are request bodies the description's schema rejects but its
@@ -458,6 +459,16 @@ var apiCases = []apiCase{
 		// The re-run is still in progress: a second one is refused.
 		e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/actions/runs/%d/rerun-failed-jobs", run), "")
 		e.raw(t, "POST", "/repos/acme/widgets/actions/runs/1/rerun-failed-jobs", "")
+	}},
+	{op: productOps[26], statuses: []int{200, 404}, drive: func(t *testing.T, e *apiEnv) {
+		e.h.f.AddWorkflow("roadmap.yml")
+		e.h.f.AddRun(Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "completed", Conclusion: "success", CreatedAt: t0})
+		e.raw(t, "POST", "/repos/acme/widgets/actions/workflows/roadmap.yml/dispatches", `{"ref": "main", "inputs": {"issue": "7"}}`)
+		// What internal/github asks, through go-github.
+		must(t)(e.gh.Actions.ListWorkflowRunsByFileName(e.ctx, "acme", "widgets", "roadmap.yml", &gogithub.ListWorkflowRunsOptions{
+			Event: "workflow_dispatch", Created: ">=" + t0.Format(time.RFC3339), ListOptions: gogithub.ListOptions{PerPage: 100}}))
+		e.raw(t, "GET", "/repos/acme/widgets/actions/workflows/roadmap.yml/runs?per_page=1", "")
+		e.raw(t, "GET", "/repos/acme/widgets/actions/workflows/absent.yml/runs", "")
 	}},
 }
 

@@ -56,6 +56,7 @@ func init() {
 	add("GET", repo+"/commits/{ref}/status", (*Fake).combinedStatus)
 	add("GET", repo+"/commits/{ref}/check-runs", (*Fake).listCheckRuns)
 	add("POST", repo+"/actions/workflows/{workflow}/dispatches", (*Fake).dispatch)
+	add("GET", repo+"/actions/workflows/{workflow}/runs", (*Fake).listWorkflowRuns)
 	add("GET", repo+"/actions/runs/{run_id}/jobs", (*Fake).listJobs)
 	add("GET", repo+"/actions/jobs/{job_id}/logs", (*Fake).jobLogs)
 	add("GET", repo+"/actions/jobs/{job_id}", (*Fake).getJob)

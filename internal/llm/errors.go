@@ -41,6 +41,24 @@ func (e *APIError) Error() string {
 // yield the Job rather than stop when the wait is long (see RetryAfter).
 func (e *APIError) RateLimited() bool { return e.Status == 429 }
 
+// ContextOverflow reports whether the provider refused the request as longer
+// than the model's context: HTTP 400 (413 for some servers) whose body names
+// it — OpenAI-compatible servers' context_length_exceeded code or "maximum
+// context length" message, Anthropic's "prompt is too long". The body is
+// the provider's (already cut to maxErrorBody), so only these markers count.
+func (e *APIError) ContextOverflow() bool {
+	if e.Status != 400 && e.Status != 413 {
+		return false
+	}
+	b := strings.ToLower(e.Body)
+	for _, m := range []string{"context_length_exceeded", "maximum context length", "prompt is too long", "context window"} {
+		if strings.Contains(b, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // WindowError says a request cannot fit the input window even after every
 // part that may be trimmed was trimmed: the parts that must stay (system
 // prompt, task, tool specs, the newest turn) are too large on their own.

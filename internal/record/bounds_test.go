@@ -23,7 +23,7 @@ func worstCase(t *testing.T) *Record {
 	jobs := make([]JobOutcome, MaxJobs)
 	for i := range jobs {
 		jobs[i] = JobOutcome{Job: MaxCount - MaxJobs + i + 1, RunID: MaxRunID, Result: ResultReturned,
-			Failure: word, Group: MaxCount, Spend: big, Requests: MaxCount}
+			Failure: word, Group: MaxCount, Spend: big, Requests: MaxCount, Dispatching: MaxRunID}
 	}
 	files := make([]string, MaxFiles)
 	for i := range files {

@@ -128,6 +128,11 @@ type JobOutcome struct {
 	// Requests counts the GitHub requests the Job made that count against
 	// the rate limit (a 304 does not) before its last mark's write.
 	Requests int `json:"requests,omitempty"`
+	// Dispatching is when report set out to dispatch the next Job (Unix
+	// seconds), written before the dispatch in the same write as report's
+	// mark: a re-run of report that finds it looks for the run before it
+	// dispatches again.
+	Dispatching int64 `json:"dispatching,omitempty"`
 }
 
 func (j JobOutcome) check() error {
@@ -144,6 +149,8 @@ func (j JobOutcome) check() error {
 		return fmt.Errorf("job %d: group %d is negative or over %d", j.Job, j.Group, MaxCount)
 	case j.Requests < 0 || j.Requests > MaxCount:
 		return fmt.Errorf("job %d: requests %d is negative or over %d", j.Job, j.Requests, MaxCount)
+	case j.Dispatching < 0 || j.Dispatching > MaxRunID:
+		return fmt.Errorf("job %d: dispatching %d is negative or over %d", j.Job, j.Dispatching, MaxRunID)
 	}
 	if err := j.Spend.check(); err != nil {
 		return fmt.Errorf("job %d: %w", j.Job, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -40,9 +42,21 @@ func (r *reporter) ready(ctx context.Context) error {
 	return r.removeLabels(ctx, r.o.Labels.Stopped, r.o.Labels.NeedsInput)
 }
 
-// continuation dispatches the next Job of the item.
+// continuation dispatches the next Job of the item, once. The intent mark
+// (the Job's line's dispatching time) went into the record with report's
+// mark, before the dispatch; a re-run of report that finds it looks first:
+// the next Job already in the record, or a run of the workflow dispatched
+// since the mark, is the continuation landed, and nothing is sent again.
+// No run since the mark means the first run was killed before its dispatch
+// landed: it is sent now.
 func (r *reporter) continuation(ctx context.Context) error {
 	next := r.job + 1
+	if r.dispatching != 0 {
+		done, err := r.landed(ctx, next)
+		if err != nil || done {
+			return err
+		}
+	}
 	inputs := map[string]any{"issue": strconv.Itoa(r.o.Issue), "attempt": strconv.Itoa(next)}
 	if r.rc.ID != 0 {
 		// The continuation reads the record comment by its id, no search.
@@ -65,6 +79,44 @@ func (r *reporter) continuation(ctx context.Context) error {
 	r.out.Dispatched, r.out.DispatchedRunID, r.out.NextAttempt = &res, res.RunID, next
 	r.logf("report: issue #%d: dispatched Job %d (%s on %s) run %d", r.o.Issue, next, r.o.Workflow, r.o.Ref, res.RunID)
 	return nil
+}
+
+// landed looks for Job next dispatched by an earlier run of report: in the
+// record (it started), else in the workflow's runs dispatched since the
+// intent mark and newer than the reported Job's run (one request; GitHub's
+// list has no inputs, so such a run is taken for this item's: the report
+// jobs of one issue are serialised, and the mark is seconds old).
+func (r *reporter) landed(ctx context.Context, next int) (bool, error) {
+	since := time.Unix(r.dispatching, 0).UTC()
+	n, _ := r.rec.Attempt()
+	_, started := findLine(mustJobs(r.rec), func(j record.JobOutcome) bool { return j.Job == next })
+	if n >= next || started {
+		r.out.NextAttempt = next
+		r.logf("report: issue #%d: Job %d was dispatched at %s and has started: not dispatched again", r.o.Issue, next, since.Format(time.RFC3339))
+		return true, nil
+	}
+	runs, err := r.o.GitHub.DispatchedRuns(ctx, r.o.Workflow, since)
+	if err != nil {
+		return false, fmt.Errorf("look for Job %d of issue %d, dispatched at %s: %w", next, r.o.Issue, since.Format(time.RFC3339), err)
+	}
+	// The reported Job's own run, and any run older than it (run ids
+	// grow), is not its continuation, though a clock's second may hold both.
+	runs = slices.DeleteFunc(runs, func(w github.WorkflowRun) bool { return r.o.RunID != 0 && w.ID <= r.o.RunID })
+	if len(runs) == 0 {
+		r.logf("report: issue #%d: no %s run dispatched since %s: the dispatch of Job %d never landed; it is sent now",
+			r.o.Issue, r.o.Workflow, since.Format(time.RFC3339), next)
+		return false, nil
+	}
+	run := runs[len(runs)-1] // the oldest since the mark: the first dispatch
+	r.out.Dispatched = &github.DispatchResult{RunID: run.ID, URL: run.URL}
+	r.out.DispatchedRunID, r.out.NextAttempt = run.ID, next
+	r.logf("report: issue #%d: Job %d was already dispatched (run %d, %s): not dispatched again", r.o.Issue, next, run.ID, run.Status)
+	return true, nil
+}
+
+func mustJobs(rec *record.Record) []record.JobOutcome {
+	jobs, _ := rec.Jobs()
+	return jobs
 }
 
 // yield leaves the item waiting for the next day's budget: nothing is
@@ -168,7 +220,18 @@ func (r *reporter) status(ctx context.Context, state, description string) error 
 		return nil
 	}
 	r.out.Head = head
-	return r.o.GitHub.CreateStatus(ctx, head, StatusContext, state, description, "")
+	err = r.o.GitHub.CreateStatus(ctx, head, StatusContext, state, description, "")
+	var se *github.StatusError
+	if errors.As(err, &se) && se.Status == http.StatusUnprocessableEntity && head == r.o.HeadSHA {
+		// The Job's head never reached GitHub (its push was refused before
+		// it stopped): the status goes on the head GitHub has.
+		r.logf("report: issue #%d: head %s is not on GitHub (%v); the status goes on the PR head or published_sha", r.o.Issue, head, err)
+		o := r.o
+		r.o.HeadSHA = ""
+		defer func() { r.o = o }()
+		return r.status(ctx, state, description)
+	}
+	return err
 }
 
 // head is the commit the status goes on: the Job's head_sha output, the PR's

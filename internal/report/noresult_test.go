@@ -67,6 +67,9 @@ func TestReportNoResult(t *testing.T) {
 			}
 			jobs, _ := rec.Jobs()
 			wantLine := record.JobOutcome{Job: 2, RunID: runID, Failure: string(tc.class), Group: 1}
+			if tc.action == ActionContinue {
+				wantLine.Dispatching = t0.Unix() // the intent mark, written before the dispatch
+			}
 			if len(jobs) != 2 || !cmp.Equal(jobs[1], wantLine) {
 				t.Errorf("implement.jobs = %+v, want Job 2's line %+v", jobs, wantLine)
 			}

@@ -23,8 +23,8 @@ const spendLost = "spend_lost"
 // has. It reads the issue once, writes the record at most once (through the
 // record write protocol), then acts: a status, labels, a comment, a dispatch,
 // the day ledger. Every step is idempotent, so running it again for the same
-// Job (a re-run of the report job) adds no spend twice and posts no second
-// comment; only the dispatch of a continuation is not deduplicated.
+// Job (a re-run of the report job) adds no spend twice, posts no second
+// comment and dispatches no second continuation (see continuation).
 //
 // An *InputError says the options were wrong; any other error is GitHub's or
 // the record's, and the Outcome holds what was done before it.
@@ -54,6 +54,9 @@ type reporter struct {
 	// jobClass is how a Job that wrote no result ended, from its log.
 	jobClass failure.Class
 	d        decision
+	// dispatching is the reported Job's intent mark as report first read
+	// it: an earlier run of report set out to dispatch the next Job then.
+	dispatching int64
 }
 
 func (r *reporter) run(ctx context.Context) error {
@@ -104,6 +107,9 @@ func (r *reporter) run(ctx context.Context) error {
 		r.out.Evidence, r.out.EvidenceLine = o.Mask(v.Evidence), v.Line
 	}
 	r.gate()
+	if l, ok := findLine(jobs, func(j record.JobOutcome) bool { return j.Job == r.job }); ok {
+		r.dispatching = l.Dispatching
+	}
 	if (r.d.action == ActionContinue) && (o.Workflow == "" || o.Ref == "") {
 		return inputErr(fmt.Errorf("the Job ended %s, which continues the item: report needs the implement workflow file and ref to dispatch it", r.ending()))
 	}
@@ -338,6 +344,12 @@ func (r *reporter) settle(cur *record.Record) settled {
 // typed result when the runner's is missing, and the keys of a stop.
 func (r *reporter) changes(cur *record.Record) (record.Changes, settled) {
 	s := r.settle(cur)
+	if r.d.action == ActionContinue && s.line.Dispatching == 0 {
+		// The intent mark, before the dispatch and in the same write: a
+		// re-run of report looks for the run instead of sending it again.
+		s.line.Dispatching = r.o.Clock.Now().Unix()
+		s.touched = true
+	}
 	var ch record.Changes
 	if s.touched {
 		jobs, _ := cur.Jobs()

@@ -172,6 +172,32 @@ func TestReportTypedResult(t *testing.T) {
 		}
 	})
 
+	t.Run("stopped with a head GitHub never received sets the status on the published head", func(t *testing.T) {
+		// A push refused by the remote leaves the Job's head_sha local
+		// only; GitHub answers 422 for a status on it (the fault suite's
+		// rejected push found this).
+		e := newEnv(t)
+		ch := endOfJob(t, base(), 2, runID, record.ResultStopped, "unknown", "push refused by the repository policy", 1)
+		ch.SetStopped("group 2")
+		n := e.issue(t, ch, "roadmap:implement")
+		o := e.options(n, runID)
+		o.JobResult, o.Result, o.Failure = "failure", "stopped", "unknown"
+		o.HeadSHA = "0123456789abcdef0123456789abcdef01234567"
+		out, err := Run(ctx, o)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if out.Action != ActionStop || !out.Stopped {
+			t.Errorf("Action, Stopped = %s, %v; want stop, true", out.Action, out.Stopped)
+		}
+		if got, want := e.statuses(headSHA), []string{"failure"}; !cmp.Equal(got, want) {
+			t.Errorf("roadmap/implement on published_sha = %v, want %v", got, want)
+		}
+		if e.commentWith(n, MarkerStop) == "" {
+			t.Error("no stop comment")
+		}
+	})
+
 	t.Run("stopped on a class with an automatic action is continued, keeping the class", func(t *testing.T) {
 		e := newEnv(t)
 		ch := endOfJob(t, base(), 2, runID, record.ResultStopped, "checks_failed", "checks still fail after 3 rounds", 2)
@@ -233,7 +259,7 @@ func TestReportTypedResult(t *testing.T) {
 			t.Errorf("implement.spend = %+v, want the output's %+v", spend, want)
 		}
 		want := record.JobOutcome{Job: 2, RunID: runID, Result: record.ResultYielded, Failure: "rate_limited", Group: 2,
-			Spend: record.Spend{TokensIn: 3000, TokensOut: 700, USD: 0.0071, ModelCalls: 4}}
+			Spend: record.Spend{TokensIn: 3000, TokensOut: 700, USD: 0.0071, ModelCalls: 4}, Dispatching: t0.Unix()}
 		if len(jobs) != 2 || !cmp.Equal(jobs[1], want) {
 			t.Errorf("implement.jobs = %+v, want Job 2's line %+v", jobs, want)
 		}

@@ -1,0 +1,286 @@
+package faults
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report"
+)
+
+// outcome is what the checks found in one history.
+type outcome struct {
+	Injected   bool
+	Recovered  bool
+	Violations []string
+	Repeated   int   // passed groups whose agent step ran again
+	SpendLost  int64 // tokens the record lacks against the model server
+	Duplicates int
+}
+
+// check holds a history to the promises of docs/reliability.md. base is the
+// crash-free run's final state.
+func check(l *life, sc scenario, base, got state) outcome {
+	var o outcome
+	bad := func(format string, args ...any) { o.Violations = append(o.Violations, fmt.Sprintf(format, args...)) }
+	w := l.w
+	if l.hookErr != nil {
+		bad("the scenario could not act: %v", l.hookErr)
+	}
+
+	// The final state.
+	switch sc.Expect {
+	case expectReady:
+		if got.Result != base.Result || got.Group != base.Group || got.PRs != base.PRs || got.PRDraft != base.PRDraft ||
+			got.PRState != base.PRState || got.Archived != base.Archived || got.Status != base.Status || got.StopLabel != base.StopLabel {
+			bad("final state differs from the crash-free run: got %s, want %s", got.brief(), base.brief())
+		}
+		if !maps.Equal(got.Files, base.Files) {
+			bad("the branch's tree differs from the crash-free run: got %v, want %v", got.Files, base.Files)
+		}
+	case expectStop:
+		if got.Result != string(record.ResultStopped) || got.Failure != sc.Class {
+			bad("ended %s/%s, want a stop of class %s", got.Result, got.Failure, sc.Class)
+		}
+		if got.PRs > 1 {
+			bad("%d PRs", got.PRs)
+		}
+	}
+
+	// Passed groups repeated.
+	for _, j := range l.jobs {
+		for _, g := range j.Started {
+			if g <= j.Passed {
+				o.Repeated++
+				bad("job %d ran group %d again after its mark (implement.group %d)", j.Attempt, g, j.Passed)
+			}
+		}
+	}
+
+	// Duplicates: pushes, comments, PRs, dispatches.
+	o.Duplicates += l.dupPushes
+	if l.dupPushes > 0 {
+		bad("%d push(es) of a head the remote already had", l.dupPushes)
+	}
+	if got.PRs > 1 {
+		o.Duplicates += got.PRs - 1
+		bad("%d PRs for the item", got.PRs)
+	}
+	records, stops := 0, 0
+	for _, c := range w.fake.Comments(w.issue) {
+		if c.Author != github.DefaultIdentity {
+			continue
+		}
+		if record.HasBlock(c.Body) {
+			records++
+		}
+		if strings.Contains(c.Body, report.MarkerStop) {
+			stops++
+		}
+	}
+	if records != 1 {
+		o.Duplicates += max(records-1, 0)
+		bad("%d record comments on the issue, want 1", records)
+	}
+	if stops > 1 {
+		o.Duplicates += stops - 1
+		bad("%d stop comments", stops)
+	}
+	for n := 1; ; n++ {
+		is, ok := w.fake.Issue(n)
+		if !ok {
+			break
+		}
+		if is.Pull == nil {
+			continue
+		}
+		marked := 0
+		for _, c := range w.fake.Comments(n) {
+			if strings.Contains(c.Body, "<!-- roadmap:implement -->") {
+				marked++
+			}
+		}
+		if marked > 1 {
+			o.Duplicates += marked - 1
+			bad("%d implement comments on PR #%d, want at most 1", marked, n)
+		}
+	}
+	attempts := map[string]int{}
+	for _, d := range w.fake.Dispatches() {
+		attempts[fmt.Sprint(d.Inputs["attempt"])]++
+	}
+	for a, n := range attempts {
+		if n > 1 {
+			o.Duplicates += n - 1
+			bad("%d dispatches of Job %s", n, a)
+		}
+	}
+
+	// Spend lost.
+	// Tokens must match exactly; calls may exceed the answered ones by the
+	// refusals that reached the agent (a context-length refusal is a call
+	// recorded with no tokens), never fall short.
+	if got.Spend.TokensIn != got.Served.TokensIn || got.Spend.TokensOut != got.Served.TokensOut || got.Spend.ModelCalls < got.Served.ModelCalls {
+		o.SpendLost = (got.Served.TokensIn + got.Served.TokensOut) - (got.Spend.TokensIn + got.Spend.TokensOut)
+		bad("spend lost: the record holds %d in/%d out/%d calls, the model server answered %d/%d/%d",
+			got.Spend.TokensIn, got.Spend.TokensOut, got.Spend.ModelCalls, got.Served.TokensIn, got.Served.TokensOut, got.Served.ModelCalls)
+	}
+
+	// published_sha implies checked_sha; the person's text; others' keys.
+	rec, err := w.record()
+	if err != nil {
+		bad("the record: %v", err)
+	} else {
+		if _, ok := rec.PublishedSHA(); ok {
+			if _, ok := rec.CheckedSHA(); !ok {
+				bad("implement.published_sha without implement.checked_sha")
+			}
+		}
+		for _, k := range l.keep {
+			if !rec.Has(record.Key(k)) {
+				bad("the record lost %s, written by someone else", k)
+			}
+		}
+		// Keys written inside the Job's read→PATCH window are not promised
+		// (docs/github.md, "Not guaranteed"); every other check still holds.
+	}
+	if is, ok := w.fake.Issue(w.issue); !ok || is.Body != w.body {
+		bad("the person's issue text changed: %q, want %q", is.Body, w.body)
+	}
+
+	// One typed result per Job that ended; one report per Job.
+	reported := map[int]int{}
+	for _, r := range l.reps {
+		if r.Killed == "" {
+			reported[r.Job]++
+		}
+	}
+	for _, j := range l.jobs {
+		if j.Killed == "" && !slices.Contains([]record.Result{record.ResultReady, record.ResultStopped, record.ResultYielded, record.ResultReturned}, j.Result.Result) {
+			bad("job %d ended with no typed result (%q)", j.Attempt, j.Result.Result)
+		}
+		if reported[j.Attempt] != 1 {
+			bad("job %d was reported on %d times, want 1", j.Attempt, reported[j.Attempt])
+		}
+	}
+
+	// Classes with an automatic action never stop the item.
+	if sc.Expect == expectReady && l.afterJob == nil {
+		for _, r := range l.reps {
+			if r.Killed == "" && r.Outcome.Action == report.ActionStop {
+				bad("report stopped the item after job %d (%s: %s) on a fault with an automatic action", r.Job, r.Outcome.Class, r.Outcome.Reason)
+			}
+		}
+	}
+
+	o.Injected = injected(l, sc)
+	if !o.Injected {
+		bad("the fault was never injected")
+	}
+	o.Recovered = o.Injected && len(o.Violations) == 0 && reachedBranch(l, sc)
+	if o.Injected && len(o.Violations) == 0 && !o.Recovered {
+		bad("the recovery branch %s was not reached", sc.Branch)
+	}
+	return o
+}
+
+func (s state) brief() string {
+	return fmt.Sprintf("%s/%s group %d, %d PR(s) draft=%v %s, archived=%v, status %q, stop label %v",
+		s.Result, s.Failure, s.Group, s.PRs, s.PRDraft, s.PRState, s.Archived, s.Status, s.StopLabel)
+}
+
+// injected says whether the history's fault actually happened, from the
+// evidence it left (a kill, the fake's answer, the model server's count).
+func injected(l *life, sc scenario) bool {
+	if len(sc.arms) > 0 && len(l.c.arms) > 0 {
+		return false // a kill point never reached
+	}
+	switch {
+	case len(sc.arms) > 0:
+		return true
+	case strings.HasPrefix(sc.Kind, "github_"):
+		want := map[string]int{"github_5xx": 502, "github_429_retry_after": 429, "github_429": 429, "github_apply_then_fail": 502}[sc.Kind]
+		if want == 0 {
+			want = 403
+		}
+		for _, r := range l.w.fake.Requests() {
+			if r.Status == want {
+				return true
+			}
+		}
+		return false
+	case sc.Kind == "model_429" || sc.Kind == "model_500":
+		return l.w.replay.Stats().Errors > 0
+	case sc.Kind == "model_malformed_tool_call":
+		return l.w.replay.Stats().Calls > 2*groups
+	case sc.Kind == "model_context_overflow":
+		return l.w.fitted.Load() > 0
+	case sc.Kind == "sigint_sigterm":
+		return l.signalled()
+	case sc.Kind == "git_push_rejected":
+		return fileExists(l.w.dir + "/rejected-once")
+	}
+	for _, h := range l.hooks {
+		if h.f != nil {
+			return false // its point never came
+		}
+	}
+	return len(l.hooks) > 0 || sc.Kind == "concurrent_writers" && l.writerActed()
+}
+
+// reachedBranch checks the evidence of the recovery branch.
+func reachedBranch(l *life, sc scenario) bool {
+	anyKilled := false
+	for _, j := range l.jobs {
+		anyKilled = anyKilled || j.Killed != ""
+	}
+	classOf := func(c string) bool {
+		for _, r := range l.reps {
+			if r.Killed == "" && string(r.Outcome.Class) == c && r.Outcome.Action == report.ActionContinue {
+				return true
+			}
+		}
+		return false
+	}
+	switch sc.Branch {
+	case "resume_from_mark", "reconcile":
+		if strings.Contains(sc.Name, "dispatch") || strings.Contains(sc.Name, "status#") || strings.Contains(sc.Name, "label#") {
+			return true // a report run killed and re-run
+		}
+		if len(sc.arms) > 0 && !anyKilled {
+			// The kill hit report (a status, a comment it writes): its
+			// rerun is the recovery.
+			return len(l.reps) > len(l.jobs)
+		}
+		return true
+	case "continue_killed":
+		return classOf("killed")
+	case "continue_oom":
+		return classOf("oom")
+	case "yield_on_signal":
+		for _, j := range l.jobs {
+			if j.Killed == "" && j.Result.Result == record.ResultYielded {
+				return true
+			}
+		}
+		return false
+	case "conflict_handoff":
+		return classOf("conflict")
+	case "stop_auth", "stop_needs_person":
+		for _, j := range l.jobs {
+			if j.Result.Result == record.ResultStopped {
+				return true
+			}
+		}
+		return false
+	case "rebase":
+		return true // the tree holds both writers' work (checked above)
+	case "trim_context":
+		return l.w.fitted.Load() > 0 // the retried request had old output cut
+
+	}
+	return true
+}

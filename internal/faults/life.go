@@ -1,0 +1,436 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/report"
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// maxJobs bounds a history: a life that needs more Jobs than this is a
+// violation (work repeated without end).
+const maxJobs = 6
+
+func masker() *redact.Masker { return redact.New(redact.Config{Secrets: []string{token}}) }
+
+// jobEnd is how one implement Job of a history ended.
+type jobEnd struct {
+	Attempt int
+	Killed  string // the kill point; "" when the Job ended by itself
+	Result  implement.Result
+	// Passed is implement.group when the Job started: the groups it must
+	// not repeat. Started are the groups whose agent step it began.
+	Passed  int
+	Started []int
+	Log     string
+}
+
+// reportEnd is one report run.
+type reportEnd struct {
+	Job     int
+	Killed  string
+	Outcome report.Outcome
+}
+
+// life is one history being played.
+type life struct {
+	w    *world
+	c    *crasher
+	ctx  context.Context
+	jobs []jobEnd
+	reps []reportEnd
+	// window is the model's input window (0: the default).
+	window int
+	// signal, when set, is closed to deliver SIGINT to the running Job.
+	signal  chan struct{}
+	sigSent bool
+	// writerEdited is set when the concurrent writer acted.
+	writerEdited bool
+	sigTerm      time.Duration // SIGTERM after SIGINT (the runner: 7.5 s)
+	sigKill      time.Duration // the kill after SIGTERM (the runner: 2.5 s)
+	logExtra     string        // appended to a killed Job's log (OOM evidence)
+	// foreign are files another writer put on the branch.
+	foreign map[string]bool
+	trace   []string
+	// afterJob runs after each Job (a person re-dispatching after a stop).
+	afterJob     func(l *life, je jobEnd) (resume bool)
+	redispatched bool
+	// hooks act at exact effects; keep are record keys others wrote that
+	// must survive.
+	hooks []hook
+	keep  []string
+	// window are keys another writer adds inside the Job's read→PATCH
+	// window: the record write protocol cannot keep them (docs/github.md).
+	windowKeys []string
+	hookErr    error
+	preHead    string
+	dupPushes  int
+}
+
+// hook is something that happens at one effect of the history.
+type hook struct {
+	point string
+	done  bool
+	f     func() error
+}
+
+// The runner's signal timings (DESIGN §6), scaled by 1/100 in the suite.
+const (
+	sigTerm = 75 * time.Millisecond // SIGTERM 7.5 s after SIGINT
+	sigKill = 25 * time.Millisecond // the kill 2.5 s after SIGTERM
+)
+
+// onEffect is the crasher's observer: CI reports on what was pushed, and the
+// scenario's hooks run at their points.
+func (l *life) onEffect(point string, done, ok bool) {
+	if strings.HasPrefix(point, EffPush+"#") {
+		if !done {
+			l.preHead = l.w.remoteHead()
+		} else if ok && l.preHead != "" && l.w.remoteHead() == l.preHead {
+			l.dupPushes++
+		}
+	}
+	for i := range l.hooks {
+		h := &l.hooks[i]
+		if h.f != nil && h.point == point && h.done == done {
+			f := h.f
+			h.f = nil
+			if err := f(); err != nil && l.hookErr == nil {
+				l.hookErr = fmt.Errorf("at %s: %w", point, err)
+			}
+		}
+	}
+	if done && strings.HasPrefix(point, EffPush+"#") {
+		l.w.playCI()
+	}
+}
+
+func (l *life) note(format string, args ...any) {
+	l.trace = append(l.trace, fmt.Sprintf(format, args...))
+}
+
+// play runs Jobs and reports until the item settles.
+func (l *life) play() error {
+	w := l.w
+	runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	attempt := 1
+	var rc int64
+	for n := 0; n < maxJobs; n++ {
+		je, err := l.job(attempt, runID, rc)
+		if err != nil {
+			return err
+		}
+		l.jobs = append(l.jobs, je)
+		if je.Result.RecordComment != 0 {
+			rc = je.Result.RecordComment
+		}
+		out, err := l.report(je, runID, rc)
+		if err != nil {
+			return err
+		}
+		if out.DispatchedRunID != 0 && out.NextAttempt != 0 {
+			attempt, runID = out.NextAttempt, out.DispatchedRunID
+			continue
+		}
+		if l.afterJob != nil && l.afterJob(l, je) {
+			attempt++
+			runID = w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "workflow_dispatch", Status: "in_progress"})
+			continue
+		}
+		return nil
+	}
+	return nil
+}
+
+type toolSandbox struct{ *policy.Sandbox }
+
+func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
+	r, err := s.Sandbox.Run(ctx, argv)
+	return agent.RunResult(r), err
+}
+
+// job runs one implement Job in this process; a kill unwinds it.
+func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
+	w := l.w
+	je.Attempt = attempt
+	if rec, err := w.record(); err == nil {
+		je.Passed, _ = rec.Group()
+	}
+	served := len(w.replay.Stats().Served)
+	ws, err := w.workspace(fmt.Sprintf("job-%d-%d", attempt, len(l.jobs)))
+	if err != nil {
+		return je, err
+	}
+	p := &proc{c: l.c}
+	ctx, cancel := context.WithCancel(l.ctx)
+	defer cancel()
+	repo, err := git.Open(ctx, ws, gitEnv())
+	if err != nil {
+		return je, err
+	}
+	repo.Hook = p.gitHook()
+	gh, err := w.client(&transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue})
+	if err != nil {
+		return je, err
+	}
+	bound, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: ws, Environ: gitEnv()})
+	if err != nil {
+		return je, err
+	}
+	defer bound.Close()
+	sb := policy.NewSandbox(bound, policy.Default(), gitEnv())
+	model, err := llm.New(llm.Config{Provider: llm.ProviderOpenAICompatible, BaseURL: w.modelURL + "/v1", Model: "replay-model",
+		InputWindow: l.window, Prices: map[string]llm.Price{"replay-model": {Input: 1, Output: 10}}}, llm.WithClock(w.clock))
+	if err != nil {
+		return je, err
+	}
+	log := &lockedBuffer{}
+	m := masker()
+	tr, err := trace.NewRecorder(&lockedBuffer{}, m, w.clock.Now, attempt)
+	if err != nil {
+		return je, err
+	}
+	if l.signal != nil && !l.sigSent {
+		// The signal reaches the first Job only.
+		l.sigSent = true
+		sig := l.signal
+		go func() {
+			select {
+			case <-sig:
+			case <-ctx.Done():
+				return
+			}
+			cancel() // SIGINT: the binary's context ends
+			// SIGTERM changes nothing more in the binary (the same context);
+			// the runner kills the process sigTerm+sigKill after SIGINT.
+			select {
+			case <-time.After(l.sigTerm + l.sigKill):
+				p.dead.Store(true)
+			case <-l.ctx.Done():
+			}
+		}()
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				k, ok := v.(killed)
+				if !ok {
+					panic(v)
+				}
+				je.Killed = k.point
+			}
+		}()
+		var res implement.Result
+		res, err = implement.Run(ctx, implement.Options{
+			Issue: w.issue, Attempt: attempt, RunID: runID, RecordComment: rc, GitHub: gh, Repo: repo,
+			Models: []agent.Tier{{Name: "replay-model", Model: model}}, Sandbox: toolSandbox{sb},
+			CheckRunner: checks.SandboxRunner(sb), Split: policy.Split, RepairRounds: 2,
+			Clock: w.clock, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute, NoChecksGrace: time.Minute,
+			Log: log, Trace: tr, Mask: m.Mask,
+		})
+		je.Result = res
+	}()
+	p.dead.Store(true) // the process is gone; a stray goroutine writes nothing
+	je.Log = log.String()
+	for _, s := range w.replay.Stats().Served[served:] {
+		if s.Turn == 0 {
+			var g int
+			fmt.Sscanf(s.Conversation, "group-%d", &g)
+			je.Started = append(je.Started, g)
+		}
+	}
+	if err != nil && je.Killed == "" {
+		return je, fmt.Errorf("job %d: %w", attempt, err)
+	}
+	if je.Killed != "" {
+		l.note("job %d killed %s", attempt, je.Killed)
+	} else {
+		l.note("job %d %s %s group %d", attempt, je.Result.Result, je.Result.Failure, je.Result.Group)
+	}
+	return je, nil
+}
+
+// report posts the Job to the fake's Actions API as GitHub would and runs
+// report on it; a killed report run is re-run (the failed job's rerun).
+func (l *life) report(je jobEnd, runID, rc int64) (report.Outcome, error) {
+	w := l.w
+	job := githubfake.Job{Name: "implement", Conclusion: "success",
+		Steps: []githubfake.Step{{Name: "Run roadmap implement", Status: "completed", Conclusion: "success"}}}
+	log := je.Log
+	if je.Killed != "" {
+		log += l.logExtra + "##[error]Process completed with exit code 137.\n"
+		job.Conclusion = "failure"
+		job.Steps[0].Conclusion = "failure"
+	}
+	job.Log = stamp(log)
+	if _, err := w.fake.AddJob(runID, job); err != nil {
+		return report.Outcome{}, err
+	}
+	o := report.Options{Issue: w.issue, JobResult: job.Conclusion, RunID: runID, RecordComment: rc,
+		Workflow: "roadmap.yml", Ref: "main", Mask: masker().Mask, Clock: w.clock}
+	if je.Killed == "" {
+		r := je.Result
+		o.Result, o.Failure, o.Group, o.Spend, o.HeadSHA, o.PR, o.Attempt, o.Reason =
+			string(r.Result), r.Failure, r.Group, jsonString(r.Spend), r.HeadSHA, r.PR, r.Attempt, r.Reason
+	}
+	var out report.Outcome
+	for try := 0; try < 3; try++ {
+		p := &proc{c: l.c}
+		gh, err := w.client(&transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue})
+		if err != nil {
+			return out, err
+		}
+		o.GitHub = gh
+		rep := reportEnd{Job: je.Attempt}
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					k, ok := v.(killed)
+					if !ok {
+						panic(v)
+					}
+					rep.Killed = k.point
+				}
+			}()
+			out, err = report.Run(l.ctx, o)
+		}()
+		p.dead.Store(true)
+		rep.Outcome = out
+		l.reps = append(l.reps, rep)
+		if rep.Killed != "" {
+			l.note("report on job %d killed %s", je.Attempt, rep.Killed)
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("report on job %d: %w", je.Attempt, err)
+		}
+		l.note("report on job %d: %s %s → %s", je.Attempt, out.Result, out.Class, out.Action)
+		return out, nil
+	}
+	return out, fmt.Errorf("report on job %d was killed three times", je.Attempt)
+}
+
+// state is what a history leaves: the parts the invariants compare.
+type state struct {
+	Result     string            `json:"result"`
+	Failure    string            `json:"failure,omitempty"`
+	Group      int               `json:"group"`
+	Files      map[string]string `json:"files"`
+	PRs        int               `json:"prs"`
+	PRDraft    bool              `json:"pr_draft"`
+	PRState    string            `json:"pr_state"`
+	Archived   bool              `json:"archived"`
+	Status     string            `json:"status"`
+	StopLabel  bool              `json:"stop_label"`
+	Spend      record.Spend      `json:"spend"`
+	Served     record.Spend      `json:"served"`
+	RecordKeys []string          `json:"record_keys"`
+}
+
+// final reads the state a history left.
+func (l *life) final() (state, error) {
+	w := l.w
+	var s state
+	rec, err := w.record()
+	if err != nil {
+		return s, err
+	}
+	res, _ := rec.Result()
+	s.Result = string(res)
+	s.Failure, _ = rec.Failure()
+	s.Group, _ = rec.Group()
+	s.Spend, _ = rec.Spend()
+	st := w.replay.Stats()
+	s.Served = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}
+	for _, k := range rec.Keys() {
+		s.RecordKeys = append(s.RecordKeys, string(k))
+	}
+	for _, k := range l.windowKeys {
+		if !rec.Has(record.Key(k)) {
+			l.note("%s lost: written inside the Job's read→PATCH window (docs/github.md, not guaranteed)", k)
+		}
+	}
+	s.Files = map[string]string{}
+	if head := w.remoteHead(); head != "" {
+		out, err := gitIn(w.remote, "ls-tree", "-r", head)
+		if err != nil {
+			return s, err
+		}
+		for _, line := range strings.Split(out, "\n") {
+			meta, path, ok := strings.Cut(line, "\t")
+			if !ok || l.foreign[path] {
+				continue
+			}
+			f := strings.Fields(meta)
+			s.Files[path] = f[len(f)-1]
+			if strings.HasPrefix(path, "openspec/changes/archive/") {
+				s.Archived = true
+			}
+		}
+		for _, st := range w.fake.Statuses(head) {
+			if st.Context == report.StatusContext {
+				s.Status = st.State
+			}
+		}
+	}
+	for n := 1; ; n++ {
+		is, ok := w.fake.Issue(n)
+		if !ok {
+			break
+		}
+		if is.Pull != nil && strings.HasPrefix(is.Pull.Head, fmt.Sprintf("roadmap/%d-", w.issue)) {
+			s.PRs++
+			s.PRDraft = is.Pull.Draft
+			s.PRState = is.State
+			w.branch = is.Pull.Head
+		}
+	}
+	for _, lb := range w.fake.Labels(w.issue) {
+		if lb == report.DefaultLabels().Stopped {
+			s.StopLabel = true
+		}
+	}
+	return s, nil
+}
+
+func (s state) String() string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func (l *life) signalled() bool {
+	if l.signal == nil {
+		return false
+	}
+	select {
+	case <-l.signal:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *life) writerActed() bool {
+	return l.writerEdited
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

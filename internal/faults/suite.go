@@ -1,0 +1,219 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options tune a run of the suite.
+type Options struct {
+	// Seeds is how many seeds run (1…Seeds); each plays every scenario twice.
+	Seeds int
+	// Only, when set, keeps the scenarios whose name contains it.
+	Only string
+	// Dir holds the histories' worlds ("" is a temporary directory).
+	Dir string
+	// Progress receives one line per history; nil discards it.
+	Progress io.Writer
+}
+
+// DefaultSeeds fits the suite in CI on a 2-core machine (docs/reliability.md).
+const DefaultSeeds = 2
+
+// Kind counts one fault kind.
+type Kind struct {
+	Injected  int `json:"injected"`
+	Recovered int `json:"recovered"`
+}
+
+// Summary is what `roadmap faults run` prints; --json prints it as is.
+type Summary struct {
+	Seeds     int `json:"seeds"`
+	Histories int `json:"histories"`
+	Injected  int `json:"injected"`
+	Recovered int `json:"recovered"`
+	// ByKind counts faults by kind; Branches the histories that reached
+	// each recovery branch.
+	ByKind   map[string]Kind `json:"by_kind"`
+	Branches map[string]int  `json:"branches"`
+	// WorkRepeated counts passed groups run again; SpendLost the tokens the
+	// record lacks; Duplicates duplicate pushes, comments, PRs, dispatches.
+	WorkRepeated int      `json:"work_repeated"`
+	SpendLost    int64    `json:"spend_lost"`
+	Duplicates   int      `json:"duplicates"`
+	Violations   []string `json:"violations"`
+	// Known are defects the suite still finds, named in the scenarios and
+	// not counted as violations; one that no longer shows is a violation.
+	Known   []string `json:"known"`
+	Seconds float64  `json:"seconds"`
+}
+
+// Run plays every scenario of every seed twice and checks each history.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	start := time.Now()
+	if o.Seeds <= 0 {
+		o.Seeds = DefaultSeeds
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	dir := o.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "roadmap-faults-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	s := &Summary{Seeds: o.Seeds, ByKind: map[string]Kind{}, Branches: map[string]int{}, Violations: []string{}, Known: []string{}}
+	n := 0
+	for seed := int64(1); seed <= int64(o.Seeds); seed++ {
+		n++
+		base, err := play(ctx, filepath.Join(dir, fmt.Sprintf("s%d-base", seed)), scenario{Name: "crash-free", Expect: expectReady})
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: the crash-free run: %w", seed, err)
+		}
+		if bo := check(base.l, base.sc, base.st, base.st); len(bo.Violations) > 1 || len(bo.Violations) == 1 && !strings.Contains(bo.Violations[0], "never injected") {
+			for _, v := range bo.Violations {
+				s.Violations = append(s.Violations, fmt.Sprintf("seed %d, crash-free: %s", seed, v))
+			}
+		}
+		effects := slices.Clone(base.l.c.log)
+		writes := baselineWrites(base.l.w.fake.Requests())
+		for _, sc := range scenarios(seed, effects, writes) {
+			if o.Only != "" && !strings.Contains(sc.Name, o.Only) && sc.Kind != o.Only {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			n++
+			var runs [2]*played
+			for i := range runs {
+				p, err := play(ctx, filepath.Join(dir, fmt.Sprintf("h%d-%d", n, i)), sc)
+				if err != nil {
+					return nil, fmt.Errorf("seed %d, %s: %w", seed, sc.Name, err)
+				}
+				runs[i] = p
+			}
+			s.Histories++
+			out := check(runs[0].l, sc, base.st, runs[0].st)
+			if a, b := runs[0].trace(), runs[1].trace(); a != b {
+				out.Violations = append(out.Violations, fmt.Sprintf("not deterministic: two plays left different traces:\n  %s\n  %s", a, b))
+				out.Recovered = false
+			}
+			k := s.ByKind[sc.Kind]
+			if out.Injected {
+				k.Injected++
+				s.Injected++
+			}
+			if out.Recovered {
+				k.Recovered++
+				s.Recovered++
+				s.Branches[sc.Branch]++
+			}
+			s.ByKind[sc.Kind] = k
+			s.WorkRepeated += out.Repeated
+			s.SpendLost += out.SpendLost
+			s.Duplicates += out.Duplicates
+			verdict := "ok"
+			if sc.Known != "" {
+				if len(out.Violations) == 0 {
+					out.Violations = []string{"the known defect no longer shows (" + sc.Known + "): remove it from the scenarios"}
+				} else {
+					s.Known = append(s.Known, fmt.Sprintf("seed %d, %s: %s (%s)", seed, sc.Name, sc.Known, strings.Join(out.Violations, "; ")))
+					out.Violations = nil
+					verdict = "KNOWN"
+				}
+			}
+			for _, v := range out.Violations {
+				s.Violations = append(s.Violations, fmt.Sprintf("seed %d, %s: %s", seed, sc.Name, v))
+				verdict = "VIOLATION"
+			}
+			fmt.Fprintf(o.Progress, "seed %d %-9s %s  [%s]\n", seed, verdict, sc.Name, strings.Join(runs[0].l.trace, "; "))
+			os.RemoveAll(runs[0].l.w.dir)
+			os.RemoveAll(runs[1].l.w.dir)
+		}
+		os.RemoveAll(base.l.w.dir)
+	}
+	s.Seconds = time.Since(start).Seconds()
+	return s, nil
+}
+
+// played is one play of a history.
+type played struct {
+	sc scenario
+	l  *life
+	st state
+}
+
+// trace is the history normalised: what happened, in order, and the end.
+func (p *played) trace() string {
+	return strings.Join(p.l.trace, "; ") + " | " + strings.Join(p.l.c.log, " ") + " | " + p.st.String()
+}
+
+func play(ctx context.Context, dir string, sc scenario) (*played, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	convs, err := conversations(sc.mutate)
+	if err != nil {
+		return nil, err
+	}
+	w, err := newWorld(dir, convs)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	l := &life{w: w, c: newCrasher(sc.arms...), ctx: ctx}
+	l.c.on = l.onEffect
+	if sc.setup != nil {
+		if err := sc.setup(l); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.play(); err != nil {
+		return nil, err
+	}
+	st, err := l.final()
+	if err != nil {
+		return nil, err
+	}
+	return &played{sc: sc, l: l, st: st}, nil
+}
+
+// Print writes the summary for a person.
+func (s *Summary) Print(w io.Writer) {
+	fmt.Fprintf(w, "fault injection: %d seed(s), %d histories (each played twice), %.0f s\n", s.Seeds, s.Histories, s.Seconds)
+	fmt.Fprintf(w, "%-34s %8s %9s\n", "kind", "injected", "recovered")
+	for _, k := range slices.Sorted(maps.Keys(s.ByKind)) {
+		fmt.Fprintf(w, "%-34s %8d %9d\n", k, s.ByKind[k].Injected, s.ByKind[k].Recovered)
+	}
+	fmt.Fprintf(w, "%-34s %8d %9d\n", "total", s.Injected, s.Recovered)
+	fmt.Fprintf(w, "recovery branches reached: ")
+	for i, b := range slices.Sorted(maps.Keys(s.Branches)) {
+		if i > 0 {
+			fmt.Fprint(w, ", ")
+		}
+		fmt.Fprintf(w, "%s %d", b, s.Branches[b])
+	}
+	fmt.Fprintf(w, "\nwork repeated %d, spend lost %d tokens, duplicates %d, violations %d\n", s.WorkRepeated, s.SpendLost, s.Duplicates, len(s.Violations))
+	for _, v := range s.Violations {
+		fmt.Fprintf(w, "VIOLATION %s\n", v)
+	}
+	for _, k := range s.Known {
+		fmt.Fprintf(w, "known defect (not counted): %s\n", k)
+	}
+}
+
+// JSON is the summary as `--json` prints it.
+func (s *Summary) JSON() ([]byte, error) { return json.MarshalIndent(s, "", "  ") }
