@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -160,4 +162,37 @@ func TestReportNoResult(t *testing.T) {
 			t.Error("dispatched without knowing how the Job ended")
 		}
 	})
+}
+
+// TestReportLogSections: reading a killed Job's log and the action are
+// sections of report's job log; the killed Job's log, hostile text, cannot
+// open one.
+func TestReportLogSections(t *testing.T) {
+	e := newEnv(t)
+	runID := e.run(t, "failure", readLog(t, "oom.log")+"::group::from the killed Job\n")
+	n := e.issue(t, base(), "roadmap:implement")
+	o := e.options(n, runID)
+	o.JobResult = "failure"
+	var log bytes.Buffer
+	o.Log = &log
+	if _, err := Run(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	var opened []string
+	depth := 0
+	for _, line := range strings.Split(log.String(), "\n") {
+		switch {
+		case strings.HasPrefix(line, "::group::"):
+			if depth++; depth > 1 {
+				t.Errorf("a section opened inside another: %q", line)
+			}
+			opened = append(opened, strings.TrimPrefix(line, "::group::"))
+		case line == "::endgroup::":
+			depth--
+		}
+	}
+	want := []string{fmt.Sprintf("report: read the log of the Job that wrote no result (run %d)", runID), "report: continue"}
+	if depth != 0 || strings.Join(opened, "|") != strings.Join(want, "|") {
+		t.Errorf("sections %q (open at the end: %d), want %q\n%s", opened, depth, want, log.String())
+	}
 }

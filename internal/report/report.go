@@ -82,7 +82,9 @@ func (r *reporter) run(ctx context.Context) error {
 		if o.RunID == 0 {
 			return inputErr(errors.New("the Job wrote no result: report needs the run id to read its log"))
 		}
+		end := r.section("report: read the log of the Job that wrote no result (run %d)", o.RunID)
 		f, err := readKilledJob(ctx, o.GitHub, o.RunID, o.JobName)
+		end()
 		if err != nil {
 			return err
 		}
@@ -116,6 +118,7 @@ func (r *reporter) run(ctx context.Context) error {
 	r.out.Class, r.out.Action = r.d.class, r.d.action
 	r.out.Reason = o.Mask(r.d.reason)
 	r.logf("report: issue #%d Job %d: %s → %s: %s", o.Issue, r.job, r.ending(), r.d.action, r.out.Reason)
+	defer r.section("report: %s", r.d.action)()
 
 	if err := r.write(ctx); err != nil {
 		return err
@@ -482,6 +485,14 @@ func subSpend(a, b record.Spend) record.Spend {
 		USD:        max(math.Round((a.USD-b.USD)*1e9)/1e9, 0),
 		ModelCalls: max(a.ModelCalls-b.ModelCalls, 0),
 	}
+}
+
+// section opens a section of the job log and returns its closer. Only
+// report's own lines open or close one: everything else it prints goes
+// through logf, made plain.
+func (r *reporter) section(format string, args ...any) func() {
+	fmt.Fprintln(r.o.Log, actionsio.Group(r.o.Mask(fmt.Sprintf(format, args...))))
+	return func() { fmt.Fprintln(r.o.Log, actionsio.EndGroup) }
 }
 
 // logf prints a line of report's log; reasons and questions in it are
