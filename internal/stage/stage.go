@@ -212,9 +212,10 @@ func (r *runner) plan(ctx context.Context) ending {
 			return r.staged(ctx)
 		}
 	}
-	// Rounds are bounded per item; an amendment has its own bound.
+	// Rounds are bounded per item. An amendment has its own bound, and so
+	// has a person's new request after the item was returned to them.
 	last := o.Rounds
-	if r.amend {
+	if r.amend || state == StateReturned {
 		last = first + o.Rounds - 1
 	}
 	for r.round = first; r.round <= last; r.round++ {

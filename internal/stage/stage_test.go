@@ -156,6 +156,15 @@ func TestStageDraftPR(t *testing.T) {
 				t.Errorf("finding without a place: %+v", f)
 			}
 		}
+		// A person reads the findings and asks again: new rounds, from
+		// the plan as it stands, revised against its findings.
+		again := w.newJob(conv("planner: revises with the person's request", "Revise the plan for issue",
+			planFile("tasks.md", tasks), planFile("specs/greetings/spec.md", spec), finish("fixed")),
+			cleanVerifier("Review the plan for issue"))
+		res2 := again.run(context.Background())
+		if res2.Result != stage.ResultStaged || res2.Rounds != 3 || len(w.pulls()) != 1 {
+			t.Errorf("asked again: %s after %d rounds with %d PRs (%s); want staged after round 3, one PR", res2.Result, res2.Rounds, len(w.pulls()), res2.Reason)
+		}
 	})
 }
 
