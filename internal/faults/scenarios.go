@@ -216,7 +216,7 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 				l.logExtra = "Out of memory: Killed process 4242 (roadmap) total-vm:8123456kB, anon-rss:7012345kB\n"
 				return nil
 			}},
-		scenario{Name: "SIGINT, then SIGTERM 75 ms later (the runner's 7.5 s, scaled by 1/100), after commit#2", Kind: "sigint_sigterm",
+		scenario{Name: "SIGINT after commit#2, then SIGTERM 7.5 s later and the kill 2.5 s after (the runner's timings)", Kind: "sigint_sigterm",
 			Branch: "yield_on_signal", Expect: expectReady, setup: func(l *life) error {
 				l.signal = make(chan struct{})
 				l.sigTerm, l.sigKill = sigTerm, sigKill
