@@ -3,6 +3,7 @@ package stage
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -147,6 +148,9 @@ func issueText(title, body string) string {
 	return "# " + title + "\n\n" + capBytes(body, 8000)
 }
 
+// maxListedFiles bounds the repository walk for the prompt's file list.
+const maxListedFiles = 2000
+
 // repoParts is the repository's map for the prompt: its files, then the
 // files whose names share the most words with the issue, most first. The
 // prompt's packing drops the lowest priorities to fit the window.
@@ -160,7 +164,10 @@ func repoParts(root, issue string) []agent.ContextPart {
 		if d.IsDir() && (name == ".git" || name == "node_modules" || name == "vendor" || name == "archive") {
 			return filepath.SkipDir
 		}
-		if d.Type().IsRegular() && len(files) < 2000 {
+		if len(files) == maxListedFiles {
+			return filepath.SkipAll
+		}
+		if d.Type().IsRegular() {
 			if rel, err := filepath.Rel(root, p); err == nil {
 				files = append(files, filepath.ToSlash(rel))
 			}
@@ -216,9 +223,8 @@ func readInside(root, rel string, max int64) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	buf := make([]byte, max)
-	n, _ := f.Read(buf)
-	return string(buf[:n]), nil
+	data, err := io.ReadAll(io.LimitReader(f, max))
+	return string(data), err
 }
 
 func wordSet(s string) map[string]bool {
