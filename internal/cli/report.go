@@ -112,7 +112,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		}
 		out, err = report.Run(ctx, report.Options{
 			Issue: *issue, GitHub: gh, JobResult: *jobResult, Result: *result, Failure: *failureClass, Group: *group,
-			Spend: *spend, HeadSHA: *headSHA, PR: *pr, Attempt: *attempt, Reason: *reason, RunID: *runID,
+			Spend: *spend, HeadSHA: *headSHA, PR: *pr, Attempt: *attempt, Reason: *reason, RunID: *runID, RunAttempt: runAttempt(env),
 			RecordComment: *recordComment, RunURL: env.runURL(*runID),
 			JobName: *jobName, Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Dashboard: *dashboard,
 			DayBudget: budget, Labels: labels, Mask: masker.Mask, Log: env.Stderr,
@@ -225,4 +225,13 @@ func configLine(err error) int {
 		return ce.Line
 	}
 	return 0
+}
+
+// runAttempt is GitHub's attempt of this workflow run ($GITHUB_RUN_ATTEMPT,
+// 1 when unset): above 1, report is a re-run.
+func runAttempt(env *Env) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(env.Getenv("GITHUB_RUN_ATTEMPT"))); err == nil && n > 0 {
+		return n
+	}
+	return 1
 }

@@ -300,6 +300,8 @@ func (l *life) report(je jobEnd, runID, rc int64) (report.Outcome, error) {
 			return out, err
 		}
 		o.GitHub = gh
+		// A re-run of report is a later attempt of the same workflow run.
+		o.RunAttempt = try + 1
 		rep := reportEnd{Job: je.Attempt}
 		func() {
 			defer func() {

@@ -51,7 +51,7 @@ func (r *reporter) ready(ctx context.Context) error {
 // landed: it is sent now.
 func (r *reporter) continuation(ctx context.Context) error {
 	next := r.job + 1
-	if r.dispatching != 0 {
+	if r.dispatching != 0 || r.o.RunAttempt > 1 {
 		done, err := r.landed(ctx, next)
 		if err != nil || done {
 			return err
@@ -87,7 +87,12 @@ func (r *reporter) continuation(ctx context.Context) error {
 // list has no inputs, so such a run is taken for this item's: the report
 // jobs of one issue are serialised, and the mark is seconds old).
 func (r *reporter) landed(ctx context.Context, next int) (bool, error) {
-	since := time.Unix(r.dispatching, 0).UTC()
+	// Since the intent mark; a re-run with none looks at every dispatched
+	// run newer than the reported Job's.
+	var since time.Time
+	if r.dispatching != 0 {
+		since = time.Unix(r.dispatching, 0).UTC()
+	}
 	n, _ := r.rec.Attempt()
 	_, started := findLine(mustJobs(r.rec), func(j record.JobOutcome) bool { return j.Job == next })
 	if n >= next || started {

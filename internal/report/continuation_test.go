@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roadmap-dev/roadmap/internal/record"
+
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 )
 
@@ -83,6 +85,32 @@ func TestContinuationDispatchedOnce(t *testing.T) {
 			}
 		})
 	}
+
+	// A typed yield: report has no record write to make, so it makes none
+	// for the intent either, and looks at nothing on its first attempt; a
+	// re-run (a later attempt of the workflow run) looks before it sends.
+	t.Run("a yielded Job, report re-run", func(t *testing.T) {
+		e := newEnv(t)
+		runID := e.run(t, "success", "roadmap: yielded\n")
+		n := e.issue(t, endOfJob(t, base(), 2, runID, record.ResultYielded, "", "the deadline is near", 2), "roadmap:implement")
+		o := e.options(n, runID)
+		o.JobResult, o.Result, o.Attempt, o.Group = "success", "yielded", 2, 2
+		if _, err := Run(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range e.fake.Requests() {
+			if strings.HasSuffix(r.Path, runsList) || r.Method == "PATCH" {
+				t.Errorf("the first attempt made %s %s: a typed yield's report writes and looks at nothing", r.Method, r.Path)
+			}
+		}
+		o.GitHub, o.RunAttempt = e.client(t), 2
+		if _, err := Run(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		if d := e.fake.Dispatches(); len(d) != 1 {
+			t.Errorf("%d dispatches after the re-run, want 1", len(d))
+		}
+	})
 
 	// A continuation that has already started (its Job is in the record)
 	// needs no look at the runs at all.

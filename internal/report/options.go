@@ -102,6 +102,10 @@ type Options struct {
 
 	// RunID is the workflow run of the implement job (GITHUB_RUN_ID).
 	RunID int64
+	// RunAttempt is GitHub's attempt of the run report is in
+	// ($GITHUB_RUN_ATTEMPT): above 1, report is a re-run of a workflow run
+	// whose earlier attempt may have dispatched the continuation already.
+	RunAttempt int
 	// RecordComment is the record comment's id (the implement job's
 	// record_comment output); 0 lists the comments once to find it.
 	RecordComment int64

@@ -347,11 +347,13 @@ func (r *reporter) settle(cur *record.Record) settled {
 // typed result when the runner's is missing, and the keys of a stop.
 func (r *reporter) changes(cur *record.Record) (record.Changes, settled) {
 	s := r.settle(cur)
-	if r.d.action == ActionContinue && s.line.Dispatching == 0 {
-		// The intent mark, before the dispatch and in the same write: a
-		// re-run of report looks for the run instead of sending it again.
+	if r.d.action == ActionContinue && s.line.Dispatching == 0 && s.touched {
+		// The intent mark, before the dispatch, riding on a write report
+		// makes anyway: a re-run of report looks for the run instead of
+		// sending it again. With no write to ride on (a typed yield), no
+		// write is made for it: a re-run is a later attempt of the workflow
+		// run (RunAttempt > 1), and that looks too.
 		s.line.Dispatching = r.o.Clock.Now().Unix()
-		s.touched = true
 	}
 	var ch record.Changes
 	if s.touched {
