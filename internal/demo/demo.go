@@ -460,7 +460,7 @@ func (s *Summary) Print(w io.Writer) {
 	fmt.Fprintf(w, "record:   %d tokens in, %d out, $%.6f, %d model calls\n", s.Spend.TokensIn, s.Spend.TokensOut, s.Spend.USD, s.Spend.ModelCalls)
 	fmt.Fprintf(w, "recorded: %d tokens in, %d out, %d model calls served by the model server\n", s.Recorded.TokensIn, s.Recorded.TokensOut, s.Recorded.ModelCalls)
 	if s.SpendMatches() {
-		fmt.Fprintln(w, "the record's sum equals the sum of every model call made, both Jobs included")
+		fmt.Fprintln(w, "the record's sum equals the sum of every model call made: stage and both implement Jobs included")
 	} else {
 		fmt.Fprintln(w, "MISMATCH: the record's sum is not the sum of the model calls made")
 	}
