@@ -169,7 +169,14 @@ func play(ctx context.Context, dir string, sc scenario) (*played, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := newWorld(dir, convs)
+	if sc.Stage {
+		sconvs, err := stageConversations(sc.mutateStage)
+		if err != nil {
+			return nil, err
+		}
+		convs = append(convs, sconvs...)
+	}
+	w, err := newWorld(dir, convs, sc.Stage)
 	if err != nil {
 		return nil, err
 	}
