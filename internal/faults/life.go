@@ -86,6 +86,8 @@ type life struct {
 	stages       []stageEnd
 	stagedAt     *stagedState
 	stageEffects int
+	// stageRequests is how many requests the fake had at the stage's end.
+	stageRequests int
 }
 
 // hook is something that happens at one effect of the history.
@@ -356,6 +358,8 @@ type state struct {
 	Spend      record.Spend      `json:"spend"`
 	Served     record.Spend      `json:"served"`
 	RecordKeys []string          `json:"record_keys"`
+	// Staged is what the stage part left (histories with no plan at first).
+	Staged *stagedState `json:"staged,omitempty"`
 }
 
 // final reads the state a history left.
@@ -371,6 +375,7 @@ func (l *life) final() (state, error) {
 	s.Failure, _ = rec.Failure()
 	s.Group, _ = rec.Group()
 	s.Spend, _ = rec.Spend()
+	s.Staged = l.stagedAt
 	st := w.replay.Stats()
 	s.Served = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}
 	for _, k := range rec.Keys() {

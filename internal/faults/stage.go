@@ -3,7 +3,10 @@ package faults
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math/rand"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
@@ -11,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -118,6 +122,9 @@ type stageEnd struct {
 	Pushed  int
 	Planned []int
 	Log     string
+	// LogOnly is the spend of a killed Job's calls that no record write
+	// carried: it is only in the Job's log (docs/stage.md).
+	LogOnly record.Spend
 }
 
 // staged is what the stage part left: the plan on the branch, the PRs.
@@ -156,6 +163,7 @@ func (l *life) stagePhase() (int64, error) {
 	}
 	l.stagedAt = &st
 	l.stageEffects = len(l.c.log)
+	l.stageRequests = len(w.fake.Requests())
 	return rc, nil
 }
 
@@ -168,6 +176,7 @@ func (l *life) stageJob(n int, runID, rc int64) (se stageEnd, err error) {
 		}
 	}
 	served := len(w.replay.Stats().Served)
+	before := w.recordSpend()
 	ws, err := w.workspace(fmt.Sprintf("stage-%d", n))
 	if err != nil {
 		return se, err
@@ -232,11 +241,45 @@ func (l *life) stageJob(n int, runID, rc int64) (se stageEnd, err error) {
 		return se, fmt.Errorf("stage job %d: %w", n, err)
 	}
 	if se.Killed != "" {
+		logged := logSpend(se.Log)
+		after := w.recordSpend()
+		se.LogOnly = record.Spend{TokensIn: logged.TokensIn - (after.TokensIn - before.TokensIn),
+			TokensOut: logged.TokensOut - (after.TokensOut - before.TokensOut), ModelCalls: logged.ModelCalls - (after.ModelCalls - before.ModelCalls)}
 		l.note("stage job %d killed %s", n, se.Killed)
 	} else {
 		l.note("stage job %d %s %s round %d", n, se.Result.Result, se.Result.Failure, se.Result.Rounds)
 	}
 	return se, nil
+}
+
+// recordSpend is the item's spend as the record holds it (zero before the
+// record comment exists).
+func (w *world) recordSpend() record.Spend {
+	rec, err := w.record()
+	if err != nil {
+		return record.Spend{}
+	}
+	sp, _ := rec.Spend()
+	return sp
+}
+
+// logSpend sums a Job's spend lines: one per model call made.
+func logSpend(log string) record.Spend {
+	var sum record.Spend
+	for _, line := range strings.Split(log, "\n") {
+		_, js, ok := strings.Cut(line, "::spend ")
+		if !ok {
+			continue
+		}
+		var e struct {
+			TokensIn  int64 `json:"tokens_in"`
+			TokensOut int64 `json:"tokens_out"`
+		}
+		if json.Unmarshal([]byte(js), &e) == nil {
+			sum = sum.Add(record.Spend{TokensIn: e.TokensIn, TokensOut: e.TokensOut, ModelCalls: 1})
+		}
+	}
+	return sum
 }
 
 // pushedRounds is the highest Roadmap-Stage-Round trailer on the remote
@@ -295,3 +338,231 @@ func (l *life) stagedNow() (stagedState, error) {
 
 // stageMarker is stage's PR comment marker (stage.Options.Marker's default).
 const stageMarker = "<!-- roadmap:stage -->"
+
+// stageKinds are the fault kinds of the stage histories; TestFaultsRun
+// holds the suite to injecting and recovering each.
+var stageKinds = []string{
+	"stage_crash", "stage_github_5xx", "stage_github_apply_then_fail", "stage_github_403_secondary",
+	"stage_model_429", "stage_model_500", "stage_model_malformed_tool_call", "stage_model_context_overflow",
+}
+
+// stageBranches are stage's recovery branches: the round planned again
+// (killed before its push), checked again (pushed, its findings lost),
+// resumed after (pushed and recorded), the draft PR found rather than
+// opened twice, and the staged mark read by the next Job.
+var stageBranches = []string{
+	"stage_replan", "stage_recheck_round", "stage_resume_round", "stage_pr_found", "stage_already_staged",
+}
+
+// stageBranchAt is the recovery branch a kill at point leaves the next stage
+// Job: it follows what the crash-free run's effects before it made durable.
+func stageBranchAt(effects []string, when, point string) string {
+	n := len(effects)
+	for i, e := range effects {
+		if e == point {
+			n = i
+			if when == "after" {
+				n++
+			}
+			break
+		}
+	}
+	applied := effects[:n]
+	pushed, recorded, pr, staged := 0, 0, false, false
+	for _, e := range applied {
+		switch {
+		case strings.HasPrefix(e, EffPush+"#"):
+			pushed++
+		case e == lastOf(effects, EffRecord):
+			staged = true // the last record write is the staged mark
+		case strings.HasPrefix(e, EffRecord+"#"):
+			recorded++ // a round's findings
+		case strings.HasPrefix(e, EffPRNew+"#"):
+			pr = true
+		}
+	}
+	switch {
+	case staged:
+		return "stage_already_staged"
+	case pr:
+		return "stage_pr_found"
+	case pushed > recorded:
+		return "stage_recheck_round"
+	case recorded > 0:
+		return "stage_resume_round"
+	}
+	return "stage_replan"
+}
+
+func lastOf(effects []string, name string) string {
+	last := ""
+	for _, e := range effects {
+		if strings.HasPrefix(e, name+"#") {
+			last = e
+		}
+	}
+	return last
+}
+
+// stageScenarios are the stage histories of one seed: a kill before and
+// after each of stage's durable effects in the crash-free run, model faults
+// in the planner and the verifier, GitHub faults on stage's writes.
+func stageScenarios(seed int64, effects []string, writes []request) []scenario {
+	rng := rand.New(rand.NewSource(1000 + seed))
+	var out []scenario
+	for _, p := range effects {
+		for _, when := range []string{"before", "after"} {
+			out = append(out, scenario{Name: "stage: kill " + when + " " + p, Kind: "stage_crash", Stage: true,
+				Branch: stageBranchAt(effects, when, p), Expect: expectReady, arms: []string{when + " " + p}})
+		}
+	}
+
+	// Model faults: the seed picks the planner's round and the verifier's,
+	// alternating, so any two seeds in a row fault all four conversations.
+	planner := []string{convPlanner1, convPlanner2}[(seed+1)%2]
+	verifier := []string{convVerifier1, convVerifier2}[seed%2]
+	overflow := `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9371 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	for _, conv := range []string{planner, verifier} {
+		conv := conv
+		at := func(kind, branch string, f func(c *llm.Conversation)) scenario {
+			return scenario{Name: fmt.Sprintf("stage: %s in %s", kind, conv), Kind: "stage_" + kind, Branch: branch, Expect: expectReady, Stage: true,
+				mutateStage: func(name string, c *llm.Conversation) {
+					if name == conv {
+						f(c)
+					}
+				}}
+		}
+		bad := llm.Turn{Response: llm.Response{ToolCalls: []llm.FixtureToolCall{{Name: "write_plan_file", Arguments: `{"path": "tasks.`}},
+			Usage: llm.FixtureUsage{TokensIn: 1000, TokensOut: 100}}}
+		if strings.Contains(conv, "verifier") {
+			bad.Response.ToolCalls[0] = llm.FixtureToolCall{Name: "verdict", Arguments: `{"objections": "no`}
+		}
+		out = append(out,
+			at("model_429", "retry", func(c *llm.Conversation) {
+				c.Turns[0].Errors = append(c.Turns[0].Errors, llm.InjectedError{Status: 429, RetryAfter: "3"})
+			}),
+			at("model_500", "retry", func(c *llm.Conversation) {
+				c.Turns[len(c.Turns)-1].Errors = append(c.Turns[len(c.Turns)-1].Errors, llm.InjectedError{Status: 500})
+			}),
+			at("model_malformed_tool_call", "agent_repair", func(c *llm.Conversation) {
+				c.Turns = append([]llm.Turn{bad}, c.Turns...)
+			}),
+			// The overflow comes after a read of the plan's tasks with an
+			// exchange between (the last exchange is never cut), so there
+			// is old tool output to cut.
+			at("model_context_overflow", "trim_context", func(c *llm.Conversation) {
+				read := func(path string) llm.Turn {
+					return llm.Turn{Response: llm.Response{ToolCalls: []llm.FixtureToolCall{{Name: "read_file", Arguments: llm.Arguments(`{"path":"` + path + `"}`)}},
+						Usage: llm.FixtureUsage{TokensIn: 1000, TokensOut: 100}}}
+				}
+				if n := len(c.Turns); n >= 2 {
+					c.Turns = slices.Insert(c.Turns, n-2, read(planDir+"/tasks.md"))
+				} else {
+					c.Turns = slices.Insert(c.Turns, 0, read(planDir+"/tasks.md"), read("README.md"))
+				}
+				last := len(c.Turns) - 1
+				c.Turns[last].Errors = append(c.Turns[last].Errors, llm.InjectedError{Status: 400, Body: overflow})
+			}),
+		)
+	}
+
+	// GitHub faults on stage's writes.
+	rule := func(r request, rl githubfake.Rule) githubfake.Rule {
+		rl.Method, rl.Path, rl.Call = r.Method, r.Path, r.Call
+		return rl
+	}
+	gh := func(kind, branch string, r request, rl githubfake.Rule) scenario {
+		return scenario{Name: fmt.Sprintf("stage: %s on %s %s (call %d)", kind, r.Method, r.Path, r.Call), Kind: "stage_" + kind, Branch: branch,
+			Expect: expectReady, Stage: true, setup: func(l *life) error { l.w.fake.AddFault(rule(r, rl)); return nil }}
+	}
+	secondary := `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
+	out = append(out,
+		gh("github_5xx", "retry", writes[rng.Intn(len(writes))], githubfake.Rule{Status: 502}),
+		gh("github_403_secondary", "wait_rate_limit", writes[rng.Intn(len(writes))],
+			githubfake.Rule{Status: 403, Body: secondary, Headers: map[string]string{"retry-after": "30"}}),
+	)
+	for _, r := range writes {
+		out = append(out, gh("github_apply_then_fail", "reconcile", r, githubfake.Rule{ApplyThenFail: true, Status: 502}))
+	}
+	return out
+}
+
+// checkStage holds a history that began with no plan to stage's promises:
+// the stage Jobs ended staged with one draft PR and the crash-free run's
+// plan, one marker comment at most, and no plan round paid twice (a round
+// pushed when a Job began is never planned again by it).
+func checkStage(l *life, base, got state, bad func(string, ...any)) (repeated int) {
+	if got.Staged == nil || base.Staged == nil {
+		bad("the stage part left no state")
+		return 0
+	}
+	s, b := got.Staged, base.Staged
+	if n := len(l.stages); n == 0 || l.stages[n-1].Killed != "" || l.stages[n-1].Result.Result != stage.ResultStaged {
+		bad("the stage Jobs did not end staged (%d Jobs)", n)
+	}
+	for i, j := range l.stages {
+		if j.Killed == "" && !slices.Contains([]string{stage.ResultStaged, stage.ResultReturned, stage.ResultStopped, stage.ResultYielded}, j.Result.Result) {
+			bad("stage job %d ended with no typed result (%q)", i+1, j.Result.Result)
+		}
+		for _, r := range j.Planned {
+			if r <= j.Pushed {
+				repeated++
+				bad("stage job %d planned round %d again: it was pushed when the Job began (round %d on the branch)", i+1, r, j.Pushed)
+			}
+		}
+	}
+	if s.PRs != 1 || !s.Draft {
+		bad("stage left %d PR(s) for the item (draft %v), want exactly one draft", s.PRs, s.Draft)
+	}
+	if !maps.Equal(s.Plan, b.Plan) || s.Rounds != b.Rounds {
+		bad("the plan on the branch differs from the crash-free run's: got %v after %d rounds, want %v after %d", s.Plan, s.Rounds, b.Plan, b.Rounds)
+	}
+	if s.Comment > 1 {
+		bad("%d stage comments on the PR, want at most 1", s.Comment)
+	}
+	return repeated
+}
+
+// stageInjected is the evidence a stage fault happened.
+func stageInjected(l *life, sc scenario, base state) bool {
+	st := l.w.replay.Stats()
+	switch sc.Kind {
+	case "stage_model_429", "stage_model_500":
+		return st.Errors > 0
+	case "stage_model_malformed_tool_call":
+		return st.Calls > base.Served.ModelCalls
+	case "stage_model_context_overflow":
+		return l.w.fitted.Load() > 0
+	}
+	return false
+}
+
+// stageReached is the evidence of a stage recovery branch.
+func stageReached(l *life, branch string) bool {
+	logs := func(s string) bool {
+		for _, j := range l.stages {
+			if strings.Contains(j.Log, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch branch {
+	case "stage_replan":
+		return len(l.stages) > 1 && l.stages[0].Killed != "" && slices.Contains(l.stages[len(l.stages)-1].Planned, 1)
+	case "stage_recheck_round":
+		return logs("without its findings; checking it again")
+	case "stage_resume_round":
+		return logs("resuming after them")
+	case "stage_pr_found":
+		for _, r := range l.w.fake.Requests() {
+			if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/pulls") && r.Status == http.StatusUnprocessableEntity {
+				return true
+			}
+		}
+		return false
+	case "stage_already_staged":
+		return logs("the plan is already staged")
+	}
+	return false
+}
