@@ -16,6 +16,7 @@ const (
 	EffRecord   = "record write"
 	EffComment  = "comment upsert"
 	EffCommit   = "commit"
+	EffRound    = "plan commit" // stage's round commit (Roadmap-Stage-Round)
 	EffWIP      = "wip commit"
 	EffArchive  = "archive commit"
 	EffPush     = "push"
@@ -224,6 +225,8 @@ func gitEffect(args []string) string {
 			return EffArchive
 		case strings.Contains(joined, "Roadmap-WIP"):
 			return EffWIP
+		case strings.Contains(joined, "Roadmap-Stage-Round"):
+			return EffRound
 		}
 		return EffCommit
 	}

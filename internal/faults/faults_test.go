@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestFaultsRun(t *testing.T) {
 	if len(s.Violations) != 0 {
 		t.Errorf("%d violations, want 0", len(s.Violations))
 	}
-	for _, k := range kinds {
+	for _, k := range append(slices.Clone(kinds), stageKinds...) {
 		if s.ByKind[k].Injected == 0 {
 			t.Errorf("fault kind %s was never injected", k)
 		}
@@ -33,13 +34,18 @@ func TestFaultsRun(t *testing.T) {
 			t.Errorf("fault kind %s never recovered", k)
 		}
 	}
-	for _, br := range branches {
+	for _, br := range append(slices.Clone(branches), stageBranches...) {
 		if s.Branches[br] == 0 {
 			t.Errorf("recovery branch %s was never reached", br)
 		}
 	}
 	if s.Injected == 0 || s.Recovered > s.Injected {
 		t.Errorf("injected %d, recovered %d", s.Injected, s.Recovered)
+	}
+	// The only spend the record may lack is a killed stage Job's, which its
+	// log holds (docs/stage.md, docs/reliability.md).
+	if s.SpendLost != s.StageLogOnly {
+		t.Errorf("spend lost %d tokens, %d of them in killed stage Jobs' logs; want no other loss", s.SpendLost, s.StageLogOnly)
 	}
 	if len(s.Known) != 0 {
 		t.Errorf("known defects = %v, want none", s.Known)
@@ -92,5 +98,58 @@ func TestCheckCatchesPlantedViolations(t *testing.T) {
 	}
 	if got.Duplicates != 1 || got.SpendLost != 1000 || got.Recovered {
 		t.Errorf("duplicates %d, spend lost %d, recovered %v; want 1, 1000, false", got.Duplicates, got.SpendLost, got.Recovered)
+	}
+}
+
+// TestCheckCatchesPlantedStageViolations: the stage invariants are not
+// blind. A crash-free history from no plan with a second stage comment on
+// its PR, a changed plan and a round planned again after its push must each
+// be caught.
+func TestCheckCatchesPlantedStageViolations(t *testing.T) {
+	base, err := play(context.Background(), filepath.Join(t.TempDir(), "base"), scenario{Name: "crash-free", Expect: expectReady, Stage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scenario{Name: "planted", Kind: "stage_crash", Branch: "stage_replan", Expect: expectReady, Stage: true, arms: []string{"before push#1"}}
+	for _, v := range check(base.l, sc, base.st, base.st).Violations {
+		if !strings.Contains(v, "never injected") && !strings.Contains(v, "recovery branch") {
+			t.Fatalf("the crash-free run from no plan has a violation before planting: %s", v)
+		}
+	}
+	w := base.l.w
+	pr := base.st.Staged
+	if pr == nil || pr.PRs != 1 || pr.Comment != 1 {
+		t.Fatalf("the crash-free stage left %+v, want one PR with one stage comment", pr)
+	}
+	n := 0
+	for i := 1; ; i++ {
+		is, ok := w.fake.Issue(i)
+		if !ok {
+			break
+		}
+		if is.Pull != nil {
+			n = i
+		}
+	}
+	if _, err := w.fake.AddComment(n, github.DefaultIdentity, stageMarker+"\na second stage comment"); err != nil {
+		t.Fatal(err)
+	}
+	staged, err := base.l.stagedNow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged.Plan[planDir+"/tasks.md"] = "0000000000000000000000000000000000000000"
+	got := base.st
+	got.Staged = &staged
+	base.l.stages[0].Pushed, base.l.stages[0].Planned = 1, []int{1, 2}
+	out := check(base.l, sc, base.st, got)
+	all := strings.Join(out.Violations, "\n")
+	for _, want := range []string{"2 stage comments on the PR", "the plan on the branch differs", "planned round 1 again"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("violations lack %q:\n%s", want, all)
+		}
+	}
+	if out.Repeated != 1 || out.Recovered {
+		t.Errorf("repeated %d, recovered %v; want 1, false", out.Repeated, out.Recovered)
 	}
 }

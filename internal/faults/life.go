@@ -81,6 +81,13 @@ type life struct {
 	hookErr    error
 	preHead    string
 	dupPushes  int
+	// stages are the stage Jobs of a history that starts with no plan;
+	// stagedAt is what they left, stageEffects how many effects they made.
+	stages       []stageEnd
+	stagedAt     *stagedState
+	stageEffects int
+	// stageRequests is how many requests the fake had at the stage's end.
+	stageRequests int
 }
 
 // hook is something that happens at one effect of the history.
@@ -131,9 +138,15 @@ func (l *life) note(format string, args ...any) {
 // play runs Jobs and reports until the item settles.
 func (l *life) play() error {
 	w := l.w
+	var rc int64
+	if w.staging {
+		var err error
+		if rc, err = l.stagePhase(); err != nil {
+			return err
+		}
+	}
 	runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	attempt := 1
-	var rc int64
 	for n := 0; n < maxJobs; n++ {
 		je, err := l.job(attempt, runID, rc)
 		if err != nil {
@@ -252,9 +265,8 @@ func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
 	p.dead.Store(true) // the process is gone; a stray goroutine writes nothing
 	je.Log = log.String()
 	for _, s := range w.replay.Stats().Served[served:] {
-		if s.Turn == 0 {
-			var g int
-			fmt.Sscanf(s.Conversation, "group-%d", &g)
+		var g int
+		if _, err := fmt.Sscanf(s.Conversation, "group-%d", &g); err == nil && s.Turn == 0 {
 			je.Started = append(je.Started, g)
 		}
 	}
@@ -346,6 +358,8 @@ type state struct {
 	Spend      record.Spend      `json:"spend"`
 	Served     record.Spend      `json:"served"`
 	RecordKeys []string          `json:"record_keys"`
+	// Staged is what the stage part left (histories with no plan at first).
+	Staged *stagedState `json:"staged,omitempty"`
 }
 
 // final reads the state a history left.
@@ -361,6 +375,7 @@ func (l *life) final() (state, error) {
 	s.Failure, _ = rec.Failure()
 	s.Group, _ = rec.Group()
 	s.Spend, _ = rec.Spend()
+	s.Staged = l.stagedAt
 	st := w.replay.Stats()
 	s.Served = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}
 	for _, k := range rec.Keys() {

@@ -41,6 +41,10 @@ type scenario struct {
 	arms   []string
 	mutate func(group int, c *llm.Conversation)
 	setup  func(l *life) error
+	// Stage: the history starts from an issue with no plan (stage Jobs,
+	// then implement); mutateStage changes stage's conversations.
+	Stage       bool
+	mutateStage func(name string, c *llm.Conversation)
 }
 
 // request is a write the fake received in the crash-free run.

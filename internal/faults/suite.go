@@ -46,8 +46,12 @@ type Summary struct {
 	Branches map[string]int  `json:"branches"`
 	// WorkRepeated counts passed groups run again; SpendLost the tokens the
 	// record lacks; Duplicates duplicate pushes, comments, PRs, dispatches.
-	WorkRepeated int      `json:"work_repeated"`
-	SpendLost    int64    `json:"spend_lost"`
+	WorkRepeated int   `json:"work_repeated"`
+	SpendLost    int64 `json:"spend_lost"`
+	// StageLogOnly is the part of SpendLost that killed stage Jobs' calls
+	// left only in their logs: no report reads a stage Job's log yet
+	// (docs/stage.md, docs/reliability.md).
+	StageLogOnly int64    `json:"stage_spend_log_only"`
 	Duplicates   int      `json:"duplicates"`
 	Violations   []string `json:"violations"`
 	// Known are defects the suite still finds, named in the scenarios and
@@ -89,7 +93,23 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 		effects := slices.Clone(base.l.c.log)
 		writes := baselineWrites(base.l.w.fake.Requests())
-		for _, sc := range scenarios(seed, effects, writes) {
+		// The stage histories' crash-free run: from an issue with no plan.
+		sbase, err := play(ctx, filepath.Join(dir, fmt.Sprintf("s%d-stage-base", seed)), scenario{Name: "crash-free (stage)", Expect: expectReady, Stage: true})
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: the crash-free run from no plan: %w", seed, err)
+		}
+		if bo := check(sbase.l, sbase.sc, sbase.st, sbase.st); len(bo.Violations) > 1 || len(bo.Violations) == 1 && !strings.Contains(bo.Violations[0], "never injected") {
+			for _, v := range bo.Violations {
+				s.Violations = append(s.Violations, fmt.Sprintf("seed %d, crash-free from no plan: %s", seed, v))
+			}
+		}
+		seffects := slices.Clone(sbase.l.c.log[:sbase.l.stageEffects])
+		swrites := baselineWrites(sbase.l.w.fake.Requests()[:sbase.l.stageRequests])
+		all := scenarios(seed, effects, writes)
+		// Stage's picks have their own source: the other histories' stay
+		// as they were.
+		all = append(all, stageScenarios(seed, seffects, swrites)...)
+		for _, sc := range all {
 			if o.Only != "" && !strings.Contains(sc.Name, o.Only) && sc.Kind != o.Only {
 				continue
 			}
@@ -106,7 +126,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				runs[i] = p
 			}
 			s.Histories++
-			out := check(runs[0].l, sc, base.st, runs[0].st)
+			want := base.st
+			if sc.Stage {
+				want = sbase.st
+			}
+			out := check(runs[0].l, sc, want, runs[0].st)
 			if a, b := runs[0].trace(), runs[1].trace(); a != b {
 				out.Violations = append(out.Violations, fmt.Sprintf("not deterministic: two plays left different traces:\n  %s\n  %s", a, b))
 				out.Recovered = false
@@ -124,6 +148,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			s.ByKind[sc.Kind] = k
 			s.WorkRepeated += out.Repeated
 			s.SpendLost += out.SpendLost
+			s.StageLogOnly += out.StageLogOnly
 			s.Duplicates += out.Duplicates
 			verdict := "ok"
 			if sc.Known != "" {
@@ -144,6 +169,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			os.RemoveAll(runs[1].l.w.dir)
 		}
 		os.RemoveAll(base.l.w.dir)
+		os.RemoveAll(sbase.l.w.dir)
 	}
 	s.Seconds = time.Since(start).Seconds()
 	return s, nil
@@ -169,7 +195,14 @@ func play(ctx context.Context, dir string, sc scenario) (*played, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := newWorld(dir, convs)
+	if sc.Stage {
+		sconvs, err := stageConversations(sc.mutateStage)
+		if err != nil {
+			return nil, err
+		}
+		convs = append(convs, sconvs...)
+	}
+	w, err := newWorld(dir, convs, sc.Stage)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +239,8 @@ func (s *Summary) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s %d", b, s.Branches[b])
 	}
-	fmt.Fprintf(w, "\nwork repeated %d, spend lost %d tokens, duplicates %d, violations %d\n", s.WorkRepeated, s.SpendLost, s.Duplicates, len(s.Violations))
+	fmt.Fprintf(w, "\nwork repeated %d, spend lost %d tokens (%d of them only in killed stage Jobs' logs), duplicates %d, violations %d\n",
+		s.WorkRepeated, s.SpendLost, s.StageLogOnly, s.Duplicates, len(s.Violations))
 	for _, v := range s.Violations {
 		fmt.Fprintf(w, "VIOLATION %s\n", v)
 	}

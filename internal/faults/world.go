@@ -53,6 +53,8 @@ type world struct {
 	// body is the person's issue text as it must be at the end (their own
 	// edits included).
 	body string
+	// staging: the issue has no plan yet; stage Jobs write it first.
+	staging bool
 }
 
 // gitEnv isolates git from the machine and fixes the dates, so a history's
@@ -114,8 +116,8 @@ func conversations(mutate func(group int, c *llm.Conversation)) ([]*llm.Conversa
 	return convs, nil
 }
 
-func newWorld(dir string, convs []*llm.Conversation) (*world, error) {
-	w := &world{dir: dir, remote: filepath.Join(dir, "remote.git"), clock: githubfake.NewManualClock(epoch), body: personBody}
+func newWorld(dir string, convs []*llm.Conversation, staging bool) (*world, error) {
+	w := &world{dir: dir, remote: filepath.Join(dir, "remote.git"), clock: githubfake.NewManualClock(epoch), body: personBody, staging: staging}
 	if _, err := gitIn(dir, "init", "-q", "--bare", "-b", "main", w.remote); err != nil {
 		return nil, err
 	}
@@ -127,6 +129,11 @@ func newWorld(dir string, convs []*llm.Conversation) (*world, error) {
 		"README.md":                           "# widgets\n",
 		filepath.Join(planDir, "proposal.md"): "# Add greetings\n\nWrite one greeting file per group.\n",
 		filepath.Join(planDir, "tasks.md"):    tasksMD(),
+	}
+	if staging {
+		// No plan yet: stage writes it (the same change directory, from the
+		// issue's title).
+		files = map[string]string{"README.md": "# widgets\n"}
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(seed, name), []byte(text), 0o644); err != nil {
@@ -140,9 +147,15 @@ func newWorld(dir string, convs []*llm.Conversation) (*world, error) {
 		}
 	}
 	w.fake = githubfake.New(githubfake.Options{Token: token, Owner: owner, Repo: repo, Clock: w.clock, GitRemote: w.remote})
-	w.issue = w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: personBody, Author: "alice", Labels: []string{"roadmap:implement"}})
-	if _, err := w.fake.AddComment(w.issue, github.DefaultIdentity, "**roadmap** · staged\n\n<!-- roadmap:record v1\nstage.plan: "+planDir+"\nstage.state: staged\n-->"); err != nil {
-		return nil, err
+	if staging {
+		// An issue with no plan and no record comment: stage's first mark
+		// creates it.
+		w.issue = w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: personBody, Author: "alice", Labels: []string{"roadmap:stage"}})
+	} else {
+		w.issue = w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: personBody, Author: "alice", Labels: []string{"roadmap:implement"}})
+		if _, err := w.fake.AddComment(w.issue, github.DefaultIdentity, "**roadmap** · staged\n\n<!-- roadmap:record v1\nstage.plan: "+planDir+"\nstage.state: staged\n-->"); err != nil {
+			return nil, err
+		}
 	}
 	w.branch = git.WorkBranch(w.issue, "Add greetings")
 	w.replay = llm.NewReplay(convs)

@@ -3,10 +3,12 @@ package stage_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 )
@@ -136,4 +138,40 @@ func TestStageKilledResumes(t *testing.T) {
 			t.Errorf("Job 2's first call is not round 2 with round 1's findings:\n%s", first)
 		}
 	})
+}
+
+// TestStageFindsItsPRComment: a Job that opened the draft PR and posted the
+// findings comment, then lost its staged mark (here the record write fails;
+// a kill there is the same), leaves both behind. The next Job finds the PR
+// and must update that comment, not post a second one (found by the fault
+// suite, docs/reliability.md).
+func TestStageFindsItsPRComment(t *testing.T) {
+	w := newWorld(t)
+	// No acceptance criteria: an INFO finding, so the PR gets a comment.
+	if err := w.fake.SetIssueBody(w.issue, "alice", "The greet package is empty: callers need a greeting."); err != nil {
+		t.Fatal(err)
+	}
+	w.fake.AddFault(githubfake.Rule{Method: http.MethodPost, Path: "/repos/acme/widgets/issues/1/comments", Call: 1, Status: 403,
+		Body: `{"message":"Resource not accessible by integration"}`})
+	j1 := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+	if r1 := j1.run(context.Background()); r1.Result == stage.ResultStaged || r1.PR == 0 {
+		t.Fatalf("Job 1: %s with PR #%d, want the staged mark lost after the PR opened\n%s", r1.Result, r1.PR, j1.log.String())
+	}
+	j2 := w.newJob(cleanVerifier("Review the plan for issue"))
+	r2 := j2.run(context.Background())
+	if r2.Result != stage.ResultStaged {
+		t.Fatalf("Job 2: %s (%s), want staged\n%s", r2.Result, r2.Reason, j2.log.String())
+	}
+	if n := len(w.pulls()); n != 1 {
+		t.Errorf("%d PRs, want 1", n)
+	}
+	marked := 0
+	for _, c := range w.fake.Comments(r2.PR) {
+		if strings.Contains(c.Body, "<!-- roadmap:stage -->") {
+			marked++
+		}
+	}
+	if marked != 1 {
+		t.Errorf("%d stage comments on PR #%d, want 1", marked, r2.PR)
+	}
 }

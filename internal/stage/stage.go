@@ -99,6 +99,10 @@ type runner struct {
 
 	// pendingRound holds a clean round's marks: they ride with the staged mark.
 	pendingRound record.Changes
+	// pushed is the last round this Job pushed itself. A round an earlier
+	// Job pushed may have its draft PR and comment already (that Job lost
+	// its staged mark): only a PR for a round of this Job is surely new.
+	pushed int
 }
 
 // Run runs one stage Job for the item and returns how it ended. An error is
@@ -301,6 +305,7 @@ func (r *runner) planRound(ctx context.Context) (ending, bool) {
 	if err := o.Repo.Push(ctx, o.Remote, r.branch); err != nil {
 		return r.fail(ctx, err), false
 	}
+	r.pushed = r.round
 	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Step: fmt.Sprintf("round %d", r.round), Duration: o.Clock.Now().Sub(start)})
 	return ending{}, true
 }
@@ -406,7 +411,12 @@ func (r *runner) staged(ctx context.Context) ending {
 			return r.fail(ctx, err)
 		}
 		r.pr, created = pr.Number, pr.Number
-		o.GitHub.NewThread(r.pr, o.Marker)
+		if r.pushed == r.rounds {
+			// Opened for this Job's own round: no comment of ours yet, so
+			// the comment posts without listing first. Otherwise an earlier
+			// Job may have opened it and commented: the upsert looks.
+			o.GitHub.NewThread(r.pr, o.Marker)
+		}
 	}
 	// The findings of the last round are one marker comment on the PR. A
 	// new PR whose plan has none gets no comment: its body says so.
