@@ -57,9 +57,12 @@ type life struct {
 	reps []reportEnd
 	// window is the model's input window (0: the default).
 	window int
-	// signal, when set, is closed to deliver SIGINT to the running Job.
-	signal  chan struct{}
-	sigSent bool
+	// signal, when set, is closed to deliver SIGINT to the running Job;
+	// interrupt delivers it, synchronously, from the effect hook that
+	// closes signal, so the Job's next step sees it in every play.
+	signal    chan struct{}
+	sigSent   bool
+	interrupt func()
 	// writerEdited is set when the concurrent writer acted.
 	writerEdited bool
 	sigTerm      time.Duration // SIGTERM after SIGINT (the runner: 7.5 s)
@@ -222,25 +225,22 @@ func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
 	if err != nil {
 		return je, err
 	}
+	l.interrupt = nil
 	if l.signal != nil && !l.sigSent {
 		// The signal reaches the first Job only.
 		l.sigSent = true
-		sig := l.signal
-		go func() {
-			select {
-			case <-sig:
-			case <-ctx.Done():
-				return
-			}
-			cancel() // SIGINT: the binary's context ends
+		l.interrupt = func() {
+			cancel() // SIGINT: the binary's context ends, before its next step
 			// SIGTERM changes nothing more in the binary (the same context);
 			// the runner kills the process sigTerm+sigKill after SIGINT.
-			select {
-			case <-time.After(l.sigTerm + l.sigKill):
-				p.dead.Store(true)
-			case <-l.ctx.Done():
-			}
-		}()
+			go func() {
+				select {
+				case <-time.After(l.sigTerm + l.sigKill):
+					p.dead.Store(true)
+				case <-l.ctx.Done():
+				}
+			}()
+		}
 	}
 	func() {
 		defer func() {

@@ -224,7 +224,13 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 			Branch: "yield_on_signal", Expect: expectReady, setup: func(l *life) error {
 				l.signal = make(chan struct{})
 				l.sigTerm, l.sigKill = sigTerm, sigKill
-				return l.afterPoint("commit#2", func() error { close(l.signal); return nil })
+				return l.afterPoint("commit#2", func() error {
+					close(l.signal)
+					if l.interrupt != nil {
+						l.interrupt()
+					}
+					return nil
+				})
 			}},
 	)
 
