@@ -27,6 +27,7 @@ import (
 func runReport(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "report")
 	issue := fs.Int("issue", 0, "the issue (default: from the event)")
+	phase := fs.String("phase", report.PhaseImplement, "the Job reported on: implement, or stage (a stage Job: results staged, returned, stopped, yielded)")
 	jobResult := fs.String("job-result", "", "needs.<implement>.result: success, failure, cancelled or skipped")
 	result := fs.String("result", "", "the implement job's result output: ready, stopped, yielded, returned (empty when it was killed)")
 	failureClass := fs.String("failure", "", "the implement job's failure output: a failure class")
@@ -38,7 +39,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 	reason := fs.String("reason", "", "the implement job's reason output, when it has one")
 	runID := fs.Int64("run-id", 0, "the workflow run of the implement job (default $GITHUB_RUN_ID)")
 	recordComment := fs.Int64("record-comment", 0, "the record comment id (the implement job's record_comment output; default: found by listing the comments once)")
-	jobName := fs.String("job-name", "implement", "the implement job's name in the run")
+	jobName := fs.String("job-name", "", "the reported job's name in the run (default: the phase, implement or stage)")
 	workflow := fs.String("workflow", "", "the implement workflow file a continuation dispatches (default: from $GITHUB_WORKFLOW_REF)")
 	refFlag := fs.String("ref", "", "the ref the continuation runs on (default $GITHUB_REF_NAME)")
 	maxJobs := fs.Int("max-jobs", 0, "cap of Jobs per item (default: configuration implement.max_jobs)")
@@ -111,7 +112,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 			return ExitUsage
 		}
 		out, err = report.Run(ctx, report.Options{
-			Issue: *issue, GitHub: gh, JobResult: *jobResult, Result: *result, Failure: *failureClass, Group: *group,
+			Issue: *issue, GitHub: gh, Phase: *phase, JobResult: *jobResult, Result: *result, Failure: *failureClass, Group: *group,
 			Spend: *spend, HeadSHA: *headSHA, PR: *pr, Attempt: *attempt, Reason: *reason, RunID: *runID, RunAttempt: runAttempt(env),
 			RecordComment: *recordComment, RunURL: env.runURL(*runID),
 			JobName: *jobName, Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Dashboard: *dashboard,

@@ -129,6 +129,13 @@ func (r *Record) StageRound() (int, bool) { return r.count(KeyStageRound) }
 // StageFindings returns stage.findings.
 func (r *Record) StageFindings() (string, bool) { return r.str(KeyStageFindings) }
 
+// StageJobs returns stage.jobs, oldest first.
+func (r *Record) StageJobs() ([]JobOutcome, bool) {
+	var v []JobOutcome
+	ok := r.get(KeyStageJobs, &v)
+	return v, ok
+}
+
 // StagePlan returns stage.plan.
 func (r *Record) StagePlan() (string, bool) { return r.str(KeyStagePlan) }
 

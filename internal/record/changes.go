@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -221,17 +222,36 @@ func (c *Changes) SetTier(n int) {
 }
 
 // SetJobs sets implement.jobs to the newest MaxJobs outcomes.
-func (c *Changes) SetJobs(jobs []JobOutcome) {
+func (c *Changes) SetJobs(jobs []JobOutcome) { c.setJobs(KeyImplementJobs, jobs) }
+
+// SetStageJobs sets stage.jobs to the newest MaxJobs outcomes.
+func (c *Changes) SetStageJobs(jobs []JobOutcome) { c.setJobs(KeyStageJobs, jobs) }
+
+func (c *Changes) setJobs(k Key, jobs []JobOutcome) {
 	if jobs == nil {
 		jobs = []JobOutcome{}
 	}
 	for _, j := range jobs {
 		if err := j.check(); err != nil {
-			c.fail(KeyImplementJobs, err)
+			c.fail(k, err)
 			return
 		}
 	}
-	c.set(KeyImplementJobs, encodeJSON(jobs[max(0, len(jobs)-MaxJobs):]))
+	c.set(k, encodeJSON(jobs[max(0, len(jobs)-MaxJobs):]))
+}
+
+// WithJob returns jobs with j's line (the line of j.Job) replaced or added,
+// sorted by Job.
+func WithJob(jobs []JobOutcome, j JobOutcome) []JobOutcome {
+	out := make([]JobOutcome, 0, len(jobs)+1)
+	for _, x := range jobs {
+		if x.Job != j.Job {
+			out = append(out, x)
+		}
+	}
+	out = append(out, j)
+	sort.Slice(out, func(a, b int) bool { return out[a].Job < out[b].Job })
+	return out
 }
 
 // SetQuestion sets implement.question to the head of q that fits in

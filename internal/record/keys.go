@@ -60,6 +60,9 @@ const (
 	// KeyStageFindings are the findings of the last plan round (gates and
 	// verifier), one per line as FILE:LINE: rule: message.
 	KeyStageFindings Key = "stage.findings"
+	// KeyStageJobs is the outcome of each stage Job: a list of JobOutcome
+	// (its spend's model calls are the calls its last mark counted).
+	KeyStageJobs Key = "stage.jobs"
 )
 
 // AllKeys returns every Key this release knows, sorted.
@@ -84,6 +87,7 @@ func AllKeys() []Key {
 		KeyImplementTrace,
 		KeyImplementWIP,
 		KeyStageFindings,
+		KeyStageJobs,
 		KeyStagePlan,
 		KeyStagePR,
 		KeyStageRound,
@@ -208,6 +212,8 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindCount, what: "a pull request number (an integer >= 1)"}, true
 	case KeyStageRound:
 		return spec{kind: kindCount, what: "a plan round (an integer >= 1)"}, true
+	case KeyStageJobs:
+		return spec{kind: kindJobs, bound: MaxJobs, what: `a stage Job list (a JSON array of {"job":N,"run_id":N,...})`}, true
 	case KeyStageFindings:
 		return spec{kind: kindText, bound: MaxCheckLog, what: "plan findings (text, a JSON string when it spans lines)"}, true
 	case KeyStagePlan:

@@ -55,6 +55,7 @@ func readers() map[Key]reader {
 		KeyStageState:            {fn: "stage.(*runner).plan"},
 		KeyStageRound:            {fn: "stage.(*runner).plan"},
 		KeyStageFindings:         {fn: "stage.parseFindings"},
+		KeyStageJobs:             {fn: "report.(*reporter).settleStage"},
 		KeyStagePR:               {fn: "implement.(*runner).start"},
 		KeyStagePlan:             {fn: "implement.(*runner).groups"},
 	}

@@ -64,6 +64,7 @@ func everyKey() Changes {
 	c.SetStagePR(41)
 	c.SetStageState("planned")
 	c.SetStageRound(2)
+	c.SetStageJobs([]JobOutcome{{Job: 1, RunID: 77, Result: ResultStaged, Spend: Spend{TokensIn: 10, TokensOut: 2, USD: 0.01, ModelCalls: 3}}})
 	c.SetStageFindings("openspec/changes/add-backoff/tasks.md:3: roadmap/verifier: no test [ERROR]")
 	return c
 }

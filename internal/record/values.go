@@ -27,6 +27,9 @@ const (
 	ResultYielded Result = "yielded"
 	// ResultReturned: the item went back to stage or to a person.
 	ResultReturned Result = "returned"
+	// ResultStaged is a stage Job's clean ending (its line in stage.jobs
+	// only): the plan is in its draft PR.
+	ResultStaged Result = "staged"
 )
 
 // Valid reports whether r is one of the four results.
@@ -141,7 +144,7 @@ func (j JobOutcome) check() error {
 		return fmt.Errorf("job %d: a Job number is from 1 to %d", j.Job, MaxCount)
 	case j.RunID < 0 || j.RunID > MaxRunID:
 		return fmt.Errorf("job %d: run_id %d is negative or over %d", j.Job, j.RunID, MaxRunID)
-	case j.Result != "" && !j.Result.Valid():
+	case j.Result != "" && !j.Result.Valid() && j.Result != ResultStaged:
 		return fmt.Errorf("job %d: %q is not a result", j.Job, clip(string(j.Result)))
 	case j.Failure != "" && !isWord(j.Failure, MaxWord):
 		return fmt.Errorf("job %d: %q is not a failure class", j.Job, clip(j.Failure))

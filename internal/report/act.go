@@ -58,6 +58,10 @@ func (r *reporter) continuation(ctx context.Context) error {
 		}
 	}
 	inputs := map[string]any{"issue": strconv.Itoa(r.o.Issue), "attempt": strconv.Itoa(next)}
+	if r.stage {
+		// A stage continuation: the stage Job numbers itself from stage.jobs.
+		inputs = map[string]any{"issue": strconv.Itoa(r.o.Issue), "phase": PhaseStage}
+	}
 	if r.rc.ID != 0 {
 		// The continuation reads the record comment by its id, no search.
 		inputs["record-comment"] = strconv.FormatInt(r.rc.ID, 10)
@@ -94,7 +98,12 @@ func (r *reporter) landed(ctx context.Context, next int) (bool, error) {
 		since = time.Unix(r.dispatching, 0).UTC()
 	}
 	n, _ := r.rec.Attempt()
-	_, started := findLine(mustJobs(r.rec), func(j record.JobOutcome) bool { return j.Job == next })
+	lines := mustJobs(r.rec)
+	if r.stage {
+		n = 0
+		lines, _ = r.rec.StageJobs()
+	}
+	_, started := findLine(lines, func(j record.JobOutcome) bool { return j.Job == next })
 	if n >= next || started {
 		r.out.NextAttempt = next
 		r.logf("report: issue #%d: Job %d was dispatched at %s and has started: not dispatched again", r.o.Issue, next, since.Format(time.RFC3339))

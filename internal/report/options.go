@@ -82,6 +82,9 @@ const (
 type Options struct {
 	Issue  int
 	GitHub *github.Client
+	// Phase is the Job reported on: PhaseImplement ("" too) or PhaseStage,
+	// whose results are staged, returned, stopped and yielded.
+	Phase string
 
 	// JobResult is needs.<implement>.result: success, failure, cancelled or
 	// skipped ("" is taken as failure: nothing is known).
@@ -145,7 +148,13 @@ func (o *Options) defaults() error {
 		return errors.New("report: a GitHub client is required")
 	case o.Mask == nil:
 		return errors.New("report: a masker is required")
-	case o.Result != "" && !record.Result(o.Result).Valid():
+	case o.Phase != "" && o.Phase != PhaseImplement && o.Phase != PhaseStage:
+		return fmt.Errorf("report: phase %q is not implement or stage", o.Phase)
+	case o.Phase == PhaseStage && o.Result != "" && o.Result != stageStaged && !record.Result(o.Result).Valid():
+		return fmt.Errorf("report: stage result %q is not staged, returned, stopped or yielded", o.Result)
+	case o.Phase == PhaseStage && o.Result == string(record.ResultReady):
+		return fmt.Errorf("report: %q is not a stage result (staged, returned, stopped or yielded)", o.Result)
+	case o.Phase != PhaseStage && o.Result != "" && !record.Result(o.Result).Valid():
 		return fmt.Errorf("report: result %q is not ready, stopped, yielded or returned", o.Result)
 	case o.Group < 0 || o.Attempt < 0 || o.MaxJobs < 0 || o.PR < 0 || o.Dashboard < 0:
 		return errors.New("report: group, attempt, max jobs, pr and dashboard cannot be negative")
@@ -165,8 +174,11 @@ func (o *Options) defaults() error {
 			return fmt.Errorf("report: spend output: %w", err)
 		}
 	}
+	if o.Phase == "" {
+		o.Phase = PhaseImplement
+	}
 	if o.JobName == "" {
-		o.JobName = "implement"
+		o.JobName = o.Phase
 	}
 	if o.MaxJobs == 0 {
 		o.MaxJobs = DefaultMaxJobs

@@ -35,7 +35,11 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	before := o.GitHub.Requests()
 	r := &reporter{o: o}
 	r.out.Issue = o.Issue
-	err := r.run(ctx)
+	run := r.run
+	if o.Phase == PhaseStage {
+		run = r.runStage
+	}
+	err := run(ctx)
 	r.out.Requests = o.GitHub.Requests().Sub(before).Counted()
 	return r.out, err
 }
@@ -57,6 +61,8 @@ type reporter struct {
 	// dispatching is the reported Job's intent mark as report first read
 	// it: an earlier run of report set out to dispatch the next Job then.
 	dispatching int64
+	// stage: the reported Job is a stage Job (its line is in stage.jobs).
+	stage bool
 }
 
 func (r *reporter) run(ctx context.Context) error {
@@ -390,14 +396,18 @@ func (r *reporter) changes(cur *record.Record) (record.Changes, settled) {
 
 // write makes the one record write, when there is something to write.
 func (r *reporter) write(ctx context.Context) error {
-	ch, s := r.changes(r.rec)
+	changes := r.changes
+	if r.stage {
+		changes = r.stageChanges
+	}
+	ch, s := changes(r.rec)
 	r.note(s)
 	if ch.Empty() || ch.Applied(r.rec) {
 		return nil
 	}
 	err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
 		func(cur *record.Record) (record.Changes, error) {
-			ch, s := r.changes(cur)
+			ch, s := changes(cur)
 			r.note(s)
 			return ch, nil
 		}, r.view)
@@ -411,16 +421,21 @@ func (r *reporter) write(ctx context.Context) error {
 // view is what the record comment says after report's decision.
 func (r *reporter) view(*record.Record) record.View {
 	v := record.View{RunURL: r.o.RunURL}
-	switch r.d.action {
-	case ActionContinue:
+	switch {
+	case r.stage && r.d.action == ActionContinue:
+		v.Doing = fmt.Sprintf("stage Job %d ended %s; stage Job %d continues after the last recorded round", r.job, r.ending(), r.job+1)
+	case r.stage && r.d.action == ActionStop:
+		v.Doing = fmt.Sprintf("stopped (%s) in stage: %s", r.d.class, r.d.reason)
+	case r.stage:
+	case r.d.action == ActionContinue:
 		v.Doing = fmt.Sprintf("Job %d ended %s; Job %d continues from the last mark", r.job, r.ending(), r.job+1)
-	case ActionResume:
+	case r.d.action == ActionResume:
 		v.Doing = fmt.Sprintf("answered (%s); Job %d continues", r.d.reason, r.job+1)
-	case ActionStop:
+	case r.d.action == ActionStop:
 		v.Doing = fmt.Sprintf("stopped (%s) in %s: %s", r.d.class, r.stopStep(r.rec), r.d.reason)
-	case ActionReturnToStage:
+	case r.d.action == ActionReturnToStage:
 		v.Doing = "returned to stage: " + r.d.reason
-	case ActionYield:
+	case r.d.action == ActionYield:
 		v.Doing = "waiting for the next day's budget: " + r.d.reason
 	}
 	v.Doing = r.o.Mask(v.Doing)
@@ -468,15 +483,7 @@ func findLine(jobs []record.JobOutcome, match func(record.JobOutcome) bool) (rec
 
 // withLine returns jobs with j's line replaced or added, sorted by Job.
 func withLine(jobs []record.JobOutcome, j record.JobOutcome) []record.JobOutcome {
-	out := make([]record.JobOutcome, 0, len(jobs)+1)
-	for _, x := range jobs {
-		if x.Job != j.Job {
-			out = append(out, x)
-		}
-	}
-	out = append(out, j)
-	sort.Slice(out, func(a, b int) bool { return out[a].Job < out[b].Job })
-	return out
+	return record.WithJob(jobs, j)
 }
 
 // subSpend is a - b, never below zero, USD rounded as Spend.Add rounds it.

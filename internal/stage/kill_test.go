@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 )
 
@@ -72,6 +75,70 @@ func TestStageKilledResumes(t *testing.T) {
 		}
 		if r2.Spend != got {
 			t.Errorf("Job 2's result says %+v, the record %+v", r2.Spend, got)
+		}
+	})
+	t.Run("killed without a signal: report keeps the spend its log holds", func(t *testing.T) {
+		// A hard kill (OOM, a lost runner): the Job writes no last mark, and
+		// the calls it made since its round's mark are only in its log's
+		// spend lines. Report after the stage job reads them back.
+		w := newWorld(t)
+		bad := "## 1. Hello\n\n- [ ] 1.1 Implement Hello\n"
+		j1 := w.newJob(
+			conv("planner round 1: a plan the gates refuse", "Write the plan for issue",
+				planFile("proposal.md", proposal), planFile("tasks.md", bad), planFile("specs/greetings/spec.md", spec), finish("wrote it")),
+			conv("planner round 2: killed on its third call", "Revise the plan for issue",
+				read("greet.go"), read("README.md"), finish("x")))
+		runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "completed", Conclusion: "failure"})
+		j1.opts.RunID = runID
+		revisions := 0
+		j1.model.before = func(n int, req agent.ModelRequest) {
+			if strings.Contains(req.Messages[1].Content, "Revise the plan") {
+				if revisions++; revisions == 3 {
+					runtime.Goexit() // the process is gone: no last mark, no output
+				}
+			}
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); j1.run(context.Background()) }()
+		<-done
+		if _, ok := j1.outputs["result"]; ok {
+			t.Fatal("the killed Job wrote a result")
+		}
+		c1, in1, out1 := spendOf(t, j1)
+		if sp, _ := w.record().Spend(); c1 != 6 || sp.ModelCalls != 4 {
+			t.Fatalf("Job 1 made %d calls and the record counts %d; want 6 made, the 4 of round 1 marked", c1, sp.ModelCalls)
+		}
+		log := j1.log.String() + "##[error]Process completed with exit code 137.\n"
+		if _, err := w.fake.AddJob(runID, githubfake.Job{Name: "roadmap / stage", Conclusion: "failure", Log: log}); err != nil {
+			t.Fatal(err)
+		}
+		masker := redact.New(redact.Config{Secrets: []string{token}})
+		out, err := report.Run(context.Background(), report.Options{Issue: w.issue, GitHub: j1.opts.GitHub, Phase: report.PhaseStage,
+			JobResult: "failure", RunID: runID, Workflow: "roadmap-caller.yml", Ref: "main", Clock: w.clock, Mask: masker.Mask})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Action != report.ActionContinue || out.SpendRecovered.ModelCalls != 2 {
+			t.Fatalf("report: %s → %s, recovered %+v; want a continuation and the 2 calls past the mark", out.Class, out.Action, out.SpendRecovered)
+		}
+		if d := w.fake.Dispatches(); len(d) != 1 || d[0].Inputs["phase"] != "stage" {
+			t.Fatalf("dispatches %+v, want one stage continuation", d)
+		}
+		j2 := w.newJob(
+			conv("planner round 2: fixes the plan", "Revise the plan for issue", planFile("tasks.md", tasks), finish("fixed")),
+			cleanVerifier("Review the plan for issue"))
+		r2 := j2.run(context.Background())
+		if r2.Result != stage.ResultStaged || r2.Job != 2 {
+			t.Fatalf("Job 2: %s as stage Job %d (%s), want staged as Job 2\n%s", r2.Result, r2.Job, r2.Reason, j2.log.String())
+		}
+		c2, in2, out2 := spendOf(t, j2)
+		want := record.Spend{TokensIn: in1 + in2, TokensOut: out1 + out2, ModelCalls: c1 + c2}
+		got, _ := w.record().Spend()
+		if got.ModelCalls != want.ModelCalls || got.TokensIn != want.TokensIn || got.TokensOut != want.TokensOut {
+			t.Errorf("the item's spend %+v; want the sum of every call made, %+v", got, want)
+		}
+		if lines, _ := w.record().StageJobs(); len(lines) != 2 || lines[0].Spend.ModelCalls != c1 || lines[1].Result != record.ResultStaged {
+			t.Errorf("stage.jobs = %+v; want Job 1 with its %d calls and Job 2 staged", lines, c1)
 		}
 	})
 	t.Run("after a pushed round", func(t *testing.T) {

@@ -268,7 +268,7 @@ func (ob *observer) ModelCall(e agent.ModelCallEvent) {
 	ev := trace.Event{Type: trace.TypeModelCall, Model: e.Model, TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD,
 		Duration: e.Duration, Outcome: e.Outcome}
 	r.event(ev)
-	ev.Job = r.o.Trace.Job()
+	ev.Job = r.jobNo
 	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Trace.SpendLine(trace.SpendFromEvent(ev, r.calls))))
 }
 

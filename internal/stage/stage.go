@@ -45,6 +45,8 @@ type Result struct {
 	Result  string `json:"result"`
 	Failure string `json:"failure,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Job is this stage Job's number (its line in stage.jobs).
+	Job int `json:"job"`
 	// Plan is the OpenSpec change directory, PR the draft PR holding it.
 	Plan string `json:"plan,omitempty"`
 	PR   int    `json:"pr,omitempty"`
@@ -81,9 +83,16 @@ type runner struct {
 	prior record.Spend
 	job   record.Spend
 	calls int
-	round int
-	doing string
-	notes []string
+	// jobNo is this stage Job's number: its line in stage.jobs and the job
+	// of its spend lines, so report can add what a killed Job's log holds
+	// past its last mark.
+	jobNo int
+	// ended is the result the last mark writes to the Job's line.
+	ended    string
+	endClass string
+	round    int
+	doing    string
+	notes    []string
 
 	branch   string
 	id       string // the change id
@@ -135,6 +144,11 @@ func (r *runner) start(ctx context.Context) error {
 	r.notes = append(r.notes, rc.Ignored...)
 	r.prior, _ = r.rec.Spend()
 	r.pr, _ = r.rec.StagePR()
+	lines, _ := r.rec.StageJobs()
+	for _, l := range lines {
+		r.jobNo = max(r.jobNo, l.Job)
+	}
+	r.jobNo++
 	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseJobStarted, Step: "stage"})
 	r.logf("roadmap: stage issue #%d, item spend so far %s", o.Issue, spendText(r.prior))
 	r.doing = "staging: reading the issue and the code"
@@ -444,6 +458,7 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 	}
 	var ch record.Changes
 	ch.Merge(r.pendingRound)
+	r.ended, r.endClass = end.result, string(end.class)
 	if r.dir != "" && r.branch != "" {
 		// Where the plan is, whatever the end: a person, explain and the
 		// next Job read it.
@@ -506,12 +521,12 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 		}
 	}
 	res.Spend, res.JobSpend = r.prior.Add(r.job), r.job
-	res.RecordComment = r.rc.ID
+	res.RecordComment, res.Job = r.rc.ID, r.jobNo
 	res.Requests = o.GitHub.Requests().Counted()
 	for k, v := range map[string]string{
 		"result": res.Result, "failure": res.Failure, "plan": res.Plan, "pr": intOutput(res.PR),
 		"rounds": strconv.Itoa(res.Rounds), "record_comment": intOutput(int(res.RecordComment)),
-		"spend": spendJSON(res.Spend),
+		"spend": spendJSON(res.Spend), "job": strconv.Itoa(r.jobNo),
 	} {
 		o.SetOutput(k, v)
 	}
@@ -519,12 +534,18 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 	return res
 }
 
-// write writes ch to the record in one write, with the item's spend so far.
+// write writes ch to the record in one write, with the item's spend so far
+// and this Job's line in stage.jobs: the model calls the spend counts.
 func (r *runner) write(ctx context.Context, ch record.Changes) error {
-	var all record.Changes
-	all.Merge(ch)
-	all.SetSpend(r.prior.Add(r.job))
-	change := func(*record.Record) (record.Changes, error) { return all, nil }
+	line := record.JobOutcome{Job: r.jobNo, RunID: r.o.RunID, Result: record.Result(r.ended), Failure: r.endClass, Spend: r.job}
+	change := func(cur *record.Record) (record.Changes, error) {
+		var all record.Changes
+		all.Merge(ch)
+		all.SetSpend(r.prior.Add(r.job))
+		lines, _ := cur.StageJobs()
+		all.SetStageJobs(record.WithJob(lines, line))
+		return all, nil
+	}
 	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc, change, r.view); err != nil {
 		return fmt.Errorf("write the stage mark: %w", err)
 	}

@@ -1,0 +1,252 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// The phases report reports on: the Job of the report job's `needs`.
+const (
+	PhaseImplement = "implement"
+	PhaseStage     = "stage"
+)
+
+// The results of a stage Job (internal/stage). Staged and returned are
+// ends a person or implement takes on from; report has nothing to do.
+const (
+	stageStaged   = "staged"
+	stageReturned = "returned"
+)
+
+// runStage reports on one stage Job. A Job that ended staged or returned
+// needs nothing from report, and report makes no request for it. A Job that
+// stopped gets the stop comment and label; one that yielded, or wrote no
+// result (killed, timed out, a lost runner), gets the spend its log holds
+// past its last mark added to the record (its line in stage.jobs counts the
+// calls that mark included) and, when its class continues, a stage
+// continuation dispatched, bounded by the cap of Jobs per item.
+func (r *reporter) runStage(ctx context.Context) error {
+	o := r.o
+	r.stage = true
+	r.out.Result = o.Result
+	switch {
+	case o.JobResult == "skipped":
+		return r.nothing("the stage job was skipped: no stage Job ran")
+	case o.Result == stageStaged:
+		return r.nothing("the stage Job staged the plan: implement takes it from its draft PR")
+	case o.Result == stageReturned:
+		return r.nothing("the stage Job returned the item to a person with its findings")
+	}
+	if err := r.read(ctx); err != nil {
+		return err
+	}
+	lines, _ := r.rec.StageJobs()
+	line, hasLine := findLine(lines, func(j record.JobOutcome) bool {
+		if o.Attempt > 0 {
+			return j.Job == o.Attempt
+		}
+		return o.RunID != 0 && j.RunID == o.RunID
+	})
+	typed, class := o.Result, o.Failure
+	if typed == "" && hasLine && line.Result != "" {
+		// The outputs were lost (a kill after the last mark): the line has it.
+		typed, class = string(line.Result), line.Failure
+		r.out.Result = typed
+		if typed == stageStaged || typed == stageReturned {
+			return r.nothing(fmt.Sprintf("the stage Job's last mark says %s", typed))
+		}
+	}
+	if typed == "" {
+		if o.RunID == 0 {
+			return inputErr(fmt.Errorf("the stage Job wrote no result: report needs the run id to read its log"))
+		}
+		end := r.section("report: read the log of the stage Job that wrote no result (run %d)", o.RunID)
+		f, err := readKilledJob(ctx, o.GitHub, o.RunID, o.JobName)
+		end()
+		if err != nil {
+			return err
+		}
+		r.facts = &f
+	}
+	r.typed, r.class = record.Result(typed), class
+	r.job = r.stageJobNumber(lines, line, hasLine)
+	r.out.Job = r.job
+
+	if r.facts == nil {
+		r.d = decideTyped(r.typed, r.class)
+	} else {
+		v := r.facts.verdict
+		r.jobClass = v.Class
+		r.d = decision{class: v.Class, action: ActionFor(v.Class), reason: r.killedReason()}
+		r.out.KillReason = v.Reason
+		r.out.Evidence, r.out.EvidenceLine = o.Mask(v.Evidence), v.Line
+	}
+	if r.d.reason == "" {
+		r.d.reason = o.Reason
+	}
+	if r.d.action != ActionContinue && r.d.action != ActionStop {
+		// Stage has no head to mark ready, no stage to return to and no
+		// question of its own here: what its class would do elsewhere is
+		// a person's call.
+		r.d = decision{class: r.d.class, action: ActionStop,
+			reason: fmt.Sprintf("%s (the class's action, %s, is not one a stage Job has)", r.d.reason, r.d.action)}
+	}
+	if r.d.action == ActionContinue && r.job+1 > o.MaxJobs {
+		r.d = decision{class: failure.BudgetExhausted, action: ActionStop, step: "stage continuation",
+			reason: fmt.Sprintf("the item has run %d stage Jobs, the cap of Jobs per item (max jobs %d); %s would need stage Job %d",
+				r.job, o.MaxJobs, r.ending(), r.job+1)}
+	}
+	if l, ok := findLine(lines, func(j record.JobOutcome) bool { return j.Job == r.job }); ok {
+		r.dispatching = l.Dispatching
+	}
+	if r.d.action == ActionContinue && (o.Workflow == "" || o.Ref == "") {
+		return inputErr(fmt.Errorf("the stage Job ended %s, which continues the item: report needs the caller's workflow file and ref to dispatch it", r.ending()))
+	}
+	r.out.Class, r.out.Action = r.d.class, r.d.action
+	r.out.Reason = o.Mask(r.d.reason)
+	r.logf("report: issue #%d stage Job %d: %s → %s: %s", o.Issue, r.job, r.ending(), r.d.action, r.out.Reason)
+	defer r.section("report: %s", r.d.action)()
+
+	if err := r.write(ctx); err != nil {
+		return err
+	}
+	if r.d.action == ActionContinue {
+		return r.continuation(ctx)
+	}
+	return r.stageStop(ctx)
+}
+
+// nothing ends a report that has nothing to do.
+func (r *reporter) nothing(reason string) error {
+	r.out.Action, r.out.Reason = ActionNone, r.o.Mask(reason)
+	r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
+	return nil
+}
+
+// stageJobNumber is the reported stage Job's number: the option, the line
+// of its run, the Job its log's spend lines name, else the number the Job
+// would have taken (one past the newest line).
+func (r *reporter) stageJobNumber(lines []record.JobOutcome, line record.JobOutcome, hasLine bool) int {
+	switch {
+	case r.o.Attempt > 0:
+		return r.o.Attempt
+	case hasLine:
+		return line.Job
+	}
+	if r.facts != nil {
+		if js := jobsFromLog(r.facts.spend); len(js) > 0 {
+			return js[len(js)-1]
+		}
+	}
+	n := 0
+	for _, l := range lines {
+		n = max(n, l.Job)
+	}
+	return n + 1
+}
+
+// settleStage is the stage Job's line and the item's spend as report leaves
+// them in cur: for a Job that wrote no result, the spend of its log's calls
+// past the ones its line counts is added to both. It depends only on cur and
+// the Job's facts, so a second report for the same Job adds nothing.
+func (r *reporter) settleStage(cur *record.Record) settled {
+	lines, _ := cur.StageJobs()
+	item, _ := cur.Spend()
+	line, ok := findLine(lines, func(j record.JobOutcome) bool { return j.Job == r.job })
+	if !ok {
+		line = record.JobOutcome{Job: r.job, RunID: r.o.RunID}
+	}
+	if line.RunID == 0 {
+		line.RunID = r.o.RunID
+	}
+	s := settled{line: line, item: item}
+	if r.facts == nil {
+		if !ok || line.Result != r.typed {
+			s.touched = true
+			s.line.Result, s.line.Failure = r.typed, r.class
+		}
+		return s
+	}
+	want := string(r.jobClass)
+	if r.facts.logGone {
+		want = spendLost
+	}
+	s.touched = !ok || line.Failure != want || line.Result != ""
+	s.line.Result, s.line.Failure = "", want
+	if r.facts.logGone {
+		s.lost = true
+		return s
+	}
+	if add := unmarked(r.facts.spend, r.job, line.Spend.ModelCalls); !add.Zero() {
+		s.recovered, s.touched = add, true
+		s.line.Spend = line.Spend.Add(add)
+		s.item = item.Add(add)
+	}
+	return s
+}
+
+// stageChanges is the record write for a stage Job: its settled line, the
+// item's spend, the intent mark of a continuation and stage.state of a stop.
+func (r *reporter) stageChanges(cur *record.Record) (record.Changes, settled) {
+	s := r.settleStage(cur)
+	if r.d.action == ActionContinue && s.line.Dispatching == 0 {
+		s.line.Dispatching, s.touched = r.o.Clock.Now().Unix(), true
+	}
+	var ch record.Changes
+	if s.touched {
+		lines, _ := cur.StageJobs()
+		ch.SetStageJobs(record.WithJob(lines, s.line))
+		if old, _ := cur.Spend(); old != s.item {
+			ch.SetSpend(s.item)
+		}
+	}
+	if r.d.action == ActionStop {
+		ch.SetStageState("stopped")
+	}
+	return ch, s
+}
+
+// stageStop posts the stop comment and the stopped label. There is no
+// status: a stage Job has no head of its own to mark.
+func (r *reporter) stageStop(ctx context.Context) error {
+	r.out.Stopped = true
+	r.out.Step = r.d.step
+	if r.out.Step == "" {
+		r.out.Step = "stage"
+	}
+	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerStop, r.stageStopComment()); err != nil {
+		return fmt.Errorf("post the stop comment: %w", err)
+	}
+	return r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stopped)
+}
+
+func (r *reporter) stageStopComment() string {
+	var b strings.Builder
+	row, _ := failure.Lookup(r.d.class)
+	fmt.Fprintf(&b, "### roadmap stopped this item in stage: `%s`\n\n", r.d.class)
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Step | %s |\n", cell(r.out.Step))
+	fmt.Fprintf(&b, "| Class | `%s` |\n", r.d.class)
+	fmt.Fprintf(&b, "| Stage Job | %d%s |\n", r.job, runSuffix(r.o.RunID))
+	fmt.Fprintf(&b, "| Job ended | %s |\n", cell(r.ending()))
+	fmt.Fprintf(&b, "\n**Why:** %s\n\n", inline(r.d.reason))
+	if r.out.Evidence != "" {
+		where := "the job log"
+		if r.out.EvidenceLine > 0 {
+			where = fmt.Sprintf("job log line %d", r.out.EvidenceLine)
+		}
+		fmt.Fprintf(&b, "**Evidence** (%s):\n\n%s\n", where, fenced(r.out.Evidence))
+	}
+	if row.Does != "" {
+		fmt.Fprintf(&b, "**What this class needs:** %s.\n\n", row.Does)
+	}
+	if r.out.SpendLost {
+		fmt.Fprintf(&b, "**Spend lost:** the log of stage Job %d is gone, so the spend of its model calls after its last mark is not in the record (its line in `stage.jobs` says `%s`).\n\n", r.job, spendLost)
+	}
+	fmt.Fprintf(&b, "To go on, fix the cause and dispatch the workflow with `issue=%d` and `phase=stage`, or label the issue again; stage resumes after its last recorded round.\n", r.o.Issue)
+	return b.String()
+}
