@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/report"
 )
@@ -18,9 +19,7 @@ type outcome struct {
 	Violations []string
 	Repeated   int   // passed groups whose agent step ran again
 	SpendLost  int64 // tokens the record lacks against the model server
-	// StageLogOnly are lost tokens a killed stage Job's log still holds.
-	StageLogOnly int64
-	Duplicates   int
+	Duplicates int
 }
 
 // check holds a history to the promises of docs/reliability.md. base is the
@@ -115,36 +114,32 @@ func check(l *life, sc scenario, base, got state) outcome {
 		}
 	}
 	attempts := map[string]int{}
+	var stageDispatches []githubfake.Dispatch
 	for _, d := range w.fake.Dispatches() {
+		if d.Inputs["phase"] == report.PhaseStage {
+			stageDispatches = append(stageDispatches, d)
+			continue
+		}
 		attempts[fmt.Sprint(d.Inputs["attempt"])]++
 	}
-	for a, n := range attempts {
-		if n > 1 {
+	for _, a := range slices.Sorted(maps.Keys(attempts)) {
+		if n := attempts[a]; n > 1 {
 			o.Duplicates += n - 1
 			bad("%d dispatches of Job %s", n, a)
 		}
 	}
+	o.Duplicates += checkStageDispatches(l, stageDispatches, bad)
 
-	// Spend lost.
+	// Spend lost, stage Jobs' included (report reads a killed stage Job's
+	// log as it reads an implement Job's).
 	// Tokens must match exactly; calls may exceed the answered ones by the
 	// refusals that reached the agent (a context-length refusal is a call
 	// recorded with no tokens), never fall short.
-	// A stage Job killed without a signal leaves the spend since its last
-	// mark only in its log, which no report reads yet (docs/stage.md): that
-	// part is counted as lost, named apart, and is no violation; any other
-	// shortfall is.
-	var logOnly record.Spend
-	for _, j := range l.stages {
-		logOnly = logOnly.Add(j.LogOnly)
-	}
-	o.StageLogOnly = logOnly.TokensIn + logOnly.TokensOut
-	if got.Spend.TokensIn+logOnly.TokensIn != got.Served.TokensIn || got.Spend.TokensOut+logOnly.TokensOut != got.Served.TokensOut ||
-		got.Spend.ModelCalls+logOnly.ModelCalls < got.Served.ModelCalls {
+	if got.Spend.TokensIn != got.Served.TokensIn || got.Spend.TokensOut != got.Served.TokensOut ||
+		got.Spend.ModelCalls < got.Served.ModelCalls {
 		o.SpendLost = (got.Served.TokensIn + got.Served.TokensOut) - (got.Spend.TokensIn + got.Spend.TokensOut)
 		bad("spend lost: the record holds %d in/%d out/%d calls, the model server answered %d/%d/%d",
 			got.Spend.TokensIn, got.Spend.TokensOut, got.Spend.ModelCalls, got.Served.TokensIn, got.Served.TokensOut, got.Served.ModelCalls)
-	} else if o.StageLogOnly > 0 {
-		o.SpendLost = o.StageLogOnly
 	}
 
 	// published_sha implies checked_sha; the person's text; others' keys.
@@ -172,7 +167,7 @@ func check(l *life, sc scenario, base, got state) outcome {
 	// One typed result per Job that ended; one report per Job.
 	reported := map[int]int{}
 	for _, r := range l.reps {
-		if r.Killed == "" {
+		if r.Killed == "" && !r.Stage {
 			reported[r.Job]++
 		}
 	}
@@ -260,7 +255,7 @@ func reachedBranch(l *life, sc scenario) bool {
 	}
 	classOf := func(c string) bool {
 		for _, r := range l.reps {
-			if r.Killed == "" && string(r.Outcome.Class) == c && r.Outcome.Action == report.ActionContinue {
+			if r.Killed == "" && !r.Stage && string(r.Outcome.Class) == c && r.Outcome.Action == report.ActionContinue {
 				return true
 			}
 		}
@@ -277,7 +272,7 @@ func reachedBranch(l *life, sc scenario) bool {
 		if len(sc.arms) > 0 && !anyKilled {
 			// The kill hit report (a status, a comment it writes): its
 			// rerun is the recovery.
-			return len(l.reps) > len(l.jobs)
+			return implementReports(l) > len(l.jobs)
 		}
 		return true
 	case "continue_killed":
@@ -307,4 +302,15 @@ func reachedBranch(l *life, sc scenario) bool {
 
 	}
 	return true
+}
+
+// implementReports counts the report runs on implement Jobs.
+func implementReports(l *life) int {
+	n := 0
+	for _, r := range l.reps {
+		if !r.Stage {
+			n++
+		}
+	}
+	return n
 }

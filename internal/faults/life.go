@@ -43,9 +43,16 @@ type jobEnd struct {
 
 // reportEnd is one report run.
 type reportEnd struct {
+	// Job is the Job reported on: an implement Job's attempt, or with Stage
+	// the stage Job's number as the suite counts them (1, 2, … in the
+	// history), whatever report makes of it.
 	Job     int
+	Stage   bool
 	Killed  string
 	Outcome report.Outcome
+	// Dispatched are the runs of the dispatches the fake received while
+	// this report ran (a killed run's too).
+	Dispatched []int64
 }
 
 // life is one history being played.
@@ -91,6 +98,9 @@ type life struct {
 	stageEffects int
 	// stageRequests is how many requests the fake had at the stage's end.
 	stageRequests int
+	// stageStop is the reason of report's stop after a stage Job ("" when
+	// the stage part did not end stopped).
+	stageStop string
 }
 
 // hook is something that happens at one effect of the history.
@@ -146,6 +156,12 @@ func (l *life) play() error {
 		var err error
 		if rc, err = l.stagePhase(); err != nil {
 			return err
+		}
+		if !l.staged() {
+			// Report stopped the item in stage, or stage never got it
+			// staged: implement has no plan to start on (checkStage says
+			// which).
+			return nil
 		}
 	}
 	runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
@@ -285,24 +301,37 @@ func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
 // report on it; a killed report run is re-run (the failed job's rerun).
 func (l *life) report(je jobEnd, runID, rc int64) (report.Outcome, error) {
 	w := l.w
-	job := githubfake.Job{Name: "implement", Conclusion: "success",
-		Steps: []githubfake.Step{{Name: "Run roadmap implement", Status: "completed", Conclusion: "success"}}}
-	log := je.Log
-	if je.Killed != "" {
-		log += l.logExtra + "##[error]Process completed with exit code 137.\n"
-		job.Conclusion = "failure"
-		job.Steps[0].Conclusion = "failure"
-	}
-	job.Log = stamp(log)
-	if _, err := w.fake.AddJob(runID, job); err != nil {
-		return report.Outcome{}, err
-	}
-	o := report.Options{Issue: w.issue, JobResult: job.Conclusion, RunID: runID, RecordComment: rc,
+	o := report.Options{Issue: w.issue, RunID: runID, RecordComment: rc,
 		Workflow: "roadmap.yml", Ref: "main", Mask: masker().Mask, Clock: w.clock}
 	if je.Killed == "" {
 		r := je.Result
 		o.Result, o.Failure, o.Group, o.Spend, o.HeadSHA, o.PR, o.Attempt, o.Reason =
 			string(r.Result), r.Failure, r.Group, jsonString(r.Spend), r.HeadSHA, r.PR, r.Attempt, r.Reason
+	}
+	return l.reportOn(reportEnd{Job: je.Attempt}, "implement", je.Killed != "", je.Log, o)
+}
+
+// reportOn posts a Job (implement or stage, named name in the run o.RunID)
+// with its log to the fake, as GitHub would, and runs report on it with o; a
+// killed report run is re-run as the run's next attempt. Every run of report
+// is kept in l.reps, with the dispatches the fake received during it.
+func (l *life) reportOn(rep0 reportEnd, name string, dead bool, log string, o report.Options) (report.Outcome, error) {
+	w := l.w
+	job := githubfake.Job{Name: name, Conclusion: "success",
+		Steps: []githubfake.Step{{Name: "Run roadmap " + name, Status: "completed", Conclusion: "success"}}}
+	if dead {
+		log += l.logExtra + "##[error]Process completed with exit code 137.\n"
+		job.Conclusion = "failure"
+		job.Steps[0].Conclusion = "failure"
+	}
+	job.Log = stamp(log)
+	if _, err := w.fake.AddJob(o.RunID, job); err != nil {
+		return report.Outcome{}, err
+	}
+	o.JobResult = job.Conclusion
+	what := fmt.Sprintf("job %d", rep0.Job)
+	if rep0.Stage {
+		what = "stage " + what
 	}
 	var out report.Outcome
 	for try := 0; try < 3; try++ {
@@ -314,7 +343,8 @@ func (l *life) report(je jobEnd, runID, rc int64) (report.Outcome, error) {
 		o.GitHub = gh
 		// A re-run of report is a later attempt of the same workflow run.
 		o.RunAttempt = try + 1
-		rep := reportEnd{Job: je.Attempt}
+		rep := rep0
+		sent := len(w.fake.Dispatches())
 		func() {
 			defer func() {
 				if v := recover(); v != nil {
@@ -328,19 +358,22 @@ func (l *life) report(je jobEnd, runID, rc int64) (report.Outcome, error) {
 			out, err = report.Run(l.ctx, o)
 		}()
 		p.dead.Store(true)
+		for _, d := range w.fake.Dispatches()[sent:] {
+			rep.Dispatched = append(rep.Dispatched, d.RunID)
+		}
 		rep.Outcome = out
 		l.reps = append(l.reps, rep)
 		if rep.Killed != "" {
-			l.note("report on job %d killed %s", je.Attempt, rep.Killed)
+			l.note("report on %s killed %s", what, rep.Killed)
 			continue
 		}
 		if err != nil {
-			return out, fmt.Errorf("report on job %d: %w", je.Attempt, err)
+			return out, fmt.Errorf("report on %s: %w", what, err)
 		}
-		l.note("report on job %d: %s %s → %s", je.Attempt, out.Result, out.Class, out.Action)
+		l.note("report on %s: %s %s → %s", what, out.Result, out.Class, out.Action)
 		return out, nil
 	}
-	return out, fmt.Errorf("report on job %d was killed three times", je.Attempt)
+	return out, fmt.Errorf("report on %s was killed three times", what)
 }
 
 // state is what a history leaves: the parts the invariants compare.

@@ -7,14 +7,16 @@ import (
 	"math/rand"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
-	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -25,9 +27,15 @@ import (
 // draft PR and mark the item staged; then implement and report take it to
 // ready, as `roadmap demo` does with processes.
 
-// maxStageJobs bounds the stage part: a stage Job killed or yielded is run
-// again (the stage workflow has no report: a re-run does it), until staged.
+// maxStageJobs bounds the stage part: report runs after every stage Job and
+// a stage Job killed or yielded goes on in the continuation report
+// dispatches; a history that needs more stage Jobs than this repeats work
+// without end.
 const maxStageJobs = 4
+
+// stageWorkflow is the stage workflow file: its runs hold the stage Jobs,
+// and report dispatches stage continuations on it.
+const stageWorkflow = "roadmap-stage.yml"
 
 // The stage conversations' names, as the replay server's stats give them.
 const (
@@ -115,6 +123,8 @@ func stageConversations(mutate func(name string, c *llm.Conversation)) ([]*llm.C
 
 // stageEnd is how one stage Job of a history ended.
 type stageEnd struct {
+	// RunID is the workflow run the Job ran in.
+	RunID  int64
 	Killed string
 	Result stage.Result
 	// Pushed is the highest plan round on the remote branch when the Job
@@ -122,9 +132,6 @@ type stageEnd struct {
 	Pushed  int
 	Planned []int
 	Log     string
-	// LogOnly is the spend of a killed Job's calls that no record write
-	// carried: it is only in the Job's log (docs/stage.md).
-	LogOnly record.Spend
 }
 
 // staged is what the stage part left: the plan on the branch, the PRs.
@@ -136,11 +143,14 @@ type stagedState struct {
 	Comment int               `json:"pr_comments"`
 }
 
-// stagePhase runs stage Jobs until the item is staged; it returns the record
-// comment's id for implement.
+// stagePhase runs stage Jobs, each followed by report on it as the stage
+// workflow's report job runs it, and follows what report did: after staged
+// (action none) the item goes to implement; a continuation runs as the next
+// stage Job in the run report dispatched; a stop ends the stage part, and the
+// history, stopped. It returns the record comment's id for implement.
 func (l *life) stagePhase() (int64, error) {
 	w := l.w
-	runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-stage.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	runID := w.fake.AddRun(githubfake.Run{WorkflowFile: stageWorkflow, HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	var rc int64
 	for n := 1; n <= maxStageJobs; n++ {
 		se, err := l.stageJob(n, runID, rc)
@@ -151,11 +161,22 @@ func (l *life) stagePhase() (int64, error) {
 		if se.Result.RecordComment != 0 {
 			rc = se.Result.RecordComment
 		}
-		if se.Killed == "" && se.Result.Result == stage.ResultStaged {
+		out, err := l.stageReport(n, se, rc)
+		if err != nil {
+			return 0, err
+		}
+		if out.Action != report.ActionContinue || out.DispatchedRunID == 0 {
+			if out.Action == report.ActionStop {
+				l.stageStop = out.Reason
+			}
 			break
 		}
-		// Killed or yielded: the stage workflow is run again.
-		runID = w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-stage.yml", HeadBranch: "main", Event: "workflow_dispatch", Status: "in_progress"})
+		// The continuation is the run report dispatched (or, re-run, found
+		// landed), with the inputs it gave it.
+		runID = out.DispatchedRunID
+		if id := dispatchedRecordComment(w, runID); id != 0 {
+			rc = id
+		}
 	}
 	st, err := l.stagedNow()
 	if err != nil {
@@ -167,6 +188,40 @@ func (l *life) stagePhase() (int64, error) {
 	return rc, nil
 }
 
+// stageReport runs report with phase stage on stage Job n, the way the
+// report job after the stage job would: its log stamped into the run's job
+// "stage", its outputs when it wrote them.
+func (l *life) stageReport(n int, se stageEnd, rc int64) (report.Outcome, error) {
+	w := l.w
+	o := report.Options{Issue: w.issue, Phase: report.PhaseStage, RunID: se.RunID, RecordComment: rc,
+		Workflow: stageWorkflow, Ref: "main", Mask: masker().Mask, Clock: w.clock}
+	if se.Killed == "" {
+		r := se.Result
+		o.Result, o.Failure, o.Spend, o.Attempt, o.Reason = r.Result, r.Failure, jsonString(r.Spend), r.Job, r.Reason
+	}
+	return l.reportOn(reportEnd{Job: n, Stage: true}, "stage", se.Killed != "", se.Log, o)
+}
+
+// dispatchedRecordComment is the record-comment input of a dispatched run
+// (0 when it has none).
+func dispatchedRecordComment(w *world, runID int64) int64 {
+	for _, r := range w.fake.Runs() {
+		if r.ID != runID {
+			continue
+		}
+		if id, err := strconv.ParseInt(fmt.Sprint(r.Inputs["record-comment"]), 10, 64); err == nil && id > 0 {
+			return id
+		}
+	}
+	return 0
+}
+
+// staged says whether the stage part ended with the item staged.
+func (l *life) staged() bool {
+	n := len(l.stages)
+	return n > 0 && l.stageStop == "" && l.stages[n-1].Killed == "" && l.stages[n-1].Result.Result == stage.ResultStaged
+}
+
 // stageJob runs one stage Job in this process; a kill unwinds it.
 func (l *life) stageJob(n int, runID, rc int64) (se stageEnd, err error) {
 	w := l.w
@@ -175,8 +230,8 @@ func (l *life) stageJob(n int, runID, rc int64) (se stageEnd, err error) {
 			se.Pushed = w.pushedRounds(head)
 		}
 	}
+	se.RunID = runID
 	served := len(w.replay.Stats().Served)
-	before := w.recordSpend()
 	ws, err := w.workspace(fmt.Sprintf("stage-%d", n))
 	if err != nil {
 		return se, err
@@ -241,45 +296,11 @@ func (l *life) stageJob(n int, runID, rc int64) (se stageEnd, err error) {
 		return se, fmt.Errorf("stage job %d: %w", n, err)
 	}
 	if se.Killed != "" {
-		logged := logSpend(se.Log)
-		after := w.recordSpend()
-		se.LogOnly = record.Spend{TokensIn: logged.TokensIn - (after.TokensIn - before.TokensIn),
-			TokensOut: logged.TokensOut - (after.TokensOut - before.TokensOut), ModelCalls: logged.ModelCalls - (after.ModelCalls - before.ModelCalls)}
 		l.note("stage job %d killed %s", n, se.Killed)
 	} else {
 		l.note("stage job %d %s %s round %d", n, se.Result.Result, se.Result.Failure, se.Result.Rounds)
 	}
 	return se, nil
-}
-
-// recordSpend is the item's spend as the record holds it (zero before the
-// record comment exists).
-func (w *world) recordSpend() record.Spend {
-	rec, err := w.record()
-	if err != nil {
-		return record.Spend{}
-	}
-	sp, _ := rec.Spend()
-	return sp
-}
-
-// logSpend sums a Job's spend lines: one per model call made.
-func logSpend(log string) record.Spend {
-	var sum record.Spend
-	for _, line := range strings.Split(log, "\n") {
-		_, js, ok := strings.Cut(line, "::spend ")
-		if !ok {
-			continue
-		}
-		var e struct {
-			TokensIn  int64 `json:"tokens_in"`
-			TokensOut int64 `json:"tokens_out"`
-		}
-		if json.Unmarshal([]byte(js), &e) == nil {
-			sum = sum.Add(record.Spend{TokensIn: e.TokensIn, TokensOut: e.TokensOut, ModelCalls: 1})
-		}
-	}
-	return sum
 }
 
 // pushedRounds is the highest Roadmap-Stage-Round trailer on the remote
@@ -349,9 +370,11 @@ var stageKinds = []string{
 // stageBranches are stage's recovery branches: the round planned again
 // (killed before its push), checked again (pushed, its findings lost),
 // resumed after (pushed and recorded), the draft PR found rather than
-// opened twice, and the staged mark read by the next Job.
+// opened twice, the staged mark read by the next Job, and report continuing
+// a killed stage Job (its run of report killed around the dispatch).
 var stageBranches = []string{
 	"stage_replan", "stage_recheck_round", "stage_resume_round", "stage_pr_found", "stage_already_staged",
+	"stage_continue_killed",
 }
 
 // stageBranchAt is the recovery branch a kill at point leaves the next stage
@@ -414,6 +437,14 @@ func stageScenarios(seed int64, effects []string, writes []request) []scenario {
 		for _, when := range []string{"before", "after"} {
 			out = append(out, scenario{Name: "stage: kill " + when + " " + p, Kind: "stage_crash", Stage: true,
 				Branch: stageBranchAt(effects, when, p), Expect: expectReady, arms: []string{when + " " + p}})
+		}
+	}
+	// Effects only report on a killed stage Job makes: the dispatch of the
+	// stage continuation, killed before and after (report is re-run).
+	if first := EffPush + "#1"; slices.Contains(effects, first) {
+		for _, when := range []string{"before", "after"} {
+			out = append(out, scenario{Name: "stage: kill before " + first + ", then " + when + " " + EffDispatch + "#1", Kind: "stage_crash",
+				Stage: true, Branch: "stage_continue_killed", Expect: expectReady, arms: []string{"before " + first, when + " " + EffDispatch + "#1"}})
 		}
 	}
 
@@ -497,8 +528,27 @@ func checkStage(l *life, base, got state, bad func(string, ...any)) (repeated in
 		return 0
 	}
 	s, b := got.Staged, base.Staged
-	if n := len(l.stages); n == 0 || l.stages[n-1].Killed != "" || l.stages[n-1].Result.Result != stage.ResultStaged {
+	switch n := len(l.stages); {
+	case l.stageStop != "":
+		bad("report stopped the item in stage after stage Job %d: %s", n, l.stageStop)
+	case !l.staged():
 		bad("the stage Jobs did not end staged (%d Jobs)", n)
+	}
+	// One report per stage Job, and report's number for it is the suite's.
+	reported := map[int]int{}
+	for _, r := range l.reps {
+		if !r.Stage || r.Killed != "" {
+			continue
+		}
+		reported[r.Job]++
+		if r.Outcome.Job != 0 && r.Outcome.Job != r.Job {
+			bad("report on stage Job %d named it stage Job %d", r.Job, r.Outcome.Job)
+		}
+	}
+	for i := range l.stages {
+		if reported[i+1] != 1 {
+			bad("stage job %d was reported on %d times, want 1", i+1, reported[i+1])
+		}
 	}
 	for i, j := range l.stages {
 		if j.Killed == "" && !slices.Contains([]string{stage.ResultStaged, stage.ResultReturned, stage.ResultStopped, stage.ResultYielded}, j.Result.Result) {
@@ -521,6 +571,50 @@ func checkStage(l *life, base, got state, bad func(string, ...any)) (repeated in
 		bad("%d stage comments on the PR, want at most 1", s.Comment)
 	}
 	return repeated
+}
+
+// checkStageDispatches holds the stage continuations to one dispatch per
+// stage Job that report continued, and none for any other. A stage dispatch
+// carries no Job number (phase: stage), so it is keyed by the stage Job
+// whose report was running when the fake received it; it returns the
+// duplicates.
+func checkStageDispatches(l *life, ds []githubfake.Dispatch, bad func(string, ...any)) (dups int) {
+	by := map[int64]int{} // dispatched run → stage Job
+	continued := map[int]bool{}
+	for _, r := range l.reps {
+		if !r.Stage {
+			continue
+		}
+		for _, id := range r.Dispatched {
+			by[id] = r.Job
+		}
+		if r.Killed == "" {
+			continued[r.Job] = r.Outcome.Action == report.ActionContinue
+		}
+	}
+	count := map[int]int{}
+	for _, d := range ds {
+		n, ok := by[d.RunID]
+		if !ok {
+			dups++
+			bad("a stage dispatch (run %d) that no report on a stage Job made", d.RunID)
+			continue
+		}
+		count[n]++
+	}
+	for n := 1; n <= len(l.stages); n++ {
+		switch c := count[n]; {
+		case continued[n] && c == 0:
+			bad("report continued stage Job %d and dispatched no stage continuation", n)
+		case continued[n] && c > 1:
+			dups += c - 1
+			bad("%d dispatches of stage Job %d's continuation, want 1", c, n)
+		case !continued[n] && c > 0:
+			dups += c
+			bad("%d dispatches of stage Job %d's continuation, which report did not continue", c, n)
+		}
+	}
+	return dups
 }
 
 // stageInjected is the evidence a stage fault happened.
@@ -563,6 +657,13 @@ func stageReached(l *life, branch string) bool {
 		return false
 	case "stage_already_staged":
 		return logs("the plan is already staged")
+	case "stage_continue_killed":
+		for _, r := range l.reps {
+			if r.Stage && r.Killed == "" && r.Outcome.Class == failure.Killed && r.Outcome.Action == report.ActionContinue {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }

@@ -46,12 +46,8 @@ type Summary struct {
 	Branches map[string]int  `json:"branches"`
 	// WorkRepeated counts passed groups run again; SpendLost the tokens the
 	// record lacks; Duplicates duplicate pushes, comments, PRs, dispatches.
-	WorkRepeated int   `json:"work_repeated"`
-	SpendLost    int64 `json:"spend_lost"`
-	// StageLogOnly is the part of SpendLost that killed stage Jobs' calls
-	// left only in their logs: no report reads a stage Job's log yet
-	// (docs/stage.md, docs/reliability.md).
-	StageLogOnly int64    `json:"stage_spend_log_only"`
+	WorkRepeated int      `json:"work_repeated"`
+	SpendLost    int64    `json:"spend_lost"`
 	Duplicates   int      `json:"duplicates"`
 	Violations   []string `json:"violations"`
 	// Known are defects the suite still finds, named in the scenarios and
@@ -148,7 +144,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			s.ByKind[sc.Kind] = k
 			s.WorkRepeated += out.Repeated
 			s.SpendLost += out.SpendLost
-			s.StageLogOnly += out.StageLogOnly
 			s.Duplicates += out.Duplicates
 			verdict := "ok"
 			if sc.Known != "" {
@@ -239,8 +234,8 @@ func (s *Summary) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s %d", b, s.Branches[b])
 	}
-	fmt.Fprintf(w, "\nwork repeated %d, spend lost %d tokens (%d of them only in killed stage Jobs' logs), duplicates %d, violations %d\n",
-		s.WorkRepeated, s.SpendLost, s.StageLogOnly, s.Duplicates, len(s.Violations))
+	fmt.Fprintf(w, "\nwork repeated %d, spend lost %d tokens, duplicates %d, violations %d\n",
+		s.WorkRepeated, s.SpendLost, s.Duplicates, len(s.Violations))
 	for _, v := range s.Violations {
 		fmt.Fprintf(w, "VIOLATION %s\n", v)
 	}
