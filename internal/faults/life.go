@@ -98,9 +98,9 @@ type life struct {
 	stageEffects int
 	// stageRequests is how many requests the fake had at the stage's end.
 	stageRequests int
-	// stageStop is the reason of report's stop after a stage Job ("" when
-	// the stage part did not end stopped).
-	stageStop string
+	// stageLast is what report did after the last stage Job: none after
+	// staged (implement goes on), a stop (the history ends stopped).
+	stageLast report.Outcome
 }
 
 // hook is something that happens at one effect of the history.

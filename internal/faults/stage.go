@@ -165,10 +165,8 @@ func (l *life) stagePhase() (int64, error) {
 		if err != nil {
 			return 0, err
 		}
+		l.stageLast = out
 		if out.Action != report.ActionContinue || out.DispatchedRunID == 0 {
-			if out.Action == report.ActionStop {
-				l.stageStop = out.Reason
-			}
 			break
 		}
 		// The continuation is the run report dispatched (or, re-run, found
@@ -216,10 +214,11 @@ func dispatchedRecordComment(w *world, runID int64) int64 {
 	return 0
 }
 
-// staged says whether the stage part ended with the item staged.
+// staged says whether the stage part ended with the item staged: report on
+// the last stage Job found it staged (from its outputs, or from its mark
+// when a kill lost them) and had nothing to do.
 func (l *life) staged() bool {
-	n := len(l.stages)
-	return n > 0 && l.stageStop == "" && l.stages[n-1].Killed == "" && l.stages[n-1].Result.Result == stage.ResultStaged
+	return len(l.stages) > 0 && l.stageLast.Action == report.ActionNone && l.stageLast.Result == stage.ResultStaged
 }
 
 // stageJob runs one stage Job in this process; a kill unwinds it.
@@ -529,10 +528,10 @@ func checkStage(l *life, base, got state, bad func(string, ...any)) (repeated in
 	}
 	s, b := got.Staged, base.Staged
 	switch n := len(l.stages); {
-	case l.stageStop != "":
-		bad("report stopped the item in stage after stage Job %d: %s", n, l.stageStop)
+	case l.stageLast.Action == report.ActionStop:
+		bad("report stopped the item in stage after stage Job %d (%s): %s", n, l.stageLast.Class, l.stageLast.Reason)
 	case !l.staged():
-		bad("the stage Jobs did not end staged (%d Jobs)", n)
+		bad("the stage Jobs did not end staged (%d Jobs; report on the last: %s %s → %s)", n, l.stageLast.Result, l.stageLast.Class, l.stageLast.Action)
 	}
 	// One report per stage Job, and report's number for it is the suite's.
 	reported := map[int]int{}
@@ -656,7 +655,10 @@ func stageReached(l *life, branch string) bool {
 		}
 		return false
 	case "stage_already_staged":
-		return logs("the plan is already staged")
+		// A Job killed after its staged mark: report reads the mark in
+		// its line (the outputs died with it) and implement takes it on.
+		n := len(l.stages)
+		return n > 0 && l.stages[n-1].Killed != "" && l.staged() || logs("the plan is already staged")
 	case "stage_continue_killed":
 		for _, r := range l.reps {
 			if r.Stage && r.Killed == "" && r.Outcome.Class == failure.Killed && r.Outcome.Action == report.ActionContinue {
