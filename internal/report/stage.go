@@ -36,10 +36,8 @@ func (r *reporter) runStage(ctx context.Context) error {
 	switch {
 	case o.JobResult == "skipped":
 		return r.nothing("the stage job was skipped: no stage Job ran")
-	case o.Result == stageStaged:
-		return r.nothing("the stage Job staged the plan: implement takes it from its draft PR")
-	case o.Result == stageReturned:
-		return r.nothing("the stage Job returned the item to a person with its findings")
+	case (o.Result == stageStaged || o.Result == stageReturned) && o.Dashboard == 0:
+		return r.nothing(endedReason(o.Result))
 	}
 	if err := r.read(ctx); err != nil {
 		return err
@@ -51,12 +49,27 @@ func (r *reporter) runStage(ctx context.Context) error {
 		}
 		return o.RunID != 0 && j.RunID == o.RunID
 	})
+	if o.Result == stageStaged || o.Result == stageReturned {
+		// With a day ledger the Job's spend is booked: its line has it.
+		r.job, r.out.Job, r.out.JobSpend = line.Job, line.Job, line.Spend
+		r.out.Spend, _ = r.rec.Spend()
+		if hasLine {
+			if err := r.book(ctx); err != nil {
+				return err
+			}
+		}
+		return r.nothing(endedReason(o.Result))
+	}
 	typed, class := o.Result, o.Failure
 	if typed == "" && hasLine && line.Result != "" {
 		// The outputs were lost (a kill after the last mark): the line has it.
 		typed, class = string(line.Result), line.Failure
 		r.out.Result = typed
 		if typed == stageStaged || typed == stageReturned {
+			r.job, r.out.Job, r.out.JobSpend = line.Job, line.Job, line.Spend
+			if err := r.book(ctx); err != nil {
+				return err
+			}
 			return r.nothing(fmt.Sprintf("the stage Job's last mark says %s", typed))
 		}
 	}
@@ -114,10 +127,21 @@ func (r *reporter) runStage(ctx context.Context) error {
 	if err := r.write(ctx); err != nil {
 		return err
 	}
+	if err := r.book(ctx); err != nil {
+		return err
+	}
 	if r.d.action == ActionContinue {
 		return r.continuation(ctx)
 	}
 	return r.stageStop(ctx)
+}
+
+// endedReason says why a staged or returned stage Job needs nothing more.
+func endedReason(result string) string {
+	if result == stageStaged {
+		return "the stage Job staged the plan: implement takes it from its draft PR"
+	}
+	return "the stage Job returned the item to a person with its findings"
 }
 
 // nothing ends a report that has nothing to do.
