@@ -77,13 +77,9 @@ func (r *reporter) runStage(ctx context.Context) error {
 		if o.RunID == 0 {
 			return inputErr(fmt.Errorf("the stage Job wrote no result: report needs the run id to read its log"))
 		}
-		end := r.section("report: read the log of the stage Job that wrote no result (run %d)", o.RunID)
-		f, err := readKilledJob(ctx, o.GitHub, o.RunID, o.JobName)
-		end()
-		if err != nil {
+		if err := r.readLog(ctx, "stage Job"); err != nil {
 			return err
 		}
-		r.facts = &f
 	}
 	r.typed, r.class = record.Result(typed), class
 	r.job = r.stageJobNumber(lines, line, hasLine)
@@ -92,11 +88,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 	if r.facts == nil {
 		r.d = decideTyped(r.typed, r.class)
 	} else {
-		v := r.facts.verdict
-		r.jobClass = v.Class
-		r.d = decision{class: v.Class, action: ActionFor(v.Class), reason: r.killedReason()}
-		r.out.KillReason = v.Reason
-		r.out.Evidence, r.out.EvidenceLine = o.Mask(v.Evidence), v.Line
+		r.decideKilled()
 	}
 	if r.d.reason == "" {
 		r.d.reason = o.Reason
@@ -113,15 +105,9 @@ func (r *reporter) runStage(ctx context.Context) error {
 			reason: fmt.Sprintf("the item has run %d stage Jobs, the cap of Jobs per item (max jobs %d); %s would need stage Job %d",
 				r.job, o.MaxJobs, r.ending(), r.job+1)}
 	}
-	if l, ok := findLine(lines, func(j record.JobOutcome) bool { return j.Job == r.job }); ok {
-		r.dispatching = l.Dispatching
+	if err := r.decided(lines, "stage Job"); err != nil {
+		return err
 	}
-	if r.d.action == ActionContinue && (o.Workflow == "" || o.Ref == "") {
-		return inputErr(fmt.Errorf("the stage Job ended %s, which continues the item: report needs the caller's workflow file and ref to dispatch it", r.ending()))
-	}
-	r.out.Class, r.out.Action = r.d.class, r.d.action
-	r.out.Reason = o.Mask(r.d.reason)
-	r.logf("report: issue #%d stage Job %d: %s → %s: %s", o.Issue, r.job, r.ending(), r.d.action, r.out.Reason)
 	defer r.section("report: %s", r.d.action)()
 
 	if err := r.write(ctx); err != nil {
@@ -250,27 +236,7 @@ func (r *reporter) stageStop(ctx context.Context) error {
 
 func (r *reporter) stageStopComment() string {
 	var b strings.Builder
-	row, _ := failure.Lookup(r.d.class)
-	fmt.Fprintf(&b, "### roadmap stopped this item in stage: `%s`\n\n", r.d.class)
-	fmt.Fprintf(&b, "| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| Step | %s |\n", cell(r.out.Step))
-	fmt.Fprintf(&b, "| Class | `%s` |\n", r.d.class)
-	fmt.Fprintf(&b, "| Stage Job | %d%s |\n", r.job, runSuffix(r.o.RunID))
-	fmt.Fprintf(&b, "| Job ended | %s |\n", cell(r.ending()))
-	fmt.Fprintf(&b, "\n**Why:** %s\n\n", inline(r.d.reason))
-	if r.out.Evidence != "" {
-		where := "the job log"
-		if r.out.EvidenceLine > 0 {
-			where = fmt.Sprintf("job log line %d", r.out.EvidenceLine)
-		}
-		fmt.Fprintf(&b, "**Evidence** (%s):\n\n%s\n", where, fenced(r.out.Evidence))
-	}
-	if row.Does != "" {
-		fmt.Fprintf(&b, "**What this class needs:** %s.\n\n", row.Does)
-	}
-	if r.out.SpendLost {
-		fmt.Fprintf(&b, "**Spend lost:** the log of stage Job %d is gone, so the spend of its model calls after its last mark is not in the record (its line in `stage.jobs` says `%s`).\n\n", r.job, spendLost)
-	}
+	r.stopHead(&b, "roadmap stopped this item in stage", "Stage Job", fmt.Sprintf("its line in `stage.jobs` says `%s`", spendLost))
 	fmt.Fprintf(&b, "To go on, fix the cause and dispatch the workflow with `issue=%d` and `phase=stage`, or label the issue again; stage resumes after its last recorded round.\n", r.o.Issue)
 	return b.String()
 }
