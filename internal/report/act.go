@@ -196,11 +196,18 @@ func (r *reporter) ask(ctx context.Context) error {
 		if err := r.write(ctx); err != nil {
 			return err
 		}
+		if r.stage {
+			return r.stageStop(ctx)
+		}
 		return r.stop(ctx)
+	}
+	who := "Job"
+	if r.stage {
+		who = "Stage Job"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### roadmap needs a decision\n\n")
-	fmt.Fprintf(&b, "Job %d stopped to ask a question only a person can answer:\n\n%s\n", r.job, fenced(q))
+	fmt.Fprintf(&b, "%s %d stopped to ask a question only a person can answer:\n\n%s\n", who, r.job, fenced(q))
 	fmt.Fprintf(&b, "Reply on this issue with the answer. A reply from someone with write access to the repository resumes the item, and the whole reply is given to the next step as the answer. Replies from others are ignored.\n")
 	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerNeedsInput, b.String()); err != nil {
 		return fmt.Errorf("post the question: %w", err)

@@ -22,8 +22,10 @@ const (
 	stageReturned = "returned"
 )
 
-// runStage reports on one stage Job. A Job that ended staged or returned
-// needs nothing from report, and report makes no request for it. A Job that
+// runStage reports on one stage Job. A Job that ended staged, or returned
+// with findings, needs nothing from report, and report makes no request for
+// it; a return with the planner's question gets the question posted and the
+// needs-input label, as implement's does. A Job that
 // stopped gets the stop comment and label; one that yielded, or wrote no
 // result (killed, timed out, a lost runner), gets the spend its log holds
 // past its last mark added to the record (its line in stage.jobs counts the
@@ -36,7 +38,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 	switch {
 	case o.JobResult == "skipped":
 		return r.nothing("the stage job was skipped: no stage Job ran")
-	case (o.Result == stageStaged || o.Result == stageReturned) && o.Dashboard == 0:
+	case r.settledEnd(o.Result, o.Failure) && o.Dashboard == 0:
 		return r.nothing(endedReason(o.Result))
 	}
 	if err := r.read(ctx); err != nil {
@@ -49,7 +51,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 		}
 		return o.RunID != 0 && j.RunID == o.RunID
 	})
-	if o.Result == stageStaged || o.Result == stageReturned {
+	if r.settledEnd(o.Result, o.Failure) {
 		// With a day ledger the Job's spend is booked: its line has it.
 		r.job, r.out.Job, r.out.JobSpend = line.Job, line.Job, line.Spend
 		r.out.Spend, _ = r.rec.Spend()
@@ -65,7 +67,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 		// The outputs were lost (a kill after the last mark): the line has it.
 		typed, class = string(line.Result), line.Failure
 		r.out.Result = typed
-		if typed == stageStaged || typed == stageReturned {
+		if r.settledEnd(typed, class) {
 			r.job, r.out.Job, r.out.JobSpend = line.Job, line.Job, line.Spend
 			if err := r.book(ctx); err != nil {
 				return err
@@ -93,10 +95,9 @@ func (r *reporter) runStage(ctx context.Context) error {
 	if r.d.reason == "" {
 		r.d.reason = o.Reason
 	}
-	if r.d.action != ActionContinue && r.d.action != ActionStop {
-		// Stage has no head to mark ready, no stage to return to and no
-		// question of its own here: what its class would do elsewhere is
-		// a person's call.
+	if r.d.action != ActionContinue && r.d.action != ActionStop && r.d.action != ActionAsk {
+		// Stage has no head to mark ready and no stage to return to: what
+		// its class would do elsewhere is a person's call.
 		r.d = decision{class: r.d.class, action: ActionStop,
 			reason: fmt.Sprintf("%s (the class's action, %s, is not one a stage Job has)", r.d.reason, r.d.action)}
 	}
@@ -116,10 +117,20 @@ func (r *reporter) runStage(ctx context.Context) error {
 	if err := r.book(ctx); err != nil {
 		return err
 	}
-	if r.d.action == ActionContinue {
+	switch r.d.action {
+	case ActionContinue:
 		return r.continuation(ctx)
+	case ActionAsk:
+		return r.ask(ctx)
 	}
 	return r.stageStop(ctx)
+}
+
+// settledEnd: a stage Job that staged the plan, or returned the item with
+// findings, needs nothing from report. A return with a question
+// (needs_input) does: the question goes on the issue.
+func (r *reporter) settledEnd(result, class string) bool {
+	return result == stageStaged || (result == stageReturned && class != string(failure.NeedsInput))
 }
 
 // endedReason says why a staged or returned stage Job needs nothing more.
