@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -74,7 +75,8 @@ type item struct {
 // while one job ran.
 type phase struct {
 	name string
-	n    int
+	n    int // counted: not a free 304
+	api  int // every REST and GraphQL request, 304s too
 }
 
 type itemOptions struct {
@@ -219,7 +221,7 @@ func (it *item) book(name string) {
 	it.mu.Lock()
 	defer it.mu.Unlock()
 	log := it.w.Fake.Requests()
-	n := 0
+	n, api := 0, 0
 	// The job's verb, for "run 1: implement", "stage: stage", …
 	_, verb, _ := strings.Cut(name, ": ")
 	known := slices.Contains(adopt.Verbs(), verb)
@@ -233,12 +235,16 @@ func (it *item) book(name string) {
 		// Counted: REST and GraphQL requests that are not a free 304. The
 		// job-log blobs and git's own protocol (the install script's
 		// ls-remote) are not API requests and spend no rate limit.
-		if r.Status != http.StatusNotModified && !strings.HasPrefix(r.Path, "/_logs/") && !isGitProtocol(r.Path) {
+		if strings.HasPrefix(r.Path, "/_logs/") || isGitProtocol(r.Path) {
+			continue
+		}
+		api++
+		if r.Status != http.StatusNotModified {
 			n++
 		}
 	}
 	it.seen = len(log)
-	it.phases = append(it.phases, phase{name, n})
+	it.phases = append(it.phases, phase{name, n, api})
 }
 
 // isGitProtocol reports whether path is git's smart HTTP protocol.
@@ -319,10 +325,11 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 		t.Fatal(err)
 	}
 
-	// Book the implement job's requests apart from report's: report starts
-	// with a build of the binary, so the first of its requests comes well
-	// after act logs implement's result.
+	// Book the stage or implement job's requests apart from report's:
+	// report starts with a build of the binary, so the first of its requests
+	// comes well after act logs the first job's result.
 	booked := make(chan struct{})
+	var bookedJob atomic.Bool
 	go func() {
 		defer close(booked)
 		tick := time.NewTicker(50 * time.Millisecond)
@@ -333,6 +340,7 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 				if j := snap.job(name); j != "" {
 					it.logf("%s: the %s job ended: %s", tr.name, name, snap.Jobs[j])
 					it.book(tr.name + ": " + name)
+					bookedJob.Store(true)
 					return
 				}
 			}
@@ -360,13 +368,18 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 		t.Fatalf("%s: %v\nact log:\n%s", tr.name, err, parseLog(s.Output()).Log)
 	}
 	r := &actRun{Result: res, artifacts: artifacts}
-	// What came after the first job's end is report's, in a run that has a
-	// report job; in a stage run (no report) it is the stage job's last
-	// requests, which the booking above can miss by a poll.
-	if r.job("report") != "" {
-		it.book(tr.name + ": report")
-	} else {
+	// What came after the first job's end is report's: stage and implement
+	// runs both have a report job. A run whose first job's end was never
+	// seen (act failed before it) books everything to that job.
+	switch {
+	case !bookedJob.Load() && r.job("stage") != "":
 		it.book(tr.name + ": stage")
+	case !bookedJob.Load():
+		it.book(tr.name + ": implement")
+	case r.job("report") != "":
+		it.book(tr.name + ": report")
+	default:
+		it.book(tr.name + ": after")
 	}
 	it.logf("%s: act exited %d after %s; jobs %v", tr.name, res.ExitCode, res.Elapsed.Round(100*time.Millisecond), res.Jobs)
 	t.Cleanup(func() {
@@ -412,7 +425,8 @@ func (it *item) labelledWith(name, label string, runID int64) trigger {
 }
 
 // stage runs the caller on the roadmap:stage label: one stage Job, to a
-// draft PR holding the plan.
+// draft PR holding the plan, and report after it, which has nothing to do
+// for a staged plan and asks GitHub nothing.
 func (it *item) stage() {
 	t := it.t
 	t.Helper()
@@ -420,6 +434,15 @@ func (it *item) stage() {
 	r := it.run(it.labelledWith("stage", "roadmap:stage", runID), nil)
 	if got := r.Jobs[r.job("stage")]; got != "success" || r.ExitCode != 0 {
 		t.Fatalf("the stage run: job %q, act exit %d (jobs %v)", got, r.ExitCode, r.Jobs)
+	}
+	if got := r.Jobs[r.job("report")]; got != "success" {
+		t.Errorf("the stage run's report job = %q, want success (jobs %v)", got, r.Jobs)
+	}
+	if r.job("implement") != "" { // act lists no job its if: skipped
+		t.Errorf("the stage run ran the implement job too (jobs %v)", r.Jobs)
+	}
+	if last := it.phases[len(it.phases)-1]; last.name != "stage: report" || last.api != 0 {
+		t.Errorf("the stage run's report: phase %q made %d GitHub requests, want stage: report with none (a staged plan needs no action)", last.name, last.api)
 	}
 	rec := it.record()
 	if st, _ := rec.StageState(); st != "staged" {

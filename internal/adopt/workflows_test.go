@@ -136,23 +136,41 @@ func need(t *testing.T, all map[string]*workflow, j *job) (map[string]string, bo
 
 func TestWorkflowPermissions(t *testing.T) {
 	all := parseWorkflows(t)
-	checked := 0
+	checked := map[string]bool{}
 	for name, w := range all {
 		for id, j := range w.Jobs {
 			want, runs := need(t, all, j)
 			if !runs {
 				continue
 			}
-			checked++
+			checked[name+": "+id] = true
 			if diff := cmp.Diff(want, j.Permissions); diff != "" {
 				t.Errorf("%s: job %s: permissions (-what its verbs call +declared):\n%s", name, id, diff)
 			}
 		}
 	}
-	// roadmap.yml's two jobs, roadmap-stage.yml's, roadmap-checks.yml's, and
-	// the callers' jobs that run roadmap.
-	if checked < 10 {
-		t.Errorf("checked %d jobs, want every job that runs roadmap (at least 10)", checked)
+	// roadmap.yml's three jobs, roadmap-checks.yml's, and the callers' jobs
+	// that run roadmap: the one that calls roadmap.yml for stage or
+	// implement (granting what all three of its jobs declare), the approved
+	// plan's, and the answer's.
+	for _, want := range []string{
+		".github/workflows/roadmap.yml: stage",
+		".github/workflows/roadmap.yml: implement",
+		".github/workflows/roadmap.yml: report",
+		".github/workflows/roadmap-checks.yml: checks",
+		"docs/examples/roadmap-caller.yml: roadmap",
+		"docs/examples/roadmap-caller.yml: implement-approved",
+		"docs/examples/roadmap-caller.yml: answer",
+		"init/.github/workflows/roadmap.yml: roadmap",
+		"init/.github/workflows/roadmap.yml: implement-approved",
+		"init/.github/workflows/roadmap.yml: answer",
+	} {
+		if !checked[want] {
+			t.Errorf("%s was not checked: it is missing, or runs no roadmap verb", want)
+		}
+	}
+	if len(checked) < 10 {
+		t.Errorf("checked %d jobs, want every job that runs roadmap (at least 10)", len(checked))
 	}
 }
 
@@ -342,4 +360,270 @@ func TestInitCallerIsTheExample(t *testing.T) {
 	if got := body(callerYAML); got != want {
 		t.Errorf("internal/adopt/caller.yml and docs/examples/roadmap-caller.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
 	}
+}
+
+// rawJob is a job as written, with its condition and its steps' inputs.
+type rawJob struct {
+	If    string            `yaml:"if"`
+	Needs yaml.Node         `yaml:"needs"`
+	With  map[string]string `yaml:"with"`
+	Steps []struct {
+		ID   string            `yaml:"id"`
+		With map[string]string `yaml:"with"`
+	} `yaml:"steps"`
+}
+
+type rawWorkflow struct {
+	On struct {
+		Call struct {
+			Outputs map[string]struct {
+				Value string `yaml:"value"`
+			} `yaml:"outputs"`
+		} `yaml:"workflow_call"`
+	} `yaml:"on"`
+	Jobs map[string]rawJob `yaml:"jobs"`
+}
+
+func readRaw(t *testing.T, path string) rawWorkflow {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w rawWorkflow
+	if err := yaml.Unmarshal(b, &w); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return w
+}
+
+// cond evaluates a job's if: (an expression with or without ${{ }}).
+func cond(t *testing.T, expr string, ctx exprCtx) bool {
+	t.Helper()
+	if expr == "" {
+		return true
+	}
+	expr = strings.TrimSpace(expr)
+	if strings.HasPrefix(expr, "${{") && strings.HasSuffix(expr, "}}") {
+		expr = expr[3 : len(expr)-2]
+	}
+	v, err := evalExpr(expr, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return truthy(v)
+}
+
+// TestRoadmapWorkflowPhases: roadmap.yml runs stage or implement by its phase
+// input, and report after either, with the inputs of the job that ran — also
+// when that job was killed and wrote no outputs, and the skipped one has none.
+func TestRoadmapWorkflowPhases(t *testing.T) {
+	w := readRaw(t, ".github/workflows/roadmap.yml")
+	var report map[string]string
+	for _, s := range w.Jobs["report"].Steps {
+		if s.ID == "report" {
+			report = s.With
+		}
+	}
+	if report == nil {
+		t.Fatal("roadmap.yml's report job has no step report")
+	}
+	var needs []string
+	rj := w.Jobs["report"]
+	if err := rj.Needs.Decode(&needs); err != nil || !cmp.Equal(needs, []string{"stage", "implement"}) {
+		t.Errorf("report needs %v, want [stage implement] (%v)", needs, err)
+	}
+	if rj.If != "always()" {
+		t.Errorf("report runs if %q, want always()", w.Jobs["report"].If)
+	}
+
+	stageOut := map[string]any{"result": "staged", "failure": "", "plan": "openspec/changes/x", "pr": "12",
+		"record_comment": "901", "spend": `{"usd":0.1}`, "job": "2"}
+	implOut := map[string]any{"result": "ready", "failure": "", "group": "3", "head_sha": "abc", "spend": `{"usd":0.5}`,
+		"attempt": "4", "pr": "13", "reason": "", "record_comment": "902"}
+	// GitHub gives a skipped job's outputs as empty; act (the e2e) leaves
+	// them as their unevaluated templates. Either way report must read none
+	// of them, so here each is a value no expectation holds.
+	unread := map[string]any{}
+	for _, o := range []map[string]any{stageOut, implOut} {
+		for k := range o {
+			unread[k] = "${{ steps.skipped.outputs." + k + " }}"
+		}
+	}
+	skipped := map[string]any{"result": "skipped", "outputs": unread}
+	common := map[string]string{"issue": "7", "identity": "github-actions[bot]", "workflow": "roadmap-caller.yml",
+		"dashboard": "0", "config": ""}
+	for _, tt := range []struct {
+		name             string
+		phase            any // the phase input; nil as a caller that sets none (the default)
+		stage, implement map[string]any
+		want             map[string]string
+	}{
+		{"stage staged", "stage",
+			map[string]any{"result": "success", "outputs": stageOut}, skipped,
+			map[string]string{"phase": "stage", "job-name": "stage", "job-result": "success", "result": "staged",
+				"failure": "", "spend": `{"usd":0.1}`, "pr": "12", "attempt": "2", "record-comment": "901",
+				"group": "", "head-sha": "", "reason": ""}},
+		{"stage killed", "stage",
+			map[string]any{"result": "cancelled", "outputs": map[string]any{}}, skipped,
+			map[string]string{"phase": "stage", "job-name": "stage", "job-result": "cancelled", "result": "",
+				"failure": "", "spend": "", "pr": "", "attempt": "", "record-comment": "55",
+				"group": "", "head-sha": "", "reason": ""}},
+		// A runner that writes empty outputs rather than none.
+		{"stage killed, empty outputs", "stage",
+			map[string]any{"result": "failure", "outputs": map[string]any{"result": "", "job": "", "record_comment": ""}}, skipped,
+			map[string]string{"phase": "stage", "job-name": "stage", "job-result": "failure", "result": "",
+				"failure": "", "spend": "", "pr": "", "attempt": "", "record-comment": "55",
+				"group": "", "head-sha": "", "reason": ""}},
+		{"implement ready", "implement",
+			skipped, map[string]any{"result": "success", "outputs": implOut},
+			map[string]string{"phase": "implement", "job-name": "implement", "job-result": "success", "result": "ready",
+				"failure": "", "spend": `{"usd":0.5}`, "pr": "13", "attempt": "4", "record-comment": "902",
+				"group": "3", "head-sha": "abc", "reason": ""}},
+		// A phase that is not stage runs implement, and report is told so.
+		{"implement, an unknown phase", "deploy",
+			skipped, map[string]any{"result": "success", "outputs": implOut},
+			map[string]string{"phase": "implement", "job-name": "implement", "job-result": "success", "result": "ready",
+				"failure": "", "spend": `{"usd":0.5}`, "pr": "13", "attempt": "4", "record-comment": "902",
+				"group": "3", "head-sha": "abc", "reason": ""}},
+		{"implement killed, no phase given", nil,
+			skipped, map[string]any{"result": "failure", "outputs": map[string]any{}},
+			map[string]string{"phase": "implement", "job-name": "implement", "job-result": "failure", "result": "",
+				"failure": "", "spend": "", "pr": "", "attempt": "", "record-comment": "55",
+				"group": "", "head-sha": "", "reason": ""}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			phase := tt.phase
+			if phase == nil {
+				phase = "implement" // the input's default, as GitHub fills it in
+			}
+			ctx := exprCtx{
+				"inputs": map[string]any{"issue": 7.0, "phase": phase, "record-comment": 55.0, "identity": "github-actions[bot]",
+					"dispatch-workflow": "roadmap-caller.yml", "dashboard": 0.0, "config": ""},
+				"needs": map[string]any{"stage": tt.stage, "implement": tt.implement},
+			}
+			// Which of stage and implement runs.
+			ran := map[string]bool{"stage": cond(t, w.Jobs["stage"].If, ctx), "implement": cond(t, w.Jobs["implement"].If, ctx)}
+			wantRan := map[string]bool{"stage": phase == "stage", "implement": phase != "stage"}
+			if !cmp.Equal(ran, wantRan) {
+				t.Errorf("phase %v: jobs run %v, want %v", phase, ran, wantRan)
+			}
+			got := map[string]string{}
+			for k, v := range report {
+				s, err := interpolate(v, ctx)
+				if err != nil {
+					t.Fatalf("report's %s: %v", k, err)
+				}
+				got[k] = s
+			}
+			want := map[string]string{}
+			for k, v := range common {
+				want[k] = v
+			}
+			for k, v := range tt.want {
+				want[k] = v
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("report's inputs (-want +got):\n%s", diff)
+			}
+
+			// The workflow's outputs are the job's that ran.
+			jobs := map[string]any{"report": map[string]any{"outputs": map[string]any{"action": "none"}}}
+			for _, j := range []string{"stage", "implement"} {
+				jobs[j] = map[string]any{"outputs": unread}
+				if ran[j] {
+					jobs[j] = map[string]any{"outputs": prop(ctx["needs"], j).(map[string]any)["outputs"]}
+				}
+			}
+			outs := map[string]string{}
+			for k, o := range w.On.Call.Outputs {
+				s, err := interpolate(o.Value, exprCtx{"jobs": jobs, "inputs": ctx["inputs"]})
+				if err != nil {
+					t.Fatalf("output %s: %v", k, err)
+				}
+				outs[k] = s
+			}
+			wantOuts := map[string]string{"result": want["result"], "pr": want["pr"], "action": "none"}
+			if diff := cmp.Diff(wantOuts, outs); diff != "" {
+				t.Errorf("roadmap.yml's outputs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCallerPhase: the callers run roadmap.yml's stage on the roadmap:stage
+// label and on a dispatch with phase stage (report's continuation of a stage
+// Job), implement on the roadmap:implement label and any other dispatch, and
+// nothing on other events; the approved plan and the answer keep their jobs.
+func TestCallerPhase(t *testing.T) {
+	labelled := func(l string) exprCtx {
+		return exprCtx{"github": map[string]any{"event_name": "issues", "event": map[string]any{
+			"action": "labeled", "label": map[string]any{"name": l}, "issue": map[string]any{"number": 7.0}}},
+			"inputs": map[string]any{}}
+	}
+	dispatched := func(phase string) exprCtx {
+		return exprCtx{"github": map[string]any{"event_name": "workflow_dispatch", "event": map[string]any{}},
+			"inputs": map[string]any{"issue": 7.0, "phase": phase, "attempt": 2.0, "record-comment": 901.0}}
+	}
+	comment := exprCtx{"github": map[string]any{"event_name": "issue_comment", "event": map[string]any{
+		"issue": map[string]any{"number": 7.0, "labels": []any{}}}}, "inputs": map[string]any{}}
+	for _, path := range []string{"docs/examples/roadmap-caller.yml", "internal/adopt/caller.yml"} {
+		w := readRaw(t, path)
+		var callers []string
+		for id, j := range w.Jobs {
+			if j.With != nil && reusable.MatchString(jobUses(t, path, id)) && strings.Contains(jobUses(t, path, id), "/roadmap.yml") {
+				callers = append(callers, id)
+			}
+		}
+		sort.Strings(callers)
+		if !cmp.Equal(callers, []string{"implement-approved", "roadmap"}) {
+			t.Errorf("%s: jobs calling roadmap.yml = %v, want implement-approved and roadmap", path, callers)
+		}
+		j := w.Jobs["roadmap"]
+		for _, tt := range []struct {
+			name  string
+			ctx   exprCtx
+			phase string // "" when the job must not run
+		}{
+			{"label roadmap:stage", labelled("roadmap:stage"), "stage"},
+			{"label roadmap:implement", labelled("roadmap:implement"), "implement"},
+			{"another label", labelled("bug"), ""},
+			{"dispatch phase stage", dispatched("stage"), "stage"},
+			{"dispatch phase implement", dispatched("implement"), "implement"},
+			{"a comment", comment, ""},
+		} {
+			runs := cond(t, j.If, tt.ctx)
+			if runs != (tt.phase != "") {
+				t.Errorf("%s: %s: the roadmap job runs = %v, want %v", path, tt.name, runs, tt.phase != "")
+				continue
+			}
+			if !runs {
+				continue
+			}
+			got, err := interpolate(j.With["phase"], tt.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.phase {
+				t.Errorf("%s: %s: phase = %q, want %q", path, tt.name, got, tt.phase)
+			}
+			if issue, _ := interpolate(j.With["issue"], tt.ctx); issue != "7" {
+				t.Errorf("%s: %s: issue = %q, want 7", path, tt.name, issue)
+			}
+		}
+	}
+}
+
+// jobUses is a job's uses: line.
+func jobUses(t *testing.T, path, id string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(b, &w); err != nil {
+		t.Fatal(err)
+	}
+	return w.Jobs[id].Uses
 }

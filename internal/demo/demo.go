@@ -170,7 +170,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 
 	// Stage: the planner writes the plan, the gates and the verifier check
 	// it, a draft PR holds it.
-	runS := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-stage.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	runS := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	d.step("stage (run %d): planner, plan gates, verifier, draft PR", runS)
 	st, err := d.stage(ctx, runS, cfg)
 	if err != nil {
@@ -182,6 +182,14 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	if st.Result != stage.ResultStaged {
 		return nil, fmt.Errorf("stage ended %s (%s: %s)", st.Result, st.Failure, st.Reason)
 	}
+	// Report after the stage job, as in roadmap.yml: a staged plan needs
+	// nothing from it, and it makes no request.
+	outS, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, Phase: report.PhaseStage, JobResult: "success",
+		Result: st.Result, Attempt: st.Job, RunID: runS, RecordComment: st.RecordComment, Mask: d.mask.Mask})
+	if err != nil {
+		return nil, fmt.Errorf("report on the stage Job: %w", err)
+	}
+	d.step("report after stage: %s → %s (%d requests)", st.Result, outS.Action, outS.Requests)
 
 	// Job 1, killed with SIGKILL in its second group.
 	run1 := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})

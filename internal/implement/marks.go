@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
 	"strings"
 	"time"
 
@@ -63,15 +62,7 @@ func (r *runner) write(ctx context.Context, ch record.Changes, outcome record.Jo
 // jobsWith returns cur's implement.jobs with this Job's line set.
 func jobsWith(cur *record.Record, j record.JobOutcome) []record.JobOutcome {
 	jobs, _ := cur.Jobs()
-	out := make([]record.JobOutcome, 0, len(jobs)+1)
-	for _, x := range jobs {
-		if x.Job != j.Job {
-			out = append(out, x)
-		}
-	}
-	out = append(out, j)
-	sort.Slice(out, func(a, b int) bool { return out[a].Job < out[b].Job })
-	return out
+	return record.WithJob(jobs, j)
 }
 
 func keyList(c record.Changes) string {

@@ -196,11 +196,18 @@ func (r *reporter) ask(ctx context.Context) error {
 		if err := r.write(ctx); err != nil {
 			return err
 		}
+		if r.stage {
+			return r.stageStop(ctx)
+		}
 		return r.stop(ctx)
+	}
+	who := "Job"
+	if r.stage {
+		who = "Stage Job"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### roadmap needs a decision\n\n")
-	fmt.Fprintf(&b, "Job %d stopped to ask a question only a person can answer:\n\n%s\n", r.job, fenced(q))
+	fmt.Fprintf(&b, "%s %d stopped to ask a question only a person can answer:\n\n%s\n", who, r.job, fenced(q))
 	fmt.Fprintf(&b, "Reply on this issue with the answer. A reply from someone with write access to the repository resumes the item, and the whole reply is given to the next step as the answer. Replies from others are ignored.\n")
 	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerNeedsInput, b.String()); err != nil {
 		return fmt.Errorf("post the question: %w", err)
@@ -290,31 +297,38 @@ func (r *reporter) removeLabels(ctx context.Context, labels ...string) error {
 	return nil
 }
 
-// stopComment is the stop comment: step, class, reason, evidence, what the
-// class's action is, the trace summary of the last Job and the jobs table.
-func (r *reporter) stopComment() string {
-	var b strings.Builder
+// stopHead writes the head of a stop comment: the table, why, the
+// evidence, what the class needs and whether spend was lost.
+func (r *reporter) stopHead(b *strings.Builder, title, jobLabel, lostLine string) {
 	row, _ := failure.Lookup(r.d.class)
-	fmt.Fprintf(&b, "### roadmap stopped this item: `%s`\n\n", r.d.class)
-	fmt.Fprintf(&b, "| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| Step | %s |\n", cell(r.out.Step))
-	fmt.Fprintf(&b, "| Class | `%s` |\n", r.d.class)
-	fmt.Fprintf(&b, "| Job | %d%s |\n", r.job, runSuffix(r.o.RunID))
-	fmt.Fprintf(&b, "| Job ended | %s |\n", cell(r.ending()))
-	fmt.Fprintf(&b, "\n**Why:** %s\n\n", inline(r.d.reason))
+	fmt.Fprintf(b, "### %s: `%s`\n\n", title, r.d.class)
+	fmt.Fprintf(b, "| | |\n|---|---|\n")
+	fmt.Fprintf(b, "| Step | %s |\n", cell(r.out.Step))
+	fmt.Fprintf(b, "| Class | `%s` |\n", r.d.class)
+	fmt.Fprintf(b, "| %s | %d%s |\n", jobLabel, r.job, runSuffix(r.o.RunID))
+	fmt.Fprintf(b, "| Job ended | %s |\n", cell(r.ending()))
+	fmt.Fprintf(b, "\n**Why:** %s\n\n", inline(r.d.reason))
 	if r.out.Evidence != "" {
 		where := "the job log"
 		if r.out.EvidenceLine > 0 {
 			where = fmt.Sprintf("job log line %d", r.out.EvidenceLine)
 		}
-		fmt.Fprintf(&b, "**Evidence** (%s):\n\n%s\n", where, fenced(r.out.Evidence))
+		fmt.Fprintf(b, "**Evidence** (%s):\n\n%s\n", where, fenced(r.out.Evidence))
 	}
 	if row.Does != "" {
-		fmt.Fprintf(&b, "**What this class needs:** %s.\n\n", row.Does)
+		fmt.Fprintf(b, "**What this class needs:** %s.\n\n", row.Does)
 	}
 	if r.out.SpendLost {
-		fmt.Fprintf(&b, "**Spend lost:** the log of Job %d is gone, so the spend of its model calls after its last mark is not in the record (its line in `implement.jobs` says `%s`).\n\n", r.job, spendLost)
+		fmt.Fprintf(b, "**Spend lost:** the log of %s %d is gone, so the spend of its model calls after its last mark is not in the record (%s).\n\n",
+			strings.Replace(jobLabel, "Stage", "stage", 1), r.job, lostLine)
 	}
+}
+
+// stopComment is the stop comment: step, class, reason, evidence, what the
+// class's action is, the trace summary of the last Job and the jobs table.
+func (r *reporter) stopComment() string {
+	var b strings.Builder
+	r.stopHead(&b, "roadmap stopped this item", "Job", fmt.Sprintf("its line in `implement.jobs` says `%s`", spendLost))
 	fmt.Fprintf(&b, "To go on, fix the cause and dispatch the implement workflow with `issue=%d` and `attempt=%d`; the Job resumes from the last mark.\n\n",
 		r.o.Issue, r.job+1)
 	fmt.Fprintf(&b, "#### Trace of the last recorded Job\n\n")

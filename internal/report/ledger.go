@@ -34,9 +34,12 @@ const maxLedgerLine = 1024
 
 // LedgerEntry is one Job's spend, booked on the day report saw it end (UTC).
 type LedgerEntry struct {
-	Day        string  `json:"day"`
-	Issue      int     `json:"issue"`
-	Job        int     `json:"job"`
+	Day   string `json:"day"`
+	Issue int    `json:"issue"`
+	Job   int    `json:"job"`
+	// Phase is "stage" for a stage Job's entry (its Job numbers are
+	// stage's own); empty for implement's.
+	Phase      string  `json:"phase,omitempty"`
 	RunID      int64   `json:"run_id,omitempty"`
 	USD        float64 `json:"usd"`
 	TokensIn   int64   `json:"tokens_in"`
@@ -80,15 +83,18 @@ func ParseLedgerLine(line string) (LedgerEntry, bool) {
 	if _, err := time.Parse(time.DateOnly, e.Day); err != nil {
 		return LedgerEntry{}, false
 	}
-	if e.Issue < 1 || e.Job < 1 || e.RunID < 0 || e.TokensIn < 0 || e.TokensOut < 0 || e.ModelCalls < 0 ||
+	if e.Issue < 1 || e.Job < 1 || (e.Phase != "" && e.Phase != PhaseStage) || e.RunID < 0 || e.TokensIn < 0 || e.TokensOut < 0 || e.ModelCalls < 0 ||
 		e.USD < 0 || math.IsNaN(e.USD) || math.IsInf(e.USD, 0) {
 		return LedgerEntry{}, false
 	}
 	return e, true
 }
 
-func ledgerMarker(issue, job int) string {
-	return fmt.Sprintf("<!-- roadmap:ledger issue=%d job=%d -->", issue, job)
+func ledgerMarker(e LedgerEntry) string {
+	if e.Phase != "" {
+		return fmt.Sprintf("<!-- roadmap:ledger issue=%d %s=%d -->", e.Issue, e.Phase, e.Job)
+	}
+	return fmt.Sprintf("<!-- roadmap:ledger issue=%d job=%d -->", e.Issue, e.Job)
 }
 
 // AppendLedger books one Job's spend on the dashboard issue: the Job's own
@@ -104,7 +110,7 @@ func AppendLedger(ctx context.Context, gh *github.Client, dashboard int, e Ledge
 	if _, ok := ParseLedgerLine(line); !ok {
 		return fmt.Errorf("book ledger entry for issue %d Job %d: the entry is not valid: %s", e.Issue, e.Job, line)
 	}
-	marker := ledgerMarker(e.Issue, e.Job)
+	marker := ledgerMarker(e)
 	if _, err := gh.UpsertMarkerComment(ctx, dashboard, marker, marker+"\n"+line); err != nil {
 		return fmt.Errorf("book ledger entry for issue %d Job %d on issue %d: %w", e.Issue, e.Job, dashboard, err)
 	}
@@ -119,7 +125,10 @@ func LedgerEntries(ctx context.Context, gh *github.Client, dashboard int) ([]Led
 	if err != nil {
 		return nil, fmt.Errorf("read the day ledger on issue %d: %w", dashboard, err)
 	}
-	type key struct{ issue, job int }
+	type key struct {
+		issue, job int
+		phase      string
+	}
 	at := map[key]int{}
 	var out []LedgerEntry
 	for _, c := range comments {
@@ -128,7 +137,7 @@ func LedgerEntries(ctx context.Context, gh *github.Client, dashboard int) ([]Led
 			if !ok {
 				continue
 			}
-			k := key{e.Issue, e.Job}
+			k := key{e.Issue, e.Job, e.Phase}
 			if i, seen := at[k]; seen {
 				out[i] = e
 			} else {
@@ -184,6 +193,9 @@ func (r *reporter) book(ctx context.Context) error {
 	s := r.out.JobSpend
 	e := LedgerEntry{Day: Day(r.o.Clock.Now()), Issue: r.o.Issue, Job: r.job, RunID: r.o.RunID,
 		USD: s.USD, TokensIn: s.TokensIn, TokensOut: s.TokensOut, ModelCalls: s.ModelCalls}
+	if r.stage {
+		e.Phase = PhaseStage
+	}
 	return AppendLedger(ctx, r.o.GitHub, r.o.Dashboard, e)
 }
 

@@ -88,13 +88,9 @@ func (r *reporter) run(ctx context.Context) error {
 		if o.RunID == 0 {
 			return inputErr(errors.New("the Job wrote no result: report needs the run id to read its log"))
 		}
-		end := r.section("report: read the log of the Job that wrote no result (run %d)", o.RunID)
-		f, err := readKilledJob(ctx, o.GitHub, o.RunID, o.JobName)
-		end()
-		if err != nil {
+		if err := r.readLog(ctx, "Job"); err != nil {
 			return err
 		}
-		r.facts = &f
 	}
 	r.job = r.jobNumber(line, hasLine)
 	r.out.Job, r.out.Result = r.job, string(r.typed)
@@ -108,22 +104,12 @@ func (r *reporter) run(ctx context.Context) error {
 			r.d.reason = r.runnerReason()
 		}
 	} else {
-		v := r.facts.verdict
-		r.jobClass = v.Class
-		r.d = decision{class: v.Class, action: ActionFor(v.Class), reason: r.killedReason()}
-		r.out.KillReason = v.Reason
-		r.out.Evidence, r.out.EvidenceLine = o.Mask(v.Evidence), v.Line
+		r.decideKilled()
 	}
 	r.gate()
-	if l, ok := findLine(jobs, func(j record.JobOutcome) bool { return j.Job == r.job }); ok {
-		r.dispatching = l.Dispatching
+	if err := r.decided(jobs, "Job"); err != nil {
+		return err
 	}
-	if (r.d.action == ActionContinue) && (o.Workflow == "" || o.Ref == "") {
-		return inputErr(fmt.Errorf("the Job ended %s, which continues the item: report needs the implement workflow file and ref to dispatch it", r.ending()))
-	}
-	r.out.Class, r.out.Action = r.d.class, r.d.action
-	r.out.Reason = o.Mask(r.d.reason)
-	r.logf("report: issue #%d Job %d: %s → %s: %s", o.Issue, r.job, r.ending(), r.d.action, r.out.Reason)
 	defer r.section("report: %s", r.d.action)()
 
 	if err := r.write(ctx); err != nil {
@@ -136,6 +122,22 @@ func (r *reporter) run(ctx context.Context) error {
 		return err
 	}
 	return r.act(ctx)
+}
+
+// decided takes the decision into the outcome and the log: the reported
+// Job's intent mark from its line in lines, and a continuation refused
+// without the workflow to dispatch it.
+func (r *reporter) decided(lines []record.JobOutcome, what string) error {
+	if l, ok := findLine(lines, func(j record.JobOutcome) bool { return j.Job == r.job }); ok {
+		r.dispatching = l.Dispatching
+	}
+	if r.d.action == ActionContinue && (r.o.Workflow == "" || r.o.Ref == "") {
+		return inputErr(fmt.Errorf("the %s ended %s, which continues the item: report needs the workflow file and ref to dispatch it", what, r.ending()))
+	}
+	r.out.Class, r.out.Action = r.d.class, r.d.action
+	r.out.Reason = r.o.Mask(r.d.reason)
+	r.logf("report: issue #%d %s %d: %s → %s: %s", r.o.Issue, what, r.job, r.ending(), r.d.action, r.out.Reason)
+	return nil
 }
 
 // read reads the item's record from roadmap's record comment: by its id
@@ -211,6 +213,28 @@ func (r *reporter) ending() string {
 		return fmt.Sprintf("no result, %s (%s)", r.jobClass, r.out.KillReason)
 	}
 	return fmt.Sprintf("no result, %s", r.jobClass)
+}
+
+// readLog reads the log of the reported job, which wrote no result.
+func (r *reporter) readLog(ctx context.Context, what string) error {
+	end := r.section("report: read the log of the %s that wrote no result (run %d)", what, r.o.RunID)
+	defer end()
+	f, err := readKilledJob(ctx, r.o.GitHub, r.o.RunID, r.o.JobName)
+	if err != nil {
+		return err
+	}
+	r.facts = &f
+	return nil
+}
+
+// decideKilled decides by the class the log of a Job that wrote no result
+// gives, with its evidence.
+func (r *reporter) decideKilled() {
+	v := r.facts.verdict
+	r.jobClass = v.Class
+	r.d = decision{class: v.Class, action: ActionFor(v.Class), reason: r.killedReason()}
+	r.out.KillReason = v.Reason
+	r.out.Evidence, r.out.EvidenceLine = r.o.Mask(v.Evidence), v.Line
 }
 
 func (r *reporter) killedReason() string {

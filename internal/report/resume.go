@@ -104,6 +104,16 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 	}
 
 	n, _ := r.rec.Attempt()
+	if st, _ := r.rec.StageState(); st == "returned" {
+		// The question is the stage planner's (implement runs only on a
+		// staged plan): the answer resumes stage.
+		r.stage = true
+		lines, _ := r.rec.StageJobs()
+		n = 0
+		for _, l := range lines {
+			n = max(n, l.Job)
+		}
+	}
 	r.job, r.typed = n, record.ResultReturned
 	r.out.Job, r.out.Result, r.out.Class = n, string(record.ResultReturned), failure.NeedsInput
 	if next := n + 1; next > r.o.MaxJobs {
@@ -112,6 +122,9 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 		r.out.Class, r.out.Action, r.out.Reason = r.d.class, ActionStop, r.o.Mask(r.d.reason)
 		if err := r.write(ctx); err != nil {
 			return err
+		}
+		if r.stage {
+			return r.stageStop(ctx)
 		}
 		return r.stop(ctx)
 	}

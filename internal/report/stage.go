@@ -22,8 +22,10 @@ const (
 	stageReturned = "returned"
 )
 
-// runStage reports on one stage Job. A Job that ended staged or returned
-// needs nothing from report, and report makes no request for it. A Job that
+// runStage reports on one stage Job. A Job that ended staged, or returned
+// with findings, needs nothing from report, and report makes no request for
+// it; a return with the planner's question gets the question posted and the
+// needs-input label, as implement's does. A Job that
 // stopped gets the stop comment and label; one that yielded, or wrote no
 // result (killed, timed out, a lost runner), gets the spend its log holds
 // past its last mark added to the record (its line in stage.jobs counts the
@@ -36,10 +38,8 @@ func (r *reporter) runStage(ctx context.Context) error {
 	switch {
 	case o.JobResult == "skipped":
 		return r.nothing("the stage job was skipped: no stage Job ran")
-	case o.Result == stageStaged:
-		return r.nothing("the stage Job staged the plan: implement takes it from its draft PR")
-	case o.Result == stageReturned:
-		return r.nothing("the stage Job returned the item to a person with its findings")
+	case r.settledEnd(o.Result, o.Failure) && o.Dashboard == 0:
+		return r.nothing(endedReason(o.Result))
 	}
 	if err := r.read(ctx); err != nil {
 		return err
@@ -51,12 +51,27 @@ func (r *reporter) runStage(ctx context.Context) error {
 		}
 		return o.RunID != 0 && j.RunID == o.RunID
 	})
+	if r.settledEnd(o.Result, o.Failure) {
+		// With a day ledger the Job's spend is booked: its line has it.
+		r.job, r.out.Job, r.out.JobSpend = line.Job, line.Job, line.Spend
+		r.out.Spend, _ = r.rec.Spend()
+		if hasLine {
+			if err := r.book(ctx); err != nil {
+				return err
+			}
+		}
+		return r.nothing(endedReason(o.Result))
+	}
 	typed, class := o.Result, o.Failure
 	if typed == "" && hasLine && line.Result != "" {
 		// The outputs were lost (a kill after the last mark): the line has it.
 		typed, class = string(line.Result), line.Failure
 		r.out.Result = typed
-		if typed == stageStaged || typed == stageReturned {
+		if r.settledEnd(typed, class) {
+			r.job, r.out.Job, r.out.JobSpend = line.Job, line.Job, line.Spend
+			if err := r.book(ctx); err != nil {
+				return err
+			}
 			return r.nothing(fmt.Sprintf("the stage Job's last mark says %s", typed))
 		}
 	}
@@ -64,13 +79,9 @@ func (r *reporter) runStage(ctx context.Context) error {
 		if o.RunID == 0 {
 			return inputErr(fmt.Errorf("the stage Job wrote no result: report needs the run id to read its log"))
 		}
-		end := r.section("report: read the log of the stage Job that wrote no result (run %d)", o.RunID)
-		f, err := readKilledJob(ctx, o.GitHub, o.RunID, o.JobName)
-		end()
-		if err != nil {
+		if err := r.readLog(ctx, "stage Job"); err != nil {
 			return err
 		}
-		r.facts = &f
 	}
 	r.typed, r.class = record.Result(typed), class
 	r.job = r.stageJobNumber(lines, line, hasLine)
@@ -79,19 +90,14 @@ func (r *reporter) runStage(ctx context.Context) error {
 	if r.facts == nil {
 		r.d = decideTyped(r.typed, r.class)
 	} else {
-		v := r.facts.verdict
-		r.jobClass = v.Class
-		r.d = decision{class: v.Class, action: ActionFor(v.Class), reason: r.killedReason()}
-		r.out.KillReason = v.Reason
-		r.out.Evidence, r.out.EvidenceLine = o.Mask(v.Evidence), v.Line
+		r.decideKilled()
 	}
 	if r.d.reason == "" {
 		r.d.reason = o.Reason
 	}
-	if r.d.action != ActionContinue && r.d.action != ActionStop {
-		// Stage has no head to mark ready, no stage to return to and no
-		// question of its own here: what its class would do elsewhere is
-		// a person's call.
+	if r.d.action != ActionContinue && r.d.action != ActionStop && r.d.action != ActionAsk {
+		// Stage has no head to mark ready and no stage to return to: what
+		// its class would do elsewhere is a person's call.
 		r.d = decision{class: r.d.class, action: ActionStop,
 			reason: fmt.Sprintf("%s (the class's action, %s, is not one a stage Job has)", r.d.reason, r.d.action)}
 	}
@@ -100,24 +106,39 @@ func (r *reporter) runStage(ctx context.Context) error {
 			reason: fmt.Sprintf("the item has run %d stage Jobs, the cap of Jobs per item (max jobs %d); %s would need stage Job %d",
 				r.job, o.MaxJobs, r.ending(), r.job+1)}
 	}
-	if l, ok := findLine(lines, func(j record.JobOutcome) bool { return j.Job == r.job }); ok {
-		r.dispatching = l.Dispatching
+	if err := r.decided(lines, "stage Job"); err != nil {
+		return err
 	}
-	if r.d.action == ActionContinue && (o.Workflow == "" || o.Ref == "") {
-		return inputErr(fmt.Errorf("the stage Job ended %s, which continues the item: report needs the caller's workflow file and ref to dispatch it", r.ending()))
-	}
-	r.out.Class, r.out.Action = r.d.class, r.d.action
-	r.out.Reason = o.Mask(r.d.reason)
-	r.logf("report: issue #%d stage Job %d: %s → %s: %s", o.Issue, r.job, r.ending(), r.d.action, r.out.Reason)
 	defer r.section("report: %s", r.d.action)()
 
 	if err := r.write(ctx); err != nil {
 		return err
 	}
-	if r.d.action == ActionContinue {
+	if err := r.book(ctx); err != nil {
+		return err
+	}
+	switch r.d.action {
+	case ActionContinue:
 		return r.continuation(ctx)
+	case ActionAsk:
+		return r.ask(ctx)
 	}
 	return r.stageStop(ctx)
+}
+
+// settledEnd: a stage Job that staged the plan, or returned the item with
+// findings, needs nothing from report. A return with a question
+// (needs_input) does: the question goes on the issue.
+func (r *reporter) settledEnd(result, class string) bool {
+	return result == stageStaged || (result == stageReturned && class != string(failure.NeedsInput))
+}
+
+// endedReason says why a staged or returned stage Job needs nothing more.
+func endedReason(result string) string {
+	if result == stageStaged {
+		return "the stage Job staged the plan: implement takes it from its draft PR"
+	}
+	return "the stage Job returned the item to a person with its findings"
 }
 
 // nothing ends a report that has nothing to do.
@@ -226,27 +247,7 @@ func (r *reporter) stageStop(ctx context.Context) error {
 
 func (r *reporter) stageStopComment() string {
 	var b strings.Builder
-	row, _ := failure.Lookup(r.d.class)
-	fmt.Fprintf(&b, "### roadmap stopped this item in stage: `%s`\n\n", r.d.class)
-	fmt.Fprintf(&b, "| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| Step | %s |\n", cell(r.out.Step))
-	fmt.Fprintf(&b, "| Class | `%s` |\n", r.d.class)
-	fmt.Fprintf(&b, "| Stage Job | %d%s |\n", r.job, runSuffix(r.o.RunID))
-	fmt.Fprintf(&b, "| Job ended | %s |\n", cell(r.ending()))
-	fmt.Fprintf(&b, "\n**Why:** %s\n\n", inline(r.d.reason))
-	if r.out.Evidence != "" {
-		where := "the job log"
-		if r.out.EvidenceLine > 0 {
-			where = fmt.Sprintf("job log line %d", r.out.EvidenceLine)
-		}
-		fmt.Fprintf(&b, "**Evidence** (%s):\n\n%s\n", where, fenced(r.out.Evidence))
-	}
-	if row.Does != "" {
-		fmt.Fprintf(&b, "**What this class needs:** %s.\n\n", row.Does)
-	}
-	if r.out.SpendLost {
-		fmt.Fprintf(&b, "**Spend lost:** the log of stage Job %d is gone, so the spend of its model calls after its last mark is not in the record (its line in `stage.jobs` says `%s`).\n\n", r.job, spendLost)
-	}
+	r.stopHead(&b, "roadmap stopped this item in stage", "Stage Job", fmt.Sprintf("its line in `stage.jobs` says `%s`", spendLost))
 	fmt.Fprintf(&b, "To go on, fix the cause and dispatch the workflow with `issue=%d` and `phase=stage`, or label the issue again; stage resumes after its last recorded round.\n", r.o.Issue)
 	return b.String()
 }

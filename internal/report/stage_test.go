@@ -184,6 +184,37 @@ func TestReportStage(t *testing.T) {
 		}
 	})
 
+	t.Run("with a day ledger a stage Job's spend is booked once, apart from implement's Job 2", func(t *testing.T) {
+		e := newEnv(t)
+		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
+		ch := stageBase(job1, sum(marked))
+		ch.SetStageJobs([]record.JobOutcome{
+			{Job: 1, RunID: 8001, Result: record.ResultYielded, Spend: job1},
+			{Job: 2, RunID: 8002, Result: record.ResultStaged, Spend: sum(marked)},
+		})
+		n := e.issue(t, ch, "roadmap:stage")
+		// Implement's Job 2 of the same item is booked already.
+		impl := LedgerEntry{Day: Day(t0), Issue: n, Job: 2, RunID: 9002, USD: 0.5, TokensIn: 100, TokensOut: 10, ModelCalls: 1}
+		if err := AppendLedger(ctx, e.gh, dash, impl); err != nil {
+			t.Fatal(err)
+		}
+		o := e.stageOptions(n, 8002)
+		o.JobResult, o.Result, o.Dashboard = "success", "staged", dash
+		for range 2 { // a re-run of report books the same entry again
+			if out, err := Run(ctx, o); err != nil || out.Action != ActionNone {
+				t.Fatalf("Run: %s, %v", out.Action, err)
+			}
+		}
+		entries, err := LedgerEntries(ctx, e.gh, dash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := impl.Spend().Add(sum(marked))
+		if got, _, _ := DayCheck(ctx, e.gh, dash, Day(t0), DayBudget{USD: 100}); len(entries) != 2 || !spendEqual(got, want) {
+			t.Errorf("%d ledger entries summing %+v; want implement's and stage Job 2's, %+v", len(entries), got, want)
+		}
+	})
+
 	t.Run("a result that is not a stage result is refused", func(t *testing.T) {
 		e := newEnv(t)
 		o := e.stageOptions(1, 1)

@@ -99,6 +99,13 @@ func (r *runner) plannerStep() agent.Step {
 	if r.amend && r.evidence != "" {
 		parts = append(parts, agent.ContextPart{Name: fmt.Sprintf("Why implement returned the plan at group %d", r.amendFrom), Text: r.evidence, Priority: 95})
 	}
+	if r.answer != "" {
+		// The planner asked; a person with write access answered (report
+		// checked the access before recording it).
+		parts = append(parts, agent.ContextPart{Name: "Your question and a person's answer",
+			Text: "Question: " + r.question + "\n\nAnswer: " + r.answer, Priority: 98})
+		r.answerUsed = true
+	}
 	if failing(r.findings) {
 		parts = append(parts, agent.ContextPart{Name: "Findings of the last round", Text: findingsText(r.findings), Priority: 90})
 	}

@@ -87,6 +87,11 @@ type runner struct {
 	// of its spend lines, so report can add what a killed Job's log holds
 	// past its last mark.
 	jobNo int
+	// answer is a person's answer to the planner's question (the item was
+	// returned with it); answerUsed: a planner step has it, so the next
+	// write clears the question and the answer.
+	question, answer string
+	answerUsed       bool
 	// ended is the result the last mark writes to the Job's line.
 	ended    string
 	endClass string
@@ -144,6 +149,10 @@ func (r *runner) start(ctx context.Context) error {
 	r.notes = append(r.notes, rc.Ignored...)
 	r.prior, _ = r.rec.Spend()
 	r.pr, _ = r.rec.StagePR()
+	if st, _ := r.rec.StageState(); st == StateReturned {
+		r.question, _ = r.rec.Question()
+		r.answer, _ = r.rec.Answer()
+	}
 	lines, _ := r.rec.StageJobs()
 	for _, l := range lines {
 		r.jobNo = max(r.jobNo, l.Job)
@@ -540,6 +549,10 @@ func (r *runner) write(ctx context.Context, ch record.Changes) error {
 	line := record.JobOutcome{Job: r.jobNo, RunID: r.o.RunID, Result: record.Result(r.ended), Failure: r.endClass, Spend: r.job}
 	change := func(cur *record.Record) (record.Changes, error) {
 		var all record.Changes
+		if r.answerUsed {
+			// First, so a new question in ch is kept.
+			all.Delete(record.KeyImplementQuestion, record.KeyImplementAnswer)
+		}
 		all.Merge(ch)
 		all.SetSpend(r.prior.Add(r.job))
 		lines, _ := cur.StageJobs()
@@ -551,6 +564,9 @@ func (r *runner) write(ctx context.Context, ch record.Changes) error {
 	}
 	r.rec = r.rc.Record
 	r.pendingRound = record.Changes{}
+	if r.answerUsed {
+		r.answer, r.answerUsed = "", false
+	}
 	return nil
 }
 

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// helpFlag matches a flag line of a verb's help ("  -issue int").
+var helpFlag = regexp.MustCompile(`(?m)^  -([A-Za-z0-9][A-Za-z0-9-]*)`)
+
+// TestActionFlagsAreVerbFlags: each composite action runs its verb with
+// flags the verb defines, and every input reaches the run step. A flag
+// renamed on one side, or an input the script drops, fails here rather than
+// as a usage error in someone's workflow run.
+func TestActionFlagsAreVerbFlags(t *testing.T) {
+	ctx := context.Background()
+	for _, verb := range []string{"stage", "implement", "checks", "report"} {
+		t.Run(verb, func(t *testing.T) {
+			var help bytes.Buffer
+			Main(ctx, []string{verb, "-h"}, nil, strings.NewReader(""), &help, &help)
+			known := map[string]bool{}
+			for _, m := range helpFlag.FindAllStringSubmatch(help.String(), -1) {
+				known[m[1]] = true
+			}
+			if len(known) < 3 {
+				t.Fatalf("roadmap %s -h lists %d flags:\n%s", verb, len(known), help.String())
+			}
+
+			script, envMap, inputs := actionStep(t, filepath.Join("..", "..", "actions", verb, "action.yml"), "run")
+			dir := t.TempDir()
+			argsFile := filepath.Join(dir, "args")
+			stub := filepath.Join(dir, "roadmap")
+			if err := os.WriteFile(stub, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > '"+argsFile+"'\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			vars := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "RUNNER_TEMP=" + dir,
+				"GITHUB_OUTPUT=" + filepath.Join(dir, "output")}
+			used := map[string]bool{}
+			for k, expr := range envMap {
+				switch {
+				case k == "ROADMAP_BIN":
+					vars = append(vars, k+"="+stub)
+				case strings.HasPrefix(expr, "${{ inputs.") && strings.HasSuffix(expr, " }}"):
+					name := strings.TrimSuffix(strings.TrimPrefix(expr, "${{ inputs."), " }}")
+					if _, ok := inputs[name]; !ok {
+						t.Errorf("the run step's %s reads inputs.%s, which action.yml does not declare", k, name)
+					}
+					used[name] = true
+					// Every input set, so the flags passed only when set are passed too.
+					vars = append(vars, k+"=1")
+				}
+			}
+			for name := range inputs {
+				if !used[name] {
+					t.Errorf("input %s reaches nothing in the run step", name)
+				}
+			}
+			cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+			cmd.Dir = dir
+			cmd.Env = vars
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("the run step: %v\n%s", err, out)
+			}
+			args, err := os.ReadFile(argsFile)
+			if err != nil {
+				t.Fatalf("the run step did not run roadmap: %v", err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(args)), "\n")
+			if len(lines) == 0 || lines[0] != verb {
+				t.Fatalf("the run step ran roadmap %q, want the verb %s first", lines, verb)
+			}
+			flags := 0
+			for _, a := range lines[1:] {
+				if !strings.HasPrefix(a, "-") {
+					continue
+				}
+				flags++
+				name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+				if !known[name] {
+					t.Errorf("the action passes %s, which roadmap %s does not define", a, verb)
+				}
+			}
+			if flags < 3 {
+				t.Errorf("the action passed %d flags: %q", flags, lines)
+			}
+		})
+	}
+}
