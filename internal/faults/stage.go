@@ -33,9 +33,10 @@ import (
 // without end.
 const maxStageJobs = 4
 
-// stageWorkflow is the stage workflow file: its runs hold the stage Jobs,
-// and report dispatches stage continuations on it.
-const stageWorkflow = "roadmap-stage.yml"
+// stageWorkflow is the workflow whose runs hold the stage Jobs (phase:
+// stage), and on which report dispatches stage continuations: the one
+// reusable workflow runs stage or implement by its phase input.
+const stageWorkflow = "roadmap.yml"
 
 // The stage conversations' names, as the replay server's stats give them.
 const (
@@ -187,15 +188,16 @@ func (l *life) stagePhase() (int64, error) {
 }
 
 // stageReport runs report with phase stage on stage Job n, the way the
-// report job after the stage job would: its log stamped into the run's job
-// "stage", its outputs when it wrote them.
+// report job after the stage job would (roadmap.yml): its log stamped into
+// the run's job "stage", its outputs (result, failure, spend, pr, job) when
+// it wrote them.
 func (l *life) stageReport(n int, se stageEnd, rc int64) (report.Outcome, error) {
 	w := l.w
 	o := report.Options{Issue: w.issue, Phase: report.PhaseStage, RunID: se.RunID, RecordComment: rc,
 		Workflow: stageWorkflow, Ref: "main", Mask: masker().Mask, Clock: w.clock}
 	if se.Killed == "" {
 		r := se.Result
-		o.Result, o.Failure, o.Spend, o.Attempt, o.Reason = r.Result, r.Failure, jsonString(r.Spend), r.Job, r.Reason
+		o.Result, o.Failure, o.Spend, o.PR, o.Attempt = r.Result, r.Failure, jsonString(r.Spend), r.PR, r.Job
 	}
 	return l.reportOn(reportEnd{Job: n, Stage: true}, "stage", se.Killed != "", se.Log, o)
 }
