@@ -354,6 +354,7 @@ func TestExplainCost(t *testing.T) {
 			{Job: 2, RunID: 102, Result: "stopped", Failure: "checks_failed", Group: 1, TokensIn: sum.TokensIn, TokensOut: sum.TokensOut,
 				USD: sum.USD, ModelCalls: sum.ModelCalls, Requests: 7},
 		},
+		Stage: explain.Stage{Jobs: []explain.Job{}},
 		Waits: explain.Waits{Who: "person", What: "the item stopped on checks_failed at group 2; the check log below goes to the next Job's first step",
 			CheckLog: "$ grep -q \"hello 2\" greeting-2.txt\ngrep: greeting-2.txt: No such file or directory\nexit status 2"},
 	}

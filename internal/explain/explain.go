@@ -33,10 +33,13 @@ type Output struct {
 	// Spend is implement.spend, the item's sum over every Job.
 	Spend record.Spend `json:"spend"`
 	// Requests sums the counted GitHub requests of every Job in Jobs.
-	Requests int     `json:"requests"`
-	Jobs     []Job   `json:"jobs"`
-	Waits    Waits   `json:"waits"`
-	Trace    *Traced `json:"trace"`
+	Requests int   `json:"requests"`
+	Jobs     []Job `json:"jobs"`
+	// Stage is where the plan stands: stage.state, stage.plan, stage.round
+	// and the stage Jobs (stage.jobs).
+	Stage Stage   `json:"stage"`
+	Waits Waits   `json:"waits"`
+	Trace *Traced `json:"trace"`
 }
 
 // Job is one line of implement.jobs, flattened for scripts.
@@ -51,6 +54,14 @@ type Job struct {
 	USD        float64 `json:"usd"`
 	ModelCalls int     `json:"model_calls"`
 	Requests   int     `json:"requests"`
+}
+
+// Stage is the stage part of the record.
+type Stage struct {
+	State string `json:"state"`
+	Plan  string `json:"plan"`
+	Round int    `json:"round"`
+	Jobs  []Job  `json:"jobs"`
 }
 
 // Who waits, as Waits.Who names it.
@@ -98,16 +109,78 @@ func FromRecord(issue int, title string, rec *record.Record) Output {
 	out.PR, _ = rec.StagePR()
 	out.Spend, _ = rec.Spend()
 	jobs, _ := rec.Jobs()
+	out.Jobs = flatJobs(jobs)
 	for _, j := range jobs {
-		out.Jobs = append(out.Jobs, Job{
+		out.Requests += j.Requests
+	}
+	out.Stage.State, _ = rec.StageState()
+	out.Stage.Plan, _ = rec.StagePlan()
+	out.Stage.Round, _ = rec.StageRound()
+	stageJobs, _ := rec.StageJobs()
+	out.Stage.Jobs = flatJobs(stageJobs)
+	out.Waits = whatWaits(rec, jobs)
+	if len(jobs) == 0 {
+		if w, ok := stageWaits(rec, stageJobs); ok {
+			out.Waits = w
+		}
+	}
+	return out
+}
+
+func flatJobs(jobs []record.JobOutcome) []Job {
+	out := []Job{}
+	for _, j := range jobs {
+		out = append(out, Job{
 			Job: j.Job, RunID: j.RunID, Result: string(j.Result), Failure: j.Failure, Group: j.Group,
 			TokensIn: j.Spend.TokensIn, TokensOut: j.Spend.TokensOut, USD: j.Spend.USD, ModelCalls: j.Spend.ModelCalls,
 			Requests: j.Requests,
 		})
-		out.Requests += j.Requests
 	}
-	out.Waits = whatWaits(rec, jobs)
 	return out
+}
+
+// stageWaits names who an item no implement Job has run for waits for,
+// from where stage left the plan; ok is false when stage has not run.
+func stageWaits(rec *record.Record, lines []record.JobOutcome) (Waits, bool) {
+	state, _ := rec.StageState()
+	pr, _ := rec.StagePR()
+	round, _ := rec.StageRound()
+	if n := len(lines); n > 0 && lines[n-1].Result == "" && state != "stopped" {
+		j := lines[n-1]
+		if j.Failure != "" {
+			// Report classified it (the class is its failure) and continued.
+			return Waits{Who: WaitsContinuation, What: fmt.Sprintf(
+				"stage Job %d (run %d) ended %s without a result; report kept its spend and dispatched a stage continuation, which resumes after round %d",
+				j.Job, j.RunID, j.Failure, round)}, true
+		}
+		return Waits{Who: WaitsReport, What: fmt.Sprintf(
+			"stage Job %d (run %d) wrote no result: it is still running, or it was killed; report classifies a killed stage Job from its log, keeps the spend its log holds, and dispatches a stage continuation, which resumes after round %d",
+			j.Job, j.RunID, round)}, true
+	}
+	class := ""
+	if n := len(lines); n > 0 {
+		class = lines[n-1].Failure
+	}
+	switch state {
+	case "staged":
+		what := "the plan is staged: approve its draft PR, or label the issue roadmap:implement, to start implement"
+		if pr > 0 {
+			what = fmt.Sprintf("the plan is in draft PR #%d: approve it, or label the issue roadmap:implement, to start implement", pr)
+		}
+		return Waits{Who: WaitsPerson, What: what}, true
+	case "returned":
+		if q, _ := rec.Question(); q != "" {
+			return Waits{Who: WaitsPerson, What: "the planner asks a question only a person can answer: answer it on the issue, and stage resumes", Question: q}, true
+		}
+		return Waits{Who: WaitsPerson, What: fmt.Sprintf(
+			"the plan still has findings after %d round(s) (stage.findings): change the issue, or label it roadmap:stage again for new rounds", round)}, true
+	case "stopped":
+		return Waits{Who: WaitsPerson, What: fmt.Sprintf("stage stopped on %s: fix the cause and label the issue roadmap:stage again", orUnknown(class))}, true
+	}
+	if n := len(lines); n > 0 && lines[n-1].Result == record.ResultYielded {
+		return Waits{Who: WaitsContinuation, What: fmt.Sprintf("a stage continuation resumes after round %d", round)}, true
+	}
+	return Waits{}, false
 }
 
 // whatWaits names who the item waits for, from how the last Job ended.
@@ -236,6 +309,29 @@ func ReadTraceFile(path string) (*Traced, error) {
 	return t, nil
 }
 
+// printJobs writes a table of Jobs; groups only for implement's.
+func printJobs(w io.Writer, head string, jobs []Job, groups bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	group := "\tLAST GROUP"
+	if !groups {
+		group = ""
+	}
+	fmt.Fprintf(tw, "  %s\tRUN\tRESULT\tFAILURE%s\tTOKENS IN\tTOKENS OUT\tUSD\tMODEL CALLS\tGITHUB REQUESTS\n", head, group)
+	for _, j := range jobs {
+		result := j.Result
+		if result == "" {
+			result = "(none: running or killed)"
+		}
+		g := ""
+		if groups {
+			g = fmt.Sprintf("\t%d", j.Group)
+		}
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s%s\t%s\t%s\t%s\t%d\t%d\n", j.Job, j.RunID, termText(result),
+			termText(orDash(j.Failure)), g, trace.Thousands(j.TokensIn), trace.Thousands(j.TokensOut), costText(j.USD), j.ModelCalls, j.Requests)
+	}
+	tw.Flush()
+}
+
 // Print writes the explanation for a person at a terminal. Every
 // text that comes from the issue passes termText: the record is editable by
 // anyone with write access, and a terminal must not run what it holds.
@@ -256,21 +352,19 @@ func Print(w io.Writer, o Output) error {
 	}
 	fmt.Fprintln(ew, strings.Join(head, " · "))
 
+	if o.Stage.State != "" || len(o.Stage.Jobs) > 0 {
+		fmt.Fprintln(ew, "\nThe plan")
+		fmt.Fprintf(ew, "  stage: %s · plan %s · round %d\n", termText(orDash(o.Stage.State)), termText(orDash(o.Stage.Plan)), o.Stage.Round)
+		if len(o.Stage.Jobs) > 0 {
+			printJobs(ew, "STAGE JOB", o.Stage.Jobs, false)
+		}
+	}
+
 	fmt.Fprintln(ew, "\nWhat ran")
 	if len(o.Jobs) == 0 {
-		fmt.Fprintln(ew, "  no Job has recorded its outcome (implement.jobs is empty)")
+		fmt.Fprintln(ew, "  no implement Job has recorded its outcome (implement.jobs is empty)")
 	} else {
-		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  JOB\tRUN\tRESULT\tFAILURE\tLAST GROUP\tTOKENS IN\tTOKENS OUT\tUSD\tMODEL CALLS\tGITHUB REQUESTS")
-		for _, j := range o.Jobs {
-			result := j.Result
-			if result == "" {
-				result = "(none: running or killed)"
-			}
-			fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", j.Job, j.RunID, termText(result),
-				termText(orDash(j.Failure)), j.Group, trace.Thousands(j.TokensIn), trace.Thousands(j.TokensOut), costText(j.USD), j.ModelCalls, j.Requests)
-		}
-		tw.Flush()
+		printJobs(ew, "JOB", o.Jobs, true)
 	}
 
 	fmt.Fprintln(ew, "\nWhat it cost")
