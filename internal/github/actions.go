@@ -73,13 +73,16 @@ func (c *Client) DispatchWorkflow(ctx context.Context, workflowFile, ref string,
 }
 
 // WorkflowRun is a run of a workflow, as the runs list shows it. GitHub's
-// list carries no dispatch inputs.
+// list carries no dispatch inputs; DisplayTitle is the run's title, the
+// workflow's run-name as GitHub evaluated it for the run (the workflow's
+// name when it has none). It is text a dispatcher chose: untrusted.
 type WorkflowRun struct {
-	ID        int64
-	Event     string
-	Status    string
-	CreatedAt time.Time
-	URL       string
+	ID           int64
+	Event        string
+	Status       string
+	CreatedAt    time.Time
+	URL          string
+	DisplayTitle string
 }
 
 // maxRunPages bounds the pages DispatchedRuns reads: a look for a run
@@ -101,7 +104,7 @@ func (c *Client) DispatchedRuns(ctx context.Context, workflowFile string, since 
 		}
 		for _, r := range runs.WorkflowRuns {
 			out = append(out, WorkflowRun{ID: r.GetID(), Event: r.GetEvent(), Status: r.GetStatus(),
-				CreatedAt: r.GetCreatedAt().Time, URL: r.GetHTMLURL()})
+				CreatedAt: r.GetCreatedAt().Time, URL: r.GetHTMLURL(), DisplayTitle: r.GetDisplayTitle()})
 		}
 		if resp.NextPage == 0 {
 			break

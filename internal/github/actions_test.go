@@ -210,6 +210,21 @@ func TestDispatchedRuns(t *testing.T) {
 	if len(runs) != 1 || runs[0].ID != res.RunID || runs[0].Event != "workflow_dispatch" || runs[0].Status != "queued" || !runs[0].CreatedAt.Equal(since) {
 		t.Errorf("runs %+v, want the one dispatched at %s (run %d)", runs, since, res.RunID)
 	}
+	// A workflow without run-name: GitHub titles the run with its name.
+	if runs[0].DisplayTitle != "roadmap-implement" {
+		t.Errorf("display title %q, want the workflow's name", runs[0].DisplayTitle)
+	}
+	// With a run-name, the title GitHub evaluated for the run.
+	e.fake.SetRunName("roadmap-implement.yml", "roadmap #{issue} implement")
+	e.clock.Advance(time.Minute)
+	since = e.clock.Now()
+	if _, err := e.c.DispatchWorkflow(ctx, "roadmap-implement.yml", "main", map[string]any{"issue": "8", "attempt": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err = e.c.DispatchedRuns(ctx, "roadmap-implement.yml", since)
+	if err != nil || len(runs) != 1 || runs[0].DisplayTitle != "roadmap #8 implement" {
+		t.Errorf("runs %+v, %v; want one titled %q", runs, err, "roadmap #8 implement")
+	}
 	if _, err := e.c.DispatchedRuns(ctx, "absent.yml", since); !errors.Is(err, ErrNotFound) {
 		t.Errorf("an absent workflow: %v, want not found", err)
 	}

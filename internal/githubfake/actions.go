@@ -71,7 +71,8 @@ func (f *Fake) dispatch(c *call) reply {
 	}
 	t := f.stamp()
 	run := &Run{ID: f.st.id(), WorkflowFile: workflow, HeadBranch: strings.TrimPrefix(in.Ref, "refs/heads/"),
-		Event: "workflow_dispatch", Status: "queued", Inputs: in.Inputs, CreatedAt: t}
+		Event: "workflow_dispatch", Status: "queued", Inputs: in.Inputs, CreatedAt: t,
+		DisplayTitle: runName(f.st.RunNames[workflow], in.Inputs)}
 	f.st.Runs = append(f.st.Runs, run)
 	f.st.Dispatches = append(f.st.Dispatches, Dispatch{Workflow: workflow, Ref: in.Ref, Inputs: in.Inputs, RunID: run.ID, At: t})
 	if f.st.CI[workflow] != nil {
@@ -232,8 +233,9 @@ func (f *Fake) workflowPermissions(c *call) reply {
 // listWorkflowRuns lists a workflow's runs, newest first, paginated, with
 // GitHub's event, branch, status and created filters (created takes
 // ">=TIME", "<=TIME" or "FROM..TO", times in RFC 3339). A run carries no
-// dispatch inputs, as on GitHub; display_title is the workflow's name (a
-// workflow without run-name).
+// dispatch inputs, as on GitHub; display_title is the run's title (the
+// run-name SetRunName gave the workflow, with the dispatch's inputs put in),
+// else the workflow's name, as GitHub titles a dispatch without run-name.
 //
 // GitHub API docs: https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow
 func (f *Fake) listWorkflowRuns(c *call) reply {
@@ -265,6 +267,10 @@ func (f *Fake) listWorkflowRuns(c *call) reply {
 	runs := []any{}
 	for _, r := range list[lo:hi] {
 		name := strings.TrimSuffix(strings.TrimSuffix(r.WorkflowFile, ".yml"), ".yaml")
+		title := r.DisplayTitle
+		if strings.TrimSpace(title) == "" {
+			title = name
+		}
 		var concl any
 		if r.Status == "completed" {
 			concl = r.Conclusion
@@ -272,7 +278,7 @@ func (f *Fake) listWorkflowRuns(c *call) reply {
 		api := fmt.Sprintf("%s/actions/runs/%d", f.repoAPI(c.base), r.ID)
 		at := r.CreatedAt.UTC().Format(time.RFC3339)
 		runs = append(runs, map[string]any{
-			"id": r.ID, "node_id": nodeID("WFR", r.ID), "name": name, "display_title": name, "path": ".github/workflows/" + r.WorkflowFile,
+			"id": r.ID, "node_id": nodeID("WFR", r.ID), "name": name, "display_title": title, "path": ".github/workflows/" + r.WorkflowFile,
 			"run_number": r.ID, "workflow_id": workflowID(r.WorkflowFile),
 			"event": r.Event, "status": r.Status, "conclusion": concl, "head_branch": r.HeadBranch, "head_sha": r.HeadSHA,
 			"run_attempt": max(r.RunAttempt, 1), "created_at": at, "updated_at": at,
@@ -284,6 +290,35 @@ func (f *Fake) listWorkflowRuns(c *call) reply {
 		})
 	}
 	return reply{status: http.StatusOK, link: link, body: map[string]any{"total_count": len(list), "workflow_runs": runs}}
+}
+
+// runName is a dispatched run's title: template with each "{name}"
+// replaced by the dispatch input name's value, as GitHub writes it in an
+// expression (a number without a fraction as an integer). An unclosed "{"
+// stays as it is.
+func runName(template string, inputs map[string]any) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(template, '{')
+		j := -1
+		if i >= 0 {
+			j = strings.IndexByte(template[i+1:], '}')
+		}
+		if j < 0 {
+			b.WriteString(template)
+			return b.String()
+		}
+		b.WriteString(template[:i])
+		switch v := inputs[template[i+1:i+1+j]].(type) {
+		case string:
+			b.WriteString(v)
+		case float64:
+			b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+		case bool:
+			b.WriteString(strconv.FormatBool(v))
+		}
+		template = template[i+2+j:]
+	}
 }
 
 // createdRange reads GitHub's created filter: ">=T", ">T", "<=T", "<T",

@@ -438,6 +438,76 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
+// TestRunName: a dispatched run's display_title in the runs list is the
+// workflow's run-name with the dispatch's inputs put in, as GitHub evaluates
+// a run-name like "roadmap #${{ inputs.issue }}"; without a run-name, or
+// when it comes out blank, it is the workflow's name.
+func TestRunName(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.f.AddWorkflow("caller.yml", "plain.yml")
+	h.f.SetRunName("caller.yml", "roadmap #{issue} {phase}")
+	h.f.SetRunName("blank.yml", "{absent}  ")
+	h.f.AddWorkflow("blank.yml")
+	dispatch := func(file, inputs string) {
+		t.Helper()
+		if resp, data := h.do(t, "POST", "/repos/acme/widgets/actions/workflows/"+file+"/dispatches",
+			`{"ref":"main","inputs":`+inputs+`}`); resp.StatusCode != 204 {
+			t.Fatalf("dispatch %s: %d %s", file, resp.StatusCode, data)
+		}
+	}
+	dispatch("caller.yml", `{"issue":"7","phase":"stage"}`)
+	dispatch("caller.yml", `{"issue":12,"attempt":"3"}`)
+	dispatch("plain.yml", `{"issue":"7"}`)
+	dispatch("blank.yml", `{}`)
+	seeded := h.f.AddRun(Run{WorkflowFile: "caller.yml", Event: "issues", DisplayTitle: "roadmap #9 labeled"})
+	titles := func(file string) []string {
+		t.Helper()
+		resp, data := h.do(t, "GET", "/repos/acme/widgets/actions/workflows/"+file+"/runs", "")
+		if resp.StatusCode != 200 {
+			t.Fatalf("list %s: %d %s", file, resp.StatusCode, data)
+		}
+		var out []string
+		for _, r := range decode[struct {
+			Runs []struct {
+				DisplayTitle string `json:"display_title"`
+			} `json:"workflow_runs"`
+		}](t, data).Runs {
+			out = append(out, r.DisplayTitle)
+		}
+		return out
+	}
+	// Newest first; a number input is written as GitHub writes it; an
+	// input the dispatch did not send is empty.
+	if diff := cmp.Diff([]string{"roadmap #9 labeled", "roadmap #12 ", "roadmap #7 stage"}, titles("caller.yml")); diff != "" {
+		t.Errorf("caller.yml titles (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"plain"}, titles("plain.yml")); diff != "" {
+		t.Errorf("a workflow without a run-name (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"blank"}, titles("blank.yml")); diff != "" {
+		t.Errorf("a blank run-name (-want +got):\n%s", diff)
+	}
+	for _, r := range h.f.Runs() {
+		if r.ID == seeded && r.DisplayTitle != "roadmap #9 labeled" {
+			t.Errorf("the seeded run's title %q", r.DisplayTitle)
+		}
+	}
+
+	// The run-name is state: a fake loaded from a save gives the next
+	// dispatch the same title.
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := h.f.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.f.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	dispatch("caller.yml", `{"issue":"8","phase":"implement"}`)
+	if got := titles("caller.yml")[0]; got != "roadmap #8 implement" {
+		t.Errorf("after a load: %q, want %q", got, "roadmap #8 implement")
+	}
+}
+
 func TestFaults(t *testing.T) {
 	h := newHarness(t, Options{})
 	n := h.f.CreateIssue(Issue{Title: "t"})

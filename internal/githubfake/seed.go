@@ -275,6 +275,23 @@ func (f *Fake) AddWorkflow(files ...string) {
 	f.st.Workflows = append(f.st.Workflows, files...)
 }
 
+// SetRunName gives workflowFile a run-name: the title GitHub shows for its
+// runs (display_title in the runs list). The fake does not evaluate
+// workflow expressions: in template, "{name}" stands for the dispatch input
+// name's value ("" when the dispatch did not send it), the way a run-name
+// such as "roadmap #${{ inputs.issue }}" reads for a workflow_dispatch run.
+// A title that comes out empty or blank is the workflow's name, as on
+// GitHub. It applies to runs dispatched after it; a seeded run takes
+// Run.DisplayTitle.
+func (f *Fake) SetRunName(workflowFile, template string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.st.RunNames == nil {
+		f.st.RunNames = map[string]string{}
+	}
+	f.st.RunNames[workflowFile] = template
+}
+
 // SetWorkflowPermissions sets the repository's Actions "Workflow
 // permissions": the default token permissions (read or write) and whether
 // Actions may create and approve pull requests.

@@ -108,6 +108,10 @@ type Run struct {
 	// RunAttempt counts the run's attempts: a re-run of its failed jobs
 	// is the next (0 reads as 1).
 	RunAttempt int `json:"run_attempt,omitempty"`
+	// DisplayTitle is the run's title in the runs list (display_title):
+	// a dispatched run's comes from the workflow's run-name (SetRunName);
+	// "" is the workflow's name, GitHub's title without a run-name.
+	DisplayTitle string `json:"display_title,omitempty"`
 }
 
 // Job is a job of a workflow run, with the log GitHub would serve for it.
@@ -176,7 +180,10 @@ type state struct {
 	Users       map[string]int64    `json:"users"`
 	Commits     []string            `json:"commits,omitempty"`   // AddCommit
 	Workflows   []string            `json:"workflows,omitempty"` // AddWorkflow
-	LastWrite   time.Time           `json:"last_write"`
+	// RunNames are the workflows' run-name templates (SetRunName), by
+	// workflow file.
+	RunNames  map[string]string `json:"run_names,omitempty"`
+	LastWrite time.Time         `json:"last_write"`
 	// WorkflowPermissions is the repository's Actions setting "Workflow
 	// permissions": the default GITHUB_TOKEN permissions ("read" or
 	// "write", GitHub's default for a new repository is read) and whether

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
@@ -87,9 +88,13 @@ func (r *reporter) continuation(ctx context.Context) error {
 
 // landed looks for Job next dispatched by an earlier run of report: in the
 // record (it started), else in the workflow's runs dispatched since the
-// intent mark and newer than the reported Job's run (one request; GitHub's
-// list has no inputs, so such a run is taken for this item's: the report
-// jobs of one issue are serialised, and the mark is seconds old).
+// intent mark and newer than the reported Job's run (one request). GitHub's
+// list has no inputs; a run's title (the caller's run-name, "roadmap
+// #<issue> …") names its issue, so a run that names another issue is
+// another item's continuation and does not count. A run whose title names
+// no issue (a caller without run-name) is taken for this item's, as
+// before: the report jobs of one issue are serialised, and the mark is
+// seconds old.
 func (r *reporter) landed(ctx context.Context, next int) (bool, error) {
 	// Since the intent mark; a re-run with none looks at every dispatched
 	// run newer than the reported Job's.
@@ -116,6 +121,19 @@ func (r *reporter) landed(ctx context.Context, next int) (bool, error) {
 	// The reported Job's own run, and any run older than it (run ids
 	// grow), is not its continuation, though a clock's second may hold both.
 	runs = slices.DeleteFunc(runs, func(w github.WorkflowRun) bool { return r.o.RunID != 0 && w.ID <= r.o.RunID })
+	others := 0
+	runs = slices.DeleteFunc(runs, func(w github.WorkflowRun) bool {
+		n, ok := runIssue(w.DisplayTitle)
+		if ok && n != r.o.Issue {
+			others++
+			return true
+		}
+		return false
+	})
+	if others > 0 {
+		r.logf("report: issue #%d: %d %s run(s) dispatched since %s are other issues' (by their titles)",
+			r.o.Issue, others, r.o.Workflow, since.Format(time.RFC3339))
+	}
 	if len(runs) == 0 {
 		r.logf("report: issue #%d: no %s run dispatched since %s: the dispatch of Job %d never landed; it is sent now",
 			r.o.Issue, r.o.Workflow, since.Format(time.RFC3339), next)
@@ -126,6 +144,39 @@ func (r *reporter) landed(ctx context.Context, next int) (bool, error) {
 	r.out.DispatchedRunID, r.out.NextAttempt = run.ID, next
 	r.logf("report: issue #%d: Job %d was already dispatched (run %d, %s): not dispatched again", r.o.Issue, next, run.ID, run.Status)
 	return true, nil
+}
+
+// maxTitle bounds the part of a run's title runIssue reads: GitHub's titles
+// are short, and the issue's token comes first in the callers' run-name.
+const maxTitle = 1024
+
+// runIssue reads the issue a run's title names: the token "#<n>" (digits,
+// no leading zero, at most nine), between whitespace or the title's ends,
+// in the title's first maxTitle bytes (a token the bound cuts is not read). A title with no such token, or with
+// tokens of two issues, names none. The title is untrusted text: whoever
+// dispatched the run chose its inputs.
+func runIssue(title string) (int, bool) {
+	if len(title) > maxTitle {
+		// A token the bound cuts through ("#12" read as "#1") is not read.
+		title = title[:maxTitle+1]
+		title = title[:max(strings.LastIndexFunc(title, unicode.IsSpace), 0)]
+	}
+	issue := 0
+	for _, f := range strings.Fields(title) {
+		d, ok := strings.CutPrefix(f, "#")
+		if !ok || d == "" || len(d) > 9 || d[0] == '0' || strings.Trim(d, "0123456789") != "" {
+			continue
+		}
+		n, err := strconv.Atoi(d)
+		if err != nil {
+			continue
+		}
+		if issue != 0 && n != issue {
+			return 0, false
+		}
+		issue = n
+	}
+	return issue, issue != 0
 }
 
 func mustJobs(rec *record.Record) []record.JobOutcome {

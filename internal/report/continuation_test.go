@@ -1,6 +1,8 @@
 package report
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,6 +141,176 @@ func TestContinuationDispatchedOnce(t *testing.T) {
 			if strings.HasSuffix(r.Path, runsList) {
 				t.Errorf("listed the runs though the record shows Job 3 started")
 			}
+		}
+	})
+}
+
+// callerRunName is the dispatch branch of the example caller's run-name
+// (docs/examples/roadmap-caller.yml), as the fake puts a dispatch's inputs
+// in: GitHub's title for a continuation report dispatches.
+const callerRunName = "roadmap #{issue} implement Job {attempt}"
+
+// TestContinuationOtherItems: the look at the workflow's dispatched runs
+// (a re-run of report, or one that finds its intent mark) tells this item's
+// continuation from another item's by the run's title, the caller's
+// run-name naming the issue. Another item's run in the window no longer
+// stops this item's dispatch; this item's own landed run still does; a
+// caller without run-name keeps the rule of before: any newer dispatched
+// run is taken for the continuation.
+func TestContinuationOtherItems(t *testing.T) {
+	// first runs report for issue n and kills its dispatch as fault says;
+	// other dispatches another item's continuation as that item's report
+	// would, before (at 0) or after (at 1) the first run.
+	type setup struct {
+		runName string
+		fault   githubfake.Rule
+		others  [2]bool
+	}
+	type outcome struct {
+		n      int
+		second Outcome
+		other  []int64 // the other item's runs
+	}
+	play := func(t *testing.T, s setup) (*env, outcome) {
+		t.Helper()
+		e := newEnv(t)
+		if s.runName != "" {
+			e.fake.SetRunName(workflow, s.runName)
+		}
+		runID := e.run(t, "failure", readLog(t, "exit137-no-evidence.log"))
+		n := e.issue(t, base(), "roadmap:implement")
+		m := e.issue(t, base(), "roadmap:implement")
+		var out outcome
+		other := func() {
+			res, err := e.client(t).DispatchWorkflow(ctx, workflow, ref, map[string]any{"issue": strconv.Itoa(m), "attempt": "2"})
+			if err != nil {
+				t.Fatalf("the other item's dispatch: %v", err)
+			}
+			out.other = append(out.other, res.RunID)
+		}
+		if s.others[0] {
+			other()
+		}
+		e.fake.AddFault(s.fault)
+		o := e.options(n, runID)
+		o.JobResult = "failure"
+		if _, err := Run(ctx, o); err == nil {
+			t.Fatal("the first run's dispatch failed, and report said nothing")
+		}
+		if s.others[1] {
+			other()
+		}
+		o.GitHub = e.client(t) // the re-run is another process
+		second, err := Run(ctx, o)
+		if err != nil {
+			t.Fatalf("re-run: %v", err)
+		}
+		out.n, out.second = n, second
+		return e, out
+	}
+	// mine are issue n's dispatches.
+	mine := func(e *env, n int) []githubfake.Dispatch {
+		var out []githubfake.Dispatch
+		for _, d := range e.fake.Dispatches() {
+			if d.Inputs["issue"] == strconv.Itoa(n) {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	never := githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Call: 1, Status: 502}
+	lost := githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Call: 1, ApplyThenFail: true, Status: 502}
+
+	t.Run("another item's continuation in the window does not stop this one", func(t *testing.T) {
+		e, out := play(t, setup{runName: callerRunName, fault: never, others: [2]bool{true, true}})
+		d := mine(e, out.n)
+		if len(d) != 1 {
+			t.Fatalf("issue #%d: %d dispatches after the re-run, want 1 (the other item's runs %v are not its continuation)", out.n, len(d), out.other)
+		}
+		if d[0].Inputs["attempt"] != "3" || out.second.DispatchedRunID != d[0].RunID || out.second.NextAttempt != 3 {
+			t.Errorf("re-run: dispatched %v, outcome run %d Job %d; want Job 3 in run %d", d[0].Inputs, out.second.DispatchedRunID, out.second.NextAttempt, d[0].RunID)
+		}
+	})
+
+	t.Run("this item's own landed run still prevents a second dispatch", func(t *testing.T) {
+		e, out := play(t, setup{runName: callerRunName, fault: lost, others: [2]bool{true, true}})
+		d := mine(e, out.n)
+		if len(d) != 1 {
+			t.Fatalf("issue #%d: %d dispatches, want the first run's only", out.n, len(d))
+		}
+		if out.second.DispatchedRunID != d[0].RunID || out.second.NextAttempt != 3 {
+			t.Errorf("re-run's outcome names run %d (Job %d), want this item's run %d, not the other item's %v",
+				out.second.DispatchedRunID, out.second.NextAttempt, d[0].RunID, out.other)
+		}
+	})
+
+	t.Run("a caller without run-name: any newer dispatched run, as before", func(t *testing.T) {
+		e, out := play(t, setup{fault: never, others: [2]bool{false, true}})
+		if d := mine(e, out.n); len(d) != 0 {
+			t.Errorf("issue #%d: %d dispatches; a caller whose runs name no issue takes the other item's run for its own", out.n, len(d))
+		}
+		if out.second.DispatchedRunID != out.other[0] {
+			t.Errorf("re-run's outcome names run %d, want the newer dispatched run %d", out.second.DispatchedRunID, out.other[0])
+		}
+	})
+}
+
+func TestRunIssue(t *testing.T) {
+	tests := []struct {
+		title string
+		want  int // 0: names no issue
+	}{
+		{"roadmap #12 implement Job 3", 12},
+		{"roadmap #12 stage", 12},
+		{"roadmap #12", 12},
+		{"#7", 7},
+		{" roadmap\t#5\n", 5},
+		{"roadmap #12 again #12", 12},
+		{"roadmap-caller", 0}, // a caller without run-name: the workflow's name
+		{"", 0},
+		{"review on roadmap/12-webhook-backoff", 0},
+		{"roadmap #12 implement #13", 0}, // two issues: none for sure
+		{"roadmap #12, Job 3", 0},
+		{"roadmap #0", 0},
+		{"roadmap #012", 0},
+		{"roadmap #-3", 0},
+		{"roadmap #1e3", 0},
+		{"roadmap #", 0},
+		{"roadmap #99999999999", 0},
+		{"roadmap #\uff11\uff12", 0}, // fullwidth digits are not a number here
+		{strings.Repeat("x", maxTitle) + " #5", 0},
+		{strings.Repeat("x", maxTitle-3) + " #12", 0}, // the bound cuts "#12" to "#1"
+		{strings.Repeat("x", maxTitle-4) + " #12", 12},
+	}
+	for _, tc := range tests {
+		got, ok := runIssue(tc.title)
+		if got != tc.want || ok != (tc.want != 0) {
+			t.Errorf("runIssue(%.40q) = %d, %v; want %d", tc.title, got, ok, tc.want)
+		}
+	}
+}
+
+// FuzzRunIssue: a run's title is text whoever dispatched chose. Reading it
+// never panics, and an issue it names is a whole "#<n>" token of the title
+// that starts within its first maxTitle bytes.
+func FuzzRunIssue(f *testing.F) {
+	for _, s := range []string{"roadmap #12 implement Job 3", "roadmap-caller", "#1 #2", "#00", "#\xff1", strings.Repeat("#9 ", 500)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := runIssue(s)
+		if !ok {
+			if n != 0 {
+				t.Fatalf("runIssue(%q) = %d, false", s, n)
+			}
+			return
+		}
+		if n <= 0 {
+			t.Fatalf("runIssue(%q) = %d", s, n)
+		}
+		tok := "#" + strconv.Itoa(n)
+		if !slices.Contains(strings.Fields(s), tok) || !strings.Contains(s[:min(len(s), maxTitle)], tok) {
+			t.Fatalf("runIssue(%q) = %d, not a token of the title", s, n)
 		}
 	})
 }
