@@ -90,7 +90,26 @@ func TestEvalStage(t *testing.T) {
 	if c := byName["stage-verifier-objects"]; c != nil && c["mode"] != "stage" {
 		t.Errorf("stage-verifier-objects ran as %v, want a stage Job", c["mode"])
 	}
-	floorAbove(t, "stage", "--golden", golden("stage"), *doc.Score)
+	// The golden set scores 1, and no floor is above 1: the floor is tried
+	// on a set of one sound plan whose expectations name a finding no gate
+	// gives, which scores below 1.
+	partial := filepath.Join(t.TempDir(), "set")
+	if err := os.CopyFS(filepath.Join(partial, "sound-fix"), os.DirFS(filepath.Join(golden("stage"), "sound-fix"))); err != nil {
+		t.Fatal(err)
+	}
+	exp := `{"openspec_valid": true, "findings": [{"rule": "roadmap/gate/group-order", "file": "openspec/changes/x/tasks.md", "line": 1}]}`
+	if err := os.WriteFile(filepath.Join(partial, "sound-fix", "expected.json"), []byte(exp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = runEvalCLI(t, "eval", "stage", "--golden", partial, "--json")
+	if code != ExitOK {
+		t.Fatalf("the partial set: exit %d\n%s", code, stderr)
+	}
+	part := checkEvalJSON(t, out, 1, "f1")
+	if *part.Score >= 1 {
+		t.Fatalf("the partial set scores %v, want below 1", *part.Score)
+	}
+	floorAbove(t, "stage", "--golden", partial, *part.Score)
 }
 
 func TestEvalImplement(t *testing.T) {
