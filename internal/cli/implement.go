@@ -12,12 +12,10 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
-	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
-	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -35,9 +33,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	traceFile := fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/roadmap-trace-ISSUE-run-RUNID.jsonl)")
 	model := fs.String("model", "", "override the first model of the ladder")
 	runID := fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)")
-	budgetUSD := fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs (default: configuration budgets.item.usd)")
-	dayBudgetUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard")
-	dashboard := fs.Int("dashboard", 0, "the issue holding the day's spend ledger (0: no day budget)")
+	budgets := addBudgetFlags(fs)
 	recordComment := fs.Int64("record-comment", 0, "the issue's record comment id, handed over by an earlier job (default: the dispatch input, else found by listing the comments once)")
 	recordDir := fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
@@ -79,15 +75,8 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	if *base == "" {
 		*base = cfg.Implement.BaseBranch
 	}
-	if *budgetUSD < 0 || *dayBudgetUSD < 0 || *dashboard < 0 {
-		env.Errorf("implement: budgets and --dashboard must not be negative")
-		return ExitUsage
-	}
-	if *budgetUSD > 0 {
-		cfg.Budgets.Item.USD = *budgetUSD
-	}
-	if *dayBudgetUSD > 0 {
-		cfg.Budgets.Day.USD = *dayBudgetUSD
+	if code := env.jobBudgets("implement", budgets, cfg); code != ExitOK {
+		return code
 	}
 	deadline, code := env.jobDeadline("implement", *startedAt, *timeout)
 	if code != ExitOK {
@@ -99,24 +88,8 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("implement: %v", err)
 		return ExitUsage
 	}
-	dayBudget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
-	if *dashboard > 0 && !dayBudget.Zero() {
-		day := report.Day(time.Now())
-		spent, ok, err := report.DayCheck(ctx, gh, *dashboard, day, dayBudget)
-		if err != nil {
-			env.Errorf("implement: %v", err)
-			return ExitInternal
-		}
-		if !ok {
-			// The Job does not start: the item yields until the next day.
-			msg := fmt.Sprintf("the day's budget (%s) is spent (%s on %s); the item waits for the next day",
-				dayBudgetText(dayBudget), spendLine(spent), day)
-			fmt.Fprintf(env.Stderr, "::notice::%s\n", failure.TypedLine(failure.ResultYielded, failure.DayBudgetExhausted, msg))
-			for k, v := range map[string]string{"result": string(record.ResultYielded), "failure": string(failure.DayBudgetExhausted), "attempt": strconv.Itoa(*attempt)} {
-				_ = io.SetOutput(k, v)
-			}
-			return ExitOK
-		}
+	if refused, code := env.jobDayGate(ctx, io, gh, "implement", *budgets.dashboard, cfg, map[string]string{"attempt": strconv.Itoa(*attempt)}); refused {
+		return code
 	}
 	repo, code := env.jobRepo(ctx, "implement", dir)
 	if code != ExitOK {
@@ -226,21 +199,6 @@ func buildTiers(cfg *config.Config, env *Env, onRetry func(agent.RetryEvent)) ([
 			MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)})
 	}
 	return tiers, nil
-}
-
-// dayBudgetText names the day budget's bounds: "$5.00, 2000000 tokens in".
-func dayBudgetText(b report.DayBudget) string {
-	var parts []string
-	if b.USD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", b.USD))
-	}
-	if b.TokensIn > 0 {
-		parts = append(parts, fmt.Sprintf("%d tokens in", b.TokensIn))
-	}
-	if b.TokensOut > 0 {
-		parts = append(parts, fmt.Sprintf("%d tokens out", b.TokensOut))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // spendLine is a day's spend in the words of dayBudgetText.

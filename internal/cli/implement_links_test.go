@@ -30,6 +30,21 @@ import (
 // tokens does not start a Job once the dashboard's ledger for today has
 // reached the token bound, though its USD is far below the USD bound.
 func TestImplementDayBudget(t *testing.T) {
+	refusedPastDayBudget(t, "implement", "--attempt", "1")
+}
+
+// TestStageDayBudget: `roadmap stage` is held to the day's budget as
+// implement is: past it, no stage Job starts and no model is called.
+func TestStageDayBudget(t *testing.T) {
+	refusedPastDayBudget(t, "stage")
+}
+
+// refusedPastDayBudget runs verb on the demo's issue with a dashboard whose
+// ledger for today holds 6,000 tokens in against a day bound of 5,000: the
+// Job must not start, and must end as a Job that yielded on
+// day_budget_exhausted, for report to wait for the next day.
+func refusedPastDayBudget(t *testing.T, verb string, args ...string) {
+	t.Helper()
 	ctx := context.Background()
 	w, err := demo.NewWorld(ctx, t.TempDir(), 0)
 	if err != nil {
@@ -51,17 +66,24 @@ func TestImplementDayBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	outputs := filepath.Join(t.TempDir(), "outputs")
+	env := append(w.Env(8100, t.TempDir()), "GITHUB_OUTPUT="+outputs)
 	var stdout, stderr bytes.Buffer
-	code := Main(ctx, []string{"implement", "--issue", fmt.Sprint(w.Issue), "--attempt", "1", "--config", cfg, "--workdir", ws,
-		"--dashboard", fmt.Sprint(dash)}, w.Env(8100, t.TempDir()), strings.NewReader(""), &stdout, &stderr)
-	if code != ExitOK {
-		t.Fatalf("implement exited %d\n%s", code, stderr.String())
+	argv := append([]string{verb, "--issue", fmt.Sprint(w.Issue), "--config", cfg, "--workdir", ws, "--dashboard", fmt.Sprint(dash)}, args...)
+	if code := Main(ctx, argv, env, strings.NewReader(""), &stdout, &stderr); code != ExitOK {
+		t.Fatalf("%s exited %d\n%s", verb, code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), string(failure.DayBudgetExhausted)) || !strings.Contains(stderr.String(), "5000 tokens in") {
 		t.Errorf("the Job's log does not say the day's token budget is spent:\n%s", stderr.String())
 	}
 	if n := calls.Load(); n != 0 {
 		t.Errorf("%d model calls past the day's token budget, want 0: the Job started", n)
+	}
+	out, _ := os.ReadFile(outputs)
+	for _, want := range []string{"result<<", "\nyielded\n", "failure<<", "\nday_budget_exhausted\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the Job's outputs lack %q: report could not tell it yielded on the day's budget:\n%s", want, out)
+		}
 	}
 }
 

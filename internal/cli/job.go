@@ -2,17 +2,23 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -149,4 +155,83 @@ func jobTraceName(verb string, issue int, runID int64) string {
 		return fmt.Sprintf("roadmap-trace-%d-run-%d.jsonl", issue, runID)
 	}
 	return fmt.Sprintf("roadmap-%s-trace-%d-run-%d.jsonl", verb, issue, runID)
+}
+
+// jobBudgetFlags are the budget flags of the Job verbs: the item's budget
+// over all its Jobs, and the day's across items with the dashboard issue
+// that holds its ledger.
+type jobBudgetFlags struct {
+	item, day *float64
+	dashboard *int
+}
+
+func addBudgetFlags(fs *flag.FlagSet) jobBudgetFlags {
+	return jobBudgetFlags{
+		item:      fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs, stage's and implement's (default: configuration budgets.item.usd)"),
+		day:       fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard"),
+		dashboard: fs.Int("dashboard", 0, "the issue holding the day's spend ledger (0: no day budget)"),
+	}
+}
+
+// jobBudgets takes the budget flags into cfg: a flag above zero overrides
+// the configuration.
+func (e *Env) jobBudgets(verb string, f jobBudgetFlags, cfg *config.Config) int {
+	if *f.item < 0 || *f.day < 0 || *f.dashboard < 0 {
+		e.Errorf("%s: budgets and --dashboard must not be negative", verb)
+		return ExitUsage
+	}
+	if *f.item > 0 {
+		cfg.Budgets.Item.USD = *f.item
+	}
+	if *f.day > 0 {
+		cfg.Budgets.Day.USD = *f.day
+	}
+	return ExitOK
+}
+
+// jobDayGate, with a dashboard and a day budget, reads the day's ledger
+// before the Job starts. When the day's spend has reached the budget the Job
+// does not start: it says so in the runner's typed line and sets the outputs
+// of a Job that yielded on day_budget_exhausted (with outputs' own), and
+// report waits for the next day instead of dispatching a continuation.
+// refused is true then, and code is what the verb exits with.
+func (e *Env) jobDayGate(ctx context.Context, io *actionsio.IO, gh *github.Client, verb string, dashboard int, cfg *config.Config, outputs map[string]string) (refused bool, code int) {
+	budget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
+	if dashboard == 0 || budget.Zero() {
+		return false, ExitOK
+	}
+	day := report.Day(time.Now())
+	spent, ok, err := report.DayCheck(ctx, gh, dashboard, day, budget)
+	if err != nil {
+		e.Errorf("%s: %v", verb, err)
+		return true, ExitInternal
+	}
+	if ok {
+		return false, ExitOK
+	}
+	msg := fmt.Sprintf("the day's budget (%s) is spent (%s on %s); the item waits for the next day",
+		dayBudgetText(budget), spendLine(spent), day)
+	fmt.Fprintf(e.Stderr, "::notice::%s\n", failure.TypedLine(failure.ResultYielded, failure.DayBudgetExhausted, msg))
+	set := e.setOutput(io)
+	set("result", string(record.ResultYielded))
+	set("failure", string(failure.DayBudgetExhausted))
+	for k, v := range outputs {
+		set(k, v)
+	}
+	return true, ExitOK
+}
+
+// dayBudgetText names the day budget's bounds: "$5.00, 2000000 tokens in".
+func dayBudgetText(b report.DayBudget) string {
+	var parts []string
+	if b.USD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", b.USD))
+	}
+	if b.TokensIn > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens in", b.TokensIn))
+	}
+	if b.TokensOut > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens out", b.TokensOut))
+	}
+	return strings.Join(parts, ", ")
 }

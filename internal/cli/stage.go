@@ -27,6 +27,7 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 	traceFile := fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/roadmap-stage-trace-ISSUE-run-RUNID.jsonl)")
 	runID := fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)")
 	rounds := fs.Int("rounds", 0, "the planner's revision rounds (default: configuration stage.rounds)")
+	budgets := addBudgetFlags(fs)
 	recordComment := fs.Int64("record-comment", 0, "the issue's record comment id (default: the dispatch input, else found by listing the comments once)")
 	recordDir := fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
@@ -67,6 +68,9 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 	if *rounds == 0 {
 		*rounds = cfg.Stage.Rounds
 	}
+	if code := env.jobBudgets("stage", budgets, cfg); code != ExitOK {
+		return code
+	}
 	deadline, code := env.jobDeadline("stage", *startedAt, *timeout)
 	if code != ExitOK {
 		return code
@@ -76,6 +80,9 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		env.Errorf("stage: %v", err)
 		return ExitUsage
+	}
+	if refused, code := env.jobDayGate(ctx, io, gh, "stage", *budgets.dashboard, cfg, nil); refused {
+		return code
 	}
 	repo, code := env.jobRepo(ctx, "stage", dir)
 	if code != ExitOK {
