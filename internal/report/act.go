@@ -190,11 +190,16 @@ func (r *reporter) yield(ctx context.Context) error {
 	now := r.o.Clock.Now().UTC()
 	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
 	r.out.ResumeAfter, r.out.NextAttempt = next, r.job+1
+	job, resume := "Job", fmt.Sprintf("`issue=%d` and `attempt=%d`", r.o.Issue, r.job+1)
+	if r.stage {
+		// A stage Job numbers itself from stage.jobs: no attempt to name.
+		job, resume = "Stage Job", fmt.Sprintf("`issue=%d` and `phase=stage`", r.o.Issue)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### roadmap is waiting for the day's budget\n\n")
-	fmt.Fprintf(&b, "Job %d yielded: %s. The day's spend across items has reached its budget, so no Job starts before %s.\n\n",
-		r.job, inline(r.d.reason), next.Format(time.RFC3339))
-	fmt.Fprintf(&b, "To go on after that, dispatch the implement workflow with `issue=%d` and `attempt=%d`.\n", r.o.Issue, r.job+1)
+	fmt.Fprintf(&b, "%s %d yielded: %s. The day's spend across items has reached its budget, so no Job starts before %s.\n\n",
+		job, r.job, inline(r.d.reason), next.Format(time.RFC3339))
+	fmt.Fprintf(&b, "To go on after that, dispatch the workflow with %s.\n", resume)
 	_, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerWaiting, b.String())
 	if err != nil {
 		return fmt.Errorf("post the waiting comment: %w", err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,15 +153,27 @@ func LedgerEntries(ctx context.Context, gh *github.Client, dashboard int) ([]Led
 
 // DayCheck sums the ledger's entries for day (YYYY-MM-DD, UTC) and reports
 // whether a Job may start: ok is false once any bound of budget is reached.
-// The implement verb calls it before a Job starts; a Job refused yields until
-// the next day (class day_budget_exhausted).
+// The stage and implement verbs call it before a Job starts; a Job refused
+// yields until the next day (class day_budget_exhausted).
 func DayCheck(ctx context.Context, gh *github.Client, dashboard int, day string, budget DayBudget) (record.Spend, bool, error) {
+	return dayCheck(ctx, gh, dashboard, day, budget, nil)
+}
+
+// dayCheck is DayCheck on the ledger as it will be once pending is booked:
+// pending stands in for the entry of its (issue, Job, phase), or is added.
+func dayCheck(ctx context.Context, gh *github.Client, dashboard int, day string, budget DayBudget, pending *LedgerEntry) (record.Spend, bool, error) {
 	if _, err := time.Parse(time.DateOnly, day); err != nil {
 		return record.Spend{}, false, fmt.Errorf("check the day budget: day %q is not a date (YYYY-MM-DD)", day)
 	}
 	entries, err := LedgerEntries(ctx, gh, dashboard)
 	if err != nil {
 		return record.Spend{}, false, err
+	}
+	if pending != nil {
+		entries = slices.DeleteFunc(entries, func(e LedgerEntry) bool {
+			return e.Issue == pending.Issue && e.Job == pending.Job && e.Phase == pending.Phase
+		})
+		entries = append(entries, *pending)
 	}
 	var spent record.Spend
 	for _, e := range entries {
@@ -190,23 +203,39 @@ func (r *reporter) book(ctx context.Context) error {
 	if r.o.Dashboard == 0 || r.out.JobSpend.Zero() {
 		return nil
 	}
-	s := r.out.JobSpend
+	return AppendLedger(ctx, r.o.GitHub, r.o.Dashboard, r.ledgerEntry(r.out.JobSpend))
+}
+
+// ledgerEntry is the reported Job's entry in the day ledger for its share s.
+func (r *reporter) ledgerEntry(s record.Spend) LedgerEntry {
 	e := LedgerEntry{Day: Day(r.o.Clock.Now()), Issue: r.o.Issue, Job: r.job, RunID: r.o.RunID,
 		USD: s.USD, TokensIn: s.TokensIn, TokensOut: s.TokensOut, ModelCalls: s.ModelCalls}
 	if r.stage {
 		e.Phase = PhaseStage
 	}
-	return AppendLedger(ctx, r.o.GitHub, r.o.Dashboard, e)
+	return e
 }
 
 // dayGate turns a continuation into a wait for the next day when the day's
-// budget is spent: a Job dispatched now would only refuse to start.
+// budget is spent: a Job dispatched now would only refuse to start. It runs
+// before report's record write, so that the record says the item waits
+// (and carries no intent mark of a dispatch that will not be sent); the
+// Job's own share, which report books after that write, counts already.
 func (r *reporter) dayGate(ctx context.Context) error {
 	if r.d.action != ActionContinue || r.o.Dashboard == 0 || r.o.DayBudget.Zero() {
 		return nil
 	}
+	changes := r.changes
+	if r.stage {
+		changes = r.stageChanges
+	}
+	var pending *LedgerEntry
+	if _, s := changes(r.rec); !s.line.Spend.Zero() {
+		e := r.ledgerEntry(s.line.Spend)
+		pending = &e
+	}
 	day := Day(r.o.Clock.Now())
-	spent, ok, err := DayCheck(ctx, r.o.GitHub, r.o.Dashboard, day, r.o.DayBudget)
+	spent, ok, err := dayCheck(ctx, r.o.GitHub, r.o.Dashboard, day, r.o.DayBudget, pending)
 	if err != nil || ok {
 		return err
 	}

@@ -110,15 +110,15 @@ func (r *reporter) run(ctx context.Context) error {
 	if err := r.decided(jobs, "Job"); err != nil {
 		return err
 	}
+	if err := r.dayGate(ctx); err != nil {
+		return err
+	}
 	defer r.section("report: %s", r.d.action)()
 
 	if err := r.write(ctx); err != nil {
 		return err
 	}
 	if err := r.book(ctx); err != nil {
-		return err
-	}
-	if err := r.dayGate(ctx); err != nil {
 		return err
 	}
 	return r.act(ctx)
@@ -450,6 +450,8 @@ func (r *reporter) view(*record.Record) record.View {
 		v.Doing = fmt.Sprintf("stage Job %d ended %s; stage Job %d continues after the last recorded round", r.job, r.ending(), r.job+1)
 	case r.stage && r.d.action == ActionStop:
 		v.Doing = fmt.Sprintf("stopped (%s) in stage: %s", r.d.class, r.d.reason)
+	case r.d.action == ActionYield:
+		v.Doing = "waiting for the next day's budget: " + r.d.reason
 	case r.stage:
 	case r.d.action == ActionContinue:
 		v.Doing = fmt.Sprintf("Job %d ended %s; Job %d continues from the last mark", r.job, r.ending(), r.job+1)
@@ -459,8 +461,6 @@ func (r *reporter) view(*record.Record) record.View {
 		v.Doing = fmt.Sprintf("stopped (%s) in %s: %s", r.d.class, r.stopStep(r.rec), r.d.reason)
 	case r.d.action == ActionReturnToStage:
 		v.Doing = "returned to stage: " + r.d.reason
-	case r.d.action == ActionYield:
-		v.Doing = "waiting for the next day's budget: " + r.d.reason
 	}
 	v.Doing = r.o.Mask(v.Doing)
 	return v

@@ -95,7 +95,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 	if r.d.reason == "" {
 		r.d.reason = o.Reason
 	}
-	if r.d.action != ActionContinue && r.d.action != ActionStop && r.d.action != ActionAsk {
+	if r.d.action != ActionContinue && r.d.action != ActionStop && r.d.action != ActionAsk && r.d.action != ActionYield {
 		// Stage has no head to mark ready and no stage to return to: what
 		// its class would do elsewhere is a person's call.
 		r.d = decision{class: r.d.class, action: ActionStop,
@@ -109,6 +109,9 @@ func (r *reporter) runStage(ctx context.Context) error {
 	if err := r.decided(lines, "stage Job"); err != nil {
 		return err
 	}
+	if err := r.dayGate(ctx); err != nil {
+		return err
+	}
 	defer r.section("report: %s", r.d.action)()
 
 	if err := r.write(ctx); err != nil {
@@ -120,6 +123,8 @@ func (r *reporter) runStage(ctx context.Context) error {
 	switch r.d.action {
 	case ActionContinue:
 		return r.continuation(ctx)
+	case ActionYield:
+		return r.yield(ctx)
 	case ActionAsk:
 		return r.ask(ctx)
 	}

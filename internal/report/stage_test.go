@@ -215,6 +215,63 @@ func TestReportStage(t *testing.T) {
 		}
 	})
 
+	t.Run("past the day's budget a stage continuation waits for the next day", func(t *testing.T) {
+		e := newEnv(t)
+		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
+		if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: Day(t0), Issue: 40, Job: 1, USD: 0.95, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
+			t.Fatal(err)
+		}
+		n := e.issue(t, stageBase(job1, sum(marked)), "roadmap:stage")
+		o := e.stageOptions(n, 8002)
+		// $0.95 is under $0.9505; stage Job 2's own share (its line: 3
+		// calls, $0.000909), booked before the check, takes the day past it.
+		o.JobResult, o.Result, o.Failure, o.Attempt = "success", "yielded", string(failure.Transient), 2
+		o.Dashboard, o.DayBudget = dash, DayBudget{USD: 0.9505}
+		out, err := Run(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Action != ActionYield || out.Class != failure.DayBudgetExhausted || len(e.fake.Dispatches()) != 0 {
+			t.Errorf("%s → %s with %d dispatches; want day_budget_exhausted → yield, none", out.Class, out.Action, len(e.fake.Dispatches()))
+		}
+		c := e.commentWith(n, MarkerWaiting)
+		if !strings.Contains(c, "phase=stage") || !strings.Contains(c, "Stage Job 2") {
+			t.Errorf("the waiting comment does not say how to resume stage Job 2's item:\n%s", c)
+		}
+		if st, _ := e.record(t, n).StageState(); st == "stopped" {
+			t.Error("a wait for the day's budget stopped stage")
+		}
+		// The record says the item waits, with no intent mark of a dispatch
+		// that is not sent, and the Job's share is booked.
+		jobs, _ := e.record(t, n).StageJobs()
+		if len(jobs) != 2 || jobs[1].Dispatching != 0 || jobs[1].Result != record.ResultYielded {
+			t.Errorf("stage.jobs = %+v, want Job 2 yielded with no intent mark", jobs)
+		}
+		if body := e.body(t, n); !strings.Contains(body, "waiting for the next day's budget") {
+			t.Errorf("the record comment does not say the item waits for the day's budget:\n%s", body)
+		}
+		if entries, _ := LedgerEntries(ctx, e.gh, dash); len(entries) != 2 {
+			t.Errorf("%d ledger entries, want 2 (the other item's and stage Job 2's)", len(entries))
+		}
+	})
+
+	t.Run("a stage Job refused by the day's budget waits too", func(t *testing.T) {
+		e := newEnv(t)
+		n := e.issue(t, stageBase(job1, sum(marked)), "roadmap:stage")
+		o := e.stageOptions(n, 8003)
+		o.JobResult, o.Result, o.Failure = "success", "yielded", string(failure.DayBudgetExhausted)
+		out, err := Run(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Action != ActionYield || e.hasLabel(n, "roadmap:stopped") || len(e.fake.Dispatches()) != 0 {
+			t.Errorf("Action %s, labels %v, %d dispatches; want yield, not stopped, none", out.Action, e.fake.Labels(n), len(e.fake.Dispatches()))
+		}
+		if c := e.commentWith(n, MarkerWaiting); !strings.Contains(c, "phase=stage") {
+			t.Errorf("the waiting comment does not name phase=stage:\n%s", c)
+		}
+	})
+
 	t.Run("a result that is not a stage result is refused", func(t *testing.T) {
 		e := newEnv(t)
 		o := e.stageOptions(1, 1)
