@@ -452,7 +452,7 @@ func TestRoadmapWorkflowPhases(t *testing.T) {
 	}
 	skipped := map[string]any{"result": "skipped", "outputs": unread}
 	common := map[string]string{"issue": "7", "identity": "github-actions[bot]", "workflow": "roadmap-caller.yml",
-		"dashboard": "0", "config": ""}
+		"dashboard": "0", "day-budget-usd": "2.5", "config": ""}
 	for _, tt := range []struct {
 		name             string
 		phase            any // the phase input; nil as a caller that sets none (the default)
@@ -499,7 +499,7 @@ func TestRoadmapWorkflowPhases(t *testing.T) {
 			}
 			ctx := exprCtx{
 				"inputs": map[string]any{"issue": 7.0, "phase": phase, "record-comment": 55.0, "identity": "github-actions[bot]",
-					"dispatch-workflow": "roadmap-caller.yml", "dashboard": 0.0, "config": ""},
+					"dispatch-workflow": "roadmap-caller.yml", "dashboard": 0.0, "day-budget-usd": 2.5, "config": ""},
 				"needs": map[string]any{"stage": tt.stage, "implement": tt.implement},
 			}
 			// Which of stage and implement runs.
