@@ -8,10 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/config"
-	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
@@ -21,127 +19,57 @@ import (
 
 func runImplement(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "implement")
-	issue := fs.Int("issue", 0, "the issue to implement (default: from the event)")
-	cfgPath := fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")")
+	f := addJobFlags(fs, "implement", "the issue to implement", "the branch PRs target")
 	planDir := fs.String("plan", "", "the OpenSpec change directory, relative to the workspace (default: the record's stage.plan)")
-	workdir := fs.String("workdir", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
-	remote := fs.String("remote", "origin", "the git remote to push to")
-	base := fs.String("base", "", "the branch PRs target (default: configuration, main)")
 	attempt := fs.Int("attempt", 0, "this Job's number for the item (default: the dispatch input, else the record's + 1)")
-	timeout := fs.Int("timeout-minutes", 0, "the job's timeout-minutes; with --started-at it sets the deadline")
-	startedAt := fs.String("started-at", "", "when the job started (RFC 3339 or Unix seconds; default now)")
-	traceFile := fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/roadmap-trace-ISSUE-run-RUNID.jsonl)")
 	model := fs.String("model", "", "override the first model of the ladder")
-	runID := fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)")
-	budgets := addBudgetFlags(fs)
-	recordComment := fs.Int64("record-comment", 0, "the issue's record comment id, handed over by an earlier job (default: the dispatch input, else found by listing the comments once)")
-	recordDir := fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)")
-	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	io := actionsio.New(env.Getenv, env.Stdout)
-	ev, err := event.FromEnv(env.Getenv)
-	if err != nil {
-		env.Errorf("%v", err)
-		return ExitUsage
+	s, code := env.startJob("implement", f)
+	if s == nil {
+		return code
 	}
-	if *issue == 0 {
-		*issue = ev.Issue
-	}
-	if *issue <= 0 {
-		env.Errorf("implement: no issue: pass --issue or run on an issue or dispatch event")
-		return ExitUsage
-	}
-	if *attempt == 0 && ev.Inputs != nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(ev.Inputs["attempt"])); err == nil {
+	if *attempt == 0 && s.ev.Inputs != nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(s.ev.Inputs["attempt"])); err == nil {
 			*attempt = n
 		}
 	}
-	if *runID == 0 {
-		*runID = ev.RunID
-	}
-	if *recordComment == 0 && ev.Inputs != nil {
-		*recordComment = recordCommentInput(ev.Inputs)
-	}
-	dir := env.workdir(*workdir)
-	cfg, code := env.jobConfig(io, dir, cfgPath)
-	if code != ExitOK {
-		return code
-	}
+	cfg := s.cfg
 	if *model != "" {
 		cfg.Models[0].Name = *model
 	}
-	if *base == "" {
-		*base = cfg.Implement.BaseBranch
-	}
-	if code := env.jobBudgets("implement", budgets, cfg); code != ExitOK {
+	j, code := env.openJob(ctx, "implement", s, f, *attempt, map[string]string{"attempt": strconv.Itoa(*attempt)})
+	if j == nil {
 		return code
 	}
-	deadline, code := env.jobDeadline("implement", *startedAt, *timeout)
-	if code != ExitOK {
-		return code
-	}
-	masker := env.masker(env.modelKeys(cfg)...)
-	gh, err := env.gitHubClient(masker, deadline)
-	if err != nil {
-		env.Errorf("implement: %v", err)
-		return ExitUsage
-	}
-	if refused, code := env.jobDayGate(ctx, io, gh, "implement", *budgets.dashboard, cfg, map[string]string{"attempt": strconv.Itoa(*attempt)}); refused {
-		return code
-	}
-	repo, code := env.jobRepo(ctx, "implement", dir)
-	if code != ExitOK {
-		return code
-	}
-	pol, err := policy.ParseNode(&cfg.Policy)
-	if err != nil {
-		env.Errorf("implement: %s: policy: %v", *cfgPath, err)
-		return ExitUsage
-	}
-	iso, unisolated, code := env.openBoundary(ctx, "implement", string(cfg.Isolation), dir)
-	if code != ExitOK {
-		return code
-	}
-	defer iso.close(env, "implement")
-	sb, checkRunner := iso.tools(pol, env.environ())
-
-	rec, closeTrace, code := env.jobTrace("implement", traceFile, jobTraceName("implement", *issue, *runID), masker, *attempt)
-	if code != ExitOK {
-		return code
-	}
-	defer closeTrace()
-	tiers, code := env.jobTiers("implement", *cfgPath, cfg, rec, *recordDir, masker)
-	if code != ExitOK {
-		return code
-	}
+	defer j.close()
 	opts := implement.Options{
-		Issue: *issue, Attempt: *attempt, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,
-		PlanDir: *planDir, RecordComment: *recordComment, RunURL: env.runURL(*runID), Models: tiers, Sandbox: sb,
-		CheckRunner: checkRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands,
-		BeforeTree: iso.beforeTree(env, string(cfg.Isolation), pol), TempDir: env.Getenv("RUNNER_TEMP"),
-		Unisolated: unisolated, IsolationNote: iso.note(),
+		Issue: s.issue, Attempt: *attempt, RunID: s.runID, GitHub: j.gh, Repo: j.repo, Remote: *f.remote, Base: s.base,
+		PlanDir: *planDir, RecordComment: s.comment, RunURL: env.runURL(s.runID), Models: j.tiers, Sandbox: j.sandbox,
+		CheckRunner: j.checkRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands,
+		BeforeTree: j.iso.beforeTree(env, string(cfg.Isolation), j.pol), TempDir: env.Getenv("RUNNER_TEMP"),
+		Unisolated: j.unisolated, IsolationNote: j.iso.note(),
 		CheckTimeout: cfg.Checks.Timeout,
 		StepBudget:   agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
 		RepairRounds: cfg.Implement.RepairRounds, MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
-		Deadline: deadline, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
+		Deadline: s.deadline, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
 		CIWorkflows: cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
-		Log: env.Stderr, Trace: rec, Mask: masker.Mask, SetOutput: env.setOutput(io),
+		Log: env.Stderr, Trace: j.rec, Mask: j.masker.Mask, SetOutput: env.setOutput(s.io),
 	}
 	res, err := implement.Run(ctx, opts)
 	if err != nil {
 		env.Errorf("implement: %v", err)
-		io.Error("", 0, masker.Mask(err.Error()))
+		s.io.Error("", 0, j.masker.Mask(err.Error()))
 		if res.Result == "" {
 			return ExitInternal
 		}
 	}
-	_ = io.SetOutput("trace_file", *traceFile)
-	if err := io.AddSummary(implementSummary(*issue, res, rec.Events(), iso.note())); err != nil {
+	_ = s.io.SetOutput("trace_file", *f.traceFile)
+	if err := s.io.AddSummary(implementSummary(s.issue, res, j.rec.Events(), j.iso.note())); err != nil {
 		env.Errorf("step summary: %v", err)
 	}
-	if *asJSON {
+	if *f.json {
 		if code := env.JSON(res); code != ExitOK {
 			return code
 		}

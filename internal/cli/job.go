@@ -6,16 +6,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/report"
@@ -150,11 +154,12 @@ func (e *Env) setOutput(io *actionsio.IO) func(k, v string) {
 // jobTraceName is the default trace file name of a Job: the run id tells
 // the Jobs of an item apart (the Job's number may not be known before the
 // record is read).
-func jobTraceName(verb string, issue int, runID int64) string {
+// The help shows it with the words ISSUE and RUNID.
+func jobTraceName(verb, issue, runID string) string {
 	if verb == "implement" {
-		return fmt.Sprintf("roadmap-trace-%d-run-%d.jsonl", issue, runID)
+		return "roadmap-trace-" + issue + "-run-" + runID + ".jsonl"
 	}
-	return fmt.Sprintf("roadmap-%s-trace-%d-run-%d.jsonl", verb, issue, runID)
+	return "roadmap-" + verb + "-trace-" + issue + "-run-" + runID + ".jsonl"
 }
 
 // jobBudgetFlags are the budget flags of the Job verbs: the item's budget
@@ -234,4 +239,155 @@ func dayBudgetText(b report.DayBudget) string {
 		parts = append(parts, fmt.Sprintf("%d tokens out", b.TokensOut))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// jobFlags are the flags both Job verbs take, with one meaning.
+type jobFlags struct {
+	issue                         *int
+	config, workdir, remote, base *string
+	timeout                       *int
+	startedAt, traceFile          *string
+	runID                         *int64
+	budgets                       jobBudgetFlags
+	recordComment                 *int64
+	recordDir                     *string
+	json                          *bool
+}
+
+// addJobFlags defines the shared flags of verb on fs: issueHelp says what
+// the Job does with the issue, baseHelp what the base branch is for.
+func addJobFlags(fs *flag.FlagSet, verb, issueHelp, baseHelp string) jobFlags {
+	return jobFlags{
+		issue:         fs.Int("issue", 0, issueHelp+" (default: from the event)"),
+		config:        fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")"),
+		workdir:       fs.String("workdir", "", "the repository checkout (default $GITHUB_WORKSPACE or .)"),
+		remote:        fs.String("remote", "origin", "the git remote to push to"),
+		base:          fs.String("base", "", baseHelp+" (default: configuration, main)"),
+		timeout:       fs.Int("timeout-minutes", 0, "the job's timeout-minutes; with --started-at it sets the deadline"),
+		startedAt:     fs.String("started-at", "", "when the job started (RFC 3339 or Unix seconds; default now)"),
+		traceFile:     fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/"+jobTraceName(verb, "ISSUE", "RUNID")+")"),
+		runID:         fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)"),
+		budgets:       addBudgetFlags(fs),
+		recordComment: fs.Int64("record-comment", 0, "the issue's record comment id, handed over by an earlier job (default: the dispatch input, else found by listing the comments once)"),
+		recordDir:     fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)"),
+		json:          fs.Bool("json", false, "print the result as JSON on stdout"),
+	}
+}
+
+// jobStart is what a Job verb reads before it reaches anything: the issue,
+// the run and the record comment (from the flags, else the event), the
+// configuration with the flags' budgets, the base branch and the deadline.
+type jobStart struct {
+	io       *actionsio.IO
+	ev       *event.Event
+	issue    int
+	runID    int64
+	comment  int64
+	dir      string
+	cfgPath  string
+	cfg      *config.Config
+	base     string
+	deadline time.Time
+}
+
+// startJob reads the shared flags f of verb; a nil jobStart means the verb
+// exits with code, having said why.
+func (e *Env) startJob(verb string, f jobFlags) (*jobStart, int) {
+	s := &jobStart{io: actionsio.New(e.Getenv, e.Stdout), issue: *f.issue, runID: *f.runID, comment: *f.recordComment,
+		cfgPath: *f.config, base: *f.base}
+	var err error
+	if s.ev, err = event.FromEnv(e.Getenv); err != nil {
+		e.Errorf("%v", err)
+		return nil, ExitUsage
+	}
+	if s.issue == 0 {
+		s.issue = s.ev.Issue
+	}
+	if s.issue <= 0 {
+		e.Errorf("%s: no issue: pass --issue or run on an issue or dispatch event", verb)
+		return nil, ExitUsage
+	}
+	if s.runID == 0 {
+		s.runID = s.ev.RunID
+	}
+	if s.comment == 0 && s.ev.Inputs != nil {
+		s.comment = recordCommentInput(s.ev.Inputs)
+	}
+	s.dir = e.workdir(*f.workdir)
+	cfg, code := e.jobConfig(s.io, s.dir, &s.cfgPath)
+	if code != ExitOK {
+		return nil, code
+	}
+	s.cfg = cfg
+	if s.base == "" {
+		s.base = cfg.Implement.BaseBranch
+	}
+	if code := e.jobBudgets(verb, f.budgets, cfg); code != ExitOK {
+		return nil, code
+	}
+	if s.deadline, code = e.jobDeadline(verb, *f.startedAt, *f.timeout); code != ExitOK {
+		return nil, code
+	}
+	return s, ExitOK
+}
+
+// openJob is what a Job runs with: the masker, GitHub (after the day's
+// budget allows the Job), roadmap's own git, the policy, the isolation
+// boundary and the tools inside it, the trace and the model ladder.
+type openJob struct {
+	masker      *redact.Masker
+	gh          *github.Client
+	repo        *git.Repo
+	pol         *policy.Policy
+	iso         *isolation
+	unisolated  string
+	sandbox     agent.Sandbox
+	checkRunner checks.Runner
+	rec         *trace.Recorder
+	tiers       []agent.Tier
+	close       func()
+}
+
+// openJob opens what s's Job runs with, Job number job in its trace. A nil
+// openJob means the verb exits with code: a setup error it has printed, or
+// ExitOK when the day's budget refused the Job (its outputs set, with
+// dayOutputs). Otherwise the caller defers close.
+func (e *Env) openJob(ctx context.Context, verb string, s *jobStart, f jobFlags, job int, dayOutputs map[string]string) (*openJob, int) {
+	j := &openJob{masker: e.masker(e.modelKeys(s.cfg)...)}
+	var err error
+	if j.gh, err = e.gitHubClient(j.masker, s.deadline); err != nil {
+		e.Errorf("%s: %v", verb, err)
+		return nil, ExitUsage
+	}
+	if refused, code := e.jobDayGate(ctx, s.io, j.gh, verb, *f.budgets.dashboard, s.cfg, dayOutputs); refused {
+		return nil, code
+	}
+	repo, code := e.jobRepo(ctx, verb, s.dir)
+	if code != ExitOK {
+		return nil, code
+	}
+	j.repo = repo
+	if j.pol, err = policy.ParseNode(&s.cfg.Policy); err != nil {
+		e.Errorf("%s: %s: policy: %v", verb, s.cfgPath, err)
+		return nil, ExitUsage
+	}
+	if j.iso, j.unisolated, code = e.openBoundary(ctx, verb, string(s.cfg.Isolation), s.dir); code != ExitOK {
+		return nil, code
+	}
+	j.sandbox, j.checkRunner = j.iso.tools(j.pol, e.environ())
+	rec, closeTrace, code := e.jobTrace(verb, f.traceFile, jobTraceName(verb, strconv.Itoa(s.issue), strconv.FormatInt(s.runID, 10)), j.masker, job)
+	if code != ExitOK {
+		j.iso.close(e, verb)
+		return nil, code
+	}
+	j.rec = rec
+	j.close = func() {
+		closeTrace()
+		j.iso.close(e, verb)
+	}
+	if j.tiers, code = e.jobTiers(verb, s.cfgPath, s.cfg, rec, *f.recordDir, j.masker); code != ExitOK {
+		j.close()
+		return nil, code
+	}
+	return j, ExitOK
 }

@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/roadmap-dev/roadmap/internal/actionsio"
-	"github.com/roadmap-dev/roadmap/internal/config"
-	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/plan"
-	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 )
 
@@ -17,132 +13,62 @@ import (
 // a checked plan in a draft PR (or the item returned with the findings).
 func runStage(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "stage")
-	issue := fs.Int("issue", 0, "the issue to plan (default: from the event)")
-	cfgPath := fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")")
-	workdir := fs.String("workdir", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
-	remote := fs.String("remote", "origin", "the git remote to push to")
-	base := fs.String("base", "", "the branch the draft PR targets (default: configuration, main)")
-	timeout := fs.Int("timeout-minutes", 0, "the job's timeout-minutes; with --started-at it sets the deadline")
-	startedAt := fs.String("started-at", "", "when the job started (RFC 3339 or Unix seconds; default now)")
-	traceFile := fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/roadmap-stage-trace-ISSUE-run-RUNID.jsonl)")
-	runID := fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)")
+	f := addJobFlags(fs, "stage", "the issue to plan", "the branch the draft PR targets")
 	rounds := fs.Int("rounds", 0, "the planner's revision rounds (default: configuration stage.rounds)")
-	budgets := addBudgetFlags(fs)
-	recordComment := fs.Int64("record-comment", 0, "the issue's record comment id (default: the dispatch input, else found by listing the comments once)")
-	recordDir := fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)")
-	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
-	}
-	io := actionsio.New(env.Getenv, env.Stdout)
-	ev, err := event.FromEnv(env.Getenv)
-	if err != nil {
-		env.Errorf("%v", err)
-		return ExitUsage
-	}
-	if *issue == 0 {
-		*issue = ev.Issue
-	}
-	if *issue <= 0 {
-		env.Errorf("stage: no issue: pass --issue or run on an issue or dispatch event")
-		return ExitUsage
-	}
-	if *runID == 0 {
-		*runID = ev.RunID
-	}
-	if *recordComment == 0 && ev.Inputs != nil {
-		*recordComment = recordCommentInput(ev.Inputs)
-	}
-	dir := env.workdir(*workdir)
-	cfg, code := env.jobConfig(io, dir, cfgPath)
-	if code != ExitOK {
-		return code
-	}
-	if *base == "" {
-		*base = cfg.Implement.BaseBranch
 	}
 	if *rounds < 0 {
 		env.Errorf("stage: --rounds must not be negative")
 		return ExitUsage
 	}
+	s, code := env.startJob("stage", f)
+	if s == nil {
+		return code
+	}
+	cfg := s.cfg
 	if *rounds == 0 {
 		*rounds = cfg.Stage.Rounds
 	}
-	if code := env.jobBudgets("stage", budgets, cfg); code != ExitOK {
+	j, code := env.openJob(ctx, "stage", s, f, 0, nil)
+	if j == nil {
 		return code
 	}
-	deadline, code := env.jobDeadline("stage", *startedAt, *timeout)
-	if code != ExitOK {
-		return code
-	}
-	masker := env.masker(env.modelKeys(cfg)...)
-	gh, err := env.gitHubClient(masker, deadline)
-	if err != nil {
-		env.Errorf("stage: %v", err)
-		return ExitUsage
-	}
-	if refused, code := env.jobDayGate(ctx, io, gh, "stage", *budgets.dashboard, cfg, nil); refused {
-		return code
-	}
-	repo, code := env.jobRepo(ctx, "stage", dir)
-	if code != ExitOK {
-		return code
-	}
-	pol, err := policy.ParseNode(&cfg.Policy)
-	if err != nil {
-		env.Errorf("stage: %s: policy: %v", *cfgPath, err)
-		return ExitUsage
-	}
-	iso, unisolated, code := env.openBoundary(ctx, "stage", string(cfg.Isolation), dir)
-	if code != ExitOK {
-		return code
-	}
-	defer iso.close(env, "stage")
-	sb, _ := iso.tools(pol, env.environ())
-
-	rec, closeTrace, code := env.jobTrace("stage", traceFile, jobTraceName("stage", *issue, *runID), masker, 0)
-	if code != ExitOK {
-		return code
-	}
-	defer closeTrace()
-	tiers, code := env.jobTiers("stage", *cfgPath, cfg, rec, *recordDir, masker)
-	if code != ExitOK {
-		return code
-	}
-	verifier := tiers[len(tiers)-1:]
+	defer j.close()
+	verifier := j.tiers[len(j.tiers)-1:]
 	for i, m := range cfg.Models {
 		if m.Name == cfg.Stage.Verifier {
-			verifier = tiers[i : i+1]
+			verifier = j.tiers[i : i+1]
 		}
 	}
 	opts := stage.Options{
-		Issue: *issue, RunID: *runID, GitHub: gh, Repo: repo, Remote: *remote, Base: *base,
-		RecordComment: *recordComment, RunURL: env.runURL(*runID),
-		Planner: tiers, Verifier: verifier, Sandbox: sb, Rounds: *rounds,
+		Issue: s.issue, RunID: s.runID, GitHub: j.gh, Repo: j.repo, Remote: *f.remote, Base: s.base,
+		RecordComment: s.comment, RunURL: env.runURL(s.runID),
+		Planner: j.tiers, Verifier: verifier, Sandbox: j.sandbox, Rounds: *rounds,
 		StepBudget: agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
 		MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
-		Deadline: deadline, Unisolated: unisolated, IsolationNote: iso.note(),
-		Log: env.Stderr, Trace: rec, Mask: masker.Mask, SetOutput: env.setOutput(io),
+		Deadline: s.deadline, Unisolated: j.unisolated, IsolationNote: j.iso.note(),
+		Log: env.Stderr, Trace: j.rec, Mask: j.masker.Mask, SetOutput: env.setOutput(s.io),
 	}
 	res, err := stage.Run(ctx, opts)
 	if err != nil {
 		env.Errorf("stage: %v", err)
-		io.Error("", 0, masker.Mask(err.Error()))
+		s.io.Error("", 0, j.masker.Mask(err.Error()))
 		return ExitInternal
 	}
-	for _, f := range res.Findings {
-		switch f.Level {
+	for _, fd := range res.Findings {
+		switch fd.Level {
 		case plan.LevelError:
-			io.Error(f.File, f.Line, masker.Mask(f.Rule+": "+f.Message))
+			s.io.Error(fd.File, fd.Line, j.masker.Mask(fd.Rule+": "+fd.Message))
 		case plan.LevelWarning:
-			io.Warning(f.File, f.Line, masker.Mask(f.Rule+": "+f.Message))
+			s.io.Warning(fd.File, fd.Line, j.masker.Mask(fd.Rule+": "+fd.Message))
 		}
 	}
-	_ = io.SetOutput("trace_file", *traceFile)
-	if err := io.AddSummary(masker.Mask(stageSummary(*issue, res, iso.note()))); err != nil {
+	_ = s.io.SetOutput("trace_file", *f.traceFile)
+	if err := s.io.AddSummary(j.masker.Mask(stageSummary(s.issue, res, j.iso.note()))); err != nil {
 		env.Errorf("step summary: %v", err)
 	}
-	if *asJSON {
+	if *f.json {
 		if code := env.JSON(res); code != ExitOK {
 			return code
 		}
