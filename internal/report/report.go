@@ -107,7 +107,17 @@ func (r *reporter) run(ctx context.Context) error {
 		r.decideKilled()
 	}
 	r.gate()
-	if err := r.decided(jobs, "Job"); err != nil {
+	return r.carryOut(ctx, jobs, "Job", r.act)
+}
+
+// carryOut carries the decision out, in the same order for a stage Job and
+// an implement Job: the decision taken into the outcome and the log
+// (decided, on the Jobs' lines), the day's budget checked before a
+// continuation (before the write, so the record says what really happens),
+// the record written, the Job's share booked in the day ledger, and then the
+// action (act), inside the log's section for it.
+func (r *reporter) carryOut(ctx context.Context, lines []record.JobOutcome, what string, act func(context.Context) error) error {
+	if err := r.decided(lines, what); err != nil {
 		return err
 	}
 	if err := r.dayGate(ctx); err != nil {
@@ -121,7 +131,7 @@ func (r *reporter) run(ctx context.Context) error {
 	if err := r.book(ctx); err != nil {
 		return err
 	}
-	return r.act(ctx)
+	return act(ctx)
 }
 
 // decided takes the decision into the outcome and the log: the reported

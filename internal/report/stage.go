@@ -106,20 +106,12 @@ func (r *reporter) runStage(ctx context.Context) error {
 			reason: fmt.Sprintf("the item has run %d stage Jobs, the cap of Jobs per item (max jobs %d); %s would need stage Job %d",
 				r.job, o.MaxJobs, r.ending(), r.job+1)}
 	}
-	if err := r.decided(lines, "stage Job"); err != nil {
-		return err
-	}
-	if err := r.dayGate(ctx); err != nil {
-		return err
-	}
-	defer r.section("report: %s", r.d.action)()
+	return r.carryOut(ctx, lines, "stage Job", r.stageAct)
+}
 
-	if err := r.write(ctx); err != nil {
-		return err
-	}
-	if err := r.book(ctx); err != nil {
-		return err
-	}
+// stageAct is the action after a stage Job: a continuation, a wait for the
+// day's budget, a question, or a stop.
+func (r *reporter) stageAct(ctx context.Context) error {
 	switch r.d.action {
 	case ActionContinue:
 		return r.continuation(ctx)
