@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -158,9 +159,12 @@ func issueText(title, body string) string {
 // maxListedFiles bounds the repository walk for the prompt's file list.
 const maxListedFiles = 2000
 
-// repoParts is the repository's map for the prompt: its files, then the
-// files whose names share the most words with the issue, most first. The
-// prompt's packing drops the lowest priorities to fit the window.
+// repoParts is the repository's map for the prompt: its files; where the
+// symbols the issue names are declared (namedSymbols); then the files most
+// relevant to the issue, most first: a file whose path the issue names, then
+// the files that declare its symbols, then those that use them, then those
+// whose names share its words. The prompt's packing drops the lowest
+// priorities to fit the window.
 func repoParts(root, issue string) []agent.ContextPart {
 	var files []string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -183,6 +187,13 @@ func repoParts(root, issue string) []agent.ContextPart {
 	})
 	sort.Strings(files)
 	parts := []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(files, "\n"), 4000), Priority: 50}}
+	read := func(rel string, max int64) (string, error) { return readInside(root, rel, max) }
+	symbols := namedSymbols(issue)
+	scan := scanSymbols(files, symbols, read)
+	if len(symbols) > 0 {
+		parts = append(parts, agent.ContextPart{Name: "Where the symbols the issue names are declared",
+			Text: capBytes(scan.index(symbols), 2000), Priority: 45})
+	}
 	words := wordSet(issue)
 	type scored struct {
 		path  string
@@ -193,7 +204,13 @@ func repoParts(root, issue string) []agent.ContextPart {
 		if strings.HasPrefix(f, "openspec/") {
 			continue
 		}
-		n := 0
+		n := 100*scan.declares[f] + 10*scan.refers[f]
+		switch base := path.Base(f); {
+		case namesPath(issue, f):
+			n += 1000
+		case base != f && strings.Contains(base, ".") && namesPath(issue, base):
+			n += 500 // by its name alone, which another file may share
+		}
 		for w := range wordSet(f) {
 			if words[w] {
 				n++
@@ -208,7 +225,7 @@ func repoParts(root, issue string) []agent.ContextPart {
 		if i == 3 {
 			break
 		}
-		data, err := readInside(root, s.path, 16<<10)
+		data, err := read(s.path, 16<<10)
 		if err != nil {
 			continue
 		}
@@ -216,6 +233,30 @@ func repoParts(root, issue string) []agent.ContextPart {
 	}
 	return parts
 }
+
+// namesPath: the issue names the file by its path, as a whole (not as a
+// part of a longer path or name: "greet.go" is not named by "xgreet.go").
+// A name shorter than four bytes is never taken as named.
+func namesPath(issue, file string) bool {
+	if len(file) < 4 {
+		return false
+	}
+	for rest := issue; ; {
+		i := strings.Index(rest, file)
+		if i < 0 {
+			return false
+		}
+		before := i == 0 || !pathByte(rest[i-1])
+		end := i + len(file)
+		after := end == len(rest) || !pathByte(rest[end]) || rest[end] == '.' && (end+1 == len(rest) || !pathByte(rest[end+1]))
+		if before && after {
+			return true
+		}
+		rest = rest[end:]
+	}
+}
+
+func pathByte(c byte) bool { return identPart(c) || c == '/' || c == '.' || c == '-' }
 
 // readInside reads a file of the work tree without following a symlink out
 // of it, at most max bytes.
