@@ -117,10 +117,18 @@ func (r *runner) plannerStep() agent.Step {
 	return agent.Step{Task: task.String(), Context: parts}
 }
 
-func (r *runner) verifierStep() agent.Step {
+// verifierStep is the verifier's task: the issue, the plan, what the gates
+// noted of it (notes: the verifier runs only on a plan no gate failed, so
+// these are INFO, such as a premise they could not run) and where the
+// symbols the issue names are declared.
+func (r *runner) verifierStep(notes []plan.Finding) agent.Step {
 	task := fmt.Sprintf("Review the plan for issue #%d in %s/ against the issue and the code, and try to refute it. Call verdict with your objections, or none.", r.o.Issue, r.dir)
 	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.issue.Title, r.issue.Body), Priority: 100}}
 	parts = append(parts, r.planParts(90)...)
+	if len(notes) > 0 {
+		parts = append(parts, agent.ContextPart{Name: "What the plan gates noted (not failures)", Text: findingsText(notes), Priority: 70})
+	}
+	parts = append(parts, symbolParts(r.o.Repo.Dir, r.issue.Title+" "+r.issue.Body, 60)...)
 	return agent.Step{Task: task, Context: parts}
 }
 
@@ -159,13 +167,46 @@ func issueText(title, body string) string {
 // maxListedFiles bounds the repository walk for the prompt's file list.
 const maxListedFiles = 2000
 
-// repoParts is the repository's map for the prompt: its files; where the
-// symbols the issue names are declared (namedSymbols); then the files most
-// relevant to the issue, most first: a file whose path the issue names, then
-// the files that declare its symbols, then those that use them, then those
-// whose names share its words. The prompt's packing drops the lowest
-// priorities to fit the window.
+// repoParts is the repository's map for the planner's prompt: its files;
+// where the symbols the issue names are declared (namedSymbols); then the
+// files most relevant to the issue, most first: a file whose path the issue
+// names, then the files that declare its symbols, then those that use them,
+// then those whose names share its words. The prompt's packing drops the
+// lowest priorities to fit the window.
 func repoParts(root, issue string) []agent.ContextPart {
+	files := repoFiles(root)
+	parts := []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(files, "\n"), 4000), Priority: 50}}
+	read := func(rel string, max int64) (string, error) { return readInside(root, rel, max) }
+	symbols := namedSymbols(issue)
+	scan := scanSymbols(files, symbols, read)
+	if len(symbols) > 0 {
+		parts = append(parts, scan.part(symbols, 45))
+	}
+	for i, f := range relevantFiles(files, issue, scan, 3) {
+		data, err := read(f, 16<<10)
+		if err != nil {
+			continue
+		}
+		parts = append(parts, agent.ContextPart{Name: f, Text: capBytes(data, 3000), Priority: 40 - i})
+	}
+	return parts
+}
+
+// symbolParts is the symbol index alone, at priority, for the verifier:
+// none when the issue names no symbol.
+func symbolParts(root, issue string, priority int) []agent.ContextPart {
+	symbols := namedSymbols(issue)
+	if len(symbols) == 0 {
+		return nil
+	}
+	scan := scanSymbols(repoFiles(root), symbols, func(rel string, max int64) (string, error) { return readInside(root, rel, max) })
+	return []agent.ContextPart{scan.part(symbols, priority)}
+}
+
+// repoFiles are the work tree's regular files, repository-relative and
+// sorted, at most maxListedFiles, without .git, node_modules, vendor and
+// archive folders; symlinks are not followed.
+func repoFiles(root string) []string {
 	var files []string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -186,14 +227,13 @@ func repoParts(root, issue string) []agent.ContextPart {
 		return nil
 	})
 	sort.Strings(files)
-	parts := []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(files, "\n"), 4000), Priority: 50}}
-	read := func(rel string, max int64) (string, error) { return readInside(root, rel, max) }
-	symbols := namedSymbols(issue)
-	scan := scanSymbols(files, symbols, read)
-	if len(symbols) > 0 {
-		parts = append(parts, agent.ContextPart{Name: "Where the symbols the issue names are declared",
-			Text: capBytes(scan.index(symbols), 2000), Priority: 45})
-	}
+	return files
+}
+
+// relevantFiles are at most n of files, most relevant to the issue first
+// (repoParts says in what order); a file with nothing in common with the
+// issue is never one, and neither is a plan file.
+func relevantFiles(files []string, issue string, scan symbolScan, n int) []string {
 	words := wordSet(issue)
 	type scored struct {
 		path  string
@@ -204,34 +244,28 @@ func repoParts(root, issue string) []agent.ContextPart {
 		if strings.HasPrefix(f, "openspec/") {
 			continue
 		}
-		n := 100*scan.declares[f] + 10*scan.refers[f]
+		score := 100*scan.declares[f] + 10*scan.refers[f]
 		switch base := path.Base(f); {
 		case namesPath(issue, f):
-			n += 1000
+			score += 1000
 		case base != f && strings.Contains(base, ".") && namesPath(issue, base):
-			n += 500 // by its name alone, which another file may share
+			score += 500 // by its name alone, which another file may share
 		}
 		for w := range wordSet(f) {
 			if words[w] {
-				n++
+				score++
 			}
 		}
-		if n > 0 {
-			ranked = append(ranked, scored{f, n})
+		if score > 0 {
+			ranked = append(ranked, scored{f, score})
 		}
 	}
 	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].score > ranked[j].score })
-	for i, s := range ranked {
-		if i == 3 {
-			break
-		}
-		data, err := read(s.path, 16<<10)
-		if err != nil {
-			continue
-		}
-		parts = append(parts, agent.ContextPart{Name: s.path, Text: capBytes(data, 3000), Priority: 40 - i})
+	var out []string
+	for _, s := range ranked[:min(n, len(ranked))] {
+		out = append(out, s.path)
 	}
-	return parts
+	return out
 }
 
 // namesPath: the issue names the file by its path, as a whole (not as a

@@ -359,7 +359,7 @@ func (r *runner) check(ctx context.Context) (ending, bool) {
 	// The verifier reads only a plan the gates pass: its objections are
 	// worth a model call when nothing cheaper has one.
 	if !failing(findings) {
-		vf, end, ok := r.verify(ctx)
+		vf, end, ok := r.verify(ctx, findings)
 		if !ok {
 			return end, false
 		}
@@ -387,14 +387,15 @@ func (r *runner) check(ctx context.Context) (ending, bool) {
 	return ending{}, true
 }
 
-// verify asks the independent verifier to refute the plan.
-func (r *runner) verify(ctx context.Context) ([]plan.Finding, ending, bool) {
+// verify asks the independent verifier to refute the plan; notes are the
+// gates' findings of this round, none of which fails it.
+func (r *runner) verify(ctx context.Context, notes []plan.Finding) ([]plan.Finding, ending, bool) {
 	o := r.o
 	start := o.Clock.Now()
 	cfg := r.agentConfig(o.Verifier)
 	cfg.Tools = agent.VerifierTools()
 	cfg.System = verifierSystem
-	out, err := agent.Run(ctx, cfg, r.verifierStep())
+	out, err := agent.Run(ctx, cfg, r.verifierStep(notes))
 	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseVerifier, Step: fmt.Sprintf("round %d", r.round),
 		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
 	if err != nil {

@@ -203,6 +203,39 @@ func TestVerifierRound(t *testing.T) {
 	}
 }
 
+// TestVerifierSeesGateNotes: the verifier reads what the gates noted
+// without failing the plan (here: an issue with no acceptance criteria) and
+// where the symbols the issue names are declared, so its refutation starts
+// from the same facts; the planner's prompt has the symbol index too.
+func TestVerifierSeesGateNotes(t *testing.T) {
+	w := newWorld(t)
+	if err := w.fake.SetIssueBody(w.issue, "alice", "The greet package is empty: callers need `Hello` to greet them."); err != nil {
+		t.Fatal(err)
+	}
+	j := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+	if res := j.run(context.Background()); res.Result != stage.ResultStaged {
+		t.Fatalf("result %s (%s), want staged\n%s", res.Result, res.Reason, j.log.String())
+	}
+	var planner, verifier string
+	for _, req := range j.model.reqs {
+		switch c := req.Messages[1].Content; {
+		case strings.Contains(c, "Review the plan for issue"):
+			verifier = c
+		case strings.Contains(c, "Write the plan for issue"):
+			planner = c
+		}
+	}
+	for _, want := range []string{"What the plan gates noted (not failures)", "roadmap/gate/acceptance-map",
+		"Where the symbols the issue names are declared", "Hello: declared nowhere"} {
+		if !strings.Contains(verifier, want) {
+			t.Errorf("the verifier's prompt lacks %q:\n%s", want, verifier)
+		}
+	}
+	if !strings.Contains(planner, "Hello: declared nowhere") {
+		t.Errorf("the planner's prompt lacks the symbol index:\n%s", planner)
+	}
+}
+
 func TestParseObjections(t *testing.T) {
 	for _, tt := range []struct {
 		in   string

@@ -9,6 +9,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
 )
 
 // The symbols an issue names, and where the repository declares them: the
@@ -241,6 +243,11 @@ func scanSymbols(files, symbols []string, read func(rel string, max int64) (stri
 		s.refers[f] = len(used) - len(declared)
 	}
 	return s
+}
+
+// part is the index as a prompt part at priority.
+func (s symbolScan) part(symbols []string, priority int) agent.ContextPart {
+	return agent.ContextPart{Name: "Where the symbols the issue names are declared", Text: capBytes(s.index(symbols), 2000), Priority: priority}
 }
 
 // index is the prompt's list of where each symbol is declared, in the
