@@ -275,18 +275,19 @@ func namesPath(issue, file string) bool {
 	if len(file) < 4 {
 		return false
 	}
-	for rest := issue; ; {
-		i := strings.Index(rest, file)
+	for from := 0; ; {
+		i := strings.Index(issue[from:], file)
 		if i < 0 {
 			return false
 		}
-		before := i == 0 || !pathByte(rest[i-1])
+		i += from
 		end := i + len(file)
-		after := end == len(rest) || !pathByte(rest[end]) || rest[end] == '.' && (end+1 == len(rest) || !pathByte(rest[end+1]))
+		before := i == 0 || !pathByte(issue[i-1])
+		after := end == len(issue) || !pathByte(issue[end]) || issue[end] == '.' && (end+1 == len(issue) || !pathByte(issue[end+1]))
 		if before && after {
 			return true
 		}
-		rest = rest[end:]
+		from = i + 1
 	}
 }
 

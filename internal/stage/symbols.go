@@ -166,17 +166,17 @@ func goDeclarations(file string, src []byte, want map[string]bool) []declaration
 
 // usesWord: src holds w as a whole word (not inside a longer identifier).
 func usesWord(src []byte, w string) bool {
-	for rest := src; ; {
-		i := bytes.Index(rest, []byte(w))
+	for from := 0; ; {
+		i := bytes.Index(src[from:], []byte(w))
 		if i < 0 {
 			return false
 		}
-		before := i == 0 || !identPart(rest[i-1])
-		after := i+len(w) == len(rest) || !identPart(rest[i+len(w)])
-		if before && after {
+		i += from
+		end := i + len(w)
+		if (i == 0 || !identPart(src[i-1])) && (end == len(src) || !identPart(src[end])) {
 			return true
 		}
-		rest = rest[i+len(w):]
+		from = i + 1
 	}
 }
 

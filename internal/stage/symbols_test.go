@@ -62,6 +62,23 @@ func FuzzNamedSymbols(f *testing.F) {
 	})
 }
 
+func TestUsesWord(t *testing.T) {
+	for _, tt := range []struct {
+		src, w string
+		want   bool
+	}{
+		{"x := Hello()", "Hello", true},
+		{"HelloWorld and xHello", "Hello", false},
+		{"HelloHello Hello", "Hello", true},
+		{"HelloHello", "Hello", false},
+		{"Hello", "Hello", true},
+	} {
+		if got := usesWord([]byte(tt.src), tt.w); got != tt.want {
+			t.Errorf("usesWord(%q, %q) = %v, want %v", tt.src, tt.w, got, tt.want)
+		}
+	}
+}
+
 func TestNamesPath(t *testing.T) {
 	for _, tt := range []struct {
 		issue, file string
@@ -74,6 +91,8 @@ func TestNamesPath(t *testing.T) {
 		{"see greet.go-old", "greet.go", false},
 		{"greet.go, then greet.go.bak", "greet.go", true},
 		{"go.mod", "go", false},
+		{"xgreet.gogreet.go", "greet.go", false},
+		{"a.greet.go, greet.go", "greet.go", true},
 	} {
 		if got := namesPath(tt.issue, tt.file); got != tt.want {
 			t.Errorf("namesPath(%q, %q) = %v, want %v", tt.issue, tt.file, got, tt.want)
