@@ -153,8 +153,7 @@ func (e *Env) setOutput(io *actionsio.IO) func(k, v string) {
 
 // jobTraceName is the default trace file name of a Job: the run id tells
 // the Jobs of an item apart (the Job's number may not be known before the
-// record is read).
-// The help shows it with the words ISSUE and RUNID.
+// record is read). The help shows it with the words ISSUE and RUNID.
 func jobTraceName(verb, issue, runID string) string {
 	if verb == "implement" {
 		return "roadmap-trace-" + issue + "-run-" + runID + ".jsonl"

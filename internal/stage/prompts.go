@@ -113,7 +113,7 @@ func (r *runner) plannerStep() agent.Step {
 	if r.round > 1 || r.amend {
 		parts = append(parts, r.planParts(80)...)
 	}
-	parts = append(parts, repoParts(r.o.Repo.Dir, r.issue.Title+" "+r.issue.Body)...)
+	parts = append(parts, r.repoMap().parts...)
 	return agent.Step{Task: task.String(), Context: parts}
 }
 
@@ -128,7 +128,7 @@ func (r *runner) verifierStep(notes []plan.Finding) agent.Step {
 	if len(notes) > 0 {
 		parts = append(parts, agent.ContextPart{Name: "What the plan gates noted (not failures)", Text: findingsText(notes), Priority: 70})
 	}
-	parts = append(parts, symbolParts(r.o.Repo.Dir, r.issue.Title+" "+r.issue.Body, 60)...)
+	parts = append(parts, r.repoMap().symbolParts(60)...)
 	return agent.Step{Task: task, Context: parts}
 }
 
@@ -167,40 +167,62 @@ func issueText(title, body string) string {
 // maxListedFiles bounds the repository walk for the prompt's file list.
 const maxListedFiles = 2000
 
-// repoParts is the repository's map for the planner's prompt: its files;
+// repoMap is the repository as the prompts show it: the planner's parts
+// (repoParts) and the symbol index alone, for the verifier. The tree outside
+// the plan is the staging commit all Job long (whatever else a command
+// changes is discarded), so a Job reads it once, on its first prompt.
+type repoMap struct {
+	parts []agent.ContextPart
+	index *agent.ContextPart // nil when the issue names no symbol
+}
+
+// repoMap is the Job's map of the repository, read on first use.
+func (r *runner) repoMap() *repoMap {
+	if r.repo == nil {
+		r.repo = newRepoMap(r.o.Repo.Dir, r.issue.Title+" "+r.issue.Body)
+	}
+	return r.repo
+}
+
+// newRepoMap reads root for issue. The planner's parts are its files;
 // where the symbols the issue names are declared (namedSymbols); then the
 // files most relevant to the issue, most first: a file whose path the issue
 // names, then the files that declare its symbols, then those that use them,
 // then those whose names share its words. The prompt's packing drops the
 // lowest priorities to fit the window.
-func repoParts(root, issue string) []agent.ContextPart {
+func newRepoMap(root, issue string) *repoMap {
 	files := repoFiles(root)
-	parts := []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(files, "\n"), 4000), Priority: 50}}
+	m := &repoMap{parts: []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(files, "\n"), 4000), Priority: 50}}}
 	read := func(rel string, max int64) (string, error) { return readInside(root, rel, max) }
 	symbols := namedSymbols(issue)
 	scan := scanSymbols(files, symbols, read)
 	if len(symbols) > 0 {
-		parts = append(parts, scan.part(symbols, 45))
+		index := scan.part(symbols, 45)
+		m.index = &index
+		m.parts = append(m.parts, index)
 	}
 	for i, f := range relevantFiles(files, issue, scan, 3) {
 		data, err := read(f, 16<<10)
 		if err != nil {
 			continue
 		}
-		parts = append(parts, agent.ContextPart{Name: f, Text: capBytes(data, 3000), Priority: 40 - i})
+		m.parts = append(m.parts, agent.ContextPart{Name: f, Text: capBytes(data, 3000), Priority: 40 - i})
 	}
-	return parts
+	return m
 }
+
+// repoParts are the planner's parts of the repository for issue.
+func repoParts(root, issue string) []agent.ContextPart { return newRepoMap(root, issue).parts }
 
 // symbolParts is the symbol index alone, at priority, for the verifier:
 // none when the issue names no symbol.
-func symbolParts(root, issue string, priority int) []agent.ContextPart {
-	symbols := namedSymbols(issue)
-	if len(symbols) == 0 {
+func (m *repoMap) symbolParts(priority int) []agent.ContextPart {
+	if m.index == nil {
 		return nil
 	}
-	scan := scanSymbols(repoFiles(root), symbols, func(rel string, max int64) (string, error) { return readInside(root, rel, max) })
-	return []agent.ContextPart{scan.part(symbols, priority)}
+	p := *m.index
+	p.Priority = priority
+	return []agent.ContextPart{p}
 }
 
 // repoFiles are the work tree's regular files, repository-relative and

@@ -111,6 +111,9 @@ type runner struct {
 	evidence  string // implement's reason and log
 	kept      string // tasks.md of the groups that passed, for the check
 
+	// repo is the repository as the prompts show it, read once (repoMap).
+	repo *repoMap
+
 	// pendingRound holds a clean round's marks: they ride with the staged mark.
 	pendingRound record.Changes
 	// pushed is the last round this Job pushed itself. A round an earlier
