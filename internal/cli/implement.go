@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/implement"
-	"github.com/roadmap-dev/roadmap/internal/llm"
-	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
@@ -39,34 +38,21 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	if *model != "" {
 		cfg.Models[0].Name = *model
 	}
-	j, code := env.openJob(ctx, "implement", s, f, *attempt, map[string]string{"attempt": strconv.Itoa(*attempt)})
-	if j == nil {
+	k, code := env.openJob(ctx, kernel.Implement, s, f, *attempt, map[string]string{"attempt": strconv.Itoa(*attempt)})
+	if k == nil {
 		return code
 	}
-	defer j.close()
-	opts := implement.Options{
-		Issue: s.issue, Attempt: *attempt, RunID: s.runID, GitHub: j.gh, Repo: j.repo, Remote: *f.remote, Base: s.base,
-		PlanDir: *planDir, RecordComment: s.comment, RunURL: env.runURL(s.runID), Models: j.tiers, Sandbox: j.sandbox,
-		CheckRunner: j.checkRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands,
-		BeforeTree: j.iso.beforeTree(env, string(cfg.Isolation), j.pol), TempDir: env.Getenv("RUNNER_TEMP"),
-		Unisolated: j.unisolated, IsolationNote: j.iso.note(),
-		CheckTimeout: cfg.Checks.Timeout,
-		StepBudget:   agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
-		RepairRounds: cfg.Implement.RepairRounds, MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
-		Deadline: s.deadline, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
-		CIWorkflows: cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
-		Log: env.Stderr, Trace: j.rec, Mask: j.masker.Mask, SetOutput: env.setOutput(s.io),
-	}
-	res, err := implement.Run(ctx, opts)
+	defer k.Close()
+	res, err := k.Implement(ctx, job.ImplementRun{PlanDir: *planDir})
 	if err != nil {
 		env.Errorf("implement: %v", err)
-		s.io.Error("", 0, j.masker.Mask(err.Error()))
+		s.io.Error("", 0, k.Masker.Mask(err.Error()))
 		if res.Result == "" {
 			return ExitInternal
 		}
 	}
 	_ = s.io.SetOutput("trace_file", *f.traceFile)
-	if err := s.io.AddSummary(implementSummary(s.issue, res, j.rec.Events(), j.iso.note())); err != nil {
+	if err := s.io.AddSummary(implementSummary(s.issue, res, k.Trace.Events(), k.IsolationNote())); err != nil {
 		env.Errorf("step summary: %v", err)
 	}
 	if *f.json {
@@ -104,46 +90,6 @@ func implementSummary(issue int, res implement.Result, events []trace.Event, not
 	b.WriteString(trace.Timeline(events))
 	b.WriteString("\n")
 	return b.String()
-}
-
-// buildTiers makes one model per configured tier.
-func buildTiers(cfg *config.Config, env *Env, onRetry func(agent.RetryEvent)) ([]agent.Tier, error) {
-	prices := map[string]llm.Price{}
-	for name, p := range cfg.Prices {
-		prices[name] = llm.Price{Input: p.Input, Output: p.Output}
-	}
-	var tiers []agent.Tier
-	for i, m := range cfg.Models {
-		client, err := llm.New(llm.Config{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Name, APIKeyEnv: m.APIKeyEnv,
-			InputWindow: m.InputWindow, MaxOutput: m.MaxOutput, Prices: prices, Fixtures: m.Fixtures},
-			llm.WithGetenv(env.Getenv), llm.WithRetryObserver(onRetry))
-		if err != nil {
-			return nil, fmt.Errorf("models[%d]: %w", i, err)
-		}
-		p := prices[m.Name]
-		// Each tier has its own request limits: a cheap model's window is
-		// not a larger one's.
-		tiers = append(tiers, agent.Tier{Name: m.Name, Model: client, USDPerMTokIn: p.Input, USDPerMTokOut: p.Output,
-			MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)})
-	}
-	return tiers, nil
-}
-
-// spendLine is a day's spend in the words of dayBudgetText.
-func spendLine(s record.Spend) string {
-	return fmt.Sprintf("$%.2f, %d tokens in, %d tokens out", s.USD, s.TokensIn, s.TokensOut)
-}
-
-func agentBudget(b config.Budget) agent.Budget {
-	return agent.Budget{Turns: b.Turns, TokensIn: b.TokensIn, TokensOut: b.TokensOut, USD: b.USD, Wall: b.Wall}
-}
-
-// sandboxAdapter gives the policy sandbox the agent's Run signature.
-type sandboxAdapter struct{ *policy.Sandbox }
-
-func (s sandboxAdapter) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
-	r, err := s.Sandbox.Run(ctx, argv)
-	return agent.RunResult(r), err
 }
 
 func parseTime(s string) (time.Time, error) {

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
@@ -400,29 +399,5 @@ func TestIsolationNoneWarns(t *testing.T) {
 	}
 	if !commented {
 		t.Errorf("no PR comment says the run was not isolated (the Job ended %s: %s %s)", res.Result, res.Failure, res.Reason)
-	}
-}
-
-// A model key configured under a neutral name (api_key_env: LLM) carries no
-// sign of a secret in its name: it is masked because the configuration
-// names it, and it never reaches a tool (the boundary's allow-list drops it).
-func TestModelKeyUnderNeutralNameIsMasked(t *testing.T) {
-	e := &Env{Vars: map[string]string{canaryKeyVar: canaryKey, "PATH": os.Getenv("PATH")}}
-	if !strings.Contains(e.masker().Mask("the key is "+canaryKey), canaryKey) {
-		t.Fatal("the masker hides the canary by its shape alone: this test could not see the by-name masking fail")
-	}
-	cfg := &config.Config{Models: []config.Model{{Provider: "openai", Name: "m", APIKeyEnv: canaryKeyVar}}}
-	if got := e.masker(e.modelKeys(cfg)...).Mask("the key is " + canaryKey); strings.Contains(got, canaryKey) {
-		t.Errorf("the configured model key is not masked: %q", got)
-	}
-	b, err := sandbox.Open(context.Background(), sandbox.Options{Mode: sandbox.ModeNone, Workspace: t.TempDir(), Environ: e.environ()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	for _, kv := range b.Env() {
-		if strings.Contains(kv, canaryKey) {
-			t.Errorf("the model key reaches tool processes: %s", kv)
-		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 )
@@ -26,46 +28,27 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 	if s == nil {
 		return code
 	}
-	cfg := s.cfg
-	if *rounds == 0 {
-		*rounds = cfg.Stage.Rounds
-	}
-	j, code := env.openJob(ctx, "stage", s, f, 0, nil)
-	if j == nil {
+	k, code := env.openJob(ctx, kernel.Stage, s, f, 0, nil)
+	if k == nil {
 		return code
 	}
-	defer j.close()
-	verifier := j.tiers[len(j.tiers)-1:]
-	for i, m := range cfg.Models {
-		if m.Name == cfg.Stage.Verifier {
-			verifier = j.tiers[i : i+1]
-		}
-	}
-	opts := stage.Options{
-		Issue: s.issue, RunID: s.runID, GitHub: j.gh, Repo: j.repo, Remote: *f.remote, Base: s.base,
-		RecordComment: s.comment, RunURL: env.runURL(s.runID),
-		Planner: j.tiers, Verifier: verifier, Sandbox: j.sandbox, Rounds: *rounds,
-		StepBudget: agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
-		MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
-		Deadline: s.deadline, Unisolated: j.unisolated, IsolationNote: j.iso.note(),
-		Log: env.Stderr, Trace: j.rec, Mask: j.masker.Mask, SetOutput: env.setOutput(s.io),
-	}
-	res, err := stage.Run(ctx, opts)
+	defer k.Close()
+	res, err := k.Stage(ctx, job.StageRun{Rounds: *rounds})
 	if err != nil {
 		env.Errorf("stage: %v", err)
-		s.io.Error("", 0, j.masker.Mask(err.Error()))
+		s.io.Error("", 0, k.Masker.Mask(err.Error()))
 		return ExitInternal
 	}
 	for _, fd := range res.Findings {
 		switch fd.Level {
 		case plan.LevelError:
-			s.io.Error(fd.File, fd.Line, j.masker.Mask(fd.Rule+": "+fd.Message))
+			s.io.Error(fd.File, fd.Line, k.Masker.Mask(fd.Rule+": "+fd.Message))
 		case plan.LevelWarning:
-			s.io.Warning(fd.File, fd.Line, j.masker.Mask(fd.Rule+": "+fd.Message))
+			s.io.Warning(fd.File, fd.Line, k.Masker.Mask(fd.Rule+": "+fd.Message))
 		}
 	}
 	_ = s.io.SetOutput("trace_file", *f.traceFile)
-	if err := s.io.AddSummary(j.masker.Mask(stageSummary(s.issue, res, j.iso.note()))); err != nil {
+	if err := s.io.AddSummary(k.Masker.Mask(stageSummary(s.issue, res, k.IsolationNote()))); err != nil {
 		env.Errorf("step summary: %v", err)
 	}
 	if *f.json {
@@ -99,7 +82,7 @@ func stageSummary(issue int, res stage.Result, note string) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Spend: this Job %s; the item %s.\n", spendLine(res.JobSpend), spendLine(res.Spend))
+	fmt.Fprintf(&b, "Spend: this Job %s; the item %s.\n", job.SpendWords(res.JobSpend), job.SpendWords(res.Spend))
 	return b.String()
 }
 

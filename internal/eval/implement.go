@@ -10,17 +10,18 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
-	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // ImplementCaseResult is one implement case's verdict and what it cost.
@@ -229,32 +230,22 @@ func (p *player) play(ctx context.Context) (implement.Result, string, error) {
 // from a fresh clone, as a new runner would.
 func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, string, bool, error) {
 	w := p.w
-	j, err := w.newJob(ctx, p.fixtures)
-	if err != nil {
-		return implement.Result{}, "", false, err
-	}
-	model := j.model
 	killedAt := make(chan struct{})
+	var wrap func(agent.Model) agent.Model
 	if kill != nil {
-		model = &killingModel{Model: j.model, at: *kill, killed: killedAt}
-	}
-	tr, err := trace.NewRecorder(discard{}, w.masker, w.clock.Now, w.jobs)
-	if err != nil {
-		return implement.Result{}, "", false, err
+		wrap = func(m agent.Model) agent.Model { return &killingModel{Model: m, at: *kill, killed: killedAt} }
 	}
 	repair := p.settings.RepairRounds
 	if repair == 0 {
 		repair = 2
 	}
-	opts := implement.Options{
-		Issue: w.issue, RunID: int64(100 + w.jobs), GitHub: j.gh, Repo: j.repo, Remote: "origin", Base: "main",
-		Models: []agent.Tier{{Name: modelName, Model: model}}, Sandbox: toolSandbox{j.sb},
-		CheckRunner: checks.SandboxRunner(j.sb), Split: policy.Split, RepairRounds: repair,
-		BeforeTree: beforeTree, TempDir: w.dir,
+	j, err := w.openJob(ctx, jobSetup{phase: kernel.Implement, fixtures: p.fixtures, wrap: wrap,
 		// The CI plays on the manual clock: the watch sees a passing status
 		// on the head the first time it waits (ciClock).
-		Clock: ciClock{ManualClock: w.clock, w: w}, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute,
-		Trace: tr, Mask: w.masker.Mask,
+		clock:     ciClock{ManualClock: w.clock, w: w},
+		configure: func(c *config.Config) { c.Implement.RepairRounds = repair; c.Implement.WatchTimeout = 10 * time.Minute }})
+	if err != nil {
+		return implement.Result{}, "", false, err
 	}
 	type done struct {
 		res implement.Result
@@ -262,14 +253,14 @@ func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, st
 	}
 	end := make(chan done, 1)
 	go func() {
-		res, err := implement.Run(ctx, opts)
+		res, err := j.kit.Implement(ctx, job.ImplementRun{})
 		end <- done{res, err}
 	}()
 	select {
 	case d := <-end:
 		// A Job that ended closes its boundary; a killed one keeps it, as a
 		// killed process leaves its files.
-		j.closeFn()
+		j.kit.Close()
 		if d.err != nil {
 			return implement.Result{}, j.ws, false, fmt.Errorf("implement Job %d: %w", w.jobs, d.err)
 		}
@@ -282,22 +273,6 @@ func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, st
 	case <-ctx.Done():
 		return implement.Result{}, j.ws, false, ctx.Err()
 	}
-}
-
-// beforeTree opens the `isolation: none` boundary on the tree before a
-// group, for the group's own fail-to-pass.
-func beforeTree(ctx context.Context, dir string) (checks.Runner, string, func() error, error) {
-	b, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: dir, Environ: gitEnv()})
-	if err != nil {
-		return nil, "", nil, err
-	}
-	sb := policy.NewSandbox(b, policy.Default(), gitEnv())
-	ws, err := sb.Workspace()
-	if err != nil {
-		_ = b.Close()
-		return nil, "", nil, err
-	}
-	return checks.SandboxRunner(sb), ws, b.Close, nil
 }
 
 // killingModel kills the Job at a request: it never answers it.

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/gates"
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/stage"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // The two kinds of stage case.
@@ -194,20 +194,12 @@ func runStage(ctx context.Context, o Options, dir string, is Issue, settings Sta
 		return nil, false, "", err
 	}
 	defer w.close()
-	j, err := w.newJob(ctx, filepath.Join(dir, "fixtures"))
+	j, err := w.openJob(ctx, jobSetup{phase: kernel.Stage, fixtures: filepath.Join(dir, "fixtures")})
 	if err != nil {
 		return nil, false, "", err
 	}
-	defer j.closeFn()
-	tr, err := trace.NewRecorder(discard{}, w.masker, w.clock.Now, 0)
-	if err != nil {
-		return nil, false, "", err
-	}
-	res, err := stage.Run(ctx, stage.Options{
-		Issue: w.issue, RunID: 1, GitHub: j.gh, Repo: j.repo, Remote: "origin", Base: "main",
-		Planner: []agent.Tier{{Name: modelName, Model: j.model}}, Sandbox: toolSandbox{j.sb},
-		Rounds: settings.Rounds, Clock: w.clock, Trace: tr, Mask: w.masker.Mask,
-	})
+	defer j.kit.Close()
+	res, err := j.kit.Stage(ctx, job.StageRun{Rounds: settings.Rounds})
 	if err != nil {
 		return nil, false, "", fmt.Errorf("stage: %w", err)
 	}

@@ -4,23 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/agent"
-	"github.com/roadmap-dev/roadmap/internal/checks"
-	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
-	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/report"
-	"github.com/roadmap-dev/roadmap/internal/sandbox"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // maxJobs bounds a history: a life that needs more Jobs than this is a
@@ -72,9 +70,13 @@ type life struct {
 	interrupt func()
 	// writerEdited is set when the concurrent writer acted.
 	writerEdited bool
-	sigTerm      time.Duration // SIGTERM after SIGINT (the runner: 7.5 s)
-	sigKill      time.Duration // the kill after SIGTERM (the runner: 2.5 s)
-	logExtra     string        // appended to a killed Job's log (OOM evidence)
+	// configure, when set, changes the suite's configuration for this
+	// history (a budget, a check command), as a repository's
+	// .github/roadmap.yml would.
+	configure func(*config.Config)
+	sigTerm   time.Duration // SIGTERM after SIGINT (the runner: 7.5 s)
+	sigKill   time.Duration // the kill after SIGTERM (the runner: 2.5 s)
+	logExtra  string        // appended to a killed Job's log (OOM evidence)
 	// foreign are files another writer put on the branch.
 	foreign map[string]bool
 	trace   []string
@@ -193,11 +195,44 @@ func (l *life) play() error {
 	return nil
 }
 
-type toolSandbox struct{ *policy.Sandbox }
+// config is the configuration every Job of the suite runs with: the
+// shipped defaults (config.Default, as the binary takes them when the
+// repository has no .github/roadmap.yml), the replay model as the one
+// tier, and no isolation boundary (the suite's agents are recorded, not
+// hostile).
+func (l *life) config() *config.Config {
+	cfg := config.Default()
+	cfg.Models = []config.Model{{Provider: llm.ProviderOpenAICompatible, Name: "replay-model", BaseURL: l.w.modelURL + "/v1",
+		InputWindow: l.window}}
+	cfg.Prices = map[string]config.Price{"replay-model": {Input: 1, Output: 10}}
+	cfg.Isolation = config.IsolationNone
+	cfg.Implement.RepairRounds = 2
+	cfg.Implement.WatchTimeout = 10 * time.Minute
+	if l.configure != nil {
+		l.configure(cfg)
+	}
+	return cfg
+}
 
-func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
-	r, err := s.Sandbox.Run(ctx, argv)
-	return agent.RunResult(r), err
+// open builds a Job the way the binary does (job.Open), on the suite's
+// world: GitHub's requests through the fault transport of p, git's commands
+// through p's hook, the world's manual clock, the log and the trace in
+// memory.
+func (l *life) open(ctx context.Context, phase kernel.Phase, number int, runID, rc int64, ws string, p *proc, log io.Writer) (*job.Kit, error) {
+	w := l.w
+	env := map[string]string{"GITHUB_REPOSITORY": owner + "/" + repo, "GITHUB_API_URL": w.ghURL + "/"}
+	for _, kv := range gitEnv() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return job.Open(ctx, job.Setup{
+		Phase: phase, Issue: w.issue, RunID: runID, RecordComment: rc, Number: number,
+		Dir: ws, Config: l.config(), ConfigPath: "the suite's configuration", Env: env, Token: token,
+		Log: log, TraceOut: &lockedBuffer{},
+		Transport: &transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue},
+		Clock:     w.clock, GitHook: p.gitHook(),
+	})
 }
 
 // job runs one implement Job in this process; a kill unwinds it.
@@ -215,32 +250,12 @@ func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
 	p := &proc{c: l.c}
 	ctx, cancel := context.WithCancel(l.ctx)
 	defer cancel()
-	repo, err := git.Open(ctx, ws, gitEnv())
-	if err != nil {
-		return je, err
-	}
-	repo.Hook = p.gitHook()
-	gh, err := w.client(&transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue})
-	if err != nil {
-		return je, err
-	}
-	bound, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: ws, Environ: gitEnv()})
-	if err != nil {
-		return je, err
-	}
-	defer bound.Close()
-	sb := policy.NewSandbox(bound, policy.Default(), gitEnv())
-	model, err := llm.New(llm.Config{Provider: llm.ProviderOpenAICompatible, BaseURL: w.modelURL + "/v1", Model: "replay-model",
-		InputWindow: l.window, Prices: map[string]llm.Price{"replay-model": {Input: 1, Output: 10}}}, llm.WithClock(w.clock))
-	if err != nil {
-		return je, err
-	}
 	log := &lockedBuffer{}
-	m := masker()
-	tr, err := trace.NewRecorder(&lockedBuffer{}, m, w.clock.Now, attempt)
+	kit, err := l.open(ctx, kernel.Implement, attempt, runID, rc, ws, p, log)
 	if err != nil {
 		return je, err
 	}
+	defer kit.Close()
 	l.interrupt = nil
 	if l.signal != nil && !l.sigSent {
 		// The signal reaches the first Job only.
@@ -269,13 +284,7 @@ func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
 			}
 		}()
 		var res implement.Result
-		res, err = implement.Run(ctx, implement.Options{
-			Issue: w.issue, Attempt: attempt, RunID: runID, RecordComment: rc, GitHub: gh, Repo: repo,
-			Models: []agent.Tier{{Name: "replay-model", Model: model}}, Sandbox: toolSandbox{sb},
-			CheckRunner: checks.SandboxRunner(sb), Split: policy.Split, RepairRounds: 2,
-			Clock: w.clock, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute, NoChecksGrace: time.Minute,
-			Log: log, Trace: tr, Mask: m.Mask,
-		})
+		res, err = kit.Implement(ctx, job.ImplementRun{NoChecksGrace: time.Minute})
 		je.Result = res
 	}()
 	p.dead.Store(true) // the process is gone; a stray goroutine writes nothing

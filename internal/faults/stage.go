@@ -10,16 +10,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
-	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/report"
-	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/stage"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // The stage part of a history: the issue has no plan; stage Jobs write it in
@@ -238,32 +236,12 @@ func (l *life) stageJob(n int, runID, rc int64) (se stageEnd, err error) {
 		return se, err
 	}
 	p := &proc{c: l.c}
-	repo, err := git.Open(l.ctx, ws, gitEnv())
-	if err != nil {
-		return se, err
-	}
-	repo.Hook = p.gitHook()
-	gh, err := w.client(&transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue})
-	if err != nil {
-		return se, err
-	}
-	bound, err := sandbox.Open(l.ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: ws, Environ: gitEnv()})
-	if err != nil {
-		return se, err
-	}
-	defer bound.Close()
-	sb := policy.NewSandbox(bound, policy.Default(), gitEnv())
-	model, err := llm.New(llm.Config{Provider: llm.ProviderOpenAICompatible, BaseURL: w.modelURL + "/v1", Model: "replay-model",
-		InputWindow: l.window, Prices: map[string]llm.Price{"replay-model": {Input: 1, Output: 10}}}, llm.WithClock(w.clock))
-	if err != nil {
-		return se, err
-	}
 	log := &lockedBuffer{}
-	m := masker()
-	tr, err := trace.NewRecorder(&lockedBuffer{}, m, w.clock.Now, 0)
+	kit, err := l.open(l.ctx, kernel.Stage, 0, runID, rc, ws, p, log)
 	if err != nil {
 		return se, err
 	}
+	defer kit.Close()
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -274,11 +252,7 @@ func (l *life) stageJob(n int, runID, rc int64) (se stageEnd, err error) {
 				se.Killed = k.point
 			}
 		}()
-		se.Result, err = stage.Run(l.ctx, stage.Options{
-			Issue: w.issue, RunID: runID, GitHub: gh, Repo: repo, RecordComment: rc,
-			Planner: []agent.Tier{{Name: "replay-model", Model: model}}, Sandbox: toolSandbox{sb},
-			Clock: w.clock, Log: log, Trace: tr, Mask: m.Mask,
-		})
+		se.Result, err = kit.Stage(l.ctx, job.StageRun{})
 	}()
 	p.dead.Store(true)
 	se.Log = log.String()

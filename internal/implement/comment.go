@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
@@ -12,12 +13,12 @@ import (
 // from the record (implement.jobs), so a fresh Job shows the whole history
 // and never an empty body. A stop adds the step summary of this Job's trace.
 func (r *runner) comment(end ending) string {
-	jobs, _ := r.rec.Jobs()
+	jobs, _ := r.j.Rec.Jobs()
 	var b strings.Builder
 	fmt.Fprintf(&b, "### roadmap · implement #%d\n\n", r.o.Issue)
 	b.WriteString(JobsTable(jobs))
-	total, _ := r.rec.Spend()
-	fmt.Fprintf(&b, "\nItem spend: %s.\n", spendText(total))
+	total, _ := r.j.Rec.Spend()
+	fmt.Fprintf(&b, "\nItem spend: %s.\n", kernel.SpendText(total))
 	b.WriteString(r.failToPassLines())
 	if r.o.IsolationNote != "" {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.o.IsolationNote)

@@ -76,9 +76,9 @@ func (r *runner) failToPass(ctx context.Context, g plan.Group) (bool, string, er
 		r.f2p = map[int]groupF2P{}
 	}
 	r.f2p[g.Number] = res
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseFailToPass, Group: g.Number, Step: groupStep(g),
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseFailToPass, Group: g.Number, Step: groupStep(g),
 		Outcome: res.status, Reason: res.detail})
-	r.logf("roadmap: group %d: fail-to-pass %s: %s", g.Number, res.status, res.detail)
+	r.j.Logf("roadmap: group %d: fail-to-pass %s: %s", g.Number, res.status, res.detail)
 	return res.status != f2pFailed, log, nil
 }
 
@@ -110,7 +110,7 @@ func (r *runner) runBefore(ctx context.Context, g plan.Group, before string, cmd
 	}
 	defer func() {
 		if err := closeFn(); err != nil {
-			r.logf("roadmap: close the boundary of the tree before group %d: %v", g.Number, err)
+			r.j.Logf("roadmap: close the boundary of the tree before group %d: %v", g.Number, err)
 		}
 	}()
 	rep, err := checks.RunFailing(ctx, runner, o.Split, ws, cmds, checks.Options{Mask: o.Mask, Timeout: o.CheckTimeout})

@@ -20,6 +20,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -239,12 +240,26 @@ func (w *world) newJob(convs []*llm.Conversation) *job {
 		t.Fatal(err)
 	}
 	j.opts = implement.Options{
-		Issue: w.issue, RunID: int64(100 + w.jobs), GitHub: gh, Repo: gitRepo, Remote: "origin", Base: "main",
-		Models: []agent.Tier{{Name: "replay-model", Model: j.model}}, Sandbox: toolSandbox{sb},
-		CheckRunner: j.checks, Split: policy.Split, RepairRounds: 2,
-		Clock: w.clock, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute,
-		Log: &j.log, Trace: tr, Mask: masker.Mask,
-		SetOutput: func(k, v string) { j.outputs[k] = v },
+		Options: kernel.Options{
+			Issue:     w.issue,
+			RunID:     int64(100 + w.jobs),
+			GitHub:    gh,
+			Repo:      gitRepo,
+			Remote:    "origin",
+			Base:      "main",
+			Sandbox:   toolSandbox{sb},
+			Clock:     w.clock,
+			Log:       &j.log,
+			Trace:     tr,
+			Mask:      masker.Mask,
+			SetOutput: func(k, v string) { j.outputs[k] = v },
+		},
+		Models:       []agent.Tier{{Name: "replay-model", Model: j.model}},
+		CheckRunner:  j.checks,
+		Split:        policy.Split,
+		RepairRounds: 2,
+		PollInterval: 30 * time.Second,
+		WatchTimeout: 10 * time.Minute,
 	}
 	return j
 }

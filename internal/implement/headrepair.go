@@ -10,6 +10,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -49,7 +50,7 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 			return end
 		}
 		if _, ok := r.checkTime(ctx, "repair at the head"); !ok {
-			r.logf("roadmap: no time left in this Job to repair the head; the log goes to the next Job")
+			r.j.Logf("roadmap: no time left in this Job to repair the head; the log goes to the next Job")
 			return end
 		}
 		log, why = end.checkLog, end.reason
@@ -67,26 +68,22 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 		return end, false
 	}
 	const step = "repair at the head"
-	r.doing = "repairing a failure at the head"
-	r.logf("roadmap: repair at the head: %s", oneLine(why))
+	r.j.Doing = "repairing a failure at the head"
+	r.j.Logf("roadmap: repair at the head: %s", oneLine(why))
 	cmds := headCommands(change, o.CheckCommands)
 	check := func(ctx context.Context) (bool, string, error) {
 		rep, err := r.runChecks(ctx, plan.Group{}, cmds)
 		return rep.Passed, rep.Log, err
 	}
 	task := headTask(change, why)
-	cfg := agent.Config{
-		Models: o.Models, Sandbox: o.Sandbox, Observer: (*observer)(r), Clock: o.Clock,
-		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: toAgent(r.prior.Add(r.job)),
-		MaxOutput: o.MaxOutput, Window: o.Window,
-	}
+	cfg := r.j.AgentConfig(o.Models)
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, cfg, agent.Step{Task: task, Context: groupContext(r.workdir, change), CheckLog: log}, check, o.RepairRounds)
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: step,
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: step,
 		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
 	if err != nil {
 		if ctx.Err() != nil {
-			return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: "the runner asked the Job to stop (signal)", checkLog: log}, false
+			return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: kernel.Signalled, checkLog: log}, false
 		}
 		return r.fail(ctx, step, err), false
 	}
@@ -103,7 +100,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 		return ending{result: record.ResultStopped, class: failure.BudgetExhausted, step: step, reason: out.Reason}, false
 	case agent.StatusModelError:
 		if ctx.Err() != nil {
-			return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: "the runner asked the Job to stop (signal)", checkLog: log}, false
+			return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: kernel.Signalled, checkLog: log}, false
 		}
 		return r.classEnding(failure.ClassifyError(errors.New(out.Reason)), step, "model: "+out.Reason), false
 	default:
@@ -114,7 +111,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 		return r.fail(ctx, "commit", err), false
 	}
 	if !changed {
-		r.logf("roadmap: repair at the head changed nothing; the checks run again as they are")
+		r.j.Logf("roadmap: repair at the head changed nothing; the checks run again as they are")
 		return ending{}, true
 	}
 	group := max(r.lastGroup, 1)
@@ -127,7 +124,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 		return r.fail(ctx, "commit", err), false
 	}
 	r.head = sha
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseCommit, Step: step})
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseCommit, Step: step})
 	if end, ok := r.push(ctx, plan.Group{}); !ok {
 		return end, false
 	}

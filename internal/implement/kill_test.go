@@ -18,6 +18,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -91,10 +92,23 @@ func childJob(cfgJSON string) int {
 	}}
 	tr, _ := trace.NewRecorder(os.Stderr, masker, time.Now, c.Attempt)
 	_, err = implement.Run(ctx, implement.Options{
-		Issue: c.Issue, Attempt: c.Attempt, RunID: 500, GitHub: gh, Repo: gitRepo,
-		Models: []agent.Tier{{Name: "replay-model", Model: spy}}, Sandbox: toolSandbox{sb},
-		CheckRunner: checks.SandboxRunner(sb), Split: policy.Split, RepairRounds: 1,
-		PollInterval: time.Second, WatchTimeout: time.Second, Log: os.Stdout, Trace: tr, Mask: masker.Mask,
+		Options: kernel.Options{
+			Issue:   c.Issue,
+			RunID:   500,
+			GitHub:  gh,
+			Repo:    gitRepo,
+			Sandbox: toolSandbox{sb},
+			Log:     os.Stdout,
+			Trace:   tr,
+			Mask:    masker.Mask,
+		},
+		Attempt:      c.Attempt,
+		Models:       []agent.Tier{{Name: "replay-model", Model: spy}},
+		CheckRunner:  checks.SandboxRunner(sb),
+		Split:        policy.Split,
+		RepairRounds: 1,
+		PollInterval: time.Second,
+		WatchTimeout: time.Second,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

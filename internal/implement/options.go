@@ -3,50 +3,30 @@ package implement
 import (
 	"context"
 	"errors"
-	"github.com/roadmap-dev/roadmap/internal/clock"
-	"io"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
-	"github.com/roadmap-dev/roadmap/internal/git"
-	"github.com/roadmap-dev/roadmap/internal/github"
-	"github.com/roadmap-dev/roadmap/internal/trace"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 )
-
-// Clock is the runner's time; tests use a fake one.
-type Clock interface {
-	Now() time.Time
-	Sleep(ctx context.Context, d time.Duration) error
-}
 
 // Options is everything one Job runs with. The caller (the CLI verb, the demo,
 // tests) builds the parts; the runner only wires them.
 type Options struct {
-	Issue int
+	// Options are what every Job runs with (the kernel's); the fields below
+	// are implement's own.
+	kernel.Options
 	// Attempt is this Job's number for the item (a continuation's dispatch
 	// input); 0 takes the record's implement.attempt + 1.
 	Attempt int
-	RunID   int64
 
-	GitHub *github.Client
-	Repo   *git.Repo
-	Remote string // default "origin"
-	Base   string // default "main"
 	// PlanDir is the OpenSpec change directory relative to the workspace;
 	// "" takes the record's stage.plan. Either must be a directory under
 	// openspec/changes/ inside the repository.
 	PlanDir string
-	// RecordComment is the id of the issue's record comment when an earlier
-	// job handed it over (an output, a dispatch input); 0 lists the comments
-	// once to find it.
-	RecordComment int64
-	// RunURL links this Job's run in the record comment; "" names the run id.
-	RunURL string
 
 	// Models is the ladder the agent climbs.
-	Models  []agent.Tier
-	Sandbox agent.Sandbox
+	Models []agent.Tier
 	// CheckRunner and Split run the scoped checks under the shell policy.
 	CheckRunner checks.Runner
 	Split       checks.Splitter
@@ -62,19 +42,11 @@ type Options struct {
 	TempDir string
 	// CheckTimeout bounds one check command (0: the policy row's timeout).
 	CheckTimeout time.Duration
-	StepBudget   agent.Budget
-	ItemBudget   agent.Budget
 	RepairRounds int
-	MaxOutput    int
-	Window       int64
 
-	// Deadline is when the Job must have handed over (the job's start plus
-	// its timeout-minutes); zero means none.
-	Deadline time.Time
 	// Reserve is kept free before the deadline for the final marks and the
 	// WIP commit (default 2 minutes).
 	Reserve time.Duration
-	Clock   Clock
 	// PollInterval is how often the watch of PR checks polls and writes a
 	// progress line; WatchTimeout bounds the watch within one Job.
 	PollInterval time.Duration
@@ -92,53 +64,22 @@ type Options struct {
 	// shows an infrastructure failure (0: none).
 	CheckReruns int
 
-	// Unisolated, when set, is why no isolation boundary could be set up:
-	// the Job stops (class unisolated) before any model-written command
-	// runs.
-	Unisolated string
-	// IsolationNote, when set, is said in the PR comment: the run was not
-	// isolated (`isolation: none`).
-	IsolationNote string
-	// Log is the Job's log: one spend line per model call, progress lines.
-	Log io.Writer
-	// Trace records the run's events (required: it masks every event).
-	Trace *trace.Recorder
-	// Mask masks text that leaves the process outside the GitHub client
-	// (check logs kept in the record go through the client's masker too).
-	Mask func(string) string
-	// SetOutput receives the step outputs (result, failure, group, head_sha,
-	// spend); nil ignores them.
-	SetOutput func(name, value string)
-	// Marker is the PR comment's marker line; default "<!-- roadmap:implement -->".
-	Marker string
 	// Title of the draft PR when the runner has to open one.
 	PRTitle string
 }
 
 func (o *Options) defaults() error {
+	if err := o.Options.Defaults(kernel.Implement); err != nil {
+		return err
+	}
 	switch {
-	case o.Issue <= 0:
-		return errors.New("implement: an issue number is required")
-	case o.GitHub == nil || o.Repo == nil:
-		return errors.New("implement: a GitHub client and a git repository are required")
 	case len(o.Models) == 0:
 		return errors.New("implement: at least one model is required")
-	case o.Sandbox == nil || o.CheckRunner == nil || o.Split == nil:
+	case o.CheckRunner == nil || o.Split == nil:
 		return errors.New("implement: a sandbox and a check runner are required")
-	case o.Trace == nil:
-		return errors.New("implement: a trace recorder is required")
-	}
-	if o.Remote == "" {
-		o.Remote = "origin"
-	}
-	if o.Base == "" {
-		o.Base = "main"
 	}
 	if o.Reserve == 0 {
 		o.Reserve = 2 * time.Minute
-	}
-	if o.Clock == nil {
-		o.Clock = clock.Real{}
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 30 * time.Second
@@ -151,18 +92,6 @@ func (o *Options) defaults() error {
 	}
 	if o.RepairRounds <= 0 {
 		o.RepairRounds = 3
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
-	if o.Mask == nil {
-		o.Mask = func(s string) string { return s }
-	}
-	if o.SetOutput == nil {
-		o.SetOutput = func(string, string) {}
-	}
-	if o.Marker == "" {
-		o.Marker = "<!-- roadmap:implement -->"
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -58,15 +59,9 @@ type runner struct {
 	workdir string
 	title   string
 
-	rec     *record.Record       // as last read or written
-	rc      github.RecordComment // the record comment: id and record
-	notes   []string             // what was ignored, reported in the comment
-	doing   string               // what the record comment says the Job is doing
-	prior   record.Spend         // the item's spend recorded before this Job
-	job     record.Spend         // this Job's spend so far
-	attempt int
-	calls   int // model calls of this Job, numbered for the spend lines
-	group   int // the group being worked on, for spend lines and events
+	// j is the Job kernel: the record, the spend, the Job's number (the
+	// attempt), the notes and the mark path.
+	j *kernel.Job
 
 	handoffLog      string
 	handoffConflict []string
@@ -114,58 +109,31 @@ func (r *runner) start(ctx context.Context) error {
 			return fmt.Errorf("the plan directory (--plan): %w", err)
 		}
 	}
-	is, err := o.GitHub.Issue(ctx, o.Issue)
+	j, err := kernel.Start(ctx, o.Options, kernel.Implement, o.Attempt)
 	if err != nil {
-		return fmt.Errorf("read issue %d: %w", o.Issue, err)
+		return err
 	}
-	r.title = is.Title
-	// The record is roadmap's own comment; the body is the person's and a
-	// record block there changes nothing (it is only reported).
-	rc, err := o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment)
-	if err != nil {
-		return fmt.Errorf("issue %d: %w", o.Issue, err)
-	}
-	r.rc, r.rec = rc, rc.Record
-	r.notes = append(r.notes, rc.Ignored...)
-	if record.HasBlock(is.Body) {
-		r.notes = append(r.notes, "a record block in the issue body: the record is this comment, the body is never read for it")
-	}
-	rec := r.rec
+	r.j = j
+	r.title = j.Issue.Title
+	rec := j.Rec
 	// The hand-off is read before anything can clear it.
 	r.handoffLog, _ = rec.CheckLog()
 	r.handoffConflict, _ = rec.Conflict()
 	r.handoffPending = r.handoffLog != "" || len(r.handoffConflict) > 0
-	r.prior, _ = rec.Spend()
-	r.attempt = o.Attempt
-	if r.attempt == 0 {
-		n, _ := rec.Attempt()
-		r.attempt = n + 1
-	}
 	r.lastGroup, _ = rec.Group()
 	r.groupSecs, _ = rec.GroupSeconds()
 	if n, ok := rec.StagePR(); ok {
 		r.pr.Number = n
 	}
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseJobStarted, Step: fmt.Sprintf("job %d", r.attempt)})
-	r.logf("roadmap: issue #%d, Job %d, item spend so far %s", o.Issue, r.attempt, spendText(r.prior))
-	r.doing = fmt.Sprintf("implementing: Job %d started", r.attempt)
-	if r.rc.ID == 0 {
-		// The first Job of an item makes the record comment at once: it
-		// acknowledges the label. It holds no mark yet.
-		if err := r.o.GitHub.WriteRecord(ctx, o.Issue, &r.rc,
-			func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, r.view); err != nil {
-			return fmt.Errorf("issue %d: create the record comment: %w", o.Issue, err)
-		}
-		r.rec = r.rc.Record
+	j.Started(fmt.Sprintf("job %d", j.Number))
+	j.Logf("roadmap: issue #%d, Job %d, item spend so far %s", o.Issue, j.Number, kernel.SpendText(j.Prior))
+	j.Doing = fmt.Sprintf("implementing: Job %d started", j.Number)
+	if err := j.EnsureRecord(ctx); err != nil {
+		return err
 	}
-	o.SetOutput("record_comment", fmt.Sprint(r.rc.ID))
-	r.logf("roadmap: the record is comment %d on issue #%d", r.rc.ID, o.Issue)
+	o.SetOutput("record_comment", fmt.Sprint(j.RC.ID))
+	j.Logf("roadmap: the record is comment %d on issue #%d", j.RC.ID, o.Issue)
 	return nil
-}
-
-// view is what the record comment shows people besides the block.
-func (r *runner) view(*record.Record) record.View {
-	return record.View{Doing: r.o.Mask(r.doing), RunURL: r.o.RunURL, Notes: r.notes}
 }
 
 // groups runs every group not yet passed and then the watch; it returns how
@@ -186,7 +154,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	r.head = head
 	planDir, key := o.PlanDir, "--plan"
 	if planDir == "" {
-		planDir, _ = r.rec.StagePlan()
+		planDir, _ = r.j.Rec.StagePlan()
 		key = string(record.KeyStagePlan)
 	}
 	if planDir == "" {
@@ -228,15 +196,15 @@ func (r *runner) groups(ctx context.Context) ending {
 			return end
 		}
 		start := o.Clock.Now()
-		r.group = g.Number
-		r.doing = fmt.Sprintf("implementing group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
+		r.j.Group = g.Number
+		r.j.Doing = fmt.Sprintf("implementing group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
 		o.Trace.SetGroup(g.Number)
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
-		end := r.section("roadmap: group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
-		r.logf("roadmap: group %d: %s", g.Number, g.Title)
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
+		end := r.j.Section("roadmap: group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
+		r.j.Logf("roadmap: group %d: %s", g.Number, g.Title)
 		if e, ok := r.runGroup(ctx, change, g, first); !ok {
 			end()
-			r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupFailed, Group: g.Number, Step: groupStep(g), Reason: e.reason})
+			r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupFailed, Group: g.Number, Step: groupStep(g), Reason: e.reason})
 			return e
 		}
 		first = false
@@ -246,12 +214,12 @@ func (r *runner) groups(ctx context.Context) ending {
 		if !ok {
 			return e
 		}
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupPassed, Group: g.Number, Step: groupStep(g),
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupPassed, Group: g.Number, Step: groupStep(g),
 			Duration: o.Clock.Now().Sub(start)})
 	}
-	r.group = 0
+	r.j.Group = 0
 	o.Trace.SetGroup(0)
-	r.doing = "running the scoped checks at the head"
+	r.j.Doing = "running the scoped checks at the head"
 	return r.atHead(ctx, change, first)
 }
 
@@ -259,8 +227,8 @@ func (r *runner) groups(ctx context.Context) ending {
 // checks at the head, once per head: a Job at the head implement.checked_sha
 // names skips them. The mark is written when they pass.
 func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending, bool) {
-	if checked, _ := r.rec.CheckedSHA(); string(checked) == r.head {
-		r.logf("roadmap: scoped checks passed at %s already (implement.checked_sha); skipping them", short(r.head))
+	if checked, _ := r.j.Rec.CheckedSHA(); string(checked) == r.head {
+		r.j.Logf("roadmap: scoped checks passed at %s already (implement.checked_sha); skipping them", short(r.head))
 		if !r.pending.Empty() {
 			// Marks waiting for the checked mark are written now: the
 			// watch can be long.
@@ -273,7 +241,7 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	if end, ok := r.checkTime(ctx, "scoped checks"); !ok {
 		return end, false
 	}
-	end := r.section("roadmap: scoped checks at %s", short(r.head))
+	end := r.j.Section("roadmap: scoped checks at %s", short(r.head))
 	rep, err := r.runChecks(ctx, plan.Group{}, headCommands(change, r.o.CheckCommands))
 	end()
 	if err != nil {
@@ -288,7 +256,7 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	}
 	var ch record.Changes
 	ch.SetCheckedSHA(record.SHA(r.head))
-	r.doing = "waiting on the PR checks"
+	r.j.Doing = "waiting on the PR checks"
 	if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark checked", err), false
 	}
@@ -306,11 +274,11 @@ func (r *runner) reconcile(ctx context.Context, passed map[int]string) (ending, 
 	for g := range passed {
 		last = max(last, g)
 	}
-	published, _ := r.rec.PublishedSHA()
+	published, _ := r.j.Rec.PublishedSHA()
 	if !found || remoteSHA != r.head || (string(published) == r.head && last <= r.lastGroup) {
 		return ending{}, true
 	}
-	r.logf("roadmap: reconcile: %s is on the remote without its mark; writing the mark, not pushing again", short(r.head))
+	r.j.Logf("roadmap: reconcile: %s is on the remote without its mark; writing the mark, not pushing again", short(r.head))
 	var ch record.Changes
 	ch.SetPublishedSHA(record.SHA(r.head))
 	if last > r.lastGroup {
@@ -328,7 +296,7 @@ func (r *runner) reconcile(ctx context.Context, passed map[int]string) (ending, 
 // group durations say how long the next one takes.
 func (r *runner) checkTime(ctx context.Context, what string) (ending, bool) {
 	if err := ctx.Err(); err != nil {
-		return ending{result: record.ResultYielded, class: failure.Killed, step: what, reason: "the runner asked the Job to stop (signal)"}, false
+		return ending{result: record.ResultYielded, class: failure.Killed, step: what, reason: kernel.Signalled}, false
 	}
 	if r.o.Deadline.IsZero() {
 		return ending{}, true
@@ -357,13 +325,13 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	startTier := 0
 	if first {
 		step.CheckLog, step.Conflict = r.handoffLog, r.handoffConflict
-		if a, ok := r.rec.Answer(); ok {
-			step.Question, _ = r.rec.Question()
+		if a, ok := r.j.Rec.Answer(); ok {
+			step.Question, _ = r.j.Rec.Question()
 			step.Answer = a
 		}
 		// The first step goes on with the group an earlier Job stopped in,
 		// on the tier its last failing round reached.
-		startTier = r.rec.Tier()
+		startTier = r.j.Rec.Tier()
 	}
 	check := func(ctx context.Context) (bool, string, error) {
 		rep, err := r.runChecks(ctx, g, cmds)
@@ -372,11 +340,8 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		}
 		return r.failToPass(ctx, g) // failtopass.go
 	}
-	cfg := agent.Config{
-		Models: o.Models, Sandbox: o.Sandbox, Observer: (*observer)(r), Clock: o.Clock,
-		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: toAgent(r.prior.Add(r.job)),
-		MaxOutput: o.MaxOutput, Window: o.Window, StartTier: startTier,
-	}
+	cfg := r.j.AgentConfig(o.Models)
+	cfg.StartTier = startTier
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, cfg, step, check, o.RepairRounds)
 	if step.Answer != "" && out.Turns > 0 {
@@ -397,11 +362,11 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		ch.SetTier(tier)
 		r.pending.Merge(ch)
 	}
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Group: g.Number, Step: groupStep(g),
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Group: g.Number, Step: groupStep(g),
 		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
 	if err != nil {
 		if ctx.Err() != nil {
-			return ending{result: record.ResultYielded, class: failure.Killed, step: groupStep(g), reason: "the runner asked the Job to stop (signal)"}, false
+			return ending{result: record.ResultYielded, class: failure.Killed, step: groupStep(g), reason: kernel.Signalled}, false
 		}
 		return r.fail(ctx, groupStep(g), err), false
 	}
@@ -418,7 +383,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		return ending{result: record.ResultStopped, class: failure.BudgetExhausted, step: groupStep(g), reason: out.Reason}, false
 	case agent.StatusModelError:
 		if ctx.Err() != nil {
-			return ending{result: record.ResultYielded, class: failure.Killed, step: groupStep(g), reason: "the runner asked the Job to stop (signal)"}, false
+			return ending{result: record.ResultYielded, class: failure.Killed, step: groupStep(g), reason: kernel.Signalled}, false
 		}
 		class := failure.ClassifyError(errors.New(out.Reason))
 		return r.classEnding(class, groupStep(g), "model: "+out.Reason), false
@@ -445,7 +410,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	if err != nil {
 		return r.fail(ctx, "commit", err), false
 	}
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseCommit, Group: g.Number, Step: groupStep(g), Duration: o.Clock.Now().Sub(cstart)})
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseCommit, Group: g.Number, Step: groupStep(g), Duration: o.Clock.Now().Sub(cstart)})
 	r.head = sha
 	return ending{}, true
 }
@@ -455,12 +420,12 @@ func (r *runner) runChecks(ctx context.Context, g plan.Group, cmds []string) (ch
 	start := r.o.Clock.Now()
 	rep, err := checks.Run(ctx, r.o.CheckRunner, r.o.Split, r.workdir, cmds, checks.Options{Mask: r.o.Mask, Timeout: r.o.CheckTimeout})
 	for _, c := range rep.Results {
-		r.event(trace.Event{Type: trace.TypeCheckRun, Group: g.Number, Step: groupStep(g), Command: c.Command, ExitCode: c.ExitCode, Duration: c.Duration})
+		r.j.Event(trace.Event{Type: trace.TypeCheckRun, Group: g.Number, Step: groupStep(g), Command: c.Command, ExitCode: c.ExitCode, Duration: c.Duration})
 	}
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseChecks, Group: g.Number, Step: groupStep(g), Duration: r.o.Clock.Now().Sub(start)})
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseChecks, Group: g.Number, Step: groupStep(g), Duration: r.o.Clock.Now().Sub(start)})
 	if !rep.Passed && err == nil {
 		// The runner's own line, which the classifier reads in a killed Job's log.
-		r.command("error", failure.ChecksFailedLine(rep.FailedCommand, rep.ExitCode))
+		r.j.Command("error", failure.ChecksFailedLine(rep.FailedCommand, rep.ExitCode))
 	}
 	return rep, err
 }
@@ -500,7 +465,7 @@ func (r *runner) push(ctx context.Context, g plan.Group) (ending, bool) {
 	o := r.o
 	start := o.Clock.Now()
 	defer func() {
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Group: g.Number, Step: groupStep(g), Duration: o.Clock.Now().Sub(start)})
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Group: g.Number, Step: groupStep(g), Duration: o.Clock.Now().Sub(start)})
 	}()
 	for attempt := 1; ; attempt++ {
 		remoteSHA, found, err := o.Repo.LsRemote(ctx, o.Remote, r.branch)
@@ -520,9 +485,9 @@ func (r *runner) push(ctx context.Context, g plan.Group) (ending, bool) {
 		}
 		class := failure.ClassifyError(err)
 		if class == failure.Transient && attempt < 3 {
-			r.event(trace.Event{Type: trace.TypeRetry, Reason: "push: " + err.Error(), Attempt: attempt, Wait: time.Duration(attempt) * 2 * time.Second})
+			r.j.Event(trace.Event{Type: trace.TypeRetry, Reason: "push: " + err.Error(), Attempt: attempt, Wait: time.Duration(attempt) * 2 * time.Second})
 			if o.Clock.Sleep(ctx, time.Duration(attempt)*2*time.Second) != nil {
-				return ending{result: record.ResultYielded, class: failure.Killed, step: "push", reason: "the runner asked the Job to stop (signal)"}, false
+				return ending{result: record.ResultYielded, class: failure.Killed, step: "push", reason: kernel.Signalled}, false
 			}
 			continue
 		}
@@ -588,7 +553,7 @@ func (r *runner) ensurePR(ctx context.Context) (ending, bool) {
 // marks the PR ready.
 func (r *runner) watch(ctx context.Context) ending {
 	o := r.o
-	defer r.section("roadmap: watch the PR checks")()
+	defer r.j.Section("roadmap: watch the PR checks")()
 	if r.pr.Number == 0 {
 		if end, ok := r.ensurePR(ctx); !ok {
 			return end
@@ -607,7 +572,7 @@ func (r *runner) watch(ctx context.Context) ending {
 		until = o.Deadline.Add(-o.Reserve)
 	}
 	defer func() {
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseWatch, Step: "watch", Duration: o.Clock.Now().Sub(start)})
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseWatch, Step: "watch", Duration: o.Clock.Now().Sub(start)})
 	}()
 	// Configured CI workflows are dispatched when the head has no check;
 	// the grace for a first check runs from then.
@@ -616,7 +581,7 @@ func (r *runner) watch(ctx context.Context) ending {
 		all, err := o.GitHub.Checks(ctx, r.head)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: "the runner asked the Job to stop (signal)"}
+				return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: kernel.Signalled}
 			}
 			return r.fail(ctx, "watch", err)
 		}
@@ -624,7 +589,7 @@ func (r *runner) watch(ctx context.Context) ending {
 		// not the PR's checks.
 		sum, _ := all.Without("roadmap/")
 		elapsed := o.Clock.Now().Sub(start).Round(time.Second)
-		r.logf("roadmap: watch PR #%d checks at %s: %s (%d of %d done, %d failed), %s elapsed",
+		r.j.Logf("roadmap: watch PR #%d checks at %s: %s (%d of %d done, %d failed), %s elapsed",
 			r.pr.Number, short(r.head), sum.State, sum.Succeeded+sum.Failed, sum.Total, sum.Failed, elapsed)
 		switch {
 		case sum.State == "failure":
@@ -654,36 +619,24 @@ func (r *runner) watch(ctx context.Context) ending {
 			return ending{result: record.ResultYielded, step: "watch", reason: fmt.Sprintf("PR checks still running after %s", elapsed)}
 		}
 		if err := o.Clock.Sleep(ctx, o.PollInterval); err != nil {
-			return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: "the runner asked the Job to stop (signal)"}
+			return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: kernel.Signalled}
 		}
 	}
 }
 
 // fail turns an error into the ending its class leads to.
 func (r *runner) fail(ctx context.Context, step string, err error) ending {
-	if ctx.Err() != nil {
-		return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: "the runner asked the Job to stop (signal)"}
-	}
-	var rl *github.RateLimitError
-	if errors.As(err, &rl) {
-		return ending{result: record.ResultYielded, class: failure.RateLimited, step: step,
-			reason: fmt.Sprintf("GitHub rate limit: waiting %s would pass the deadline", rl.Wait.Round(time.Second))}
-	}
-	return r.classEnding(failure.ClassifyError(err), step, err.Error())
+	return verdictEnding(kernel.Judge(ctx, err), step)
 }
 
 // classEnding maps a class to the result its action leads to: a class with an
 // automatic action never stops the item.
 func (r *runner) classEnding(class failure.Class, step, reason string) ending {
-	row, ok := failure.Lookup(class)
-	res := record.ResultStopped
-	if ok {
-		res = record.Result(row.Result)
-	}
-	if !res.Valid() {
-		res = record.ResultStopped
-	}
-	return ending{result: res, class: class, step: step, reason: reason}
+	return verdictEnding(kernel.ClassVerdict(class, reason), step)
+}
+
+func verdictEnding(v kernel.Verdict, step string) ending {
+	return ending{result: v.Result, class: v.Class, step: step, reason: v.Reason}
 }
 
 func groupStep(g plan.Group) string {
@@ -701,14 +654,6 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
-}
-
-func spendText(s record.Spend) string {
-	return fmt.Sprintf("%d tokens in, %d out, $%.4f, %d model calls", s.TokensIn, s.TokensOut, s.USD, s.ModelCalls)
-}
-
-func toAgent(s record.Spend) agent.Spend {
-	return agent.Spend{TokensIn: s.TokensIn, TokensOut: s.TokensOut, USD: s.USD, ModelCalls: s.ModelCalls}
 }
 
 func jsonText(v any) string {
@@ -729,7 +674,7 @@ func (r *runner) archive(ctx context.Context, change *plan.Change) (ending, bool
 	if isArchived(change.Dir) {
 		return ending{}, true
 	}
-	defer r.section("roadmap: archive %s", change.ID)()
+	defer r.j.Section("roadmap: archive %s", change.ID)()
 	findings, err := plan.Archive(r.workdir, change.ID, o.Clock.Now())
 	if err != nil {
 		return r.fail(ctx, "archive", err), false
@@ -761,7 +706,7 @@ func (r *runner) archive(ctx context.Context, change *plan.Change) (ending, bool
 	ch.SetSHA(record.SHA(sha))
 	ch.SetPublishedSHA(record.SHA(sha))
 	r.pending.Merge(ch)
-	r.logf("roadmap: archived %s in %s", change.ID, short(sha))
+	r.j.Logf("roadmap: archived %s in %s", change.ID, short(sha))
 	return ending{}, true
 }
 

@@ -115,14 +115,14 @@ func (r *runner) triage(ctx context.Context, sum github.CheckSummary) (end endin
 			}
 			// GitHub refuses a re-run of a run in progress (403): an
 			// earlier Job's re-run is under way and its checks will show.
-			r.logf("roadmap: watch: run %d is already running again; watching it", id)
+			r.j.Logf("roadmap: watch: run %d is already running again; watching it", id)
 			r.reran[id] = f.attempt
 			continue
 		}
 		r.reran[id] = f.attempt
 		r.decide(f, "rerun", fmt.Sprintf("%s failed (%s: %s); re-ran the failed jobs of run %d (re-run %d of %d)",
 			f.check.Name, f.verdict.Class, r.evidence(f.verdict.Evidence), id, f.attempt, r.o.CheckReruns))
-		r.event(trace.Event{Type: trace.TypeRetry, Step: "watch", Reason: fmt.Sprintf("PR check %s: %s", f.check.Name, f.verdict.Class),
+		r.j.Event(trace.Event{Type: trace.TypeRetry, Step: "watch", Reason: fmt.Sprintf("PR check %s: %s", f.check.Name, f.verdict.Class),
 			Attempt: f.attempt})
 	}
 	return ending{}, true
@@ -144,8 +144,8 @@ func (r *runner) evidence(s string) string {
 func (r *runner) decide(f checkFinding, outcome, line string) {
 	line = oneLine(r.o.Mask(line))
 	r.ciNotes = append(r.ciNotes, line)
-	r.logf("roadmap: watch: %s", line)
-	r.event(trace.Event{Type: trace.TypeCheckRun, Step: "watch", Command: "PR check " + f.check.Name, ExitCode: 1,
+	r.j.Logf("roadmap: watch: %s", line)
+	r.j.Event(trace.Event{Type: trace.TypeCheckRun, Step: "watch", Command: "PR check " + f.check.Name, ExitCode: 1,
 		Outcome: outcome, Reason: string(f.verdict.Class)})
 }
 
@@ -162,16 +162,16 @@ func (r *runner) readCheck(ctx context.Context, c github.Check) checkFinding {
 		if job, err := r.o.GitHub.Job(ctx, c.ID); err == nil {
 			f.runID, f.attempt = job.RunID, max(job.RunAttempt, 1)
 		} else {
-			r.logf("roadmap: watch: read job %d of %s: %v", c.ID, c.Name, err)
+			r.j.Logf("roadmap: watch: read job %d of %s: %v", c.ID, c.Name, err)
 		}
 		if rc, err := r.o.GitHub.JobLog(ctx, c.ID); err == nil {
 			log, err = tail(rc, maxJobLog, maxLogRead)
 			rc.Close()
 			if err != nil {
-				r.logf("roadmap: watch: read the log of %s: %v", c.Name, err)
+				r.j.Logf("roadmap: watch: read the log of %s: %v", c.Name, err)
 			}
 		} else {
-			r.logf("roadmap: watch: download the log of %s: %v", c.Name, err)
+			r.j.Logf("roadmap: watch: download the log of %s: %v", c.Name, err)
 		}
 		annotations, _ = r.o.GitHub.JobAnnotations(ctx, c.ID)
 	case c.Kind == "check_run":
@@ -282,8 +282,8 @@ func (r *runner) dispatchCI(ctx context.Context) error {
 			line += fmt.Sprintf(" (run %d)", d.RunID)
 		}
 		r.ciNotes = append(r.ciNotes, line)
-		r.logf("roadmap: watch: %s", line)
-		r.event(trace.Event{Type: trace.TypeCheckRun, Step: "watch", Command: "dispatch " + wf, Outcome: "dispatched"})
+		r.j.Logf("roadmap: watch: %s", line)
+		r.j.Event(trace.Event{Type: trace.TypeCheckRun, Step: "watch", Command: "dispatch " + wf, Outcome: "dispatched"})
 	}
 	return nil
 }
@@ -293,18 +293,18 @@ func (r *runner) dispatchCI(ctx context.Context) error {
 // asks a person, and the PR stays a draft.
 func (r *runner) noCI(ctx context.Context, waited time.Duration) ending {
 	line := fmt.Sprintf("no check reported on %s in %s", short(r.head), waited)
-	r.event(trace.Event{Type: trace.TypeCheckRun, Step: "watch", Command: "PR checks", Outcome: "no_ci"})
+	r.j.Event(trace.Event{Type: trace.TypeCheckRun, Step: "watch", Command: "PR checks", Outcome: "no_ci"})
 	if r.o.ReadyWithoutCI {
 		r.ci = ciNone
 		r.ciNotes = append(r.ciNotes, line+"; ready without CI (implement.ready_without_ci: true)")
-		r.logf("roadmap: watch: %s; implement.ready_without_ci allows ready without CI", line)
+		r.j.Logf("roadmap: watch: %s; implement.ready_without_ci allows ready without CI", line)
 		if err := r.o.GitHub.MarkReady(ctx, r.pr); err != nil {
 			return r.fail(ctx, "mark ready", err)
 		}
 		return ending{result: record.ResultReady, step: "ready"}
 	}
 	r.ciNotes = append(r.ciNotes, line+"; not marked ready")
-	r.logf("roadmap: watch: %s; the PR is not marked ready without CI", line)
+	r.j.Logf("roadmap: watch: %s; the PR is not marked ready without CI", line)
 	q := fmt.Sprintf("No CI reported a check on %s (PR #%d) within %s, so roadmap cannot say the checks passed. "+
 		"Pushes made with GITHUB_TOKEN start no workflow run: pass a push token (the ROADMAP_PUSH_TOKEN secret), "+
 		"or name a CI workflow with `on: workflow_dispatch` in implement.ci_workflows, "+

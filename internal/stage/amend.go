@@ -15,7 +15,7 @@ import (
 
 // startAmendment reads implement's evidence and the passed groups.
 func (r *runner) startAmendment(ctx context.Context) (ending, bool) {
-	rec := r.rec
+	rec := r.j.Rec
 	last, _ := rec.Group()
 	r.amendFrom = last + 1
 	var b strings.Builder
@@ -38,7 +38,7 @@ func (r *runner) startAmendment(ctx context.Context) (ending, bool) {
 		return ending{result: ResultStopped, class: "unknown", reason: fmt.Sprintf("amend: %s/tasks.md: %v", r.dir, err)}, false
 	}
 	r.kept = keptGroups(src, r.amendFrom)
-	r.logf("roadmap: amending %s from group %d with implement's evidence", r.dir, r.amendFrom)
+	r.j.Logf("roadmap: amending %s from group %d with implement's evidence", r.dir, r.amendFrom)
 	return ending{}, true
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
@@ -39,12 +40,28 @@ func (w *world) implementJob(convs ...string) (*job, implement.Options) {
 		w.t.Fatal(err)
 	}
 	return j, implement.Options{
-		Issue: w.issue, RunID: j.opts.RunID, GitHub: j.opts.GitHub, Repo: j.opts.Repo, Remote: "origin", Base: "main",
-		Models: j.opts.Planner, Sandbox: toolSandbox{sb}, CheckRunner: checks.SandboxRunner(sb), Split: policy.Split,
-		RepairRounds: 1, Clock: w.clock, PollInterval: 30 * time.Second, WatchTimeout: 10 * time.Minute,
+		Options: kernel.Options{
+			Issue:     w.issue,
+			RunID:     j.opts.RunID,
+			GitHub:    j.opts.GitHub,
+			Repo:      j.opts.Repo,
+			Remote:    "origin",
+			Base:      "main",
+			Sandbox:   toolSandbox{sb},
+			Clock:     w.clock,
+			Log:       &j.log,
+			Trace:     tr,
+			Mask:      masker.Mask,
+			SetOutput: func(k, v string) { j.outputs[k] = v },
+		},
+		Models:       j.opts.Planner,
+		CheckRunner:  checks.SandboxRunner(sb),
+		Split:        policy.Split,
+		RepairRounds: 1,
+		PollInterval: 30 * time.Second,
+		WatchTimeout: 10 * time.Minute,
 		// The sample repository has no CI: ready is allowed without it.
 		ReadyWithoutCI: true,
-		Log:            &j.log, Trace: tr, Mask: masker.Mask, SetOutput: func(k, v string) { j.outputs[k] = v },
 	}
 }
 

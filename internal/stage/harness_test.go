@@ -19,6 +19,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -180,10 +181,22 @@ func (w *world) newJob(convs ...string) *job {
 		t.Fatal(err)
 	}
 	j.opts = stage.Options{
-		Issue: w.issue, RunID: int64(200 + w.jobs), GitHub: gh, Repo: gitRepo, Remote: "origin", Base: "main",
-		Planner: []agent.Tier{{Name: "replay-model", Model: j.model}}, Sandbox: toolSandbox{sb},
-		Rounds: 3, Clock: w.clock, Log: &j.log, Trace: tr, Mask: masker.Mask,
-		SetOutput: func(k, v string) { j.outputs[k] = v },
+		Options: kernel.Options{
+			Issue:     w.issue,
+			RunID:     int64(200 + w.jobs),
+			GitHub:    gh,
+			Repo:      gitRepo,
+			Remote:    "origin",
+			Base:      "main",
+			Sandbox:   toolSandbox{sb},
+			Clock:     w.clock,
+			Log:       &j.log,
+			Trace:     tr,
+			Mask:      masker.Mask,
+			SetOutput: func(k, v string) { j.outputs[k] = v },
+		},
+		Planner: []agent.Tier{{Name: "replay-model", Model: j.model}},
+		Rounds:  3,
 	}
 	return j
 }

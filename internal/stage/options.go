@@ -3,23 +3,13 @@ package stage
 import (
 	"context"
 	"errors"
-	"io"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
-	"github.com/roadmap-dev/roadmap/internal/clock"
 	"github.com/roadmap-dev/roadmap/internal/gates"
-	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 )
-
-// Clock is the Job's time; tests use a fake one.
-type Clock interface {
-	Now() time.Time
-	Sleep(ctx context.Context, d time.Duration) error
-}
 
 // GateInput is what the plan gates look at: the issue, the repository work
 // tree at the staging commit and the change under openspec/changes/.
@@ -36,54 +26,21 @@ type Gates func(ctx context.Context, in GateInput) ([]plan.Finding, error)
 // Options is everything one stage Job runs with. The caller (the CLI verb,
 // the demo, tests) builds the parts; the runner only wires them.
 type Options struct {
-	Issue int
-	RunID int64
-
-	GitHub *github.Client
-	Repo   *git.Repo
-	Remote string // default "origin"
-	Base   string // default "main"
-	// RecordComment is the id of the issue's record comment when known; 0
-	// lists the comments once to find it.
-	RecordComment int64
-	RunURL        string
+	// Options are what every Job runs with (the kernel's); the fields below
+	// are stage's own. Window defaults to 8,000 tokens (the low tiers of
+	// GitHub Models); Marker to "<!-- roadmap:stage -->".
+	kernel.Options
 
 	// Planner is the ladder the planner climbs; Verifier is the independent
 	// verifier's (another model or tier by configuration; nil takes the
 	// planner's last tier).
 	Planner  []agent.Tier
 	Verifier []agent.Tier
-	// Sandbox is where the read-only toolbox runs: inside the isolation
-	// boundary, under the shell policy.
-	Sandbox agent.Sandbox
 	// Gates checks each round's plan (default: plan.Validate and the seven
 	// plan gates of internal/gates).
 	Gates Gates
 	// Rounds bounds the planner's revision rounds (default 3).
-	Rounds     int
-	StepBudget agent.Budget
-	ItemBudget agent.Budget
-	MaxOutput  int
-	// Window is the model's input window in tokens (default 8,000: the low
-	// tiers of GitHub Models).
-	Window int64
-
-	Deadline time.Time
-	Clock    Clock
-
-	// Unisolated, when set, is why no isolation boundary could be set up:
-	// the Job stops (class unisolated) before the planner runs anything.
-	Unisolated    string
-	IsolationNote string
-
-	// Log is the Job's log: one spend line per model call, progress lines.
-	Log   io.Writer
-	Trace *trace.Recorder
-	Mask  func(string) string
-	// SetOutput receives the step outputs; nil ignores them.
-	SetOutput func(name, value string)
-	// Marker is the PR comment's marker line; default "<!-- roadmap:stage -->".
-	Marker string
+	Rounds int
 }
 
 // Defaults.
@@ -93,23 +50,11 @@ const (
 )
 
 func (o *Options) defaults() error {
-	switch {
-	case o.Issue <= 0:
-		return errors.New("stage: an issue number is required")
-	case o.GitHub == nil || o.Repo == nil:
-		return errors.New("stage: a GitHub client and a git repository are required")
-	case len(o.Planner) == 0:
+	if err := o.Options.Defaults(kernel.Stage); err != nil {
+		return err
+	}
+	if len(o.Planner) == 0 {
 		return errors.New("stage: at least one planner model is required")
-	case o.Sandbox == nil:
-		return errors.New("stage: a sandbox is required")
-	case o.Trace == nil:
-		return errors.New("stage: a trace recorder is required")
-	}
-	if o.Remote == "" {
-		o.Remote = "origin"
-	}
-	if o.Base == "" {
-		o.Base = "main"
 	}
 	if len(o.Verifier) == 0 {
 		o.Verifier = o.Planner[len(o.Planner)-1:]
@@ -122,21 +67,6 @@ func (o *Options) defaults() error {
 	}
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
-	}
-	if o.Clock == nil {
-		o.Clock = clock.Real{}
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
-	if o.Mask == nil {
-		o.Mask = func(s string) string { return s }
-	}
-	if o.SetOutput == nil {
-		o.SetOutput = func(string, string) {}
-	}
-	if o.Marker == "" {
-		o.Marker = "<!-- roadmap:stage -->"
 	}
 	return nil
 }

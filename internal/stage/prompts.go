@@ -12,11 +12,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/plan"
-	"github.com/roadmap-dev/roadmap/internal/record"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 const plannerSystem = `You are a careful software engineer planning a change to a git repository, the workspace, through tools only. You do not change the code: you investigate it read-only and write a plan.
@@ -59,12 +56,7 @@ End with verdict(objections): one objection per line as FILE:LINE: what is wrong
 
 // agentConfig is the step configuration both of stage's model steps share.
 func (r *runner) agentConfig(tiers []agent.Tier) agent.Config {
-	o := r.o
-	return agent.Config{
-		Models: tiers, Sandbox: o.Sandbox, Observer: (*observer)(r), Clock: o.Clock,
-		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: agentSpend(r.prior.Add(r.job)),
-		MaxOutput: o.MaxOutput, Window: o.Window,
-	}
+	return r.j.AgentConfig(tiers)
 }
 
 func (r *runner) plannerConfig() agent.Config {
@@ -96,7 +88,7 @@ func (r *runner) plannerStep() agent.Step {
 			"Investigate the repository first; then write proposal.md, tasks.md and the delta specs, and call finish.", r.o.Issue, r.dir)
 	}
 	task.WriteString("\n\n" + planFormat)
-	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.issue.Title, r.issue.Body), Priority: 100}}
+	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.j.Issue.Title, r.j.Issue.Body), Priority: 100}}
 	if r.amend && r.evidence != "" {
 		parts = append(parts, agent.ContextPart{Name: fmt.Sprintf("Why implement returned the plan at group %d", r.amendFrom), Text: r.evidence, Priority: 95})
 	}
@@ -123,7 +115,7 @@ func (r *runner) plannerStep() agent.Step {
 // symbols the issue names are declared.
 func (r *runner) verifierStep(notes []plan.Finding) agent.Step {
 	task := fmt.Sprintf("Review the plan for issue #%d in %s/ against the issue and the code, and try to refute it. Call verdict with your objections, or none.", r.o.Issue, r.dir)
-	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.issue.Title, r.issue.Body), Priority: 100}}
+	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.j.Issue.Title, r.j.Issue.Body), Priority: 100}}
 	parts = append(parts, r.planParts(90)...)
 	if len(notes) > 0 {
 		parts = append(parts, agent.ContextPart{Name: "What the plan gates noted (not failures)", Text: findingsText(notes), Priority: 70})
@@ -179,7 +171,7 @@ type repoMap struct {
 // repoMap is the Job's map of the repository, read on first use.
 func (r *runner) repoMap() *repoMap {
 	if r.repo == nil {
-		r.repo = newRepoMap(r.o.Repo.Dir, r.issue.Title+" "+r.issue.Body)
+		r.repo = newRepoMap(r.o.Repo.Dir, r.j.Issue.Title+" "+r.j.Issue.Body)
 	}
 	return r.repo
 }
@@ -356,31 +348,3 @@ func capBytes(s string, n int) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-func agentSpend(s record.Spend) agent.Spend {
-	return agent.Spend{TokensIn: s.TokensIn, TokensOut: s.TokensOut, USD: s.USD, ModelCalls: s.ModelCalls}
-}
-
-// observer receives the agent's events: each model call is added to the
-// Job's spend and printed as a spend line, so a killed Job's spend can be
-// read back from its log.
-type observer runner
-
-func (ob *observer) ModelCall(e agent.ModelCallEvent) {
-	r := (*runner)(ob)
-	r.calls++
-	r.job = r.job.Add(record.Spend{TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD, ModelCalls: 1})
-	ev := trace.Event{Type: trace.TypeModelCall, Model: e.Model, TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD,
-		Duration: e.Duration, Outcome: e.Outcome}
-	r.event(ev)
-	ev.Job = r.jobNo
-	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Trace.SpendLine(trace.SpendFromEvent(ev, r.calls))))
-}
-
-func (ob *observer) ToolCall(e agent.ToolCallEvent) {
-	(*runner)(ob).event(trace.Event{Type: trace.TypeToolCall, Tool: e.Name, ArgsDigest: e.ArgsDigest, ResultClass: e.ResultClass, Duration: e.Duration})
-}
-
-func (ob *observer) Retry(e agent.RetryEvent) {
-	(*runner)(ob).event(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})
-}

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
-	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -76,17 +74,12 @@ type ending struct {
 }
 
 type runner struct {
-	o     Options
-	issue github.Issue
-	rc    github.RecordComment
-	rec   *record.Record
-	prior record.Spend
-	job   record.Spend
-	calls int
-	// jobNo is this stage Job's number: its line in stage.jobs and the job
-	// of its spend lines, so report can add what a killed Job's log holds
-	// past its last mark.
-	jobNo int
+	o Options
+	// j is the Job kernel: the issue and the record as read once, the
+	// spend, the Job's number (its line in stage.jobs and the job of its
+	// spend lines, so report can add what a killed Job's log holds past its
+	// last mark), the notes and the mark path.
+	j *kernel.Job
 	// answer is a person's answer to the planner's question (the item was
 	// returned with it); answerUsed: a planner step has it, so the next
 	// write clears the question and the answer.
@@ -96,8 +89,6 @@ type runner struct {
 	ended    string
 	endClass string
 	round    int
-	doing    string
-	notes    []string
 
 	branch   string
 	id       string // the change id
@@ -139,31 +130,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // start reads the item: the issue, the record and where the plan stands.
 func (r *runner) start(ctx context.Context) error {
 	o := r.o
-	is, err := o.GitHub.Issue(ctx, o.Issue)
+	j, err := kernel.Start(ctx, o.Options, kernel.Stage, 0)
 	if err != nil {
-		return fmt.Errorf("read issue %d: %w", o.Issue, err)
+		return err
 	}
-	r.issue = is
-	rc, err := o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment)
-	if err != nil {
-		return fmt.Errorf("issue %d: %w", o.Issue, err)
+	r.j = j
+	r.pr, _ = j.Rec.StagePR()
+	if st, _ := j.Rec.StageState(); st == StateReturned {
+		r.question, _ = j.Rec.Question()
+		r.answer, _ = j.Rec.Answer()
 	}
-	r.rc, r.rec = rc, rc.Record
-	r.notes = append(r.notes, rc.Ignored...)
-	r.prior, _ = r.rec.Spend()
-	r.pr, _ = r.rec.StagePR()
-	if st, _ := r.rec.StageState(); st == StateReturned {
-		r.question, _ = r.rec.Question()
-		r.answer, _ = r.rec.Answer()
-	}
-	lines, _ := r.rec.StageJobs()
-	for _, l := range lines {
-		r.jobNo = max(r.jobNo, l.Job)
-	}
-	r.jobNo++
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseJobStarted, Step: "stage"})
-	r.logf("roadmap: stage issue #%d, item spend so far %s", o.Issue, spendText(r.prior))
-	r.doing = "staging: reading the issue and the code"
+	j.Started("stage")
+	j.Logf("roadmap: stage issue #%d, item spend so far %s", o.Issue, kernel.SpendText(j.Prior))
+	j.Doing = "staging: reading the issue and the code"
 	return nil
 }
 
@@ -174,7 +153,7 @@ func (r *runner) plan(ctx context.Context) ending {
 	if o.Unisolated != "" {
 		return ending{result: ResultStopped, class: failure.Unisolated, reason: o.Unisolated}
 	}
-	rec := r.rec
+	rec := r.j.Rec
 	state, _ := rec.StageState()
 	res, _ := rec.Result()
 	failed, _ := rec.Failure()
@@ -182,16 +161,16 @@ func (r *runner) plan(ctx context.Context) ending {
 	if state == StateStaged && !r.amend {
 		r.dir, _ = rec.StagePlan()
 		r.rounds, _ = rec.StageRound()
-		r.logf("roadmap: the plan is already staged (%s, PR #%d); nothing to do", r.dir, r.pr)
+		r.j.Logf("roadmap: the plan is already staged (%s, PR #%d); nothing to do", r.dir, r.pr)
 		return ending{result: ResultStaged}
 	}
-	r.branch = git.WorkBranch(o.Issue, r.issue.Title)
+	r.branch = git.WorkBranch(o.Issue, r.j.Issue.Title)
 	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
 		return r.fail(ctx, err)
 	}
 	r.dir, _ = rec.StagePlan()
 	if r.dir == "" {
-		r.id = ChangeID(o.Issue, r.issue.Title)
+		r.id = ChangeID(o.Issue, r.j.Issue.Title)
 		taken, err := o.Repo.PathExists(ctx, o.Remote+"/"+o.Base, plan.ChangeDir("", r.id))
 		if err != nil {
 			return r.fail(ctx, err)
@@ -228,11 +207,11 @@ func (r *runner) plan(ctx context.Context) ending {
 		if recorded == done {
 			r.rounds = done
 			r.findings = parseFindings(rec)
-			r.logf("roadmap: rounds 1-%d are on %s; resuming after them", done, r.branch)
+			r.j.Logf("roadmap: rounds 1-%d are on %s; resuming after them", done, r.branch)
 		} else {
 			// The round's commit was pushed and its findings were lost with
 			// the Job: the gates and the verifier run again, the planner not.
-			r.logf("roadmap: round %d is on %s without its findings; checking it again", done, r.branch)
+			r.j.Logf("roadmap: round %d is on %s without its findings; checking it again", done, r.branch)
 			r.round = done
 			if end, ok := r.check(ctx); !ok {
 				return end
@@ -264,7 +243,7 @@ func (r *runner) plan(ctx context.Context) ending {
 // oneRound is one round in its own section of the job log: the planner,
 // then the gates and the verifier.
 func (r *runner) oneRound(ctx context.Context) (end ending, ok, clean bool) {
-	defer r.section("roadmap: plan round %d", r.round)()
+	defer r.j.Section("roadmap: plan round %d", r.round)()
 	if end, ok := r.planRound(ctx); !ok {
 		return end, false, false
 	}
@@ -272,27 +251,20 @@ func (r *runner) oneRound(ctx context.Context) (end ending, ok, clean bool) {
 		return end, false, false
 	}
 	if failing(r.findings) {
-		r.logf("roadmap: round %d has %d findings", r.round, countFailing(r.findings))
+		r.j.Logf("roadmap: round %d has %d findings", r.round, countFailing(r.findings))
 		return ending{}, true, false
 	}
 	return ending{}, true, true
-}
-
-// section opens a section of the job log and returns its closer. Only
-// roadmap's own lines open or close one: every other line is made plain.
-func (r *runner) section(format string, args ...any) func() {
-	fmt.Fprintln(r.o.Log, actionsio.Group(r.o.Mask(fmt.Sprintf(format, args...))))
-	return func() { fmt.Fprintln(r.o.Log, actionsio.EndGroup) }
 }
 
 // planRound runs the planner for r.round, keeps only the plan's files,
 // commits the round and pushes it.
 func (r *runner) planRound(ctx context.Context) (ending, bool) {
 	o := r.o
-	r.doing = fmt.Sprintf("staging: writing the plan, round %d", r.round)
+	r.j.Doing = fmt.Sprintf("staging: writing the plan, round %d", r.round)
 	start := o.Clock.Now()
 	out, err := agent.Run(ctx, r.plannerConfig(), r.plannerStep())
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: fmt.Sprintf("round %d: planner", r.round),
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: fmt.Sprintf("round %d: planner", r.round),
 		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
 	if err != nil {
 		return r.fail(ctx, err), false
@@ -313,7 +285,7 @@ func (r *runner) planRound(ctx context.Context) (ending, bool) {
 		return r.fail(ctx, err), false
 	}
 	if len(discarded) > 0 {
-		r.logf("roadmap: the planner changed files outside the plan; discarded: %s", strings.Join(capList(discarded, 10), ", "))
+		r.j.Logf("roadmap: the planner changed files outside the plan; discarded: %s", strings.Join(capList(discarded, 10), ", "))
 	}
 	if r.amend {
 		if err := r.keepPassedGroups(); err != nil {
@@ -332,7 +304,7 @@ func (r *runner) planRound(ctx context.Context) (ending, bool) {
 		return r.fail(ctx, err), false
 	}
 	r.pushed = r.round
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Step: fmt.Sprintf("round %d", r.round), Duration: o.Clock.Now().Sub(start)})
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Step: fmt.Sprintf("round %d", r.round), Duration: o.Clock.Now().Sub(start)})
 	return ending{}, true
 }
 
@@ -340,11 +312,11 @@ func (r *runner) planRound(ctx context.Context) (ending, bool) {
 // round durable: its findings and spend in one record write.
 func (r *runner) check(ctx context.Context) (ending, bool) {
 	o := r.o
-	r.doing = fmt.Sprintf("staging: checking the plan, round %d", r.round)
+	r.j.Doing = fmt.Sprintf("staging: checking the plan, round %d", r.round)
 	start := o.Clock.Now()
 	root := o.Repo.Dir
 	var findings []plan.Finding
-	gf, err := o.Gates(ctx, GateInput{Issue: r.issue, Root: root, ChangeID: r.id})
+	gf, err := o.Gates(ctx, GateInput{Issue: r.j.Issue, Root: root, ChangeID: r.id})
 	switch {
 	case errors.Is(err, plan.ErrNoChange):
 		findings = append(findings, plan.Finding{Level: plan.LevelError, Rule: "roadmap/stage/no-plan", File: r.dir, Line: 1,
@@ -357,7 +329,7 @@ func (r *runner) check(ctx context.Context) (ending, bool) {
 	if r.amend {
 		findings = append(findings, r.keptFindings()...)
 	}
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGates, Step: fmt.Sprintf("round %d", r.round),
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGates, Step: fmt.Sprintf("round %d", r.round),
 		Outcome: fmt.Sprintf("%d findings", countFailing(findings)), Duration: o.Clock.Now().Sub(start)})
 	// The verifier reads only a plan the gates pass: its objections are
 	// worth a model call when nothing cheaper has one.
@@ -399,7 +371,7 @@ func (r *runner) verify(ctx context.Context, notes []plan.Finding) ([]plan.Findi
 	cfg.Tools = agent.VerifierTools()
 	cfg.System = verifierSystem
 	out, err := agent.Run(ctx, cfg, r.verifierStep(notes))
-	r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseVerifier, Step: fmt.Sprintf("round %d", r.round),
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseVerifier, Step: fmt.Sprintf("round %d", r.round),
 		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
 	if err != nil {
 		return nil, r.fail(ctx, err), false
@@ -420,10 +392,10 @@ func (r *runner) verify(ctx context.Context, notes []plan.Finding) ([]plan.Findi
 // findings comment on it and the staged mark.
 func (r *runner) staged(ctx context.Context) ending {
 	o := r.o
-	r.doing = "staging: opening the draft PR"
+	r.j.Doing = "staging: opening the draft PR"
 	created := 0
 	if r.pr == 0 {
-		title := r.issue.Title
+		title := r.j.Issue.Title
 		verdict := fmt.Sprintf("It passed the plan gates and the verifier after %d round%s", r.rounds, plural(r.rounds))
 		if len(r.findings) == 0 {
 			verdict += ", with no findings."
@@ -463,12 +435,8 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 	}
 	// The last mark is written even when the Job's context was cancelled:
 	// the runner's grace (7.5 s after SIGINT) is enough for one write.
-	wctx := ctx
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-	}
+	wctx, cancel := kernel.LastMarkContext(ctx)
+	defer cancel()
 	var ch record.Changes
 	ch.Merge(r.pendingRound)
 	r.ended, r.endClass = end.result, string(end.class)
@@ -496,28 +464,28 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 			// changed: the return and its evidence are spent.
 			ch.Delete(record.KeyImplementResult, record.KeyImplementFailure, record.KeyImplementStopped, record.KeyImplementCheckLog)
 		}
-		r.doing = fmt.Sprintf("staged: the plan is in draft PR #%d", r.pr)
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseStaged, Step: "staged"})
+		r.j.Doing = fmt.Sprintf("staged: the plan is in draft PR #%d", r.pr)
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseStaged, Step: "staged"})
 	case ResultReturned:
 		ch.SetStageState(StateReturned)
-		r.doing = "returned: the plan needs a person"
+		r.j.Doing = "returned: the plan needs a person"
 		if end.question != "" {
 			ch.SetQuestion(o.Mask(end.question))
-			r.doing = "returned: the planner asks a question"
+			r.j.Doing = "returned: the planner asks a question"
 		}
-		r.notes = append(r.notes, findingNotes(r.findings)...)
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseReturned, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
+		r.j.Notes = append(r.j.Notes, findingNotes(r.findings)...)
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseReturned, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
 	case ResultStopped:
 		ch.SetStageState(StateStopped)
-		r.doing = "stopped: " + string(end.class)
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseStopped, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
+		r.j.Doing = "stopped: " + string(end.class)
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseStopped, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
 	case ResultYielded:
-		r.doing = "yielded: a continuation resumes after the last round"
-		r.event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseYielded, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
+		r.j.Doing = "yielded: a continuation resumes after the last round"
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseYielded, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
 	}
 	if end.result != ResultStaged {
 		level := map[string]string{ResultStopped: "error", ResultYielded: "notice", ResultReturned: "warning"}[end.result]
-		fmt.Fprintf(o.Log, "::%s::%s\n", level, actionsio.PlainLine(failure.TypedLine(failure.Result(end.result), end.class, end.reason)))
+		r.j.Command(level, failure.TypedLine(failure.Result(end.result), end.class, end.reason))
 	}
 	res := Result{Result: end.result, Failure: string(end.class), Reason: end.reason, Plan: r.dir, PR: r.pr,
 		Rounds: r.rounds, Findings: r.findings, Amended: r.amend, From: r.amendFrom, Question: end.question}
@@ -527,46 +495,39 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 	already := end.result == ResultStaged && r.branch == "" // nothing happened: no write
 	if !already {
 		if err := r.write(wctx, ch); err != nil {
-			r.logf("roadmap: write the last mark: %v", err)
+			r.j.Logf("roadmap: write the last mark: %v", err)
 			if res.Result == ResultStaged {
 				res.Result, res.Failure, res.Reason = ResultStopped, string(failure.ClassifyError(err)), err.Error()
 			}
 		}
 	}
-	res.Spend, res.JobSpend = r.prior.Add(r.job), r.job
-	res.RecordComment, res.Job = r.rc.ID, r.jobNo
+	res.Spend, res.JobSpend = r.j.Total(), r.j.Spend
+	res.RecordComment, res.Job = r.j.RC.ID, r.j.Number
 	res.Requests = o.GitHub.Requests().Counted()
 	for k, v := range map[string]string{
 		"result": res.Result, "failure": res.Failure, "plan": res.Plan, "pr": intOutput(res.PR),
 		"rounds": strconv.Itoa(res.Rounds), "record_comment": intOutput(int(res.RecordComment)),
-		"spend": spendJSON(res.Spend), "job": strconv.Itoa(r.jobNo),
+		"spend": spendJSON(res.Spend), "job": strconv.Itoa(r.j.Number),
 	} {
 		o.SetOutput(k, v)
 	}
-	r.logf("roadmap: stage ended %s%s; item spend %s", res.Result, suffix(end), spendText(res.Spend))
+	r.j.Logf("roadmap: stage ended %s%s; item spend %s", res.Result, suffix(end), kernel.SpendText(res.Spend))
 	return res
 }
 
-// write writes ch to the record in one write, with the item's spend so far
-// and this Job's line in stage.jobs: the model calls the spend counts.
+// write writes ch to the record in one write; the kernel's mark path adds
+// the item's spend so far and this Job's line in stage.jobs.
 func (r *runner) write(ctx context.Context, ch record.Changes) error {
-	line := record.JobOutcome{Job: r.jobNo, RunID: r.o.RunID, Result: record.Result(r.ended), Failure: r.endClass, Spend: r.job}
-	change := func(cur *record.Record) (record.Changes, error) {
-		var all record.Changes
-		if r.answerUsed {
-			// First, so a new question in ch is kept.
-			all.Delete(record.KeyImplementQuestion, record.KeyImplementAnswer)
-		}
-		all.Merge(ch)
-		all.SetSpend(r.prior.Add(r.job))
-		lines, _ := cur.StageJobs()
-		all.SetStageJobs(record.WithJob(lines, line))
-		return all, nil
+	var all record.Changes
+	if r.answerUsed {
+		// First, so a new question in ch is kept.
+		all.Delete(record.KeyImplementQuestion, record.KeyImplementAnswer)
 	}
-	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc, change, r.view); err != nil {
+	all.Merge(ch)
+	line := record.JobOutcome{Result: record.Result(r.ended), Failure: r.endClass}
+	if err := r.j.Mark(ctx, all, line); err != nil {
 		return fmt.Errorf("write the stage mark: %w", err)
 	}
-	r.rec = r.rc.Record
 	r.pendingRound = record.Changes{}
 	if r.answerUsed {
 		r.answer, r.answerUsed = "", false
@@ -574,38 +535,15 @@ func (r *runner) write(ctx context.Context, ch record.Changes) error {
 	return nil
 }
 
-func (r *runner) view(*record.Record) record.View {
-	return record.View{Doing: r.o.Mask(r.doing), RunURL: r.o.RunURL, Notes: r.notes}
-}
-
-// fail turns an error into the ending its class leads to.
+// fail turns an error into the ending its class leads to. A stage Job
+// either yields (the class has an automatic action) or stops.
 func (r *runner) fail(ctx context.Context, err error) ending {
-	if ctx.Err() != nil {
-		return ending{result: ResultYielded, class: failure.Killed, reason: "the runner asked the Job to stop (signal)"}
-	}
-	var rl *github.RateLimitError
-	if errors.As(err, &rl) {
-		return ending{result: ResultYielded, class: failure.RateLimited, reason: fmt.Sprintf("GitHub rate limit: %v", err)}
-	}
-	class := failure.ClassifyError(err)
+	v := kernel.Judge(ctx, err)
 	res := ResultStopped
-	if row, ok := failure.Lookup(class); ok && row.Result == failure.ResultYielded {
+	if v.Result == record.ResultYielded {
 		res = ResultYielded
 	}
-	return ending{result: res, class: class, reason: err.Error()}
-}
-
-func (r *runner) logf(format string, args ...any) {
-	fmt.Fprintln(r.o.Log, actionsio.PlainLine(r.o.Mask(fmt.Sprintf(format, args...))))
-}
-
-func (r *runner) event(e trace.Event) {
-	if e.Job == 0 {
-		e.Job = r.o.Trace.Job()
-	}
-	if err := r.o.Trace.Add(e); err != nil {
-		r.logf("roadmap: trace: %v", err)
-	}
+	return ending{result: res, class: v.Class, reason: v.Reason}
 }
 
 func suffix(end ending) string {
@@ -616,10 +554,6 @@ func suffix(end ending) string {
 		return fmt.Sprintf(" (%s)", end.class)
 	}
 	return ""
-}
-
-func spendText(s record.Spend) string {
-	return fmt.Sprintf("%d tokens in, %d out, $%.4f, %d model calls", s.TokensIn, s.TokensOut, s.USD, s.ModelCalls)
 }
 
 func spendJSON(s record.Spend) string {

@@ -1,0 +1,224 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// Phase names the peer a Job runs for. It picks where the Job's line of
+// outcomes lives (implement.jobs or stage.jobs) and how its number is found.
+type Phase string
+
+const (
+	Stage     Phase = "stage"
+	Implement Phase = "implement"
+)
+
+// Grace bounds the last mark written after the Job's context ended: the
+// runner kills the process 10 s after SIGINT (SIGTERM at 7.5 s), and one
+// record write fits well inside.
+const Grace = 5 * time.Second
+
+// Job is one GitHub job's run of a phase for an item: what it read when it
+// started and what it has spent since. Its fields are the phase runners' to
+// read; its spend changes only through the observer (Observer).
+type Job struct {
+	O     Options
+	Phase Phase
+
+	// Issue is the issue as read once when the Job started.
+	Issue github.Issue
+	// RC is the record comment, Rec its record as last read or written.
+	RC  github.RecordComment
+	Rec *record.Record
+	// Notes are what was ignored (planted record blocks, marker comments by
+	// others), shown in the record comment.
+	Notes []string
+	// Doing is what the record comment says the Job is doing now.
+	Doing string
+
+	// Prior is the item's spend recorded before this Job; Spend this Job's.
+	Prior record.Spend
+	Spend record.Spend
+	// Number is this Job's number for the item: its line in the phase's
+	// jobs key and the job of its spend lines and trace events.
+	Number int
+	// Group is the group being worked on (0: none), for spend lines and
+	// events.
+	Group int
+
+	calls int // model calls of this Job, numbered for the spend lines
+	marks int // marks this Job has written
+}
+
+// Start reads the item once: the issue and its record comment (the body is
+// the person's, and a record block there is only reported). number is the
+// Job's number when the caller knows it (a continuation's dispatch input);
+// 0 takes the next after the record's.
+func Start(ctx context.Context, o Options, phase Phase, number int) (*Job, error) {
+	is, err := o.GitHub.Issue(ctx, o.Issue)
+	if err != nil {
+		return nil, fmt.Errorf("read issue %d: %w", o.Issue, err)
+	}
+	rc, err := o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment)
+	if err != nil {
+		return nil, fmt.Errorf("issue %d: %w", o.Issue, err)
+	}
+	j := &Job{O: o, Phase: phase, Issue: is, RC: rc, Rec: rc.Record, Number: number}
+	j.Notes = append(j.Notes, rc.Ignored...)
+	if record.HasBlock(is.Body) {
+		j.Notes = append(j.Notes, "a record block in the issue body: the record is this comment, the body is never read for it")
+	}
+	j.Prior, _ = j.Rec.Spend()
+	if j.Number == 0 {
+		j.Number = j.nextNumber()
+	}
+	return j, nil
+}
+
+// nextNumber is the number after the last the record knows for the phase.
+func (j *Job) nextNumber() int {
+	if j.Phase == Implement {
+		n, _ := j.Rec.Attempt()
+		return n + 1
+	}
+	lines, _ := j.Rec.StageJobs()
+	n := 0
+	for _, l := range lines {
+		n = max(n, l.Job)
+	}
+	return n + 1
+}
+
+// Total is the item's spend so far: the record's before this Job and this
+// Job's own.
+func (j *Job) Total() record.Spend { return j.Prior.Add(j.Spend) }
+
+// Marks is how many marks this Job has written.
+func (j *Job) Marks() int { return j.marks }
+
+// EnsureRecord makes the record comment when the item has none yet, with no
+// mark in it: the first Job of an item acknowledges the label at once.
+func (j *Job) EnsureRecord(ctx context.Context) error {
+	if j.RC.ID != 0 {
+		return nil
+	}
+	if err := j.O.GitHub.WriteRecord(ctx, j.O.Issue, &j.RC,
+		func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, j.View); err != nil {
+		return fmt.Errorf("issue %d: create the record comment: %w", j.O.Issue, err)
+	}
+	j.Rec = j.RC.Record
+	return nil
+}
+
+// Mark writes ch to the record in one write, with what every mark carries:
+// the item's spend so far, the Job's number (implement.attempt) and this
+// Job's line in the phase's jobs key, whose Job, RunID, Spend and Requests
+// the kernel fills. The record is read once inside the write, so the line
+// joins the other Jobs' lines as they are now.
+func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcome) error {
+	var all record.Changes
+	all.Merge(ch)
+	all.SetSpend(j.Total())
+	if j.Phase == Implement {
+		all.SetAttempt(j.Number)
+	}
+	line.Job, line.RunID, line.Spend = j.Number, j.O.RunID, j.Spend
+	// Counted before this write: the line says what the Job had spent on
+	// GitHub when it wrote its mark.
+	line.Requests = j.O.GitHub.Requests().Counted()
+	change := func(cur *record.Record) (record.Changes, error) {
+		var c record.Changes
+		c.Merge(all)
+		if j.Phase == Implement {
+			jobs, _ := cur.Jobs()
+			c.SetJobs(record.WithJob(jobs, line))
+		} else {
+			jobs, _ := cur.StageJobs()
+			c.SetStageJobs(record.WithJob(jobs, line))
+		}
+		return c, nil
+	}
+	if err := j.O.GitHub.WriteRecord(ctx, j.O.Issue, &j.RC, change, j.View); err != nil {
+		return fmt.Errorf("write marks %s: %w", keyList(all), err)
+	}
+	j.Rec = j.RC.Record
+	j.marks++
+	return nil
+}
+
+// View is what the record comment shows people besides the block.
+func (j *Job) View(*record.Record) record.View {
+	return record.View{Doing: j.O.Mask(j.Doing), RunURL: j.O.RunURL, Notes: j.Notes}
+}
+
+// LastMarkContext is the context the last mark is written on: ctx while it
+// lives, else a fresh one bounded by Grace, so a Job the runner signalled
+// still writes its typed result. The caller calls cancel.
+func LastMarkContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), Grace)
+}
+
+// Signalled is the reason of a Job that ends because the runner asked it to
+// stop (its context ended).
+const Signalled = "the runner asked the Job to stop (signal)"
+
+// Verdict is how an error ends a Job: the result its class's action leads
+// to, the class and a reason.
+type Verdict struct {
+	Result record.Result
+	Class  failure.Class
+	Reason string
+}
+
+// Judge turns an error into the Verdict its class leads to: a signalled Job
+// yields as killed, a rate limit yields, and any other class takes its row
+// of the taxonomy, so a class with an automatic action never stops the item.
+func Judge(ctx context.Context, err error) Verdict {
+	if ctx.Err() != nil {
+		return Verdict{Result: record.ResultYielded, Class: failure.Killed, Reason: Signalled}
+	}
+	var rl *github.RateLimitError
+	if errors.As(err, &rl) {
+		return Verdict{Result: record.ResultYielded, Class: failure.RateLimited,
+			Reason: fmt.Sprintf("GitHub rate limit: waiting %s would pass the deadline", rl.Wait.Round(time.Second))}
+	}
+	return ClassVerdict(failure.ClassifyError(err), err.Error())
+}
+
+// ClassVerdict is the Verdict of a class: the result its row's action leads
+// to (stopped for a class with no row).
+func ClassVerdict(class failure.Class, reason string) Verdict {
+	res := record.ResultStopped
+	if row, ok := failure.Lookup(class); ok {
+		res = record.Result(row.Result)
+	}
+	if !res.Valid() {
+		res = record.ResultStopped
+	}
+	return Verdict{Result: res, Class: class, Reason: reason}
+}
+
+// Started records the Job's start in the trace and the log.
+func (j *Job) Started(step string) {
+	j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseJobStarted, Step: step})
+}
+
+func keyList(c record.Changes) string {
+	var ks []string
+	for _, k := range c.Keys() {
+		ks = append(ks, string(k))
+	}
+	return strings.Join(ks, ", ")
+}

@@ -1,0 +1,97 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
+)
+
+// Logf prints a line of the Job's log. Its arguments often hold model or
+// tool text (a reason, a plan title, an error), so the line is masked and
+// made plain: it can never be a workflow command.
+func (j *Job) Logf(format string, args ...any) {
+	fmt.Fprintln(j.O.Log, actionsio.PlainLine(j.O.Mask(fmt.Sprintf(format, args...))))
+}
+
+// Section opens a collapsible section of the job log for one phase; the
+// function it returns closes it. Only roadmap's own lines open or close one.
+func (j *Job) Section(format string, args ...any) func() {
+	fmt.Fprintln(j.O.Log, actionsio.Group(j.O.Mask(fmt.Sprintf(format, args...))))
+	return func() { fmt.Fprintln(j.O.Log, actionsio.EndGroup) }
+}
+
+// Command prints one of the runner's own workflow commands (::error:: and
+// the like) whose message may hold model text.
+func (j *Job) Command(level, msg string) {
+	fmt.Fprintln(j.O.Log, actionsio.Command(level, j.O.Mask(msg)))
+}
+
+// Event records e in the trace, in the Job's group and under its number
+// when e names none.
+func (j *Job) Event(e trace.Event) {
+	if e.Group == 0 {
+		e.Group = j.Group
+	}
+	if e.Job == 0 {
+		e.Job = j.Number
+	}
+	if err := j.O.Trace.Add(e); err != nil {
+		j.Logf("roadmap: trace: %v", err)
+	}
+}
+
+// Observer is the one observer of the agent's events for both phases: each
+// model call is added to the Job's spend, traced and printed as a spend line.
+func (j *Job) Observer() agent.Observer { return (*observer)(j) }
+
+type observer Job
+
+func (ob *observer) ModelCall(e agent.ModelCallEvent) {
+	j := (*Job)(ob)
+	j.calls++
+	j.Spend = j.Spend.Add(record.Spend{TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD, ModelCalls: 1})
+	ev := trace.Event{Type: trace.TypeModelCall, Model: e.Model, TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD,
+		Duration: e.Duration, Outcome: e.Outcome, Job: j.Number, Group: j.Group}
+	j.Event(ev)
+	j.spendLine(trace.SpendFromEvent(ev, j.calls))
+}
+
+func (ob *observer) ToolCall(e agent.ToolCallEvent) {
+	(*Job)(ob).Event(trace.Event{Type: trace.TypeToolCall, Tool: e.Name, ArgsDigest: e.ArgsDigest, ResultClass: e.ResultClass, Duration: e.Duration})
+}
+
+func (ob *observer) Retry(e agent.RetryEvent) {
+	(*Job)(ob).Event(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})
+}
+
+// spendLine is the one writer of spend lines: the line report reads back
+// (trace.ParseSpendLines) from the log of a Job killed before its next mark.
+// Stage's and implement's Jobs both print theirs here.
+func (j *Job) spendLine(e trace.SpendEntry) {
+	fmt.Fprintln(j.O.Log, actionsio.PlainLine(j.O.Trace.SpendLine(e)))
+}
+
+// AgentSpend is a record spend as the agent counts it.
+func AgentSpend(s record.Spend) agent.Spend {
+	return agent.Spend{TokensIn: s.TokensIn, TokensOut: s.TokensOut, USD: s.USD, ModelCalls: s.ModelCalls}
+}
+
+// AgentConfig is the part of an agent step's configuration every Job sets
+// the same way: the sandbox, the one observer, the clock, the budgets with
+// the item's spend so far, and the request limits.
+func (j *Job) AgentConfig(models []agent.Tier) agent.Config {
+	o := j.O
+	return agent.Config{
+		Models: models, Sandbox: o.Sandbox, Observer: j.Observer(), Clock: o.Clock,
+		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: AgentSpend(j.Total()),
+		MaxOutput: o.MaxOutput, Window: o.Window,
+	}
+}
+
+// SpendText is a spend in the words of the Job's log lines.
+func SpendText(s record.Spend) string {
+	return fmt.Sprintf("%d tokens in, %d out, $%.4f, %d model calls", s.TokensIn, s.TokensOut, s.USD, s.ModelCalls)
+}

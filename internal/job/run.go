@@ -1,0 +1,89 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
+	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/stage"
+)
+
+// kernelOptions are what both phases take from the Kit and the Setup.
+func (k *Kit) kernelOptions() kernel.Options {
+	s, cfg := k.s, k.cfg
+	return kernel.Options{
+		Issue: s.Issue, RunID: s.RunID, GitHub: k.GitHub, Repo: k.Repo, Remote: s.Remote, Base: s.Base,
+		RecordComment: s.RecordComment, RunURL: k.runURL(), Sandbox: k.Sandbox,
+		StepBudget: agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
+		MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
+		Deadline: s.Deadline, Clock: s.Clock, Unisolated: k.Unisolated, IsolationNote: k.IsolationNote(),
+		Log: s.Log, Trace: k.Trace, Mask: k.Masker.Mask, SetOutput: s.SetOutput,
+	}
+}
+
+// runURL links the Job's workflow run on the server the environment names;
+// "" when it names none.
+func (k *Kit) runURL() string {
+	server, repo := k.s.getenv("GITHUB_SERVER_URL"), k.s.getenv("GITHUB_REPOSITORY")
+	if server == "" || repo == "" || k.s.RunID <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/actions/runs/%d", strings.TrimSuffix(server, "/"), repo, k.s.RunID)
+}
+
+// ImplementRun is what an implement Job takes besides its Setup.
+type ImplementRun struct {
+	// PlanDir is the OpenSpec change directory ("" takes the record's
+	// stage.plan).
+	PlanDir string
+	// NoChecksGrace is how long the watch waits for a first check on the
+	// head (0: implement's default).
+	NoChecksGrace time.Duration
+}
+
+// Implement runs one implement Job on the Kit.
+func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result, error) {
+	cfg := k.cfg
+	return implement.Run(ctx, implement.Options{
+		Options: k.kernelOptions(),
+		Attempt: k.s.Number, PlanDir: run.PlanDir, Models: k.Tiers,
+		CheckRunner: k.CheckRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands, CheckTimeout: cfg.Checks.Timeout,
+		BeforeTree: k.beforeTree(), TempDir: k.s.getenv("RUNNER_TEMP"),
+		RepairRounds: cfg.Implement.RepairRounds, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
+		NoChecksGrace: run.NoChecksGrace,
+		CIWorkflows:   cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
+	})
+}
+
+// StageRun is what a stage Job takes besides its Setup.
+type StageRun struct {
+	// Rounds bounds the planner's rounds (0: the configuration's
+	// stage.rounds).
+	Rounds int
+	// Gates replaces stage's plan gates (nil: the shipped ones).
+	Gates stage.Gates
+}
+
+// Stage runs one stage Job on the Kit. The verifier is the tier
+// stage.verifier names, else the ladder's last.
+func (k *Kit) Stage(ctx context.Context, run StageRun) (stage.Result, error) {
+	cfg := k.cfg
+	rounds := run.Rounds
+	if rounds == 0 {
+		rounds = cfg.Stage.Rounds
+	}
+	verifier := k.Tiers[len(k.Tiers)-1:]
+	for i, m := range cfg.Models {
+		if m.Name == cfg.Stage.Verifier && i < len(k.Tiers) {
+			verifier = k.Tiers[i : i+1]
+		}
+	}
+	return stage.Run(ctx, stage.Options{
+		Options: k.kernelOptions(),
+		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates,
+	})
+}
