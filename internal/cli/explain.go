@@ -52,17 +52,10 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	}
 	switch {
 	case *state != "":
-		owner, repo, ok := strings.Cut(o.Repository, "/")
-		if !ok {
-			owner, repo = "local", "offline"
+		if !strings.Contains(o.Repository, "/") {
 			o.Repository = "the saved state " + *state
 		}
-		gh, closeState, err := explain.OpenState(*state, owner, repo, env.masker())
-		if err != nil {
-			return explainFailed(env, err)
-		}
-		defer closeState()
-		o.GitHub = gh
+		o.State = *state
 	case *traceFile != "" && o.Repository == "":
 		// The trace file alone.
 	default:

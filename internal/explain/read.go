@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
-	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
+
+// issueReader is what Explain reads: GitHub (*github.Client) or a saved
+// state (*savedState).
+type issueReader interface {
+	Issue(ctx context.Context, n int) (github.Issue, error)
+	ReadRecord(ctx context.Context, n int, id int64) (github.RecordComment, error)
+	Identity() string
+}
 
 // InputError is a failure the caller can fix: an issue that does not exist
 // or has no record, a trace file that does not read. The verb exits 2 on it
@@ -30,9 +32,13 @@ func inputErrorf(format string, args ...any) error {
 // Options says what to explain and where to read it.
 type Options struct {
 	Issue int
-	// GitHub reads the issue and its record comment; nil explains from the
-	// trace file alone (offline, no record).
+	// GitHub reads the issue and its record comment; nil (and no State)
+	// explains from the trace file alone (offline, no record).
 	GitHub *github.Client
+	// State reads the issue and its comments from a saved fake GitHub
+	// state instead (a kept demo's): the state file, or a directory holding
+	// StateFile. It wins over GitHub.
+	State string
 	// Repository names the repository in messages ("owner/repo").
 	Repository string
 	// Trace adds the record's bounded trace copy; TraceFile reads the events
@@ -52,7 +58,18 @@ func Explain(ctx context.Context, o Options) (out Output, note string, err error
 			return Output{}, "", &InputError{Err: err}
 		}
 	}
-	if o.GitHub == nil {
+	var gh issueReader
+	switch {
+	case o.State != "":
+		st, err := readState(o.State)
+		if err != nil {
+			return Output{}, "", &InputError{Err: err}
+		}
+		gh = st
+	case o.GitHub != nil:
+		gh = o.GitHub
+	}
+	if gh == nil {
 		if fromFile == nil {
 			return Output{}, "", inputErrorf("no repository to read and no trace file: pass -R OWNER/REPO, --state DIR or --trace-file FILE")
 		}
@@ -60,7 +77,6 @@ func Explain(ctx context.Context, o Options) (out Output, note string, err error
 			Waits: Waits{What: "not read: no repository or saved state was given, so the record was not read (this is the trace file alone)"}}
 		return out, "", nil
 	}
-	gh := o.GitHub
 	is, err := gh.Issue(ctx, o.Issue)
 	if err != nil {
 		if errors.Is(err, github.ErrNotFound) {
@@ -95,39 +111,4 @@ func Explain(ctx context.Context, o Options) (out Output, note string, err error
 		}
 	}
 	return out, note, nil
-}
-
-// StateFile is the name `roadmap demo --keep DIR` saves the fake GitHub's
-// state under, in DIR.
-const StateFile = "github-state.json"
-
-// OpenState serves a saved fake GitHub state (a kept demo's, or `roadmap dev
-// fake-github --state`'s) on a loopback port and returns a client for
-// owner/repo on it: explain then reads it with the same requests it sends
-// GitHub. path is the state file or a directory holding StateFile. Close
-// stops the server.
-func OpenState(path, owner, repo string, m github.Masker) (gh *github.Client, closeFn func(), err error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, StateFile)
-	}
-	fake := githubfake.New(githubfake.Options{Owner: owner, Repo: repo})
-	if err := fake.Load(path); err != nil {
-		return nil, nil, &InputError{Err: err}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, fmt.Errorf("serve the saved state: %w", err)
-	}
-	srv := &http.Server{Handler: fake, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	closeFn = func() { _ = srv.Close() }
-	gh, err = github.New(github.Options{
-		BaseURL: "http://" + ln.Addr().String() + "/", Token: "offline", Owner: owner, Repo: repo,
-		Masker: m, HTTPClient: &http.Client{Timeout: 30 * time.Second},
-	})
-	if err != nil {
-		closeFn()
-		return nil, nil, err
-	}
-	return gh, closeFn, nil
 }

@@ -69,24 +69,39 @@ func (c *Client) ReadRecord(ctx context.Context, n int, id int64) (RecordComment
 	if err != nil {
 		return RecordComment{}, fmt.Errorf("find issue %d record comment: %w", n, err)
 	}
-	out := RecordComment{}
+	comments := make([]Comment, 0, len(list))
 	for _, cm := range list {
-		if !record.HasBlock(cm.GetBody()) {
+		comments = append(comments, toComment(cm))
+	}
+	out, err := RecordFrom(n, comments, c.identity)
+	out.listed = out.ID != 0
+	return out, err
+}
+
+// RecordFrom picks issue n's record from its comments, oldest first: the
+// oldest comment by identity that holds a record block. Record blocks in
+// comments by anyone else are named in Ignored. ReadRecord applies it to
+// the comments it lists; a reader of comments kept elsewhere (a saved demo
+// state) applies it too, so both find the same record.
+func RecordFrom(n int, comments []Comment, identity string) (RecordComment, error) {
+	out := RecordComment{}
+	for _, cm := range comments {
+		if !record.HasBlock(cm.Body) {
 			continue
 		}
-		if !c.ownComment(cm) {
+		if !strings.EqualFold(cm.Author, identity) {
 			out.Ignored = append(out.Ignored, fmt.Sprintf("a record block in comment %d by `%s`, who is not roadmap's identity (%s)",
-				cm.GetID(), cm.GetUser().GetLogin(), c.identity))
+				cm.ID, cm.Author, identity))
 			continue
 		}
 		if out.ID != 0 {
 			continue // the oldest is the record
 		}
-		rec, perr := record.Parse(cm.GetBody())
+		rec, perr := record.Parse(cm.Body)
 		if perr != nil {
-			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, cm.GetID(), perr)
+			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, cm.ID, perr)
 		}
-		out.ID, out.Record, out.listed = cm.GetID(), rec, true
+		out.ID, out.Record = cm.ID, rec
 	}
 	if out.ID == 0 {
 		out.Record, _ = record.Parse("")

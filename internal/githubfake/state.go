@@ -161,7 +161,9 @@ type Dispatch struct {
 	At       time.Time      `json:"at"`
 }
 
-// state is everything Save writes and Load reads.
+// state is everything Save writes and Load reads. `roadmap explain --state`
+// reads the saved file without the fake (internal/explain/state.go): keep the
+// issues' title and body and the comments' id, issue, author and body as named.
 type state struct {
 	NextID     int64          `json:"next_id"`
 	NextNumber int            `json:"next_number"`
