@@ -59,14 +59,6 @@ type CommandResult struct {
 	Held     bool          `json:"held"` // the exit was the one Expect asks for
 }
 
-// FailToPass is one `fails` command across the group's change.
-type FailToPass struct {
-	Command string        `json:"command"`
-	Before  CommandResult `json:"before"`
-	After   CommandResult `json:"after"` // zero when it did not run after the change
-	Held    bool          `json:"held"`  // failed before and passed after
-}
-
 // Report is the outcome of a run of checks.
 type Report struct {
 	Passed  bool            `json:"passed"`
@@ -77,8 +69,7 @@ type Report struct {
 	ExitCode      int    `json:"exit_code,omitempty"`
 	// Log is the masked tail of FailedCommand's output, at most LogLimit
 	// characters, headed by the command and ended by how it exited.
-	Log        string       `json:"log,omitempty"`
-	FailToPass []FailToPass `json:"fail_to_pass,omitempty"`
+	Log string `json:"log,omitempty"`
 }
 
 // Run runs cmds in order (each once; blank ones skipped) and stops at the
@@ -213,42 +204,4 @@ func tail(s string, n int) string {
 		}
 	}
 	return s
-}
-
-// WithFailToPass joins the before half (a RunFailing report) to this report of
-// the same group after its change. Each `fails` command must have failed
-// before and passed after; if one did not, the report does not pass and names
-// it (with the before run's log when that is where it went wrong).
-func (r Report) WithFailToPass(before Report) Report {
-	after := map[string]CommandResult{}
-	for _, res := range r.Results {
-		after[res.Command] = res
-	}
-	r.FailToPass = nil
-	for _, b := range before.Results {
-		if b.Expect != ExpectFail {
-			continue
-		}
-		a, ran := after[b.Command]
-		f := FailToPass{Command: b.Command, Before: b, After: a, Held: b.Held && ran && a.Held}
-		r.FailToPass = append(r.FailToPass, f)
-		if f.Held || !r.Passed {
-			continue
-		}
-		r.Passed = false
-		r.FailedCommand = b.Command
-		switch {
-		case !b.Held:
-			r.ExitCode = b.ExitCode
-			if before.FailedCommand == b.Command {
-				r.Log = before.Log
-			} else {
-				r.Log = "$ " + b.Command + "\n[exit 0: this command must fail before the group's change]"
-			}
-		default:
-			r.ExitCode = 0
-			r.Log = "$ " + b.Command + "\n[not run after the group's change]"
-		}
-	}
-	return r
 }
