@@ -84,8 +84,9 @@ func Run(ctx context.Context, r Runner, split Splitter, dir string, cmds []strin
 // holds a before result for each; Passed means every one failed. Call it on
 // the tree the group's change has not reached — in practice the tree where
 // the failing test exists but the behaviour it tests does not (the group's
-// test task done, its code tasks not) — and keep the Report for
-// WithFailToPass after the group's change.
+// test task done, its code tasks not). Whether the group's fail-to-pass
+// held is internal/f2p's to judge (f2p.Judge), from this Report and the
+// group's checks after its change.
 func RunFailing(ctx context.Context, r Runner, split Splitter, dir string, cmds []string, opts Options) (Report, error) {
 	return run(ctx, r, split, dir, cmds, ExpectFail, false, opts)
 }
