@@ -59,14 +59,6 @@ type CommandResult struct {
 	Held     bool          `json:"held"` // the exit was the one Expect asks for
 }
 
-// FailToPass is one `fails` command across the group's change.
-type FailToPass struct {
-	Command string        `json:"command"`
-	Before  CommandResult `json:"before"`
-	After   CommandResult `json:"after"` // zero when it did not run after the change
-	Held    bool          `json:"held"`  // failed before and passed after
-}
-
 // Report is the outcome of a run of checks.
 type Report struct {
 	Passed  bool            `json:"passed"`
@@ -77,8 +69,7 @@ type Report struct {
 	ExitCode      int    `json:"exit_code,omitempty"`
 	// Log is the masked tail of FailedCommand's output, at most LogLimit
 	// characters, headed by the command and ended by how it exited.
-	Log        string       `json:"log,omitempty"`
-	FailToPass []FailToPass `json:"fail_to_pass,omitempty"`
+	Log string `json:"log,omitempty"`
 }
 
 // Run runs cmds in order (each once; blank ones skipped) and stops at the
@@ -93,8 +84,9 @@ func Run(ctx context.Context, r Runner, split Splitter, dir string, cmds []strin
 // holds a before result for each; Passed means every one failed. Call it on
 // the tree the group's change has not reached — in practice the tree where
 // the failing test exists but the behaviour it tests does not (the group's
-// test task done, its code tasks not) — and keep the Report for
-// WithFailToPass after the group's change.
+// test task done, its code tasks not). Whether the group's fail-to-pass
+// held is internal/f2p's to judge (f2p.Judge), from this Report and the
+// group's checks after its change.
 func RunFailing(ctx context.Context, r Runner, split Splitter, dir string, cmds []string, opts Options) (Report, error) {
 	return run(ctx, r, split, dir, cmds, ExpectFail, false, opts)
 }
@@ -213,42 +205,4 @@ func tail(s string, n int) string {
 		}
 	}
 	return s
-}
-
-// WithFailToPass joins the before half (a RunFailing report) to this report of
-// the same group after its change. Each `fails` command must have failed
-// before and passed after; if one did not, the report does not pass and names
-// it (with the before run's log when that is where it went wrong).
-func (r Report) WithFailToPass(before Report) Report {
-	after := map[string]CommandResult{}
-	for _, res := range r.Results {
-		after[res.Command] = res
-	}
-	r.FailToPass = nil
-	for _, b := range before.Results {
-		if b.Expect != ExpectFail {
-			continue
-		}
-		a, ran := after[b.Command]
-		f := FailToPass{Command: b.Command, Before: b, After: a, Held: b.Held && ran && a.Held}
-		r.FailToPass = append(r.FailToPass, f)
-		if f.Held || !r.Passed {
-			continue
-		}
-		r.Passed = false
-		r.FailedCommand = b.Command
-		switch {
-		case !b.Held:
-			r.ExitCode = b.ExitCode
-			if before.FailedCommand == b.Command {
-				r.Log = before.Log
-			} else {
-				r.Log = "$ " + b.Command + "\n[exit 0: this command must fail before the group's change]"
-			}
-		default:
-			r.ExitCode = 0
-			r.Log = "$ " + b.Command + "\n[not run after the group's change]"
-		}
-	}
-	return r
 }

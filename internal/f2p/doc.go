@@ -11,6 +11,11 @@
 // written by code nobody here controls: both parsers bound what they read and
 // keep, and are fuzzed.
 //
-// IsTestFile is the rule by which implement lays a group's test files over the
-// tree before the group, for the group's own fail-to-pass.
+// It is also the one place a task group's own fail-to-pass is decided, for
+// implement (before it commits the group) and for the PR check (on the pushed
+// history) alike: BeforeGroup is the rule for the tree before a group,
+// GroupCheck makes that tree with the group's test files laid over it
+// (IsTestFile) and runs the group's `fails` commands there through the
+// caller's isolation boundary, and Judge decides fail→pass from the two
+// sides. Neither caller chooses the before tree by a rule of its own.
 package f2p

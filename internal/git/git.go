@@ -368,26 +368,54 @@ func (r *Repo) commit(ctx context.Context, m Message, allowEmpty bool, trailer s
 // that are not a positive number are ignored. This is how a Job finds the
 // groups that passed when the record and git disagree.
 func (r *Repo) GroupCommits(ctx context.Context, base string) (map[int]string, error) {
-	out, err := r.run(ctx, nil, "log", "--format=%H%x00%(trailers:key="+TrailerGroup+",valueonly,separator=%x2C)%x00",
-		"--end-of-options", base+"..HEAD")
+	log, err := r.GroupLog(ctx, base, "HEAD")
 	if err != nil {
-		return nil, fmt.Errorf("read group commits since %s: %w", base, err)
+		return nil, err
 	}
 	groups := map[int]string{}
-	fields := strings.Split(string(out), "\x00")
-	for i := 0; i+1 < len(fields); i += 2 {
-		sha := strings.TrimSpace(fields[i])
-		for _, v := range strings.Split(fields[i+1], ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n <= 0 {
-				continue
-			}
-			if _, seen := groups[n]; !seen { // log lists newest first
-				groups[n] = sha
+	for _, c := range log {
+		for _, n := range c.Groups {
+			if _, seen := groups[n]; !seen { // the log lists newest first
+				groups[n] = c.SHA
 			}
 		}
 	}
 	return groups, nil
+}
+
+// GroupCommit is a commit and the groups its `Roadmap-Group` trailers name:
+// none for a WIP commit, a plan round, a merge or a person's commit.
+type GroupCommit struct {
+	SHA    string
+	Groups []int
+}
+
+// Names reports whether the commit's trailers name group n.
+func (c GroupCommit) Names(n int) bool { return slices.Contains(c.Groups, n) }
+
+// GroupLog lists every commit in base..end, newest first in topological
+// order (no commit before one of its children, so the walk from end meets a
+// commit's descendants first, across merges too), each with the groups its
+// `Roadmap-Group` trailers name. Trailers that are not a positive number are
+// ignored.
+func (r *Repo) GroupLog(ctx context.Context, base, end string) ([]GroupCommit, error) {
+	out, err := r.run(ctx, nil, "log", "--topo-order", "--format=%H%x00%(trailers:key="+TrailerGroup+",valueonly,separator=%x2C)%x00",
+		"--end-of-options", base+".."+end)
+	if err != nil {
+		return nil, fmt.Errorf("read group commits in %s..%s: %w", base, end, err)
+	}
+	var log []GroupCommit
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		c := GroupCommit{SHA: strings.TrimSpace(fields[i])}
+		for _, v := range strings.Split(fields[i+1], ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 && !c.Names(n) {
+				c.Groups = append(c.Groups, n)
+			}
+		}
+		log = append(log, c)
+	}
+	return log, nil
 }
 
 // ChangedFiles returns the paths that differ between base and the work tree,

@@ -3,7 +3,6 @@ package implement
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -27,45 +26,20 @@ type groupF2P struct {
 	detail string // the evidence or the reason, one line
 }
 
-// groupBefore is the commit the group's change starts from: the newest
-// group commit on the branch, else where the branch left the base. A WIP
-// commit of an earlier Job is part of the group's change, not before it.
-func (r *runner) groupBefore(ctx context.Context) (string, error) {
-	o := r.o
-	passed, err := o.Repo.GroupCommits(ctx, o.Remote+"/"+o.Base)
-	if err != nil {
-		return "", err
-	}
-	last := 0
-	for n := range passed {
-		last = max(last, n)
-	}
-	if last > 0 {
-		return passed[last], nil
-	}
-	return o.Repo.MergeBase(ctx, o.Remote+"/"+o.Base, "HEAD")
-}
-
 // failToPass is the second half of a group's checks, run once the group's
 // checks pass at the head: each `fails` command must fail on the tree before
-// the group with the group's test files laid over it. A command that passes
-// there fails the check with that evidence, which the agent's repair round
-// gets like any failed check's log. Whatever keeps the before tree from
-// being made is recorded as not checked and fails nothing.
+// the group with the group's test files laid over it. The tree before the
+// group and the judgement are internal/f2p's, the PR check's too, so both
+// judge a group alike. A command that passes there fails the check with
+// that evidence, which the agent's repair round gets like any failed check's
+// log. Whatever keeps the before tree from being made is recorded as not
+// checked and fails nothing.
 func (r *runner) failToPass(ctx context.Context, g plan.Group) (bool, string, error) {
 	cmds := g.FailToPass()
 	if len(cmds) == 0 {
 		return true, "", nil
 	}
-	// HEAD has not moved since the group started: the agent never commits.
-	before, err := r.groupBefore(ctx)
-	var res groupF2P
-	var log string
-	if err == nil {
-		res, log, err = r.runBefore(ctx, g, before, cmds)
-	} else {
-		err = fmt.Errorf("the commit before the group: %w", err)
-	}
+	res, log, err := r.runBefore(ctx, g, cmds)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, "", err
@@ -82,8 +56,14 @@ func (r *runner) failToPass(ctx context.Context, g plan.Group) (bool, string, er
 	return res.status != f2pFailed, log, nil
 }
 
-func (r *runner) runBefore(ctx context.Context, g plan.Group, before string, cmds []string) (groupF2P, string, error) {
+func (r *runner) runBefore(ctx context.Context, g plan.Group, cmds []string) (groupF2P, string, error) {
 	o := r.o
+	// HEAD has not moved since the group started (the agent never commits):
+	// the group has no commit yet, and its change is the work tree.
+	span, err := f2p.BeforeGroup(ctx, o.Repo, o.Remote+"/"+o.Base, "HEAD", g.Number)
+	if err != nil {
+		return groupF2P{}, "", fmt.Errorf("the commit before the group: %w", err)
+	}
 	if o.BeforeTree == nil {
 		return groupF2P{status: f2pNotChecked, detail: "no isolation boundary for the tree before the group"}, "", nil
 	}
@@ -91,55 +71,69 @@ func (r *runner) runBefore(ctx context.Context, g plan.Group, before string, cmd
 	if err != nil {
 		return groupF2P{}, "", fmt.Errorf("the group's tree: %w", err)
 	}
-	tmp := o.TempDir
-	if tmp == "" {
-		tmp = os.TempDir()
+	// The after half: the group's checks, the `fails` commands among them,
+	// passed at the head before failToPass was called.
+	after := make([]f2p.Outcome, 0, len(cmds))
+	for _, c := range cmds {
+		after = append(after, f2p.Outcome{Command: c})
 	}
-	wt, err := o.Repo.AddWorktree(ctx, before, tmp)
-	if err != nil {
-		return groupF2P{}, "", fmt.Errorf("the tree before the group: %w", err)
-	}
-	defer wt.Remove(ctx)
-	overlay, err := wt.Overlay(ctx, before, tree, f2p.IsTestFile)
-	if err != nil {
-		return groupF2P{}, "", fmt.Errorf("the group's test files: %w", err)
-	}
-	runner, ws, closeFn, err := o.BeforeTree(ctx, wt.Dir)
-	if err != nil {
-		return groupF2P{}, "", fmt.Errorf("the tree before the group: %w", err)
-	}
-	defer func() {
-		if err := closeFn(); err != nil {
-			r.j.Logf("roadmap: close the boundary of the tree before group %d: %v", g.Number, err)
+	run := func(ctx context.Context, dir string, cmds []string) ([]f2p.Outcome, error) {
+		runner, ws, closeFn, err := o.BeforeTree(ctx, dir)
+		if err != nil {
+			return nil, fmt.Errorf("the tree before the group: %w", err)
 		}
-	}()
-	rep, err := checks.RunFailing(ctx, runner, o.Split, ws, cmds, checks.Options{Mask: o.Mask, Timeout: o.CheckTimeout})
+		defer func() {
+			if err := closeFn(); err != nil {
+				r.j.Logf("roadmap: close the boundary of the tree before group %d: %v", g.Number, err)
+			}
+		}()
+		rep, err := checks.RunFailing(ctx, runner, o.Split, ws, cmds, checks.Options{Mask: o.Mask, Timeout: o.CheckTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("before the group: %w", err)
+		}
+		return beforeOutcomes(rep), nil
+	}
+	out, err := f2p.GroupCheck{Repo: o.Repo, Span: span, Target: tree, TempDir: o.TempDir, Fails: cmds, Run: run, After: after}.Check(ctx)
 	if err != nil {
-		return groupF2P{}, "", fmt.Errorf("before the group: %w", err)
+		return groupF2P{}, "", err
 	}
 	var parts []string
-	for _, c := range rep.Results {
+	for _, v := range out.Verdicts {
 		// No check_run event: a before run that failed is the check holding,
 		// and the step summary would show it as the group's failing command.
-		if c.Held {
-			parts = append(parts, fmt.Sprintf("`%s` failed before the group's change (exit %d)", c.Command, c.ExitCode))
+		if v.Held {
+			parts = append(parts, fmt.Sprintf("`%s` failed before the group's change (exit %d)", v.Command, v.Before.ExitCode))
 		} else {
-			parts = append(parts, fmt.Sprintf("`%s` passed before the group's change: the test does not test it", c.Command))
+			parts = append(parts, fmt.Sprintf("`%s` passed before the group's change: the test does not test it", v.Command))
 		}
 	}
-	if len(overlay) > 0 {
-		parts = append(parts, fmt.Sprintf("test files laid over %s: %s", short(before), strings.Join(overlay, ", ")))
+	if len(out.Overlay) > 0 {
+		parts = append(parts, fmt.Sprintf("test files laid over %s: %s", short(out.Before), strings.Join(out.Overlay, ", ")))
 	} else {
-		parts = append(parts, fmt.Sprintf("no test file of the group to lay over %s", short(before)))
+		parts = append(parts, fmt.Sprintf("no test file of the group to lay over %s", short(out.Before)))
 	}
 	res := groupF2P{status: f2pHeld, detail: o.Mask(strings.Join(parts, "; "))}
-	if rep.Passed {
+	if out.Held {
 		return res, "", nil
 	}
 	res.status = f2pFailed
 	log := fmt.Sprintf("fail-to-pass: %s passed before the group's change (the tree at %s with the group's test files): the test does not test it. "+
-		"Make the test fail without the change and pass with it.\n%s", rep.FailedCommand, short(before), rep.Log)
+		"Make the test fail without the change and pass with it.\n%s", out.Failed, short(out.Before), out.Log)
 	return res, o.Mask(log), nil
+}
+
+// beforeOutcomes are a RunFailing report's commands as f2p judges them; the
+// log is kept for the command that passed, the evidence.
+func beforeOutcomes(rep checks.Report) []f2p.Outcome {
+	out := make([]f2p.Outcome, 0, len(rep.Results))
+	for _, c := range rep.Results {
+		o := f2p.Outcome{Command: c.Command, ExitCode: c.ExitCode, TimedOut: c.TimedOut}
+		if c.Command == rep.FailedCommand {
+			o.Log = rep.Log
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // failToPassLines are the PR comment's lines on this Job's groups'

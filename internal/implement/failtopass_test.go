@@ -3,12 +3,18 @@ package implement_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/checks/prcheck"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -225,4 +231,98 @@ func TestImplementFailToPass(t *testing.T) {
 			t.Errorf("PR comment does not say fail-to-pass was not checked:\n%s", c)
 		}
 	})
+}
+
+// groupConv is group n's model: one round of tool calls ending in finish.
+func groupConv(t *testing.T, n int, calls ...string) *llm.Conversation {
+	t.Helper()
+	var turns []string
+	for _, c := range append(calls, finish) {
+		turns = append(turns, fmt.Sprintf(`{"response":{"tool_calls":[%s],"usage":{"tokens_in":1000,"tokens_out":100}}}`, c))
+	}
+	data := fmt.Sprintf(`{"comment":"written by hand for TestFailToPassOneAnswer","source":"hand","match":"task group %d of","turns":[%s]}`,
+		n, strings.Join(turns, ","))
+	c, err := llm.ParseConversation(fmt.Sprintf("group-%d", n), []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestFailToPassOneAnswer runs implement and then the PR check on the
+// history implement pushed, and wants the same before tree and the same
+// verdict for each group from both. Group 2's test expects what group 1
+// already wrote: implement refuses it and leaves the work in a WIP commit,
+// and the PR check on that commit must refuse it too, on group 1's commit,
+// not on main, where group 1's code is missing and the test would fail.
+func TestFailToPassOneAnswer(t *testing.T) {
+	const tasks = "## 1. Hi\n\n" +
+		"- [ ] 1.1 Expect hi in tests/hi.txt; verify: `grep -q -f tests/hi.txt greeting.txt` fails\n\n" +
+		"## 2. Farewell\n\n" +
+		"- [ ] 2.1 Expect the farewell in tests/bye.txt; verify: `grep -q -f tests/bye.txt greeting.txt` fails\n"
+	w := newWorld(t, 2, "")
+	seed := filepath.Join(w.dir, "seed")
+	os.WriteFile(filepath.Join(seed, "greeting.txt"), []byte("hello\n"), 0o644)
+	os.WriteFile(filepath.Join(seed, planDir, "tasks.md"), []byte(tasks), 0o644)
+	run(t, seed, "git", "add", "-A")
+	run(t, seed, "git", "commit", "-q", "-m", "greeting and the plan")
+	run(t, seed, "git", "push", "-q", "origin", "main")
+	main := run(t, seed, "git", "rev-parse", "HEAD")
+
+	j := w.newJob([]*llm.Conversation{
+		groupConv(t, 1, writeFile("tests/hi.txt", "hi\n"), writeFile("greeting.txt", "hello\nhi\n")),
+		groupConv(t, 2, writeFile("tests/bye.txt", "hi\n")), // hollow: group 1 says hi already
+	})
+	var dirs []string
+	withBeforeTree(j, &dirs)
+	j.opts.RepairRounds = 1
+	if res := j.run(); res.Result != record.ResultStopped || res.Failure != "checks_failed" {
+		t.Fatalf("result = %s/%s, want stopped/checks_failed in group 2\n%s", res.Result, res.Failure, j.log.String())
+	}
+	if wip, ok := w.record().WIP(); !ok || wip == "" {
+		t.Fatal("the Job left no WIP commit")
+	}
+	laidOver := regexp.MustCompile(`lay over ([0-9a-f]{7})|laid over ([0-9a-f]{7})`)
+	implement := map[int][2]string{} // group: status, before
+	for _, e := range f2pEvents(t, w) {
+		m := laidOver.FindStringSubmatch(e.Reason)
+		if m == nil {
+			t.Fatalf("group %d's fail-to-pass names no before tree: %q", e.Group, e.Reason)
+		}
+		implement[e.Group] = [2]string{e.Outcome, m[1] + m[2]}
+	}
+
+	// The PR check, on a checkout of the pushed branch.
+	pr := filepath.Join(w.dir, "pr")
+	run(t, w.dir, "git", "clone", "-q", w.remote, pr)
+	branch := run(t, pr, "git", "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/roadmap/")
+	run(t, pr, "git", "checkout", "-q", branch)
+	g1 := run(t, pr, "git", "log", "--format=%H", "--grep=^Roadmap-Group: 1$")
+	tmp := t.TempDir()
+	getenv := func(k string) string {
+		if k == "RUNNER_TEMP" {
+			return tmp
+		}
+		return ""
+	}
+	got, err := prcheck.Run(context.Background(), prcheck.Options{
+		Dir: pr, Base: "main", NoStatus: true, Getenv: getenv, Environ: gitEnv(), IO: actionsio.New(getenv, io.Discard),
+		Boundary: func(ctx context.Context, _, dir string) (*sandbox.Boundary, error) {
+			return sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: dir, Environ: gitEnv()})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prc := map[int][2]string{}
+	for _, g := range got.Groups {
+		prc[g.Number] = [2]string{g.FailToPass.Status, short(g.FailToPass.Before)}
+	}
+	want := map[int][2]string{1: {"held", short(main)}, 2: {"failed", short(g1)}}
+	if diff := cmp.Diff(want, implement); diff != "" {
+		t.Errorf("implement's fail-to-pass (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, prc); diff != "" {
+		t.Errorf("the PR check's fail-to-pass (-want +got):\n%s", diff)
+	}
 }
