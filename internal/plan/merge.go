@@ -17,7 +17,6 @@ type merged struct {
 	rebuilt  string // LF endings
 	counts   Counts
 	warnings []string
-	blocks   int // requirement blocks left
 }
 
 // mergeError is a delta that cannot apply. Its message is OpenSpec's own.
@@ -447,7 +446,6 @@ func (m *specMerge) rebuild(parts reqParts) string {
 			kept = append(kept, m.byName[k])
 		}
 	}
-	m.out.blocks = len(kept)
 	var body []string
 	if jsTrim(parts.preamble) != "" {
 		body = append(body, jsTrimEnd(parts.preamble))
