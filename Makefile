@@ -8,15 +8,19 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME    ?= 10s
 BIN         := bin/roadmap
 
-.PHONY: build test lint vet fmt-check actionlint unit fuzz bench clean demo npm-tools faults
+.PHONY: build test lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults
 
 build:
 	$(GO) build -o $(BIN) ./cmd/roadmap
 
 test: lint unit
 
-lint: fmt-check vet actionlint
+lint: fmt-check vet actionlint mod-tidy
 	$(GO) run $(STATICCHECK) ./...
+
+# go.mod and go.sum must say what the code imports; a stale `// indirect` misleads readers.
+mod-tidy:
+	$(GO) mod tidy -diff
 
 # actionlint checks every workflow, and through them the local actions they use.
 actionlint:

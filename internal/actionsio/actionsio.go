@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 
@@ -64,17 +63,6 @@ func (a *IO) Outputs() map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// OutputNames returns the names of the outputs set so far, sorted.
-func (a *IO) OutputNames() []string {
-	out := a.Outputs()
-	names := make([]string, 0, len(out))
-	for k := range out {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // AddSummary appends Markdown to $GITHUB_STEP_SUMMARY; outside Actions it does nothing.

@@ -171,18 +171,6 @@ func (f *Fake) AddJob(runID int64, j Job) (int64, error) {
 	return j.ID, nil
 }
 
-// UpdateJob changes a job in place (status, conclusion, log …).
-func (f *Fake) UpdateJob(id int64, change func(*Job)) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	j := f.findJob(id)
-	if j == nil {
-		return fmt.Errorf("githubfake: no job %d", id)
-	}
-	change(j)
-	return nil
-}
-
 // Issue returns a copy of issue (or pull request) n.
 func (f *Fake) Issue(n int) (Issue, bool) {
 	f.mu.Lock()

@@ -12,7 +12,7 @@
 // table in configuration. Record wraps any model and writes what it says as
 // fixtures, so one real run becomes a regression test.
 //
-// Pack assembles a prompt from prioritised parts within a token budget, using
-// a conservative estimate (Estimate) so the real count is not above it for
-// ordinary text and code.
+// The fitting uses a conservative estimate (Estimate) so the real count is not
+// above it for ordinary text and code. Choosing what context goes into a prompt
+// is the agent's work (agent.Step.Context, by priority), not this package's.
 package llm

@@ -24,10 +24,8 @@ type options struct {
 	httpClient *http.Client
 	clock      Clock
 	observe    func(agent.RetryEvent)
-	onFit      func([]Dropped)
 	getenv     func(string) string
 	maxRetries int
-	maxWait    time.Duration
 }
 
 // WithHTTPClient sets the client every HTTP provider uses.
@@ -41,20 +39,12 @@ func WithRetryObserver(f func(agent.RetryEvent)) Option {
 	return func(o *options) { o.observe = f }
 }
 
-// WithFitObserver receives what was trimmed whenever a request had to be cut
-// to fit the input window.
-func WithFitObserver(f func([]Dropped)) Option { return func(o *options) { o.onFit = f } }
-
 // WithGetenv sets how the API key is read: getenv(cfg.APIKeyEnv). Without it
 // no variable is read and providers that need a key fail to build.
 func WithGetenv(f func(string) string) Option { return func(o *options) { o.getenv = f } }
 
 // WithMaxRetries bounds retries per call (attempts = n+1). Default 4.
 func WithMaxRetries(n int) Option { return func(o *options) { o.maxRetries = max(n, 0) } }
-
-// WithMaxWait is the longest single wait a call sleeps; a longer retry-after
-// is returned to the caller as an *APIError with RetryAfter set. Default 2m.
-func WithMaxWait(d time.Duration) Option { return func(o *options) { o.maxWait = d } }
 
 // backend makes one attempt of one call. It returns *APIError for an HTTP
 // refusal so the retry loop can classify it; usage carries tokens only.
@@ -79,7 +69,6 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		clock:      clock.Real{},
 		getenv:     func(string) string { return "" },
 		maxRetries: DefaultMaxRetries,
-		maxWait:    DefaultMaxWait,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -127,12 +116,9 @@ func (c *Client) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 	if req.MaxTokens <= 0 || req.MaxTokens > c.cfg.MaxOutput {
 		req.MaxTokens = c.cfg.MaxOutput
 	}
-	msgs, dropped, err := FitMessages(req.Messages, req.Tools, c.cfg.InputWindow, Estimate)
+	msgs, _, err := FitMessages(req.Messages, req.Tools, c.cfg.InputWindow, Estimate)
 	if err != nil {
 		return agent.ModelResponse{}, fmt.Errorf("%s: fit the request to the input window: %w", c.cfg.Provider, err)
-	}
-	if len(dropped) > 0 && c.opts.onFit != nil {
-		c.opts.onFit(dropped)
 	}
 	req.Messages = msgs
 	resp, err := c.withRetries(ctx, req)

@@ -22,13 +22,13 @@ const (
 	backoffCap  = 30 * time.Second
 )
 
-// Defaults for the retry loop. A wait longer than DefaultMaxWait is not slept
-// inside a model call: the error goes back with RetryAfter set so the caller
-// can yield the Job instead of holding a runner idle.
-const (
-	DefaultMaxRetries = 4
-	DefaultMaxWait    = 2 * time.Minute
-)
+// DefaultMaxRetries is the retry bound when WithMaxRetries is not given.
+const DefaultMaxRetries = 4
+
+// maxWait is the longest wait slept inside a model call. A longer one goes
+// back as the error, RetryAfter set, so the caller can yield the Job instead
+// of holding a runner idle.
+const maxWait = 2 * time.Minute
 
 // backoff is the wait before retry number attempt+1 when the server named none.
 func backoff(attempt int) time.Duration {
@@ -140,9 +140,9 @@ func (c *Client) withRetries(ctx context.Context, req agent.ModelRequest) (agent
 		if wait == 0 {
 			wait = backoff(attempt)
 		}
-		if wait > c.opts.maxWait {
+		if wait > maxWait {
 			return agent.ModelResponse{}, fmt.Errorf("%s: the server asks for a %s wait, longer than the %s a call may wait: %w",
-				c.cfg.Provider, wait, c.opts.maxWait, err)
+				c.cfg.Provider, wait, maxWait, err)
 		}
 		if deadline, ok := ctx.Deadline(); ok && c.opts.clock.Now().Add(wait).After(deadline) {
 			return agent.ModelResponse{}, fmt.Errorf("%s: a %s wait would pass the deadline: %w", c.cfg.Provider, wait, err)
