@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -238,6 +239,10 @@ func injected(l *life, sc scenario) bool {
 		return l.signalled()
 	case sc.Kind == "git_push_rejected":
 		return fileExists(l.w.dir + "/rejected-once")
+	case sc.Kind == "config_item_budget":
+		// The "fault" is the configuration itself: it is in force once a
+		// Job ran with it.
+		return l.configure != nil && len(l.jobs) > 0
 	}
 	for _, h := range l.hooks {
 		if h.f != nil {
@@ -291,6 +296,13 @@ func reachedBranch(l *life, sc scenario) bool {
 	case "stop_auth", "stop_needs_person":
 		for _, j := range l.jobs {
 			if j.Result.Result == record.ResultStopped {
+				return true
+			}
+		}
+		return false
+	case "stop_budget":
+		for _, j := range l.jobs {
+			if j.Result.Result == record.ResultStopped && j.Result.Failure == string(failure.BudgetExhausted) {
 				return true
 			}
 		}

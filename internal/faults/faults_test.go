@@ -152,3 +152,31 @@ func TestCheckCatchesPlantedStageViolations(t *testing.T) {
 		t.Errorf("repeated %d, recovered %v; want 1, false", out.Repeated, out.Recovered)
 	}
 }
+
+// TestSuiteUsesShippedWiring: the suite's Jobs are built by job.Open from a
+// configuration, as the binary's are, so a break in that wiring is a
+// violation of `roadmap faults run`. The history with an item budget in the
+// configuration must stop on budget_exhausted; were the budget not passed
+// from the configuration to the runner, the item would end ready instead.
+func TestSuiteUsesShippedWiring(t *testing.T) {
+	var sc *scenario
+	for _, s := range scenarios(1, []string{"push#1"}, []request{{Method: "PATCH", Path: "/x", Call: 1}}) {
+		if s.Kind == "config_item_budget" {
+			sc = &s
+		}
+	}
+	if sc == nil {
+		t.Fatal("the suite has no history for the configuration's item budget")
+	}
+	p, err := play(context.Background(), filepath.Join(t.TempDir(), "budget"), *sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := check(p.l, *sc, p.st, p.st)
+	if len(out.Violations) > 0 {
+		t.Errorf("roadmap faults run would report violations for %q:\n%s\ntrace:\n%s", sc.Name, strings.Join(out.Violations, "\n"), p.trace())
+	}
+	if !out.Recovered {
+		t.Errorf("the history did not reach %s", sc.Branch)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 )
@@ -77,7 +78,7 @@ var kinds = []string{
 	"github_403_secondary", "github_primary_limit", "github_403_auth", "github_apply_then_fail",
 	"git_non_fast_forward", "git_push_rejected", "git_merge_conflict",
 	"model_429", "model_500", "model_malformed_tool_call", "model_context_overflow",
-	"exit_137", "exit_137_oom", "sigint_sigterm", "concurrent_writers", "person_edits",
+	"exit_137", "exit_137_oom", "sigint_sigterm", "concurrent_writers", "person_edits", "config_item_budget",
 }
 
 // Recovery branches the suite must reach.
@@ -233,6 +234,15 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 				})
 			}},
 	)
+
+	// The wiring: the configuration's item budget (budgets.item) must reach
+	// the runner, as job.Open passes it in the binary. A Job wired without it
+	// runs on and ends ready: a violation.
+	out = append(out, scenario{Name: "the configuration's item budget (budgets.item.tokens_in: 1) stops the item", Kind: "config_item_budget",
+		Branch: "stop_budget", Expect: expectStop, Class: "budget_exhausted", setup: func(l *life) error {
+			l.configure = func(c *config.Config) { c.Budgets.Item = config.Budget{TokensIn: 1} }
+			return nil
+		}})
 
 	// People and other writers.
 	out = append(out,
