@@ -63,12 +63,3 @@ func (w *World) NewJob(ctx context.Context, name, fixtures string) (*Job, error)
 	}
 	return &Job{Workspace: ws, Repo: repo, GitHub: gh, Sandbox: policy.NewSandbox(b, policy.Default(), w.env), Model: model, boundary: b}, nil
 }
-
-// ToolSandbox is the policy sandbox as the agent's tools see it.
-type ToolSandbox struct{ *policy.Sandbox }
-
-// Run runs argv in the workspace under the policy.
-func (s ToolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
-	r, err := s.Sandbox.Run(ctx, argv)
-	return agent.RunResult(r), err
-}
