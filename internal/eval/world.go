@@ -19,14 +19,8 @@ import (
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
-// The fake's repository and token: they open nothing real.
-const (
-	owner = "acme"
-	repo  = "golden"
-	token = "ghs_evalFakeGitHubToken00000000000000000"
-	// modelName is the replay model's name; its price makes spend visible.
-	modelName = theworld.ModelName
-)
+// modelName is the replay model's name; its price makes spend visible.
+const modelName = theworld.ModelName
 
 // t0 is when every case starts, so its spend and trace are the same on
 // every run.
@@ -59,7 +53,8 @@ func newWorld(dir, snapshot string, is Issue) (*world, error) {
 	if err != nil {
 		return nil, fmt.Errorf("copy the repository snapshot: %w", err)
 	}
-	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: owner, Repo: repo, Token: token, Start: t0,
+	// The fake's repository and token open nothing real.
+	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: "acme", Repo: "golden", Token: "ghs_evalFakeGitHubToken00000000000000000", Start: t0,
 		Files: files, SeedMessage: "the golden case's repository",
 		Issue:         &githubfake.Issue{Title: is.Title, Body: is.Body, Author: "maintainer"},
 		GitHubTimeout: 30 * time.Second, ModelPrice: llm.Price{Input: 0.15, Output: 0.60}})
