@@ -157,7 +157,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	d.w = w
 	d.reqs.ByPhase = map[string]int{}
 	d.mask = redact.New(redact.Config{Secrets: []string{Token}})
-	d.gh, err = github.New(github.Options{BaseURL: w.githubURL + "/", Token: Token, Owner: Owner, Repo: Repo, Masker: d.mask})
+	d.gh, err = github.New(github.Options{BaseURL: w.GitHubURL() + "/", Token: Token, Owner: Owner, Repo: Repo, Masker: d.mask})
 	if err != nil {
 		return nil, err
 	}

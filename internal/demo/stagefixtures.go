@@ -2,10 +2,10 @@ package demo
 
 import (
 	"encoding/json"
-	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/roadmap-dev/roadmap/internal/llm"
 )
@@ -22,22 +22,11 @@ const issueBody = `The greet package is empty: callers need a greeting and a far
 
 // stageFixtures writes the stage planner's and verifier's conversations
 // into fixtures: the planner reads the package, writes each file of the
-// sample plan in planDir with write_plan_file and finishes; the verifier
-// reads the package and has no objection. They are made from the plan's own
-// files, so the demo's plan has one source.
-func stageFixtures(planDir, fixtures string) error {
-	var files []string
-	err := filepath.WalkDir(planDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			rel, _ := filepath.Rel(planDir, p)
-			files = append(files, filepath.ToSlash(rel))
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	sort.Strings(files)
+// sample plan (plan: path in planDir to content) with write_plan_file and
+// finishes; the verifier reads the package and has no objection. They are
+// made from the plan's own files, so the demo's plan has one source.
+func stageFixtures(plan map[string]string, fixtures string) error {
+	files := slices.Sorted(maps.Keys(plan))
 	type call struct {
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
@@ -50,11 +39,8 @@ func stageFixtures(planDir, fixtures string) error {
 	}
 	planner := []map[string]any{turn("read_file", map[string]any{"path": "greet.go"}, 1650, 40)}
 	for i, f := range files {
-		data, err := os.ReadFile(filepath.Join(planDir, filepath.FromSlash(f)))
-		if err != nil {
-			return err
-		}
-		planner = append(planner, turn("write_plan_file", map[string]any{"path": f, "content": string(data)}, 1900+200*i, 60+len(data)/4))
+		data := plan[f]
+		planner = append(planner, turn("write_plan_file", map[string]any{"path": f, "content": data}, 1900+200*i, 60+len(data)/4))
 	}
 	planner = append(planner, turn("finish", map[string]any{"summary": "wrote the plan: Hello, Goodbye, the README"}, 2600, 30))
 	convs := map[string]map[string]any{

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,90 +16,58 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/redact"
-	"github.com/roadmap-dev/roadmap/internal/sandbox"
+	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
-// The fake's repository and token: they open nothing real.
-const (
-	owner = "acme"
-	repo  = "golden"
-	token = "ghs_evalFakeGitHubToken00000000000000000"
-	// modelName is the replay model's name; its price makes spend visible.
-	modelName = "replay-model"
-)
+// modelName is the replay model's name; its price makes spend visible.
+const modelName = theworld.ModelName
 
 // t0 is when every case starts, so its spend and trace are the same on
 // every run.
 var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-// world is one case's surroundings: the fake GitHub on loopback, a bare
-// remote seeded with the case's repository snapshot, and the issue.
+// world is one case's surroundings (internal/world's): the fake GitHub on
+// loopback, a bare remote seeded with the case's repository snapshot, and
+// the issue. The fields are the World's, under the names the eval uses.
 type world struct {
+	*theworld.World
 	dir    string
 	remote string
 	fake   *githubfake.Fake
-	srv    *http.Server
-	url    string
 	clock  *githubfake.ManualClock
 	issue  int
-	title  string
 	jobs   int
 	masker *redact.Masker
 }
 
 // gitEnv keeps git apart from the machine's configuration.
-func gitEnv() []string {
-	return append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
-		"GIT_AUTHOR_NAME=roadmap eval", "GIT_AUTHOR_EMAIL=eval@roadmap.invalid",
-		"GIT_COMMITTER_NAME=roadmap eval", "GIT_COMMITTER_EMAIL=eval@roadmap.invalid")
-}
+func gitEnv() []string { return theworld.GitEnv() }
 
-func runGit(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnv()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+func runGit(dir string, args ...string) (string, error) { return theworld.Git(gitEnv(), dir, args...) }
 
 // newWorld lays out a case under dir: snapshot (a directory tree) becomes
 // main on a bare remote, the fake GitHub serves on loopback, and the issue
 // is filed by a person.
 func newWorld(dir, snapshot string, is Issue) (*world, error) {
-	w := &world{dir: dir, remote: filepath.Join(dir, "remote.git"), clock: githubfake.NewManualClock(t0), title: is.Title,
-		masker: redact.New(redact.Config{Secrets: []string{token}})}
-	if _, err := runGit(dir, "init", "-q", "--bare", "-b", "main", w.remote); err != nil {
-		return nil, err
-	}
-	seed := filepath.Join(dir, "seed")
-	if err := copyTree(snapshot, seed); err != nil {
+	files, err := readTree(snapshot)
+	if err != nil {
 		return nil, fmt.Errorf("copy the repository snapshot: %w", err)
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "the golden case's repository"},
-		{"remote", "add", "origin", w.remote}, {"push", "-q", "origin", "main"}} {
-		if _, err := runGit(seed, args...); err != nil {
-			return nil, err
-		}
-	}
-	w.fake = githubfake.New(githubfake.Options{Token: token, Owner: owner, Repo: repo, Clock: w.clock, GitRemote: w.remote})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The fake's repository and token open nothing real.
+	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: "acme", Repo: "golden", Token: "ghs_evalFakeGitHubToken00000000000000000", Start: t0,
+		Files: files, SeedMessage: "the golden case's repository",
+		Issue:         &githubfake.Issue{Title: is.Title, Body: is.Body, Author: "maintainer"},
+		GitHubTimeout: 30 * time.Second, ModelPrice: llm.Price{Input: 0.15, Output: 0.60}})
 	if err != nil {
-		return nil, fmt.Errorf("listen on loopback: %w", err)
+		return nil, err
 	}
-	w.srv = &http.Server{Handler: w.fake, ReadHeaderTimeout: 10 * time.Second}
-	go w.srv.Serve(ln)
-	w.url = "http://" + ln.Addr().String() + "/"
-	w.issue = w.fake.CreateIssue(githubfake.Issue{Title: is.Title, Body: is.Body, Author: "maintainer"})
-	return w, nil
+	return &world{World: tw, dir: tw.Dir, remote: tw.Remote, fake: tw.Fake, clock: tw.Clock, issue: tw.Issue, masker: tw.Masker}, nil
 }
 
-func (w *world) close() { w.srv.Close() }
+func (w *world) close() { w.Close() }
 
 // branch is the item's work branch.
-func (w *world) branch() string { return git.WorkBranch(w.issue, w.title) }
+func (w *world) branch() string { return w.Branch() }
 
 // requests counts the GitHub requests the fake answered, as DESIGN §9
 // counts them: a 304 is free, and a job log download is not an API call.
@@ -133,30 +98,11 @@ type jobParts struct {
 // eval's own user (docs/eval.md says so).
 func (w *world) newJob(ctx context.Context, fixtures string) (*jobParts, error) {
 	w.jobs++
-	ws := filepath.Join(w.dir, fmt.Sprintf("job-%d", w.jobs))
-	if _, err := runGit(w.dir, "clone", "-q", w.remote, ws); err != nil {
-		return nil, err
-	}
-	gitRepo, err := git.Open(ctx, ws, gitEnv())
+	j, err := w.NewJob(ctx, fmt.Sprintf("job-%d", w.jobs), fixtures)
 	if err != nil {
 		return nil, err
 	}
-	gh, err := github.New(github.Options{BaseURL: w.url, Token: token, Owner: owner, Repo: repo, Masker: w.masker, Clock: w.clock,
-		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}})
-	if err != nil {
-		return nil, err
-	}
-	b, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: ws, Environ: gitEnv()})
-	if err != nil {
-		return nil, err
-	}
-	model, err := llm.New(llm.Config{Provider: llm.ProviderReplay, Model: modelName, Fixtures: fixtures,
-		Prices: map[string]llm.Price{modelName: {Input: 0.15, Output: 0.60}}})
-	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("the recorded exchanges in %s: %w", fixtures, err)
-	}
-	return &jobParts{ws: ws, repo: gitRepo, gh: gh, sb: policy.NewSandbox(b, policy.Default(), gitEnv()), model: model, closeFn: b.Close}, nil
+	return &jobParts{ws: j.Workspace, repo: j.Repo, gh: j.GitHub, sb: j.Sandbox, model: j.Model, closeFn: j.Close}, nil
 }
 
 // toolSandbox adapts the policy sandbox to the agent's interface.
@@ -167,29 +113,28 @@ func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, e
 	return agent.RunResult(r), err
 }
 
-// copyTree copies the regular files and directories of src to dst. A
+// readTree reads the regular files of src (slash path to content). A
 // symlink or any other kind of file is refused: a golden case is plain
 // files.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+func readTree(src string) (map[string]string, error) {
+	files := map[string]string{}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
 			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file or a directory", p)
 		}
 		rel, err := filepath.Rel(src, p)
 		if err != nil {
 			return err
 		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type().IsRegular():
-			data, err := readBounded(p, maxCaseFile)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
+		data, err := readBounded(p, maxCaseFile)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("%s is not a regular file or a directory", p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
 	})
+	return files, err
 }

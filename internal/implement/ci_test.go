@@ -83,7 +83,7 @@ func conversation(t *testing.T, name, match, path, content string) *llm.Conversa
 // firstUsers are the first user messages of every model request.
 func (j *job) firstUsers() []string {
 	var out []string
-	for _, r := range j.model.reqs {
+	for _, r := range j.model.Requests() {
 		out = append(out, firstUser(r))
 	}
 	return out
@@ -179,7 +179,7 @@ func TestFlakyCheckRerun(t *testing.T) {
 			t.Errorf("rerun-failed-jobs sent %d times, want 1", n)
 		}
 		// One group: two model calls (write, finish); none after the push.
-		if n := len(j.model.reqs); n != 2 {
+		if n := len(j.model.Requests()); n != 2 {
 			t.Errorf("%d model calls, want 2 (the group's): the flaky check cost agent spend", n)
 		}
 		if comment := w.prComment(res.PR); !strings.Contains(comment, "re-ran the failed jobs") || !strings.Contains(comment, "transient") {
@@ -216,7 +216,7 @@ func TestFailedCheckHandoff(t *testing.T) {
 	// Each model call takes five minutes, so the group takes ten; the
 	// deadline leaves time for the scoped checks and a poll of the watch,
 	// not for another step of that length.
-	j1.model.before = func(int, agent.ModelRequest) { w.clock.Advance(5 * time.Minute) }
+	j1.model.Before = func(int, agent.ModelRequest) { w.clock.Advance(5 * time.Minute) }
 	j1.opts.PollInterval = 2 * time.Minute
 	j1.opts.Deadline = w.clock.Now().Add(10*time.Minute + 12*time.Minute + 30*time.Second)
 	res := j1.run()
@@ -240,7 +240,7 @@ func TestFailedCheckHandoff(t *testing.T) {
 	if res.Result != record.ResultReady {
 		t.Fatalf("Job 2 ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j2.log.String())
 	}
-	if len(j2.model.reqs) == 0 {
+	if len(j2.model.Requests()) == 0 {
 		t.Fatal("Job 2 made no model call: the failure was not repaired")
 	}
 	// The repair is Job 2's first step, from the hand-off, before it
@@ -250,7 +250,7 @@ func TestFailedCheckHandoff(t *testing.T) {
 		t.Errorf("Job 2 did not start with the repair (repair at %d, first watch at %d):\n%s", r, wch, log)
 	}
 	prompt := ""
-	for _, m := range j2.model.reqs[0].Messages {
+	for _, m := range j2.model.Requests()[0].Messages {
 		prompt += m.Content + "\n"
 	}
 	for _, want := range []string{"--- FAIL: TestGreetingPunctuation", `want "hello 1!"`} {
@@ -303,7 +303,7 @@ func TestHeadRepair(t *testing.T) {
 		t.Fatalf("no repair step at the head; first user messages: %q", j.firstUsers())
 	}
 	var full string
-	for _, r := range j.model.reqs {
+	for _, r := range j.model.Requests() {
 		if strings.Contains(firstUser(r), "a check fails at the head") {
 			for _, m := range r.Messages {
 				full += m.Content + "\n"
@@ -340,7 +340,7 @@ func TestHeadRepairAfterArchive(t *testing.T) {
 		t.Fatalf("Job ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
 	}
 	var repair string
-	for _, r := range j.model.reqs {
+	for _, r := range j.model.Requests() {
 		if strings.Contains(firstUser(r), "a check fails at the head") {
 			for _, m := range r.Messages {
 				repair += m.Content + "\n"

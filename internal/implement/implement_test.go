@@ -144,7 +144,7 @@ func TestHandoff(t *testing.T) {
 	if res.Result == record.ResultStopped {
 		t.Fatalf("job stopped: %s %s\n%s", res.Failure, res.Reason, j.log.String())
 	}
-	first := j.model.reqs[0]
+	first := j.model.Requests()[0]
 	prompt := ""
 	for _, m := range first.Messages {
 		prompt += m.Content + "\n"
@@ -155,7 +155,7 @@ func TestHandoff(t *testing.T) {
 		}
 	}
 	// The second group's step starts clean.
-	for _, req := range j.model.reqs[1:] {
+	for _, req := range j.model.Requests()[1:] {
 		if strings.Contains(req.Messages[0].Content+req.Messages[len(req.Messages)-1].Content, "task group 2 of") &&
 			strings.Contains(fmt.Sprint(req.Messages), "--- FAIL: TestGreeting") {
 			t.Error("the hand-off reached a later step too")
@@ -198,7 +198,7 @@ func TestCheckedSHA(t *testing.T) {
 	if n := len(second.checks.cmds); n != 0 {
 		t.Errorf("the second Job at the same head ran %d scoped checks (%v), want 0", n, second.checks.cmds)
 	}
-	if n := len(second.model.reqs); n != 0 {
+	if n := len(second.model.Requests()); n != 0 {
 		t.Errorf("the second Job made %d model calls, want 0", n)
 	}
 }
@@ -317,7 +317,7 @@ func TestPublishedSHAReconcile(t *testing.T) {
 
 	next := w.newJob(w.conversations())
 	next.opts.WatchTimeout = time.Minute
-	next.model.before = func(n int, req agent.ModelRequest) {
+	next.model.Before = func(n int, req agent.ModelRequest) {
 		if strings.Contains(req.Messages[1].Content, "task group 1 of") {
 			t.Errorf("group 1 was worked on again")
 		}
@@ -358,7 +358,7 @@ func TestDeadlineYield(t *testing.T) {
 	if res.Result != record.ResultYielded {
 		t.Fatalf("result = %s (%s), want yielded", res.Result, res.Reason)
 	}
-	if n := len(j.model.reqs); n != 0 {
+	if n := len(j.model.Requests()); n != 0 {
 		t.Errorf("%d model calls, want 0: the Job must yield before starting the group", n)
 	}
 	if !strings.Contains(res.Reason, "deadline") {
@@ -370,7 +370,7 @@ func TestDeadlineYield(t *testing.T) {
 	j2.opts.Reserve = time.Minute
 	j2.opts.Deadline = t0.Add(20 * time.Minute)
 	j2.opts.WatchTimeout = time.Minute
-	if res := j2.run(); len(j2.model.reqs) == 0 {
+	if res := j2.run(); len(j2.model.Requests()) == 0 {
 		t.Errorf("with 20 minutes left the group did not start: %s %s", res.Result, res.Reason)
 	}
 }

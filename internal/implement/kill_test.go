@@ -78,7 +78,7 @@ func childJob(cfgJSON string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	spy := &spyModel{Model: model, before: func(n int, req agent.ModelRequest) {
+	spy := &spyModel{Model: model, Before: func(n int, req agent.ModelRequest) {
 		turn := 0
 		for _, m := range req.Messages {
 			if m.Role == agent.RoleAssistant {
@@ -144,7 +144,7 @@ func TestSpendSurvivesKill(t *testing.T) {
 	killed := w.newJob(convs)
 	fixtures := filepath.Join(w.dir, "fixtures-1")
 	ready := filepath.Join(w.dir, "hanging")
-	cfg, _ := json.Marshal(childConfig{FakeURL: w.srv.URL, Workspace: killed.ws, Fixtures: fixtures, Issue: w.issue, Attempt: 1,
+	cfg, _ := json.Marshal(childConfig{FakeURL: w.base.GitHubURL(), Workspace: killed.ws, Fixtures: fixtures, Issue: w.issue, Attempt: 1,
 		HangOn: "task group 2 of", HangTurn: 1, Ready: ready})
 	logPath := filepath.Join(w.dir, "job-1.log")
 	logFile, _ := os.Create(logPath)

@@ -187,7 +187,7 @@ func TestAnswerReachesTheFirstStepOnce(t *testing.T) {
 	if res.Result != record.ResultStopped {
 		t.Fatalf("first Job: %s/%s, want stopped\n%s", res.Result, res.Failure, first.log.String())
 	}
-	if len(first.model.reqs) == 0 || !strings.Contains(prompt(first.model.reqs[0]), answer) || !strings.Contains(prompt(first.model.reqs[0]), question) {
+	if len(first.model.Requests()) == 0 || !strings.Contains(prompt(first.model.Requests()[0]), answer) || !strings.Contains(prompt(first.model.Requests()[0]), question) {
 		t.Fatalf("the first step's prompt lacks the question and the answer")
 	}
 	r := w.record()
@@ -197,7 +197,7 @@ func TestAnswerReachesTheFirstStepOnce(t *testing.T) {
 	second := w.newJob(w.conversations())
 	second.opts.WatchTimeout = time.Minute
 	second.run()
-	for i, req := range second.model.reqs {
+	for i, req := range second.model.Requests() {
 		if strings.Contains(prompt(req), answer) {
 			t.Errorf("request %d of the next Job holds the old answer again", i+1)
 		}
@@ -213,7 +213,7 @@ func TestRebaseConflictWritesConflictFiles(t *testing.T) {
 	other := filepath.Join(w.dir, "other")
 	run(t, w.dir, "git", "clone", "-q", w.remote, other)
 	pushed := false
-	j.model.before = func(n int, req agent.ModelRequest) {
+	j.model.Before = func(n int, req agent.ModelRequest) {
 		if pushed {
 			return
 		}
@@ -329,8 +329,8 @@ func TestLadderResumesAtTheTierReached(t *testing.T) {
 	if res.Result != record.ResultStopped || res.Failure != "checks_failed" {
 		t.Fatalf("first Job: %s/%s, want stopped/checks_failed\n%s", res.Result, res.Failure, first.log.String())
 	}
-	if len(small1.reqs) != 2 || len(large1.reqs) != 1 {
-		t.Fatalf("first Job: %d calls on tier 0 and %d on tier 1, want 2 and 1: the runner did not pass the ladder", len(small1.reqs), len(large1.reqs))
+	if len(small1.Requests()) != 2 || len(large1.Requests()) != 1 {
+		t.Fatalf("first Job: %d calls on tier 0 and %d on tier 1, want 2 and 1: the runner did not pass the ladder", len(small1.Requests()), len(large1.Requests()))
 	}
 	if got := w.record().Tier(); got != 1 {
 		t.Errorf("implement.tier = %d after a last failing round on tier 1, want 1", got)
@@ -340,8 +340,8 @@ func TestLadderResumesAtTheTierReached(t *testing.T) {
 	second.opts.WatchTimeout = time.Minute
 	small2, large2 := tiers(second, []*llm.Conversation{conv(t, "g1", 1, finish)}, w.conversations())
 	res = second.run()
-	if len(small2.reqs) != 0 || len(large2.reqs) == 0 {
-		t.Errorf("second Job: %d calls on tier 0 and %d on tier 1, want its first step on tier 1", len(small2.reqs), len(large2.reqs))
+	if len(small2.Requests()) != 0 || len(large2.Requests()) == 0 {
+		t.Errorf("second Job: %d calls on tier 0 and %d on tier 1, want its first step on tier 1", len(small2.Requests()), len(large2.Requests()))
 	}
 	if res.Result == record.ResultStopped {
 		t.Fatalf("second Job: %s/%s (%s)\n%s", res.Result, res.Failure, res.Reason, second.log.String())

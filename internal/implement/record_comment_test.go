@@ -109,7 +109,7 @@ func TestRecordCommentBeforeWork(t *testing.T) {
 	j := w.newJob(w.conversations())
 	j.opts.PlanDir = planDir
 	j.opts.WatchTimeout = time.Minute
-	j.model.before = func(n int, _ agent.ModelRequest) {
+	j.model.Before = func(n int, _ agent.ModelRequest) {
 		if n == 1 {
 			if _, ok := w.recordComment(); !ok {
 				t.Error("the first model call came before the record comment")
@@ -139,8 +139,8 @@ func stateOf(t *testing.T, w *world, j *job) state {
 	s.spend, _ = rec.Spend()
 	s.attempt, _ = rec.Attempt()
 	s.plan, _ = rec.StagePlan()
-	if len(j.model.reqs) > 0 {
-		for _, m := range j.model.reqs[0].Messages {
+	if len(j.model.Requests()) > 0 {
+		for _, m := range j.model.Requests()[0].Messages {
 			s.prompt += m.Content + "\n"
 		}
 	}
@@ -174,7 +174,7 @@ func TestRecordTrust(t *testing.T) {
 	j := w.newJob(w.conversations())
 	j.opts.WatchTimeout = time.Minute
 	// And the author edits the body while the Job runs.
-	j.model.before = func(n int, _ agent.ModelRequest) {
+	j.model.Before = func(n int, _ agent.ModelRequest) {
 		if n == 2 {
 			w.fake.EditIssueBody(w.issue, "alice", func(cur string) string {
 				return strings.Replace(cur, "Ignore the plan", "Skip every check", 1)

@@ -125,7 +125,7 @@ func TestStopCommentSummary(t *testing.T) {
 			t.Errorf("%s holds the token", where)
 		}
 	}
-	for i, req := range tj.model.reqs {
+	for i, req := range tj.model.Requests() {
 		for _, m := range req.Messages {
 			if strings.Contains(m.Content, canary) {
 				t.Errorf("model request %d holds the token (a %s message)", i+1, m.Role)

@@ -70,7 +70,7 @@ func traceJob(t *testing.T, j *job, convs []*llm.Conversation, masker *redact.Ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	gh, err := github.New(github.Options{BaseURL: w.srv.URL + "/", Token: token, Owner: owner, Repo: repo,
+	gh, err := github.New(github.Options{BaseURL: w.base.GitHubURL() + "/", Token: token, Owner: owner, Repo: repo,
 		Masker: masker, Clock: w.clock,
 		HTTPClient: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}})
 	if err != nil {

@@ -105,7 +105,7 @@ func TestPlanAmendment(t *testing.T) {
 	}
 	// The amender saw implement's evidence.
 	var evidence bool
-	for _, req := range s2.model.reqs {
+	for _, req := range s2.model.Requests() {
 		evidence = evidence || strings.Contains(req.Messages[1].Content, "removed by the release script")
 	}
 	if !evidence {
@@ -128,7 +128,7 @@ func TestPlanAmendment(t *testing.T) {
 	if err != nil || r2.Result != record.ResultReady || r2.PR != pr {
 		t.Fatalf("implement Job 2: %+v, %v\n%s", r2, err, i2.log.String())
 	}
-	for _, req := range i2.model.reqs {
+	for _, req := range i2.model.Requests() {
 		if strings.Contains(req.Messages[1].Content, "task group 1 of") {
 			t.Error("implement ran group 1 again after the amendment")
 		}
@@ -155,7 +155,7 @@ func TestPlanAmendmentKeepsPassedGroups(t *testing.T) {
 		t.Fatalf("amendment: %s after %d rounds (%s); want staged after 3 (1 plan, 2 amendment rounds)\n%s", res.Result, res.Rounds, res.Reason, s2.log.String())
 	}
 	var revise string
-	for _, req := range s2.model.reqs {
+	for _, req := range s2.model.Requests() {
 		if c := req.Messages[1].Content; strings.Contains(c, "Revise the plan") {
 			revise = c
 		}

@@ -5,28 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
-	"github.com/roadmap-dev/roadmap/internal/git"
-	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
-	"github.com/roadmap-dev/roadmap/internal/redact"
-	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
 const (
@@ -46,56 +40,44 @@ const issueBody = `The greet package is empty: callers need a greeting.
 - Hello("Ada") returns "Hello, Ada!".
 `
 
-// world is one item: a fake GitHub over HTTP, a bare remote holding a small
-// Go module, and the issue.
+// world is one item (internal/world's): a fake GitHub over HTTP, a bare
+// remote holding a small Go module, and the issue.
 type world struct {
 	t      *testing.T
+	base   *theworld.World
 	dir    string
 	remote string
 	fake   *githubfake.Fake
-	srv    *httptest.Server
 	clock  *githubfake.ManualClock
 	issue  int
 	jobs   int
 }
 
-func gitEnv() []string {
-	return append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=roadmap", "GIT_AUTHOR_EMAIL=roadmap@example.invalid",
-		"GIT_COMMITTER_NAME=roadmap", "GIT_COMMITTER_EMAIL=roadmap@example.invalid")
-}
+func gitEnv() []string { return theworld.GitEnv() }
 
+// run runs git for a test's own setup; args[0] is "git", as the tests
+// write it.
 func run(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Env = gitEnv()
-	out, err := cmd.CombinedOutput()
+	out, err := theworld.Git(gitEnv(), dir, args[1:]...)
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(out))
+	return out
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	dir := t.TempDir()
-	w := &world{t: t, dir: dir, remote: filepath.Join(dir, "remote.git"), clock: githubfake.NewManualClock(t0)}
-	run(t, dir, "git", "init", "-q", "--bare", "-b", "main", w.remote)
-	seed := filepath.Join(dir, "seed")
-	run(t, dir, "git", "init", "-q", "-b", "main", seed)
-	write(t, seed, "go.mod", "module example.com/greet\n\ngo 1.22\n")
-	write(t, seed, "greet.go", "// Package greet says hello.\npackage greet\n")
-	write(t, seed, "README.md", "# greet\n")
-	run(t, seed, "git", "add", "-A")
-	run(t, seed, "git", "commit", "-q", "-m", "seed")
-	run(t, seed, "git", "remote", "add", "origin", w.remote)
-	run(t, seed, "git", "push", "-q", "origin", "main")
-	w.fake = githubfake.New(githubfake.Options{Token: token, Owner: owner, Repo: repo, Clock: w.clock, GitRemote: w.remote})
-	w.srv = httptest.NewServer(w.fake)
-	t.Cleanup(w.srv.Close)
-	w.issue = w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: issueBody, Author: "alice"})
-	return w
+	tw, err := theworld.New(theworld.Options{Dir: t.TempDir(), Owner: owner, Repo: repo, Token: token, Start: t0,
+		Files: map[string]string{"go.mod": "module example.com/greet\n\ngo 1.22\n", "greet.go": "// Package greet says hello.\npackage greet\n",
+			"README.md": "# greet\n"},
+		Issue:      &githubfake.Issue{Title: "Add greetings", Body: issueBody, Author: "alice"},
+		ModelPrice: llm.Price{Input: 1, Output: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tw.Close)
+	return &world{t: t, base: tw, dir: tw.Dir, remote: tw.Remote, fake: tw.Fake, clock: tw.Clock, issue: tw.Issue}
 }
 
 func write(t *testing.T, dir, rel, content string) {
@@ -109,24 +91,8 @@ func write(t *testing.T, dir, rel, content string) {
 	}
 }
 
-// spyModel remembers every request; before runs before each call.
-type spyModel struct {
-	agent.Model
-	mu     sync.Mutex
-	reqs   []agent.ModelRequest
-	before func(n int, req agent.ModelRequest)
-}
-
-func (m *spyModel) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelResponse, error) {
-	m.mu.Lock()
-	m.reqs = append(m.reqs, req)
-	n := len(m.reqs)
-	m.mu.Unlock()
-	if m.before != nil {
-		m.before(n, req)
-	}
-	return m.Model.Complete(ctx, req)
-}
+// spyModel remembers every request; Before runs before each call.
+type spyModel = theworld.Spy
 
 type toolSandbox struct{ *policy.Sandbox }
 
@@ -151,31 +117,22 @@ type job struct {
 func (w *world) newJob(convs ...string) *job {
 	t := w.t
 	w.jobs++
-	ws := filepath.Join(w.dir, fmt.Sprintf("job-%d", w.jobs))
-	run(t, w.dir, "git", "clone", "-q", w.remote, ws)
-	gitRepo, err := git.Open(context.Background(), ws, gitEnv())
-	if err != nil {
-		t.Fatal(err)
-	}
-	masker := redact.New(redact.Config{Secrets: []string{token}})
-	gh, err := github.New(github.Options{BaseURL: w.srv.URL + "/", Token: token, Owner: owner, Repo: repo,
-		Masker: masker, Clock: w.clock,
-		HTTPClient: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := policy.NewSandbox(sandboxtest.None(t, ws, gitEnv()), policy.Default(), gitEnv())
 	fixtures := filepath.Join(w.dir, fmt.Sprintf("fixtures-%d", w.jobs))
 	for i, c := range convs {
 		write(t, fixtures, fmt.Sprintf("%02d.json", i), c)
 	}
-	replay, err := llm.New(llm.Config{Provider: llm.ProviderReplay, Model: "replay-model", Fixtures: fixtures,
-		Prices: map[string]llm.Price{"replay-model": {Input: 1, Output: 10}}})
+	parts, err := w.base.NewJob(context.Background(), fmt.Sprintf("job-%d", w.jobs), fixtures)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := parts.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	ws, gitRepo, gh, sb, masker := parts.Workspace, parts.Repo, parts.GitHub, parts.Sandbox, w.base.Masker
 	j := &job{w: w, outputs: map[string]string{}, ws: ws}
-	j.model = &spyModel{Model: replay}
+	j.model = &spyModel{Model: parts.Model}
 	tr, err := trace.NewRecorder(&j.trace, masker, w.clock.Now, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -213,26 +170,20 @@ func (j *job) run(ctx context.Context) stage.Result {
 // record returns the issue's record as the fake holds it.
 func (w *world) record() *record.Record {
 	w.t.Helper()
-	for _, c := range w.fake.Comments(w.issue) {
-		if c.Author == github.DefaultIdentity && record.HasBlock(c.Body) {
-			r, err := record.Parse(c.Body)
-			if err != nil {
-				w.t.Fatalf("parse record: %v\n%s", err, c.Body)
-			}
-			return r
-		}
+	c, ok := w.base.RecordComment()
+	if !ok {
+		w.t.Fatal("the issue has no record comment")
 	}
-	w.t.Fatal("the issue has no record comment")
-	return nil
+	r, err := record.Parse(c.Body)
+	if err != nil {
+		w.t.Fatalf("parse record: %v\n%s", err, c.Body)
+	}
+	return r
 }
 
 func (w *world) recordText() string {
-	for _, c := range w.fake.Comments(w.issue) {
-		if c.Author == github.DefaultIdentity && record.HasBlock(c.Body) {
-			return c.Body
-		}
-	}
-	return ""
+	c, _ := w.base.RecordComment()
+	return c.Body
 }
 
 // conv renders a hand-written conversation: match is a substring of the

@@ -46,7 +46,7 @@ func TestStageKilledResumes(t *testing.T) {
 		j1 := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
 		// The runner asks the Job to stop while the planner is on its third
 		// call: two calls were made and paid for.
-		j1.model.before = func(n int, _ agent.ModelRequest) {
+		j1.model.Before = func(n int, _ agent.ModelRequest) {
 			if n == 3 {
 				cancel()
 			}
@@ -91,7 +91,7 @@ func TestStageKilledResumes(t *testing.T) {
 		runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "completed", Conclusion: "failure"})
 		j1.opts.RunID = runID
 		revisions := 0
-		j1.model.before = func(n int, req agent.ModelRequest) {
+		j1.model.Before = func(n int, req agent.ModelRequest) {
 			if strings.Contains(req.Messages[1].Content, "Revise the plan") {
 				if revisions++; revisions == 3 {
 					runtime.Goexit() // the process is gone: no last mark, no output
@@ -148,7 +148,7 @@ func TestStageKilledResumes(t *testing.T) {
 		j1 := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
 		// Killed in the verifier: round 1 is committed and pushed, its
 		// findings are not recorded.
-		j1.model.before = func(n int, req agent.ModelRequest) {
+		j1.model.Before = func(n int, req agent.ModelRequest) {
 			if strings.Contains(req.Messages[1].Content, "Review the plan") {
 				cancel()
 			}
@@ -162,7 +162,7 @@ func TestStageKilledResumes(t *testing.T) {
 		if r2.Result != stage.ResultStaged || r2.Rounds != 1 {
 			t.Fatalf("Job 2: %s after %d rounds (%s), want staged after 1\n%s", r2.Result, r2.Rounds, r2.Reason, j2.log.String())
 		}
-		for _, req := range j2.model.reqs {
+		for _, req := range j2.model.Requests() {
 			if strings.Contains(req.Messages[1].Content, "Write the plan") {
 				t.Error("Job 2 paid the planner again for the round Job 1 pushed")
 			}
@@ -184,7 +184,7 @@ func TestStageKilledResumes(t *testing.T) {
 			conv("planner round 2: never answered", "Revise the plan for issue", finish("x")))
 		// Killed when round 2's planner asks the model: round 1 and its
 		// findings are recorded.
-		j1.model.before = func(n int, req agent.ModelRequest) {
+		j1.model.Before = func(n int, req agent.ModelRequest) {
 			if strings.Contains(req.Messages[1].Content, "Revise the plan") {
 				cancel()
 			}
@@ -200,7 +200,7 @@ func TestStageKilledResumes(t *testing.T) {
 		if r2.Result != stage.ResultStaged || r2.Rounds != 2 {
 			t.Fatalf("Job 2: %s after %d rounds (%s), want staged after 2\n%s", r2.Result, r2.Rounds, r2.Reason, j2.log.String())
 		}
-		first := j2.model.reqs[0].Messages[1].Content
+		first := j2.model.Requests()[0].Messages[1].Content
 		if !strings.Contains(first, "Revise the plan") || !strings.Contains(first, "roadmap/verify-command") {
 			t.Errorf("Job 2's first call is not round 2 with round 1's findings:\n%s", first)
 		}

@@ -61,7 +61,7 @@ func TestStageQuestionAnswered(t *testing.T) {
 	if r2.Result != stage.ResultStaged {
 		t.Fatalf("Job 2: %s (%s: %s), want staged\n%s", r2.Result, r2.Failure, r2.Reason, j2.log.String())
 	}
-	first := j2.model.reqs[0].Messages[1].Content
+	first := j2.model.Requests()[0].Messages[1].Content
 	if !strings.Contains(first, question) || !strings.Contains(first, answer) {
 		t.Errorf("the planner's first request lacks the question and the answer:\n%s", first)
 	}

@@ -93,8 +93,8 @@ func TestStageDraftPR(t *testing.T) {
 		// A second Job finds the item staged and does nothing.
 		again := w.newJob(soundPlanner("Write the plan for issue"))
 		res2 := again.run(context.Background())
-		if res2.Result != stage.ResultStaged || len(again.model.reqs) != 0 || len(w.pulls()) != 1 {
-			t.Errorf("second Job: %s with %d model calls and %d PRs; want staged, none, one", res2.Result, len(again.model.reqs), len(w.pulls()))
+		if res2.Result != stage.ResultStaged || len(again.model.Requests()) != 0 || len(w.pulls()) != 1 {
+			t.Errorf("second Job: %s with %d model calls and %d PRs; want staged, none, one", res2.Result, len(again.model.Requests()), len(w.pulls()))
 		}
 	})
 	t.Run("findings comment", func(t *testing.T) {
@@ -185,7 +185,7 @@ func TestVerifierRound(t *testing.T) {
 	}
 	// The objection reached the planner of round 2 as a finding.
 	var revise string
-	for _, req := range j.model.reqs {
+	for _, req := range j.model.Requests() {
 		for _, m := range req.Messages {
 			if strings.Contains(m.Content, "Revise the plan") {
 				revise = m.Content
@@ -217,7 +217,7 @@ func TestVerifierSeesGateNotes(t *testing.T) {
 		t.Fatalf("result %s (%s), want staged\n%s", res.Result, res.Reason, j.log.String())
 	}
 	var planner, verifier string
-	for _, req := range j.model.reqs {
+	for _, req := range j.model.Requests() {
 		switch c := req.Messages[1].Content; {
 		case strings.Contains(c, "Review the plan for issue"):
 			verifier = c
