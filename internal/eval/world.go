@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -9,12 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/agent"
-	"github.com/roadmap-dev/roadmap/internal/git"
-	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
-	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -79,38 +74,6 @@ func (w *world) requests() int {
 		}
 	}
 	return n
-}
-
-// jobParts are what a stage or implement Job runs with: a fresh clone (a
-// new runner), the GitHub client, the tool sandbox and the replay model.
-type jobParts struct {
-	ws      string
-	repo    *git.Repo
-	gh      *github.Client
-	sb      *policy.Sandbox
-	model   agent.Model
-	closeFn func() error
-}
-
-// newJob clones the remote into a fresh workspace and wires a Job's parts
-// over the recorded exchanges in fixtures. The boundary is `isolation:
-// none`: the commands are the golden set's own recorded ones, run by the
-// eval's own user (docs/eval.md says so).
-func (w *world) newJob(ctx context.Context, fixtures string) (*jobParts, error) {
-	w.jobs++
-	j, err := w.NewJob(ctx, fmt.Sprintf("job-%d", w.jobs), fixtures)
-	if err != nil {
-		return nil, err
-	}
-	return &jobParts{ws: j.Workspace, repo: j.Repo, gh: j.GitHub, sb: j.Sandbox, model: j.Model, closeFn: j.Close}, nil
-}
-
-// toolSandbox adapts the policy sandbox to the agent's interface.
-type toolSandbox struct{ *policy.Sandbox }
-
-func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
-	r, err := s.Sandbox.Run(ctx, argv)
-	return agent.RunResult(r), err
 }
 
 // readTree reads the regular files of src (slash path to content). A

@@ -10,12 +10,13 @@ import (
 	"strings"
 	"time"
 
+	theworld "github.com/roadmap-dev/roadmap/internal/world"
+
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
-	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/report"
@@ -195,44 +196,28 @@ func (l *life) play() error {
 	return nil
 }
 
-// config is the configuration every Job of the suite runs with: the
-// shipped defaults (config.Default, as the binary takes them when the
-// repository has no .github/roadmap.yml), the replay model as the one
-// tier, and no isolation boundary (the suite's agents are recorded, not
-// hostile).
-func (l *life) config() *config.Config {
-	cfg := config.Default()
-	cfg.Models = []config.Model{{Provider: llm.ProviderOpenAICompatible, Name: "replay-model", BaseURL: l.w.modelURL + "/v1",
-		InputWindow: l.window}}
-	cfg.Prices = map[string]config.Price{"replay-model": {Input: 1, Output: 10}}
-	cfg.Isolation = config.IsolationNone
+// open builds a Job the way the binary does (job.Open), on the suite's
+// world (its Setup: the shipped defaults, config.Default as the binary
+// takes them when the repository has no .github/roadmap.yml, with the
+// replay model server as the one tier and no isolation boundary, the
+// suite's agents being recorded, not hostile): GitHub's requests through
+// the fault transport of p, git's commands through p's hook, the log in
+// memory.
+func (l *life) open(ctx context.Context, phase kernel.Phase, number int, runID, rc int64, ws string, p *proc, log io.Writer) (*job.Kit, error) {
+	w := l.w
+	s := w.base.Setup(phase, ws, "")
+	s.Number, s.RunID, s.RecordComment, s.Log = number, runID, rc, log
+	s.Transport = &transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue}
+	s.GitHook = p.gitHook()
+	cfg := s.Config
+	cfg.Models[0].InputWindow = l.window
+	cfg.Prices = map[string]config.Price{theworld.ModelName: {Input: 1, Output: 10}}
 	cfg.Implement.RepairRounds = 2
 	cfg.Implement.WatchTimeout = 10 * time.Minute
 	if l.configure != nil {
 		l.configure(cfg)
 	}
-	return cfg
-}
-
-// open builds a Job the way the binary does (job.Open), on the suite's
-// world: GitHub's requests through the fault transport of p, git's commands
-// through p's hook, the world's manual clock, the log and the trace in
-// memory.
-func (l *life) open(ctx context.Context, phase kernel.Phase, number int, runID, rc int64, ws string, p *proc, log io.Writer) (*job.Kit, error) {
-	w := l.w
-	env := map[string]string{"GITHUB_REPOSITORY": owner + "/" + repo, "GITHUB_API_URL": w.ghURL + "/"}
-	for _, kv := range gitEnv() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return job.Open(ctx, job.Setup{
-		Phase: phase, Issue: w.issue, RunID: runID, RecordComment: rc, Number: number,
-		Dir: ws, Config: l.config(), ConfigPath: "the suite's configuration", Env: env, Token: token,
-		Log: log, TraceOut: &lockedBuffer{},
-		Transport: &transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue},
-		Clock:     w.clock, GitHook: p.gitHook(),
-	})
+	return job.Open(ctx, s)
 }
 
 // job runs one implement Job in this process; a kill unwinds it.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
@@ -19,7 +18,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
@@ -126,13 +124,6 @@ func (c *countingRunner) Run(ctx context.Context, dir string, argv []string) (ch
 // call with the call's number (from 1).
 type spyModel = theworld.Spy
 
-type toolSandbox struct{ *policy.Sandbox }
-
-func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
-	r, err := s.Sandbox.Run(ctx, argv)
-	return agent.RunResult(r), err
-}
-
 // newJob clones the remote into a fresh workspace (a new runner) and wires a Job.
 func (w *world) newJob(convs []*llm.Conversation) *job {
 	t := w.t
@@ -149,45 +140,24 @@ func (w *world) newJob(convs []*llm.Conversation) *job {
 	if err := theworld.WriteFiles(fixtures, files); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := w.base.NewJob(context.Background(), fmt.Sprintf("job-%d", w.jobs), fixtures)
+	k, spy, err := w.base.OpenJob(context.Background(), kernel.Implement, fmt.Sprintf("job-%d", w.jobs), fixtures, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := parts.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	gh, gitRepo, sb, masker := parts.GitHub, parts.Repo, parts.Sandbox, w.base.Masker
-	j := &job{w: w, outputs: map[string]string{}, gh: gh, ws: parts.Workspace}
-	j.model = &spyModel{Model: parts.Model}
-	j.checks = &countingRunner{Runner: checks.SandboxRunner(sb)}
-	tr, err := trace.NewRecorder(&bytes.Buffer{}, masker, w.clock.Now, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(k.Close)
+	j := &job{w: w, outputs: map[string]string{}, gh: k.GitHub, ws: k.Repo.Dir, model: spy}
+	j.checks = &countingRunner{Runner: k.CheckRunner}
 	j.opts = implement.Options{
-		Options: kernel.Options{
-			Issue:     w.issue,
-			RunID:     int64(100 + w.jobs),
-			GitHub:    gh,
-			Repo:      gitRepo,
-			Remote:    "origin",
-			Base:      "main",
-			Sandbox:   toolSandbox{sb},
-			Clock:     w.clock,
-			Log:       &j.log,
-			Trace:     tr,
-			Mask:      masker.Mask,
-			SetOutput: func(k, v string) { j.outputs[k] = v },
-		},
-		Models:       []agent.Tier{{Name: "replay-model", Model: j.model}},
+		Options:      k.JobOptions(),
+		Models:       k.Tiers,
 		CheckRunner:  j.checks,
 		Split:        policy.Split,
 		RepairRounds: 2,
 		PollInterval: 30 * time.Second,
 		WatchTimeout: 10 * time.Minute,
 	}
+	o := &j.opts.Options
+	o.RunID, o.Log, o.SetOutput = int64(100+w.jobs), &j.log, func(k, v string) { j.outputs[k] = v }
 	return j
 }
 

@@ -217,3 +217,12 @@ func TestSpendSurvivesKill(t *testing.T) {
 		t.Errorf("implement.jobs = %+v, want two Jobs of 20,000 tokens in each", jobs)
 	}
 }
+
+// toolSandbox gives the policy sandbox the agent's Run signature, for the
+// runner this test wires by hand.
+type toolSandbox struct{ *policy.Sandbox }
+
+func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
+	r, err := s.Sandbox.Run(ctx, argv)
+	return agent.RunResult(r), err
+}

@@ -12,8 +12,10 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/stage"
 )
 
-// kernelOptions are what both phases take from the Kit and the Setup.
-func (k *Kit) kernelOptions() kernel.Options {
+// JobOptions are what both phases take from the Kit and the Setup: the
+// Job's identity, its parts, the configuration's budgets and request
+// limits. The runner harnesses start from them and vary what a test needs.
+func (k *Kit) JobOptions() kernel.Options {
 	s, cfg := k.s, k.cfg
 	return kernel.Options{
 		Issue: s.Issue, RunID: s.RunID, GitHub: k.GitHub, Repo: k.Repo, Remote: s.Remote, Base: s.Base,
@@ -49,7 +51,7 @@ type ImplementRun struct {
 func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result, error) {
 	cfg := k.cfg
 	return implement.Run(ctx, implement.Options{
-		Options: k.kernelOptions(),
+		Options: k.JobOptions(),
 		Attempt: k.s.Number, PlanDir: run.PlanDir, Models: k.Tiers,
 		CheckRunner: k.CheckRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands, CheckTimeout: cfg.Checks.Timeout,
 		BeforeTree: k.beforeTree(), TempDir: k.s.getenv("RUNNER_TEMP"),
@@ -83,7 +85,7 @@ func (k *Kit) Stage(ctx context.Context, run StageRun) (stage.Result, error) {
 		}
 	}
 	return stage.Run(ctx, stage.Options{
-		Options: k.kernelOptions(),
+		Options: k.JobOptions(),
 		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates,
 	})
 }

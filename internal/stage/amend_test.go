@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/implement"
@@ -167,4 +168,13 @@ func TestPlanAmendmentKeepsPassedGroups(t *testing.T) {
 	if !strings.Contains(got, "- [x] 1.1 Write `hello.txt` saying hello to Ada") {
 		t.Errorf("group 1 is not as it passed:\n%s", got)
 	}
+}
+
+// toolSandbox gives the policy sandbox the agent's Run signature, for the
+// runner this test wires by hand.
+type toolSandbox struct{ *policy.Sandbox }
+
+func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
+	r, err := s.Sandbox.Run(ctx, argv)
+	return agent.RunResult(r), err
 }

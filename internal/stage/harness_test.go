@@ -12,14 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
-	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/stage"
-	"github.com/roadmap-dev/roadmap/internal/trace"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
@@ -94,13 +91,6 @@ func write(t *testing.T, dir, rel, content string) {
 // spyModel remembers every request; Before runs before each call.
 type spyModel = theworld.Spy
 
-type toolSandbox struct{ *policy.Sandbox }
-
-func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
-	r, err := s.Sandbox.Run(ctx, argv)
-	return agent.RunResult(r), err
-}
-
 // job is one stage Job's parts; tweak opts before run.
 type job struct {
 	w       *world
@@ -121,40 +111,20 @@ func (w *world) newJob(convs ...string) *job {
 	for i, c := range convs {
 		write(t, fixtures, fmt.Sprintf("%02d.json", i), c)
 	}
-	parts, err := w.base.NewJob(context.Background(), fmt.Sprintf("job-%d", w.jobs), fixtures)
+	j := &job{w: w, outputs: map[string]string{}}
+	k, spy, err := w.base.OpenJob(context.Background(), kernel.Stage, fmt.Sprintf("job-%d", w.jobs), fixtures, &j.trace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := parts.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	ws, gitRepo, gh, sb, masker := parts.Workspace, parts.Repo, parts.GitHub, parts.Sandbox, w.base.Masker
-	j := &job{w: w, outputs: map[string]string{}, ws: ws}
-	j.model = &spyModel{Model: parts.Model}
-	tr, err := trace.NewRecorder(&j.trace, masker, w.clock.Now, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(k.Close)
+	j.ws, j.model = k.Repo.Dir, spy
 	j.opts = stage.Options{
-		Options: kernel.Options{
-			Issue:     w.issue,
-			RunID:     int64(200 + w.jobs),
-			GitHub:    gh,
-			Repo:      gitRepo,
-			Remote:    "origin",
-			Base:      "main",
-			Sandbox:   toolSandbox{sb},
-			Clock:     w.clock,
-			Log:       &j.log,
-			Trace:     tr,
-			Mask:      masker.Mask,
-			SetOutput: func(k, v string) { j.outputs[k] = v },
-		},
-		Planner: []agent.Tier{{Name: "replay-model", Model: j.model}},
+		Options: k.JobOptions(),
+		Planner: k.Tiers,
 		Rounds:  3,
 	}
+	o := &j.opts.Options
+	o.RunID, o.Log, o.SetOutput = int64(200+w.jobs), &j.log, func(k, v string) { j.outputs[k] = v }
 	return j
 }
 

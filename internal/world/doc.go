@@ -8,5 +8,7 @@
 // seed files, the issue, the recorded exchanges, the fault rules they add to
 // the fake) is an option or a call, so a fix to how the world is built is
 // made once. GitEnv is the one hermetic environment every git of a world
-// runs with.
+// runs with. A Job on the world is built as the binary builds one: Setup is
+// the job.Setup a workflow step would give (the shipped configuration with
+// the replay model as its one tier), and OpenJob opens it with job.Open.
 package world

@@ -2,64 +2,73 @@ package world
 
 import (
 	"context"
-	"fmt"
+	"io"
 	"net/http"
+	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
-	"github.com/roadmap-dev/roadmap/internal/git"
-	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
-	"github.com/roadmap-dev/roadmap/internal/policy"
-	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
 // ModelName is the replay model's name in a Job's tiers and prices.
 const ModelName = "replay-model"
 
-// Job is what one Job finds on a new runner: a fresh clone of the remote,
-// the repository opened on it, a GitHub client of the fake, the tool sandbox
-// on the workspace and the replay model over its recorded exchanges. How
-// the Job is wired from them is its caller's. Close ends the sandbox.
-type Job struct {
-	Workspace string
-	Repo      *git.Repo
-	GitHub    *github.Client
-	// Sandbox is the `isolation: none` boundary under the default policy:
-	// the commands are recorded ones, run by the caller's own user.
-	Sandbox *policy.Sandbox
-	// Model is the replay model in process, named ModelName.
-	Model agent.Model
-
-	boundary *sandbox.Boundary
+// Setup is what a Job on this world is built from with job.Open, as the
+// binary builds one on a runner: the workspace, the environment a workflow
+// step gives (the repository, the fake's API URL, the world's git
+// environment), the fake's token, the world's clock, and the shipped
+// configuration (config.Default) with the replay model as its one tier,
+// under `isolation: none` (the world's models are recorded, not hostile).
+// The model is the world's model server when it has one, else the
+// in-process replay over the conversations in fixtures. Callers change what
+// their Job differs in (the configuration, a part to replace) before Open.
+func (w *World) Setup(phase kernel.Phase, workspace, fixtures string) job.Setup {
+	env := map[string]string{"GITHUB_REPOSITORY": w.o.Owner + "/" + w.o.Repo, "GITHUB_API_URL": w.githubURL + "/", "RUNNER_TEMP": w.Dir}
+	for _, kv := range w.env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	cfg := config.Default()
+	cfg.Models = []config.Model{{Provider: llm.ProviderReplay, Name: ModelName, Fixtures: fixtures}}
+	if w.modelURL != "" && fixtures == "" {
+		cfg.Models = []config.Model{{Provider: llm.ProviderOpenAICompatible, Name: ModelName, BaseURL: w.ModelURL()}}
+	}
+	cfg.Prices = map[string]config.Price{ModelName: {Input: w.o.ModelPrice.Input, Output: w.o.ModelPrice.Output}}
+	cfg.Isolation = config.IsolationNone
+	s := job.Setup{
+		Phase: phase, Issue: w.Issue, Dir: workspace,
+		Config: cfg, ConfigPath: "the world's configuration", Env: env, Token: w.o.Token,
+		TraceOut: io.Discard, Transport: &http.Transport{DisableKeepAlives: true},
+	}
+	if w.Clock != nil {
+		s.Clock = w.Clock
+	}
+	return s
 }
 
-// Close closes the Job's sandbox boundary.
-func (j *Job) Close() error { return j.boundary.Close() }
-
-// NewJob clones the remote into Dir/name and opens a Job's parts there,
-// its model answering from the conversations in the directory fixtures.
-func (w *World) NewJob(ctx context.Context, name, fixtures string) (*Job, error) {
+// OpenJob clones the remote into Dir/name, as a new runner would, and opens
+// a Job there with job.Open from Setup, its model wrapped in a Spy and its
+// trace written to traceOut (nil: discarded). The runner harnesses build
+// their runner's options from the Kit's parts, so they test the parts the
+// binary ships. The caller closes the Kit.
+func (w *World) OpenJob(ctx context.Context, phase kernel.Phase, name, fixtures string, traceOut io.Writer) (*job.Kit, *Spy, error) {
 	ws, err := w.Workspace(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	repo, err := git.Open(ctx, ws, w.env)
+	s := w.Setup(phase, ws, fixtures)
+	if traceOut != nil {
+		s.TraceOut = traceOut
+	}
+	var spy *Spy
+	s.WrapModel = func(m agent.Model) agent.Model { spy = &Spy{Model: m}; return spy }
+	k, err := job.Open(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	gh, err := w.GitHub(&http.Transport{DisableKeepAlives: true})
-	if err != nil {
-		return nil, err
-	}
-	b, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: ws, Environ: w.env})
-	if err != nil {
-		return nil, err
-	}
-	model, err := llm.New(llm.Config{Provider: llm.ProviderReplay, Model: ModelName, Fixtures: fixtures,
-		Prices: map[string]llm.Price{ModelName: w.o.ModelPrice}})
-	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("the recorded exchanges in %s: %w", fixtures, err)
-	}
-	return &Job{Workspace: ws, Repo: repo, GitHub: gh, Sandbox: policy.NewSandbox(b, policy.Default(), w.env), Model: model, boundary: b}, nil
+	return k, spy, nil
 }

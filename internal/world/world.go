@@ -53,7 +53,7 @@ type Options struct {
 	// GitHubTimeout bounds each request of a client from World.GitHub
 	// (default 10 s).
 	GitHubTimeout time.Duration
-	// ModelPrice is what the in-process replay model of World.NewJob charges
+	// ModelPrice is what the replay model of a Job on the world (Setup) charges
 	// per million tokens, so spend shows.
 	ModelPrice llm.Price
 }

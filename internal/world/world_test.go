@@ -14,6 +14,8 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -181,36 +183,46 @@ func TestModelServer(t *testing.T) {
 	}
 }
 
-// TestNewJob: a Job's parts stand in a fresh clone, with the replay model
-// over its fixtures and a client of the fake.
-func TestNewJob(t *testing.T) {
+// TestSetup: a Job opened with job.Open from the world's Setup stands in a
+// fresh clone, with the replay model over its fixtures as its one tier and a
+// client of the fake, as the binary's would.
+func TestSetup(t *testing.T) {
 	w := newWorld(t, world.Options{Start: t0, Files: world.SampleRepo(1), ModelPrice: llm.Price{Input: 1, Output: 10},
 		Issue: &githubfake.Issue{Title: world.SampleTitle, Author: "alice"}})
 	fixtures := filepath.Join(w.Dir, "fixtures")
 	if err := world.WriteFiles(fixtures, map[string]string{"greeting.json": greeting}); err != nil {
 		t.Fatal(err)
 	}
-	j, err := w.NewJob(context.Background(), "job-1", fixtures)
+	ws, err := w.Workspace("job-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.Close()
-	if j.Workspace != filepath.Join(w.Dir, "job-1") {
-		t.Errorf("workspace = %s, want Dir/job-1", j.Workspace)
+	s := w.Setup(kernel.Implement, ws, fixtures)
+	var spy *world.Spy
+	s.WrapModel = func(m agent.Model) agent.Model { spy = &world.Spy{Model: m}; return spy }
+	k, err := job.Open(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(j.Workspace, "README.md")); err != nil {
+	defer k.Close()
+	if k.Repo.Dir != ws {
+		t.Errorf("the Job's repository is %s, want the workspace %s", k.Repo.Dir, ws)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "README.md")); err != nil {
 		t.Errorf("the workspace is not a clone of main: %v", err)
 	}
-	spy := &world.Spy{Model: j.Model}
+	if len(k.Tiers) != 1 || k.Tiers[0].Name != world.ModelName || spy == nil {
+		t.Fatalf("tiers %+v; want the one replay model, wrapped", k.Tiers)
+	}
 	calls := 0
 	spy.Before = func(n int, _ agent.ModelRequest) { calls = n }
-	if res := ask(t, spy); res.Usage.USD == 0 {
+	if res := ask(t, k.Tiers[0].Model); res.Usage.USD == 0 {
 		t.Errorf("the call cost nothing; want the model's price")
 	}
 	if calls != 1 || len(spy.Requests()) != 1 {
 		t.Errorf("the spy saw call %d and kept %d requests, want 1 and 1", calls, len(spy.Requests()))
 	}
-	if _, err := j.GitHub.Issue(context.Background(), w.Issue); err != nil {
+	if _, err := k.GitHub.Issue(context.Background(), w.Issue); err != nil {
 		t.Errorf("the Job's client cannot read the issue: %v", err)
 	}
 }
