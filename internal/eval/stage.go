@@ -250,7 +250,3 @@ func unmatched(expected, produced []Finding) (missed, unexpected []Finding) {
 	}
 	return missed, unexpected
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

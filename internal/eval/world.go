@@ -14,8 +14,6 @@ import (
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
-// modelName is the replay model's name; its price makes spend visible.
-const modelName = theworld.ModelName
 
 // t0 is when every case starts, so its spend and trace are the same on
 // every run.

@@ -66,7 +66,6 @@ type runner struct {
 	handoffLog      string
 	handoffConflict []string
 	handoffPending  bool // the earlier stop's keys are still in the record
-	marks           int  // marks this Job has written
 
 	// ci is what the watch learned of CI at the head (ciPassed, ciNone);
 	// ciNotes are its decisions, lines of the PR comment; reran holds, per
