@@ -14,7 +14,6 @@ import (
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
-
 // t0 is when every case starts, so its spend and trace are the same on
 // every run.
 var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
