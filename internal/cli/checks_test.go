@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -507,10 +508,12 @@ func TestChecksAction(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := buildRoadmap(t)
-	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+	// The configuration the step names is the base branch's: a PR's own is
+	// never trusted (TestChecksTrustFromBase).
+	w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n",
+		"ci/roadmap.yml": "checks:\n  commands: [\"grep -q goodbye greet.txt\"]\n"})
 	files := sound("bye", goodbyeTasks, map[string]string{
-		"greet.txt":      "hello\ngoodbye\n",
-		"ci/roadmap.yml": "checks:\n  commands: [\"grep -q goodbye greet.txt\"]\n",
+		"greet.txt": "hello\ngoodbye\n",
 	})
 	head := w.commit("goodbye", sound("other", "## 1. Other\n\n- [x] 1.1 x; verify: `false`\n", files))
 	w.pullRequest(head)
@@ -600,6 +603,7 @@ func TestChecksBadInput(t *testing.T) {
 	tasks := "## 1. A\n\n- [x] 1.1 a; verify: `test -e .`\n"
 	tests := []struct {
 		name    string
+		base    map[string]string // besides greet.txt
 		files   map[string]string
 		args    []string
 		environ []string
@@ -610,7 +614,7 @@ func TestChecksBadInput(t *testing.T) {
 			stderr: "2 changes under openspec/changes (a, b); pass --plan or --issue"},
 		{name: "no group", files: map[string]string{"openspec/changes/a/tasks.md": tasks}, args: []string{"--group", "3"},
 			stderr: "has no group 3"},
-		{name: "bad configuration", files: map[string]string{".github/roadmap.yml": "checks:\n  comands: [x]\n"},
+		{name: "bad configuration", base: map[string]string{".github/roadmap.yml": "checks:\n  comands: [x]\n"},
 			stderr: "checks.comands: unknown key", stdout: "::error file=.github/roadmap.yml,line=2::"},
 		{name: "a plan that does not parse", files: map[string]string{"openspec/changes/a/tasks.md": "## 1. A\n\n- [ ] 2.1 wrong group\n"},
 			stderr: "task 2.1 is under group 1", stdout: "::error file=openspec/changes/a/tasks.md,line=3::"},
@@ -618,11 +622,13 @@ func TestChecksBadInput(t *testing.T) {
 			environ: []string{"GITHUB_REPOSITORY="}, stderr: "pass --no-status"},
 		{name: "an argument", args: []string{"extra"}, stderr: `unexpected argument "extra"`},
 		{name: "a --config that does not exist", files: map[string]string{"openspec/changes/a/tasks.md": tasks},
-			args: []string{"--config", "ci/roadmap.yml"}, stderr: "ci/roadmap.yml: does not exist"},
+			args: []string{"--config", "ci/roadmap.yml"}, stderr: "ci/roadmap.yml: not in the base branch's tree"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newChecksWorld(t, map[string]string{"greet.txt": "hello\n"})
+			base := map[string]string{"greet.txt": "hello\n"}
+			maps.Copy(base, tt.base)
+			w := newChecksWorld(t, base)
 			head := w.commit("change", tt.files)
 			w.pullRequest(head)
 			w.environ = append(w.environ, tt.environ...)

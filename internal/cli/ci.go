@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/checks/prcheck"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/git"
@@ -42,23 +43,25 @@ func runCIFailToPass(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("ci fail-to-pass: %v", err)
 		return ExitUsage
 	}
-	load := config.LoadExplicit
-	if *cfgPath == "" {
-		*cfgPath, load = filepath.Join(repo.Dir, config.DefaultPath), config.Load
+	baseSHA, err := repo.RevParse(ctx, *base)
+	if err != nil {
+		env.Errorf("ci fail-to-pass: --base %q is not a commit here: %v", *base, err)
+		return ExitUsage
 	}
-	cfg, err := load(*cfgPath)
+	// The trust settings come from the base, never the change's own tree.
+	explicit := *cfgPath != ""
+	if !explicit {
+		*cfgPath = filepath.Join(repo.Dir, config.DefaultPath)
+	}
+	cfg, source, err := prcheck.TrustedConfig(ctx, repo, repo.Dir, *cfgPath, explicit, baseSHA)
 	if err != nil {
 		env.Errorf("ci fail-to-pass: %v", err)
 		return ExitUsage
 	}
+	env.Errorf("ci fail-to-pass: configuration: %s", source)
 	pol, err := policy.ParseNode(&cfg.Policy)
 	if err != nil {
-		env.Errorf("ci fail-to-pass: %s: policy: %v", *cfgPath, err)
-		return ExitUsage
-	}
-	baseSHA, err := repo.RevParse(ctx, *base)
-	if err != nil {
-		env.Errorf("ci fail-to-pass: --base %q is not a commit here: %v", *base, err)
+		env.Errorf("ci fail-to-pass: %s: policy: %v", source, err)
 		return ExitUsage
 	}
 	head, err := repo.Head(ctx)

@@ -290,16 +290,17 @@ func TestIsolation(t *testing.T) {
 	if data, _ := os.ReadFile(h.githubEnv); strings.Contains(string(data), "PLANTED") {
 		t.Error("the hostile test wrote GITHUB_ENV")
 	}
-	// The symlinked design.md was refused, not followed, and the next prompt
-	// says so.
+	// The symlinked design.md was refused, not followed: a prompt read
+	// before the runner undid the change says so, or the runner undid the
+	// plan change first (the plan is not the agent's to change).
 	var refused bool
 	for _, body := range h.requests {
 		if strings.Contains(string(body), "leads out of the work tree") {
 			refused = true
 		}
 	}
-	if !refused {
-		t.Error("no model request says design.md was refused: was the symlink planted and the plan read?")
+	if !refused && !strings.Contains(jobLog, "the agent changed the approved plan") {
+		t.Error("no model request says design.md was refused, and the runner did not undo it: was the symlink planted and the plan read?")
 	}
 }
 

@@ -53,14 +53,29 @@ func (r *Repo) PlanRounds(ctx context.Context, base string) (int, string, error)
 // discarded. Stage uses it after the planner: only the plan's files may
 // change.
 func (r *Repo) DiscardOutside(ctx context.Context, keep string) ([]string, error) {
+	prefix := strings.TrimSuffix(keep, "/") + "/"
+	return r.discard(ctx, "outside "+keep, func(p string) bool { return !strings.HasPrefix(p, prefix) })
+}
+
+// DiscardInside undoes every change under dir (slash-separated, relative to
+// the root) in the index and the work tree, as DiscardOutside does outside
+// it, and returns the paths it discarded. Implement uses it after an agent
+// step: the approved plan is not the agent's to change.
+func (r *Repo) DiscardInside(ctx context.Context, dir string) ([]string, error) {
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	return r.discard(ctx, "inside "+dir, func(p string) bool { return strings.HasPrefix(p, prefix) })
+}
+
+// discard restores the changed paths match selects to HEAD and removes the
+// untracked ones; where says which in errors.
+func (r *Repo) discard(ctx context.Context, where string, match func(path string) bool) ([]string, error) {
 	changes, err := r.Status(ctx)
 	if err != nil {
 		return nil, err
 	}
-	prefix := strings.TrimSuffix(keep, "/") + "/"
 	var tracked, untracked, all []string
 	for _, c := range changes {
-		if strings.HasPrefix(c.Path, prefix) {
+		if !match(c.Path) {
 			continue
 		}
 		all = append(all, c.Path)
@@ -73,13 +88,13 @@ func (r *Repo) DiscardOutside(ctx context.Context, keep string) ([]string, error
 	if len(tracked) > 0 {
 		args := append([]string{"restore", "--source=HEAD", "--staged", "--worktree", "--"}, tracked...)
 		if _, err := r.run(ctx, nil, args...); err != nil {
-			return all, fmt.Errorf("restore changes outside %s: %w", keep, err)
+			return all, fmt.Errorf("restore changes %s: %w", where, err)
 		}
 	}
 	if len(untracked) > 0 {
 		args := append([]string{"clean", "-f", "-q", "--"}, untracked...)
 		if _, err := r.run(ctx, nil, args...); err != nil {
-			return all, fmt.Errorf("remove files outside %s: %w", keep, err)
+			return all, fmt.Errorf("remove files %s: %w", where, err)
 		}
 	}
 	return all, nil
@@ -97,4 +112,26 @@ func (r *Repo) PathExists(ctx context.Context, rev, path string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("look up %s at %s: %w", path, rev, err)
+}
+
+// maxConfigBlob bounds ReadAt: it reads configuration, not data.
+const maxConfigBlob = 1 << 20
+
+// ReadAt returns the content of path (slash-separated, relative to the
+// root) in the tree of rev; found is false when rev has no such file. It
+// reads the object database, never the work tree: what a commit holds, not
+// what a model may have put on disk since.
+func (r *Repo) ReadAt(ctx context.Context, rev, path string) (data []byte, found bool, err error) {
+	ok, err := r.PathExists(ctx, rev, path)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out, err := r.run(ctx, nil, "cat-file", "blob", "--end-of-options", rev+":"+path)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s at %s: %w", path, rev, err)
+	}
+	if len(out) > maxConfigBlob {
+		return nil, false, fmt.Errorf("read %s at %s: %d bytes, more than %d", path, rev, len(out), maxConfigBlob)
+	}
+	return out, true, nil
 }

@@ -106,6 +106,9 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	default:
 		return ending{result: record.ResultStopped, class: failure.Unknown, step: step, reason: fmt.Sprintf("agent ended with %s: %s", out.Status, out.Reason)}, false
 	}
+	if err := r.keepPlan(ctx, change, step); err != nil {
+		return r.fail(ctx, step, err), false
+	}
 	changed, err := o.Repo.HasChanges(ctx)
 	if err != nil {
 		return r.fail(ctx, "commit", err), false

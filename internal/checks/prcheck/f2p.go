@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 
 	"github.com/roadmap-dev/roadmap/internal/checks"
@@ -62,20 +63,8 @@ func (j *job) f2pBase(ctx context.Context) (string, string) {
 	if j.repo == nil {
 		return "", "the workspace is not a git checkout: " + j.Masker.Mask(j.repoErr.Error())
 	}
-	base := j.Base
-	if base == "" && j.ev.PullRequest != nil {
-		base = j.ev.PullRequest.BaseRef
-	}
-	if base == "" {
-		base = j.cfg.Implement.BaseBranch
-	}
-	var baseSHA string
-	for _, ref := range []string{"refs/remotes/origin/" + base, base} {
-		if sha, err := j.repo.RevParse(ctx, ref); err == nil {
-			baseSHA = sha
-			break
-		}
-	}
+	base := j.baseBranch(j.cfg)
+	baseSHA := BaseCommit(ctx, j.repo, base)
 	if baseSHA == "" {
 		return "", fmt.Sprintf("the base branch %q is not in the checkout (check out with fetch-depth: 0)", base)
 	}
@@ -164,4 +153,16 @@ func (j *job) tempRoot() string {
 		return t
 	}
 	return os.TempDir()
+}
+
+// baseBranch is the branch the change targets: --base, else the event's
+// pull request's base, else cfg's base branch.
+func (j *job) baseBranch(cfg *config.Config) string {
+	if j.Base != "" {
+		return j.Base
+	}
+	if j.ev != nil && j.ev.PullRequest != nil && j.ev.PullRequest.BaseRef != "" {
+		return j.ev.PullRequest.BaseRef
+	}
+	return cfg.Implement.BaseBranch
 }

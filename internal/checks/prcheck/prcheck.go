@@ -206,20 +206,6 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	if j.ev, err = event.FromEnv(j.Getenv); err != nil {
 		return nil, &InputError{Err: err}
 	}
-	load := config.LoadExplicit
-	if j.ConfigPath == "" {
-		j.ConfigPath, load = filepath.Join(j.Dir, config.DefaultPath), config.Load
-	}
-	if j.cfg, err = load(j.ConfigPath); err != nil {
-		j.IO.Error(j.relPath(j.ConfigPath), configLine(err), j.Masker.Mask(err.Error()))
-		return nil, &InputError{Err: err}
-	}
-	if j.pol, err = policy.ParseNode(&j.cfg.Policy); err != nil {
-		return nil, inputErr("%s: policy: %w", j.ConfigPath, err)
-	}
-	if j.GitHub == nil && (!j.NoStatus || j.Issue > 0) {
-		return nil, errors.New("no GitHub client to set the status or read the record with")
-	}
 	j.repoTop = j.Dir
 	if repo, err := git.Open(ctx, j.Dir, j.Environ); err == nil {
 		j.repo, j.repoTop = repo, repo.Dir
@@ -228,6 +214,24 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		}
 	} else {
 		j.repoErr = err
+	}
+	// The trust settings come from the base branch, never the PR's tree.
+	explicit := j.ConfigPath != ""
+	if !explicit {
+		j.ConfigPath = filepath.Join(j.repoTop, config.DefaultPath)
+	}
+	cfg, source, err := TrustedConfig(ctx, j.repo, j.repoTop, j.ConfigPath, explicit, BaseCommit(ctx, j.repo, j.baseBranch(config.Default())))
+	if err != nil {
+		j.IO.Error(j.relPath(j.ConfigPath), configLine(err), j.Masker.Mask(err.Error()))
+		return nil, &InputError{Err: err}
+	}
+	j.cfg = cfg
+	j.Logf("configuration: %s", source)
+	if j.pol, err = policy.ParseNode(&j.cfg.Policy); err != nil {
+		return nil, inputErr("%s: policy: %w", source, err)
+	}
+	if j.GitHub == nil && (!j.NoStatus || j.Issue > 0) {
+		return nil, errors.New("no GitHub client to set the status or read the record with")
 	}
 	if j.SHA == "" && j.ev.PullRequest != nil {
 		j.SHA = j.ev.PullRequest.HeadSHA
