@@ -71,7 +71,7 @@ func (r *Repo) DiscardOutside(ctx context.Context, keep string) ([]string, error
 		}
 	}
 	if len(tracked) > 0 {
-		args := append([]string{"restore", "--source=HEAD", "--staged", "--worktree", "--"}, tracked...)
+		args := append([]string{"restore", "--no-recurse-submodules", "--source=HEAD", "--staged", "--worktree", "--"}, tracked...)
 		if _, err := r.run(ctx, nil, args...); err != nil {
 			return all, fmt.Errorf("restore changes outside %s: %w", keep, err)
 		}
