@@ -300,6 +300,11 @@ type Message struct {
 	Subject string
 	Body    string
 	Issue   int
+	// AddSubmodule lets the commit record a repository nested in the work
+	// tree as a gitlink: only for a group the plan says adds a submodule.
+	// Without it a nested `.git`, or a gitlink HEAD does not have, refuses
+	// the commit with a *NestedRepository.
+	AddSubmodule bool
 }
 
 // Trailer keys implement writes and reads back.
@@ -314,8 +319,9 @@ const (
 // CommitGroup commits every change in the work tree as the commit of a passed
 // group, with a `Roadmap-Group: N` trailer, and returns its sha. It commits
 // even when nothing changed: the trailer is what records that the group
-// passed. Like every commit of the package it leaves the gitlinks the index
-// holds as they are (addAll).
+// passed. Like every commit of the package it refuses a nested repository
+// (*NestedRepository, see Message.AddSubmodule) and leaves the gitlinks HEAD
+// holds as they are.
 func (r *Repo) CommitGroup(ctx context.Context, group int, m Message) (string, error) {
 	if group <= 0 {
 		return "", fmt.Errorf("commit group %d: group numbers start at 1", group)
@@ -346,11 +352,7 @@ func (r *Repo) commit(ctx context.Context, m Message, allowEmpty bool, trailer s
 	if strings.TrimSpace(m.Subject) == "" {
 		return "", errors.New("empty commit subject")
 	}
-	links, err := r.indexGitlinks(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := r.addAll(ctx, links); err != nil {
+	if err := r.stage(ctx, m.AddSubmodule); err != nil {
 		return "", err
 	}
 	msg := strings.TrimSpace(m.Subject) + "\n"

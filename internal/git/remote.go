@@ -132,7 +132,9 @@ func (r *Repo) Merge(ctx context.Context, upstream string) error {
 }
 
 // ContinueRebase stages every change (the resolution) and continues the
-// rebase in progress.
+// rebase in progress. A repository nested in the work tree refuses it
+// (*NestedRepository) as it refuses a commit; gitlink changes that come with
+// the commits being rebased are git's, not the work tree's, and go through.
 func (r *Repo) ContinueRebase(ctx context.Context) error {
 	if err := r.stageResolution(ctx); err != nil {
 		return fmt.Errorf("continue rebase: %w", err)
@@ -142,7 +144,7 @@ func (r *Repo) ContinueRebase(ctx context.Context) error {
 }
 
 // ContinueMerge stages every change (the resolution) and commits the merge in
-// progress.
+// progress, refusing a nested repository as ContinueRebase does.
 func (r *Repo) ContinueMerge(ctx context.Context) error {
 	if err := r.stageResolution(ctx); err != nil {
 		return fmt.Errorf("continue merge: %w", err)
@@ -186,11 +188,14 @@ func (r *Repo) ConflictFiles(ctx context.Context) ([]string, error) {
 	return files, nil
 }
 
-// stageResolution stages a conflict's resolution, the gitlinks of the index
-// left as they are (addAll).
+// stageResolution stages a conflict's resolution: no nested repository, and
+// the gitlinks of the index left as they are (addAll).
 func (r *Repo) stageResolution(ctx context.Context) error {
 	links, err := r.indexGitlinks(ctx)
 	if err != nil {
+		return err
+	}
+	if err := r.refuseNested(ctx, links); err != nil {
 		return err
 	}
 	return r.addAll(ctx, links)

@@ -27,6 +27,8 @@ func (r *Repo) WorkTreeTree(ctx context.Context) (string, error) {
 	if _, err := in.run(ctx, nil, "read-tree", "HEAD"); err != nil {
 		return "", fmt.Errorf("snapshot the work tree: %w", err)
 	}
+	// Not refused here: the commit that follows refuses a nested repository,
+	// and a new gitlink in a snapshot runs nothing.
 	links, err := in.indexGitlinks(ctx)
 	if err != nil {
 		return "", fmt.Errorf("snapshot the work tree: %w", err)
