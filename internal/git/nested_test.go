@@ -399,6 +399,45 @@ func TestNestedRepositoryAppearsWhileStaging(t *testing.T) {
 	}
 }
 
+// TestDiscardOutsideRemovesNestedRepository: stage keeps only the plan's
+// files, so a repository the planner nested elsewhere is removed like any
+// other file there (one `git clean -f` skips it, and the round's commit would
+// then refuse it); one inside the plan is refused by the commit.
+func TestDiscardOutsideRemovesNestedRepository(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	r := w.open("work")
+	sub := nest(t, w.env, r.Dir, "elsewhere")
+	write(t, r.Dir, "plan/tasks.md", "## 1. x\n")
+	var discarded []string
+	sub.each([]op{{"DiscardOutside", func() error {
+		var err error
+		discarded, err = r.DiscardOutside(ctx, "plan")
+		return err
+	}}})
+	if len(discarded) != 1 || discarded[0] != "elsewhere/" {
+		t.Errorf("discarded %q, want [elsewhere/]", discarded)
+	}
+	if _, err := os.Lstat(sub.dir); !os.IsNotExist(err) {
+		t.Errorf("the nested repository is still there (%v)", err)
+	}
+	if _, err := r.CommitPlanRound(ctx, 1, Message{Subject: "stage: plan"}); err != nil {
+		t.Fatalf("CommitPlanRound: %v", err)
+	}
+	inside := nest(t, w.env, r.Dir, "plan/inside")
+	if _, err := r.DiscardOutside(ctx, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	head := mustHead(t, r)
+	_, err := r.CommitPlanRound(ctx, 2, Message{Subject: "stage: plan"})
+	if err := refused(t, r, head, "plan/inside/.git", false, err); err != nil {
+		t.Error(err)
+	}
+	if inside.ran() {
+		t.Errorf("stage's git ran the nested repository's %s", inside.which())
+	}
+}
+
 // TestNestedRepositoryClass: the refusal stops the item (unknown, all state
 // kept) whatever the model named its repository: the class is the error's,
 // not read from the path's text.

@@ -77,7 +77,10 @@ func (r *Repo) DiscardOutside(ctx context.Context, keep string) ([]string, error
 		}
 	}
 	if len(untracked) > 0 {
-		args := append([]string{"clean", "-f", "-q", "--"}, untracked...)
+		// -f twice: an untracked repository nested outside keep is removed
+		// too, as any other file there (one -f skips it, and the commit of
+		// the round would refuse it).
+		args := append([]string{"clean", "-f", "-f", "-q", "--"}, untracked...)
 		if _, err := r.run(ctx, nil, args...); err != nil {
 			return all, fmt.Errorf("remove files outside %s: %w", keep, err)
 		}
