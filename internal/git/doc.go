@@ -13,4 +13,8 @@
 // environment (see ExtraHeaderEnv). Every call takes a context and is killed
 // when it ends. Failures are *Error values that keep git's stderr unmasked in
 // a field, for the caller to mask before it writes it anywhere.
+//
+// The work tree is hostile (harden.go): nothing it or its .git holds runs in
+// this package's git, and a repository nested in it is inert: never
+// consulted, and refused by every commit (*NestedRepository, nested.go).
 package git

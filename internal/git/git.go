@@ -229,7 +229,7 @@ func (r *Repo) CheckoutBranch(ctx context.Context, remote, name, startPoint stri
 		return fmt.Errorf("checkout %s: %w", name, err)
 	}
 	if local {
-		if _, err := r.run(ctx, nil, "checkout", "--quiet", name, "--"); err != nil {
+		if _, err := r.run(ctx, nil, "checkout", "--quiet", "--no-recurse-submodules", name, "--"); err != nil {
 			return fmt.Errorf("checkout %s: %w", name, err)
 		}
 		return nil
@@ -250,7 +250,7 @@ func (r *Repo) CheckoutBranch(ctx context.Context, remote, name, startPoint stri
 	if startPoint == "" {
 		startPoint = "HEAD"
 	}
-	if _, err := r.run(ctx, nil, "checkout", "--quiet", "--no-track", "-b", name, startPoint, "--"); err != nil {
+	if _, err := r.run(ctx, nil, "checkout", "--quiet", "--no-recurse-submodules", "--no-track", "-b", name, startPoint, "--"); err != nil {
 		return fmt.Errorf("checkout %s at %s: %w", name, startPoint, err)
 	}
 	return nil
@@ -264,9 +264,11 @@ type Change struct {
 }
 
 // Status returns the changes in the work tree and the index, untracked files
-// included (not ignored ones).
+// included (not ignored ones). A gitlink is never shown changed: asking its
+// repository would run what the model put in its config, and a commit never
+// restages one. An untracked nested repository shows as "dir/".
 func (r *Repo) Status(ctx context.Context) ([]Change, error) {
-	out, err := r.run(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	out, err := r.run(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all")
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
@@ -298,6 +300,11 @@ type Message struct {
 	Subject string
 	Body    string
 	Issue   int
+	// AddSubmodule lets the commit record a repository nested in the work
+	// tree as a gitlink: only for a group the plan says adds a submodule.
+	// Without it a nested `.git`, or a gitlink HEAD does not have, refuses
+	// the commit with a *NestedRepository.
+	AddSubmodule bool
 }
 
 // Trailer keys implement writes and reads back.
@@ -312,7 +319,9 @@ const (
 // CommitGroup commits every change in the work tree as the commit of a passed
 // group, with a `Roadmap-Group: N` trailer, and returns its sha. It commits
 // even when nothing changed: the trailer is what records that the group
-// passed.
+// passed. Like every commit of the package it refuses a nested repository
+// (*NestedRepository, see Message.AddSubmodule) and leaves the gitlinks HEAD
+// holds as they are.
 func (r *Repo) CommitGroup(ctx context.Context, group int, m Message) (string, error) {
 	if group <= 0 {
 		return "", fmt.Errorf("commit group %d: group numbers start at 1", group)
@@ -343,7 +352,7 @@ func (r *Repo) commit(ctx context.Context, m Message, allowEmpty bool, trailer s
 	if strings.TrimSpace(m.Subject) == "" {
 		return "", errors.New("empty commit subject")
 	}
-	if _, err := r.run(ctx, nil, "add", "--all"); err != nil {
+	if err := r.stage(ctx, m.AddSubmodule); err != nil {
 		return "", err
 	}
 	msg := strings.TrimSpace(m.Subject) + "\n"
@@ -421,7 +430,7 @@ func (r *Repo) GroupLog(ctx context.Context, base, end string) ([]GroupCommit, e
 // ChangedFiles returns the paths that differ between base and the work tree,
 // untracked files included, sorted and each once.
 func (r *Repo) ChangedFiles(ctx context.Context, base string) ([]string, error) {
-	diff, err := r.run(ctx, nil, "diff", "--name-only", "-z", "--no-renames", base, "--")
+	diff, err := r.run(ctx, nil, "diff", "--name-only", "-z", "--no-renames", "--ignore-submodules=all", base, "--")
 	if err != nil {
 		return nil, fmt.Errorf("changed files since %s: %w", base, err)
 	}
@@ -433,9 +442,10 @@ func (r *Repo) ChangedFiles(ctx context.Context, base string) ([]string, error) 
 }
 
 // Diff returns the patch from base to the work tree (tracked files; an
-// untracked file shows up once it is committed).
+// untracked file shows up once it is committed; gitlinks never, as in
+// Status).
 func (r *Repo) Diff(ctx context.Context, base string) (string, error) {
-	out, err := r.run(ctx, nil, "diff", "--no-color", "--no-ext-diff", base, "--")
+	out, err := r.run(ctx, nil, "diff", "--no-color", "--no-ext-diff", "--ignore-submodules=all", base, "--")
 	if err != nil {
 		return "", fmt.Errorf("diff since %s: %w", base, err)
 	}

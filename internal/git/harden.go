@@ -26,6 +26,17 @@ var hardened = []string{
 	"-c", "diff.external=",
 	"-c", "protocol.ext.allow=never",
 	"-c", "protocol.file.allow=always", // the local bare remotes of tests and the demo
+	// Nested repositories are inert: a gitlink's repository is the model's,
+	// config and all, and git asks it whether it is dirty (running its
+	// filters) on status and diff, or pushes and fetches it. The settings
+	// are the defaults of the porcelain; status and diff also pass
+	// --ignore-submodules=all, which a .gitmodules `ignore` cannot override.
+	"-c", "diff.ignoreSubmodules=all",
+	"-c", "diff.submodule=short",
+	"-c", "status.submoduleSummary=false",
+	"-c", "submodule.recurse=false",
+	"-c", "fetch.recurseSubmodules=false",
+	"-c", "push.recurseSubmodules=no",
 	// The work tree belongs to the sandbox user while a boundary is open;
 	// roadmap's git is the one that may trust it.
 	"-c", "safe.directory=*",

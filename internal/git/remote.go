@@ -29,7 +29,7 @@ func (e *PushRejected) Error() string {
 // *Error.
 func (r *Repo) Push(ctx context.Context, remote, branch string) error {
 	ref := "refs/heads/" + branch
-	out, err := r.run(ctx, nil, "push", "--porcelain", "--no-verify", remote, ref+":"+ref)
+	out, err := r.run(ctx, nil, "push", "--porcelain", "--no-verify", "--no-recurse-submodules", remote, ref+":"+ref)
 	if rej := parsePorcelainPush(string(out)); rej != nil {
 		rej.Branch = branch
 		rej.Output = string(out)
@@ -93,7 +93,7 @@ func (r *Repo) LsRemote(ctx context.Context, remote, branch string) (sha string,
 // refs/remotes/<remote>/<branch> and returns its sha.
 func (r *Repo) Fetch(ctx context.Context, remote, branch string) (string, error) {
 	tracking := "refs/remotes/" + remote + "/" + branch
-	if _, err := r.run(ctx, nil, "fetch", "--quiet", "--no-tags", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
+	if _, err := r.run(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
 		return "", fmt.Errorf("fetch %s from %s: %w", branch, remote, err)
 	}
 	return r.RevParse(ctx, tracking)
@@ -132,9 +132,11 @@ func (r *Repo) Merge(ctx context.Context, upstream string) error {
 }
 
 // ContinueRebase stages every change (the resolution) and continues the
-// rebase in progress.
+// rebase in progress. A repository nested in the work tree refuses it
+// (*NestedRepository) as it refuses a commit; gitlink changes that come with
+// the commits being rebased are git's, not the work tree's, and go through.
 func (r *Repo) ContinueRebase(ctx context.Context) error {
-	if _, err := r.run(ctx, nil, "add", "--all"); err != nil {
+	if err := r.stageResolution(ctx); err != nil {
 		return fmt.Errorf("continue rebase: %w", err)
 	}
 	_, err := r.run(ctx, nil, "rebase", "--continue")
@@ -142,9 +144,9 @@ func (r *Repo) ContinueRebase(ctx context.Context) error {
 }
 
 // ContinueMerge stages every change (the resolution) and commits the merge in
-// progress.
+// progress, refusing a nested repository as ContinueRebase does.
 func (r *Repo) ContinueMerge(ctx context.Context) error {
-	if _, err := r.run(ctx, nil, "add", "--all"); err != nil {
+	if err := r.stageResolution(ctx); err != nil {
 		return fmt.Errorf("continue merge: %w", err)
 	}
 	_, err := r.run(ctx, nil, "commit", "--quiet", "--no-verify", "--no-edit")
@@ -168,15 +170,35 @@ func (r *Repo) AbortMerge(ctx context.Context) error {
 }
 
 // ConflictFiles returns the unmerged paths of the operation in progress,
-// sorted.
+// sorted. They are read from the index: a diff against the work tree would
+// ask an unmerged gitlink's repository whether it is dirty.
 func (r *Repo) ConflictFiles(ctx context.Context) ([]string, error) {
-	out, err := r.run(ctx, nil, "diff", "--name-only", "--diff-filter=U", "-z")
+	out, err := r.run(ctx, nil, "ls-files", "--unmerged", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("conflict files: %w", err)
 	}
-	files := splitZ(string(out))
+	var paths []string
+	for _, e := range strings.Split(string(out), "\x00") {
+		if _, path, ok := strings.Cut(e, "\t"); ok { // "<mode> <object> <stage>\t<path>"
+			paths = append(paths, path)
+		}
+	}
+	files := splitZ(strings.Join(paths, "\x00"))
 	slices.Sort(files)
 	return files, nil
+}
+
+// stageResolution stages a conflict's resolution: no nested repository, and
+// the gitlinks of the index left as they are (addAll).
+func (r *Repo) stageResolution(ctx context.Context) error {
+	links, err := r.indexGitlinks(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.refuseNested(ctx, links); err != nil {
+		return err
+	}
+	return r.addAll(ctx, links)
 }
 
 func (r *Repo) conflictOr(ctx context.Context, op, onto string, err error) error {

@@ -8,11 +8,12 @@ import (
 	"strings"
 )
 
-// WorkTreeTree writes the work tree as `git add --all` would stage it (the
-// ignore rules applied, untracked files included) into a tree object and
-// returns its id, leaving the index and HEAD as they are. A group's checks
-// run before its commit: this is the tree the commit would hold, for a
-// Worktree.Overlay of what the group has written so far.
+// WorkTreeTree writes the work tree as a commit would stage it (the ignore
+// rules applied, untracked files included, the gitlinks of HEAD left as they
+// are) into a tree object and returns its id, leaving the index and HEAD as
+// they are. A group's checks run before its commit: this is the tree the
+// commit would hold, for a Worktree.Overlay of what the group has written so
+// far.
 func (r *Repo) WorkTreeTree(ctx context.Context) (string, error) {
 	tmp, err := os.MkdirTemp("", "roadmap-index-")
 	if err != nil {
@@ -26,7 +27,13 @@ func (r *Repo) WorkTreeTree(ctx context.Context) (string, error) {
 	if _, err := in.run(ctx, nil, "read-tree", "HEAD"); err != nil {
 		return "", fmt.Errorf("snapshot the work tree: %w", err)
 	}
-	if _, err := in.run(ctx, nil, "add", "--all"); err != nil {
+	// Not refused here: the commit that follows refuses a nested repository,
+	// and a new gitlink in a snapshot runs nothing.
+	links, err := in.indexGitlinks(ctx)
+	if err != nil {
+		return "", fmt.Errorf("snapshot the work tree: %w", err)
+	}
+	if err := in.addAll(ctx, links); err != nil {
 		return "", fmt.Errorf("snapshot the work tree: %w", err)
 	}
 	out, err := in.run(ctx, nil, "write-tree")

@@ -86,13 +86,16 @@ func (r *Repo) discard(ctx context.Context, where string, match func(path string
 		}
 	}
 	if len(tracked) > 0 {
-		args := append([]string{"restore", "--source=HEAD", "--staged", "--worktree", "--"}, tracked...)
+		args := append([]string{"restore", "--no-recurse-submodules", "--source=HEAD", "--staged", "--worktree", "--"}, tracked...)
 		if _, err := r.run(ctx, nil, args...); err != nil {
 			return all, fmt.Errorf("restore changes %s: %w", where, err)
 		}
 	}
 	if len(untracked) > 0 {
-		args := append([]string{"clean", "-f", "-q", "--"}, untracked...)
+		// -f twice: an untracked repository nested outside keep is removed
+		// too, as any other file there (one -f skips it, and the commit of
+		// the round would refuse it).
+		args := append([]string{"clean", "-f", "-f", "-q", "--"}, untracked...)
 		if _, err := r.run(ctx, nil, args...); err != nil {
 			return all, fmt.Errorf("remove files %s: %w", where, err)
 		}

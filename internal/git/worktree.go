@@ -48,7 +48,7 @@ func (w *Worktree) Remove(ctx context.Context) {
 // removed), and returns their paths.
 func (w *Worktree) Overlay(ctx context.Context, before, target string, keep func(path string) bool) ([]string, error) {
 	in := &Repo{Dir: w.Dir, Env: w.repo.Env}
-	out, err := in.run(ctx, nil, "diff", "--name-status", "-z", "--no-renames", before, target, "--")
+	out, err := in.run(ctx, nil, "diff", "--name-status", "-z", "--no-renames", "--ignore-submodules=all", before, target, "--")
 	if err != nil {
 		return nil, fmt.Errorf("list the files %s..%s: %w", before, target, err)
 	}
@@ -69,7 +69,7 @@ func (w *Worktree) Overlay(ctx context.Context, before, target string, keep func
 	if len(changed) > 0 {
 		// Paths on stdin: a large change's list may not fit on a command line.
 		paths := []byte(strings.Join(changed, "\x00") + "\x00")
-		if _, err := in.run(ctx, paths, "--literal-pathspecs", "checkout", "--quiet", "--pathspec-from-file=-", "--pathspec-file-nul", target); err != nil {
+		if _, err := in.run(ctx, paths, "--literal-pathspecs", "checkout", "--quiet", "--no-recurse-submodules", "--pathspec-from-file=-", "--pathspec-file-nul", target); err != nil {
 			return nil, fmt.Errorf("lay %s's files over the worktree: %w", target, err)
 		}
 	}
