@@ -24,7 +24,7 @@ func TestNestedRepositoryStopsTheJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	planted := false
-	j.model.before = func(n int, req agent.ModelRequest) {
+	j.model.Before = func(n int, req agent.ModelRequest) {
 		if planted || !strings.Contains(req.Messages[1].Content, "task group 1 of") || n < 2 {
 			return
 		}
