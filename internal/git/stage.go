@@ -92,9 +92,9 @@ func (r *Repo) discard(ctx context.Context, where string, match func(path string
 		}
 	}
 	if len(untracked) > 0 {
-		// -f twice: an untracked repository nested outside keep is removed
-		// too, as any other file there (one -f skips it, and the commit of
-		// the round would refuse it).
+		// -f twice: an untracked repository nested among the paths is
+		// removed too, as any other file there (one -f skips it, and the
+		// commit that follows would refuse it).
 		args := append([]string{"clean", "-f", "-f", "-q", "--"}, untracked...)
 		if _, err := r.run(ctx, nil, args...); err != nil {
 			return all, fmt.Errorf("remove files %s: %w", where, err)

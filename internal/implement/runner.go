@@ -389,6 +389,9 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	default: // format_error and anything new: stop and keep all state
 		return ending{result: record.ResultStopped, class: failure.Unknown, step: groupStep(g), reason: fmt.Sprintf("agent ended with %s: %s", out.Status, out.Reason)}, false
 	}
+	if err := r.keepPlan(ctx, change, groupStep(g)); err != nil {
+		return r.fail(ctx, groupStep(g), err), false
+	}
 	// Tick the group's tasks in the same commit that passes them.
 	src, err := change.ReadFile("tasks.md")
 	if err == nil {
