@@ -31,6 +31,14 @@ type Repo struct {
 	// (internal/faults): it kills a Job just before or just after a commit or
 	// a push, as SIGKILL would. Production code leaves it nil.
 	Hook func(args []string, done bool, err error)
+	// SecretScan, when set, is asked before each push about what the push
+	// would publish (every line its commits add, the names of the files
+	// they change, their messages): true refuses the push with a
+	// *SecretInPush. The Job sets it to its masker's Contains
+	// (internal/job), so a commit holding the token, a model key or another
+	// secret of the environment, in any form the masker knows, never
+	// leaves the runner.
+	SecretScan func(string) bool
 }
 
 // Error is a git command that failed. Stderr is git's own, unmasked: mask it

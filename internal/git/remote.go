@@ -26,9 +26,16 @@ func (e *PushRejected) Error() string {
 
 // Push pushes the local branch to the same name on remote, never forcing.
 // A refusal is a *PushRejected; anything else (network, authentication) is an
-// *Error.
+// *Error. With SecretScan set, what the push would publish is read first,
+// and a commit that holds a secret is a *SecretInPush: git is not asked to
+// push at all.
 func (r *Repo) Push(ctx context.Context, remote, branch string) error {
 	ref := "refs/heads/" + branch
+	if r.SecretScan != nil {
+		if err := r.scanOutgoing(ctx, remote, branch); err != nil {
+			return err
+		}
+	}
 	out, err := r.run(ctx, nil, "push", "--porcelain", "--no-verify", "--no-recurse-submodules", remote, ref+":"+ref)
 	if rej := parsePorcelainPush(string(out)); rej != nil {
 		rej.Branch = branch

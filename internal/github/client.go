@@ -70,6 +70,7 @@ type Client struct {
 	clock       Clock
 	deadline    time.Time
 	identity    string
+	server      string // the server's host, as links to it are written
 
 	mu         sync.Mutex
 	issueLocks map[int]*sync.Mutex
@@ -134,7 +135,7 @@ func New(opts Options) (*Client, error) {
 	c := &Client{
 		owner: opts.Owner, repo: opts.Repo,
 		rec: &recorder{}, mask: opts.Masker.Mask, clock: opts.Clock, deadline: opts.Deadline, identity: opts.Identity,
-		issueLocks: map[int]*sync.Mutex{}, markers: map[markerKey]markerState{},
+		issueLocks: map[int]*sync.Mutex{}, markers: map[markerKey]markerState{}, server: serverHost(base.Host),
 	}
 	lim := &limits{}
 	api := &transport{
@@ -159,6 +160,24 @@ func New(opts Options) (*Client, error) {
 		base: baseRT, rec: c.rec, clock: opts.Clock, deadline: opts.Deadline, limits: &limits{}, unmetered: true,
 	}}
 	return c, nil
+}
+
+// ServerHost is the host of the GitHub server the Client talks to, as links
+// to it are written in comments: github.com for api.github.com, SUB.ghe.com
+// for api.SUB.ghe.com, and the API's own host for GitHub Enterprise Server
+// (whose API is under /api/v3) and for a test server. Text placed in a
+// comment may link there and nowhere else (redact.Neutralise).
+func (c *Client) ServerHost() string { return c.server }
+
+func serverHost(apiHost string) string {
+	h := strings.ToLower(apiHost)
+	switch {
+	case h == "api.github.com":
+		return "github.com"
+	case strings.HasPrefix(h, "api.") && strings.HasSuffix(h, ".ghe.com"):
+		return strings.TrimPrefix(h, "api.")
+	}
+	return h
 }
 
 // Requests returns what the Client has spent so far. Take one before a Job

@@ -101,8 +101,12 @@ func hasLine(body, marker string) bool {
 
 // UpsertMarkerComment keeps one comment on issue n identified by a marker
 // line (an HTML comment such as "<!-- roadmap:status -->"): it updates that
-// comment in place, or creates it when there is none. The comments are read
-// once per Client (all pages) and the comment's id is remembered.
+// comment in place, or creates it when there is none. Only a comment by the
+// Client's identity is roadmap's: one with the marker by anyone else is
+// neither updated nor read (a token with write access could edit it, and
+// would then write roadmap's text into someone else's comment), and
+// roadmap makes its own. The comments are read once per Client (all pages)
+// and the comment's id is remembered.
 //
 // body gets the marker as its first line when it lacks it, and is masked.
 // An empty body, or "-", is refused: a comment that says nothing replaces
@@ -210,18 +214,42 @@ func (c *Client) remember(key markerKey, cm Comment) Comment {
 	return cm
 }
 
-// findMarker returns the oldest comment with the marker line, or nil.
+// findMarker returns the oldest comment by the Client's identity with the
+// marker line, or nil. A comment with the marker by anyone else is not
+// roadmap's and is passed over.
 func (c *Client) findMarker(ctx context.Context, n int, marker string) (*gogithub.IssueComment, error) {
 	list, err := c.listComments(ctx, n)
 	if err != nil {
 		return nil, err
 	}
 	for _, cm := range list {
-		if hasLine(cm.GetBody(), marker) {
+		if c.ownComment(cm) && hasLine(cm.GetBody(), marker) {
 			return cm, nil
 		}
 	}
 	return nil, nil
+}
+
+// markerOf returns the first roadmap marker line of body ("<!-- roadmap:…
+// -->" alone on a line, outside the record block), "" when it has none.
+func markerOf(body string) string {
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "<!-- roadmap:") && strings.HasSuffix(line, "-->") {
+			return line
+		}
+	}
+	return ""
+}
+
+// markerName is a marker line as a note names it: its words, when they are
+// short and plain (the line is anyone's text), else a generic name.
+func markerName(marker string) string {
+	name := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(marker, "<!--"), "-->"))
+	if len(name) > 60 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:._= -") != "" {
+		return "roadmap"
+	}
+	return name
 }
 
 // AddLabels adds labels to issue (or pull request) n; GitHub creates labels

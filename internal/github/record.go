@@ -79,14 +79,18 @@ func (c *Client) ReadRecord(ctx context.Context, n int, id int64) (RecordComment
 }
 
 // RecordFrom picks issue n's record from its comments, oldest first: the
-// oldest comment by identity that holds a record block. Record blocks in
-// comments by anyone else are named in Ignored. ReadRecord applies it to
+// oldest comment by identity that holds a record block. Record blocks and
+// roadmap markers in comments by anyone else are named in Ignored. ReadRecord applies it to
 // the comments it lists; a reader of comments kept elsewhere (a saved demo
 // state) applies it too, so both find the same record.
 func RecordFrom(n int, comments []Comment, identity string) (RecordComment, error) {
 	out := RecordComment{}
 	for _, cm := range comments {
 		if !record.HasBlock(cm.Body) {
+			if m := markerOf(cm.Body); m != "" && !strings.EqualFold(cm.Author, identity) {
+				out.Ignored = append(out.Ignored, fmt.Sprintf("a `%s` marker in comment %d by `%s`, who is not roadmap's identity (%s): roadmap writes its own",
+					markerName(m), cm.ID, cm.Author, identity))
+			}
 			continue
 		}
 		if !strings.EqualFold(cm.Author, identity) {

@@ -6,12 +6,17 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // comment renders the PR comment: one table of every Job of the item, built
 // from the record (implement.jobs), so a fresh Job shows the whole history
 // and never an empty body. A stop adds the step summary of this Job's trace.
+// The comment holds text roadmap did not write (the agent's reason, step
+// labels from the plan, check output, the trace's commands): it is masked,
+// then neutralised, so none of it mentions anyone, holds HTML, an image or
+// an outside link, or reads as a workflow command.
 func (r *runner) comment(end ending) string {
 	jobs, _ := r.j.Rec.Jobs()
 	var b strings.Builder
@@ -57,7 +62,7 @@ func (r *runner) comment(end ending) string {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}
-	return b.String()
+	return redact.Neutralise(r.o.Mask(b.String()), r.o.GitHub.ServerHost())
 }
 
 // JobsTable renders implement.jobs as a Markdown table with a totals row.

@@ -166,6 +166,7 @@ func Open(ctx context.Context, s Setup) (k *Kit, err error) {
 	if k.Repo, err = s.repo(ctx); err != nil {
 		return nil, err
 	}
+	k.Repo.SecretScan = k.Masker.Contains // no push carries a secret of the Job's
 	if k.Policy, err = policy.ParseNode(&s.Config.Policy); err != nil {
 		return nil, &Error{Part: s.ConfigPath + ": policy", Usage: true, Err: err}
 	}

@@ -10,6 +10,8 @@ type ac struct {
 	delta  []int32  // state*width + class → next state
 	bits   []uint64 // per state: OR of the bits of every pattern ending here
 	maxLen []int32  // per state: the longest pattern ending here, 0 if none
+	depth  []int32  // per state: the length of the pattern prefix it stands for
+	fail   []int32  // per state: the state of its longest proper suffix
 }
 
 // newAC compiles patterns; bits[i] is reported when patterns[i] is seen. With
@@ -44,6 +46,7 @@ func newAC(patterns []string, bits []uint64, fold bool) *ac {
 	a.delta = make([]int32, w)
 	a.bits = []uint64{0}
 	a.maxLen = []int32{0}
+	a.depth = []int32{0}
 	for pi, p := range patterns {
 		if p == "" {
 			continue
@@ -57,6 +60,7 @@ func newAC(patterns []string, bits []uint64, fold bool) *ac {
 				a.delta = append(a.delta, make([]int32, w)...)
 				a.bits = append(a.bits, 0)
 				a.maxLen = append(a.maxLen, 0)
+				a.depth = append(a.depth, int32(i+1))
 				a.delta[s*w+c] = int32(t)
 			}
 			s = t
@@ -96,6 +100,7 @@ func newAC(patterns []string, bits []uint64, fold bool) *ac {
 			}
 		}
 	}
+	a.fail = fail
 	return a
 }
 

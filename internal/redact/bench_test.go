@@ -56,27 +56,33 @@ func BenchmarkMaskString(b *testing.B) {
 }
 
 // BenchmarkMaskPathological runs 60 KB lines built to be hard for each
-// rule: long runs of keywords, operators, placeholders and near-addresses.
-// Each should cost about as much as an ordinary line of that length.
+// rule: long runs of keywords, operators, placeholders and near-addresses,
+// and 60 KB of short lines that each end in the beginning of a configured
+// secret (so each is held until the next) or hold one in pieces. Each
+// should cost about as much as ordinary text of that length.
 func BenchmarkMaskPathological(b *testing.B) {
 	m := New(Config{Secrets: []string{"masked", "abcdef"}})
-	cases := []struct{ name, unit string }{
-		{"placeholders", "[masked]"},
-		{"secret-inside-placeholder", "masked "},
-		{"ipv6-groups", "fdfd:"},
-		{"ipv4-octets", "10.10."},
-		{"assignments", "token="},
-		{"keywords", "tokentoken"},
-		{"hosts", "a.local"},
-		{"pem-markers", "-----BEGIN PRIVATE KEY-----"},
-		{"headers", "authorization: "},
-		{"bearer", "bearer "},
-		{"urls", "a://b:"},
-		{"jwt-segments", "eyJaaaaaaaaaaaa."},
-		{"backslashes", `\\\\ghp_`},
+	cases := []struct{ name, unit, tail string }{
+		{"placeholders", "[masked]", ""},
+		{"secret-inside-placeholder", "masked ", ""},
+		{"ipv6-groups", "fdfd:", ""},
+		{"ipv4-octets", "10.10.", ""},
+		{"assignments", "token=", ""},
+		{"keywords", "tokentoken", ""},
+		{"hosts", "a.local", ""},
+		{"pem-markers", "-----BEGIN PRIVATE KEY-----", ""},
+		{"headers", "authorization: ", ""},
+		{"bearer", "bearer ", ""},
+		{"urls", "a://b:", ""},
+		{"jwt-segments", "eyJaaaaaaaaaaaa.", ""},
+		{"backslashes", `\\\\ghp_`, ""},
+		// The tail makes the whole text worth a look.
+		{"lines-ending-in-a-secret-prefix", "x abcde\n", "abcdef"}, // each line held until the next
+		{"secret-in-pieces", "abc def\n", ""},
+		{"zero-width", "a\u200bb\u200bc\u200bd\u200be\u200bf ", ""},
 	}
 	for _, c := range cases {
-		line := strings.Repeat(c.unit, 60000/len(c.unit))
+		line := strings.Repeat(c.unit, 60000/len(c.unit)) + c.tail
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			for b.Loop() {

@@ -2,8 +2,9 @@
 // bodies, comments, PR text, commit statuses, traces, artifacts and job logs.
 //
 // A Masker combines three kinds of knowledge. The exact values of configured
-// secrets (and their base64, JSON, and URL-escaped forms) are found with one
-// Aho-Corasick pass. Known secret families (GitHub, AWS, OpenAI, Anthropic,
+// secrets (and their base64, JSON and URL-escaped, hex, percent-encoded and
+// reversed forms, whole or in pieces across blanks, lines and zero-width
+// characters) are found with one Aho-Corasick pass. Known secret families (GitHub, AWS, OpenAI, Anthropic,
 // Slack, PEM private keys, JWTs, Authorization headers, passwords in URLs,
 // secret-looking key=value pairs) are found with precompiled patterns that run
 // only on lines a cheap keyword prefilter selects. Private host names and

@@ -34,7 +34,9 @@ const (
 // Config says what a Masker masks beyond the built-in secret families.
 type Config struct {
 	// Secrets are exact values to mask, also in their base64, JSON and URL
-	// escaped forms. Values shorter than MinSecretLength are ignored; a
+	// escaped, hex, percent-encoded and reversed forms, and in pieces
+	// (split by blanks or line breaks, or interleaved with zero-width
+	// characters). Values shorter than MinSecretLength are ignored; a
 	// multi-line value is masked line by line.
 	Secrets []string
 	// PrivateSuffixes are host-name suffixes whose hosts are masked. nil
@@ -139,17 +141,19 @@ func (m *Masker) Mask(s string) string {
 // mayMatch reports whether any rule or configured secret could match in s.
 // Every rule is gated by a trigger keyword, so false means s is unchanged.
 func (m *Masker) mayMatch(s string) bool {
-	if m.lits != nil && m.lits.anyString(s) {
+	if m.lits != nil && m.lits.mayHold(s) {
 		return true
 	}
 	return m.trig.anyString(s)
 }
 
 // spans appends the spans to mask in line to sp. open reports a PEM private
-// key that begins on the line and does not end on it.
-func (m *Masker) spans(line []byte, sp []span) (_ []span, open bool) {
-	if m.lits != nil {
-		sp = m.lits.find(line, sp)
+// key that begins on the line and does not end on it. With lits the
+// configured secrets are looked for in line alone; without, the caller has
+// found them (the Writer scans for them across lines).
+func (m *Masker) spans(line []byte, sp []span, lits bool) (_ []span, open bool) {
+	if lits && m.lits != nil {
+		sp = m.findLits(line, sp)
 	}
 	bits := m.trig.scanBits(line)
 	if bits == 0 {
@@ -260,11 +264,12 @@ func (m *Masker) apply(dst, line []byte, sp []span) ([]byte, int) {
 }
 
 // maskLine appends the masked form of a whole line to dst. forced spans are
-// masked in addition to what the rules find. Masking is repeated on the
+// masked in addition to what the rules find; they hold the configured
+// secrets, which the Writer finds across lines. Masking is repeated on the
 // result until it is stable (bounded), which makes Mask idempotent even when
 // a placeholder creates a boundary another rule needs.
 func (m *Masker) maskLine(dst, line []byte, forced []span, scratch *[]span) (_ []byte, open bool, n int) {
-	sp, open := m.spans(line, append((*scratch)[:0], forced...))
+	sp, open := m.spans(line, append((*scratch)[:0], forced...), false)
 	sp = m.normalize(line, sp)
 	*scratch = sp
 	if len(sp) == 0 {
@@ -272,7 +277,7 @@ func (m *Masker) maskLine(dst, line []byte, forced []span, scratch *[]span) (_ [
 	}
 	cur, n := m.apply(nil, line, sp)
 	for range maxFixpoint {
-		sp, _ = m.spans(cur, sp[:0])
+		sp, _ = m.spans(cur, sp[:0], true)
 		sp = m.normalize(cur, sp)
 		if len(sp) == 0 {
 			break

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxLiteral is the longest literal the secret automaton holds; longer
@@ -21,7 +22,10 @@ const minEncoded = 8
 
 // secretForms returns the literals to find for the configured secrets: each
 // line of each secret (a runner also masks multi-line secrets line by line),
-// its JSON and URL escapes, and its base64 encodings.
+// its JSON and URL escapes, its base64 encodings, its hex (lower and upper
+// case), its percent-encoding of every byte (both cases) and its characters
+// reversed. Each literal is registered without separators (split.go), so
+// it is also found in pieces.
 //
 // Base64 is registered at the three byte alignments, keeping only the
 // characters that depend on the secret alone. That finds the secret inside
@@ -34,6 +38,7 @@ func secretForms(secrets []string) []string {
 	// most maxLiteral bytes (the last piece overlaps the one before rather
 	// than being a tiny literal of its own).
 	add := func(s string, minLen int) {
+		s = squeeze(s)
 		if len(s) < minLen {
 			return
 		}
@@ -62,6 +67,9 @@ func secretForms(secrets []string) []string {
 			for _, f := range base64Forms([]byte(line)) {
 				add(f, minEncoded)
 			}
+			for _, f := range byteForms(line) {
+				add(f, MinSecretLength)
+			}
 		}
 	}
 	slices.Sort(out)
@@ -85,6 +93,27 @@ func escapedForms(s string) []string {
 	}
 	out = append(out, url.QueryEscape(s), url.PathEscape(s))
 	return slices.DeleteFunc(out, func(f string) bool { return f == s })
+}
+
+// byteForms are the hex encodings of s (lower and upper case), its
+// percent-encoding of every byte (%xx, both cases) and s reversed, character
+// by character: what a model asked to hide a value prints instead.
+func byteForms(s string) []string {
+	hex := make([]byte, 0, 2*len(s))
+	pct := make([]byte, 0, 3*len(s))
+	for i := 0; i < len(s); i++ {
+		hex = append(hex, "0123456789abcdef"[s[i]>>4], "0123456789abcdef"[s[i]&15])
+		pct = append(pct, '%', "0123456789abcdef"[s[i]>>4], "0123456789abcdef"[s[i]&15])
+	}
+	rev := []byte(s)
+	if utf8.ValidString(s) {
+		r := []rune(s)
+		slices.Reverse(r)
+		rev = []byte(string(r))
+	} else {
+		slices.Reverse(rev)
+	}
+	return []string{string(hex), strings.ToUpper(string(hex)), string(pct), strings.ToUpper(string(pct)), string(rev)}
 }
 
 // base64Forms are the std and URL-safe base64 encodings of b: whole (with

@@ -16,8 +16,10 @@ const (
 
 // Writer masks what is written to it and writes the result to the
 // underlying writer, a line at a time. Text after the last newline is held
-// until the next newline or Close. Memory stays bounded by the Masker's line
-// cap whatever the input size. A Writer is not safe for concurrent use.
+// until the next newline or Close, and so is a line that ends inside what
+// may be a configured secret split across lines, until a later line shows
+// whether it is. Memory stays bounded by the Masker's line cap whatever the
+// input size. A Writer is not safe for concurrent use.
 type Writer struct {
 	m   *Masker
 	dst io.Writer
@@ -25,6 +27,16 @@ type Writer struct {
 	buf     []byte // the current line so far, without its newline
 	out     []byte // masked output not yet written to dst
 	scratch []span
+
+	// The configured secrets are scanned for across lines: lit is the scan
+	// at the end of the last line. A line in which a match under way
+	// begins is held (its bytes and newline in block, its place in held)
+	// until the match is found or given up, as are the lines after it.
+	lit    litState
+	block  []byte
+	held   []heldLine
+	ms     []litMatch
+	litBuf []span
 
 	pem     int  // body lines seen since a lone BEGIN marker; 0 outside a key
 	chunked bool // the current line is longer than maxLine: masked in windows
@@ -71,8 +83,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	maxLine := w.m.maxLine
 	for len(p) > 0 {
 		if p[0] == '\n' {
-			w.endLine(w.buf)
-			w.out = append(w.out, '\n')
+			w.endLine(w.buf, true)
 			w.buf = w.buf[:0]
 			p = p[1:]
 		} else if len(w.buf) == maxLine {
@@ -82,8 +93,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 			i := bytes.IndexByte(p, '\n')
 			if len(w.buf) == 0 && !w.chunked && i >= 0 && i <= maxLine {
 				// A whole line in p: mask it in place, no copy.
-				w.endLine(p[:i])
-				w.out = append(w.out, '\n')
+				w.endLine(p[:i], true)
 				p = p[i+1:]
 			} else {
 				if i < 0 {
@@ -123,8 +133,10 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	if len(w.buf) > 0 || w.chunked {
-		w.endLine(w.buf)
+		w.endLine(w.buf, false)
 		w.buf = w.buf[:0]
+	} else {
+		w.release(len(w.held))
 	}
 	return w.flush()
 }
@@ -143,21 +155,147 @@ func (w *Writer) flush() error {
 	return err
 }
 
-// endLine masks a complete line (without its newline).
-func (w *Writer) endLine(line []byte) {
+// heldLine is a line held in Writer.block: [start, end), its newline at
+// end unless it is the stream's last (nl false). lits are the configured
+// secrets found on it so far, in its offsets.
+type heldLine struct {
+	start, end int
+	nl         bool
+	lits       []span
+}
+
+// endLine masks a complete line (without its newline; nl says whether one
+// followed it). The configured secrets are scanned for from where the last
+// line left off; the line is masked and passed on at once unless a match
+// under way begins in it or in a line held before it.
+func (w *Writer) endLine(line []byte, nl bool) {
 	if w.chunked {
 		w.window(true)
 		w.chunked, w.pending = false, w.pending[:0]
+		if nl {
+			w.out = append(w.out, '\n')
+		}
 		return
 	}
-	var forced []span
+	a := w.m.lits
+	if a == nil {
+		w.emit(line, nil, nl)
+		return
+	}
+	if len(w.held) == 0 {
+		// Nothing under way: every match is inside the line.
+		w.lit = litState{}
+		w.ms = scanSplit(a, line, &w.lit, w.ms[:0])
+		lits := w.litBuf[:0]
+		for _, x := range w.ms {
+			if s := walkBack(line, x.end, x.n); x.end-s-x.n <= w.m.slack() {
+				lits = append(lits, span{start: s, end: x.end})
+			}
+		}
+		w.litBuf = lits
+		if nl {
+			w.lit.sep(1)
+			w.trimLit(line, 1)
+		}
+		if !nl || w.lit.s == 0 {
+			w.emit(line, lits, nl)
+			w.lit = litState{}
+			return
+		}
+		w.block = append(append(w.block[:0], line...), '\n')
+		w.held = append(w.held[:0], heldLine{start: 0, end: len(line), nl: true, lits: append([]span(nil), lits...)})
+		return
+	}
+	off := len(w.block)
+	w.block = append(w.block, line...)
+	w.held = append(w.held, heldLine{start: off, end: off + len(line), nl: nl})
+	w.ms = scanSplit(a, w.block[off:], &w.lit, w.ms[:0])
+	for _, x := range w.ms {
+		end := off + x.end
+		if s := walkBack(w.block, end, x.n); end-s-x.n <= w.m.slack() {
+			w.place(s, end)
+		}
+	}
+	keep := len(w.block) + 1 // where the match under way begins
+	if nl {
+		w.block = append(w.block, '\n')
+		w.lit.sep(1)
+		if w.trimLit(w.block, 0); w.lit.s != 0 {
+			keep = walkBack(w.block, len(w.block), int(a.depth[w.lit.s]))
+		}
+	}
+	n := 0
+	for n < len(w.held) && w.held[n].end < keep {
+		n++
+	}
+	w.release(n)
+}
+
+// trimLit drops from the match under way at the end of b, followed by tail
+// more separators, the prefixes whose separators already pass the slack: no
+// match grows out of them.
+func (w *Writer) trimLit(b []byte, tail int) {
+	a := w.m.lits
+	for w.lit.s != 0 {
+		d := int(a.depth[w.lit.s])
+		if len(b)+tail-walkBack(b, len(b), d)-d <= w.m.slack() {
+			return
+		}
+		w.lit.s = a.fail[w.lit.s]
+	}
+}
+
+// place adds the match [s, e) of w.block to the held lines it covers, each
+// part without the separators at its ends.
+func (w *Writer) place(s, e int) {
+	for i := range w.held {
+		h := &w.held[i]
+		ps, pe := max(s, h.start), min(e, h.end)
+		for ps < pe && sepAt(w.block[:pe], ps) > 0 {
+			ps += sepAt(w.block[:pe], ps)
+		}
+		for pe > ps && sepBefore(w.block, pe) > 0 {
+			pe -= sepBefore(w.block, pe)
+		}
+		if ps < pe {
+			h.lits = append(h.lits, span{start: ps - h.start, end: pe - h.start})
+		}
+	}
+}
+
+// release masks and passes on the first n held lines, and forgets them.
+func (w *Writer) release(n int) {
+	if n == 0 {
+		return
+	}
+	for _, h := range w.held[:n] {
+		w.emit(w.block[h.start:h.end], h.lits, h.nl)
+	}
+	if n == len(w.held) {
+		// Nothing under way is left (or the stream ends): start afresh.
+		w.block, w.held, w.lit = w.block[:0], w.held[:0], litState{}
+		return
+	}
+	shift := w.held[n].start
+	w.block = w.block[:copy(w.block, w.block[shift:])]
+	w.held = w.held[:copy(w.held, w.held[n:])]
+	for i := range w.held {
+		w.held[i].start -= shift
+		w.held[i].end -= shift
+	}
+}
+
+// emit masks one line, whose configured secrets lits are already found, and
+// appends it (and its newline when nl) to the output.
+func (w *Writer) emit(line []byte, lits []span, nl bool) {
+	forced := lits
 	if w.pem > 0 {
 		if loc := rePEMEnd.FindIndex(line); loc != nil {
-			forced = []span{{start: contentStart(line), end: loc[1]}}
+			forced = append(lits[:len(lits):len(lits)], span{start: contentStart(line), end: loc[1]})
 			w.pem = 0
 		} else if s, e, ok := pemBody(line); ok {
 			if e > s {
-				forced = []span{{start: s, end: e}}
+				forced = append(lits[:len(lits):len(lits)], span{start: s, end: e})
 			}
 			w.pem++
 			if w.pem > maxPEMLines {
@@ -173,6 +311,9 @@ func (w *Writer) endLine(line []byte) {
 	w.masked += n
 	if open {
 		w.pem = 1
+	}
+	if nl {
+		w.out = append(w.out, '\n')
 	}
 }
 
@@ -200,10 +341,16 @@ type pendingSpan struct {
 // (a JWT's dots, a URL's '@') is taken when its beginning and a run of
 // its bytes reach the window's end.
 func (w *Writer) window(final bool) {
+	if !w.chunked {
+		// A secret split across lines is looked for in lines up to the
+		// cap only: the lines held so far go on as they are.
+		w.release(len(w.held))
+		w.lit = litState{}
+	}
 	w.chunked = true
 	w.pem = 0
 	win := w.buf
-	sp, _ := w.m.spans(win, w.scratch[:0])
+	sp, _ := w.m.spans(win, w.scratch[:0], true)
 	cut := len(win)
 	if !final {
 		cut = len(win) - w.m.overlap

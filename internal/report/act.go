@@ -14,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -200,7 +201,7 @@ func (r *reporter) yield(ctx context.Context) error {
 	fmt.Fprintf(&b, "%s %d yielded: %s. The day's spend across items has reached its budget, so no Job starts before %s.\n\n",
 		job, r.job, inline(r.d.reason), next.Format(time.RFC3339))
 	fmt.Fprintf(&b, "To go on after that, dispatch the workflow with %s.\n", resume)
-	_, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerWaiting, b.String())
+	err := r.comment(ctx, MarkerWaiting, b.String())
 	if err != nil {
 		return fmt.Errorf("post the waiting comment: %w", err)
 	}
@@ -224,7 +225,7 @@ func (r *reporter) returnToStage(ctx context.Context) error {
 	fmt.Fprintf(&b, "Job %d found that the plan cannot work as written. The agent's reason:\n\n%s\n", r.job, fenced(reason))
 	fmt.Fprintf(&b, "The `%s` label is set so that stage amends the plan; implement resumes from the last passed group once the amended plan is approved.\n",
 		r.o.Labels.Stage)
-	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerReturned, b.String()); err != nil {
+	if err := r.comment(ctx, MarkerReturned, b.String()); err != nil {
 		return fmt.Errorf("post the return-to-stage comment: %w", err)
 	}
 	if err := r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stage); err != nil {
@@ -265,7 +266,7 @@ func (r *reporter) ask(ctx context.Context) error {
 	fmt.Fprintf(&b, "### roadmap needs a decision\n\n")
 	fmt.Fprintf(&b, "%s %d stopped to ask a question only a person can answer:\n\n%s\n", who, r.job, fenced(q))
 	fmt.Fprintf(&b, "Reply on this issue with the answer. A reply from someone with write access to the repository resumes the item, and the whole reply is given to the next step as the answer. Replies from others are ignored.\n")
-	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerNeedsInput, b.String()); err != nil {
+	if err := r.comment(ctx, MarkerNeedsInput, b.String()); err != nil {
 		return fmt.Errorf("post the question: %w", err)
 	}
 	return r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.NeedsInput)
@@ -276,13 +277,23 @@ func (r *reporter) ask(ctx context.Context) error {
 func (r *reporter) stop(ctx context.Context) error {
 	r.out.Stopped = true
 	r.out.Step, _ = r.rec.Stopped()
-	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerStop, r.stopComment()); err != nil {
+	if err := r.comment(ctx, MarkerStop, r.stopComment()); err != nil {
 		return fmt.Errorf("post the stop comment: %w", err)
 	}
 	if err := r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stopped); err != nil {
 		return err
 	}
 	return r.status(ctx, "failure", fmt.Sprintf("stopped: %s at %s", r.d.class, r.out.Step))
+}
+
+// comment keeps one of report's marker comments on the issue. Its body
+// holds text roadmap did not write (the agent's reason and question, log
+// evidence, step labels from the plan, the trace's commands), so it is
+// masked, then neutralised: no mention, HTML, image, outside link or
+// workflow command reaches the issue from it.
+func (r *reporter) comment(ctx context.Context, marker, body string) error {
+	_, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, marker, redact.Neutralise(r.o.Mask(body), r.o.GitHub.ServerHost()))
+	return err
 }
 
 // status sets roadmap/implement on the head. A head that cannot be found is

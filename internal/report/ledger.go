@@ -25,7 +25,10 @@ import (
 // no compare-and-swap). A Job's comment is found again by its marker line and
 // updated in place, so booking the same Job twice (a re-run of report, spend
 // recovered later) replaces its entry rather than adding a second one.
-// DayCheck sums the entries of a day on read.
+// DayCheck sums the entries of a day on read. Only comments by roadmap's
+// identity are the ledger: anyone who can comment on the dashboard could
+// otherwise spend the day's budget with one line (stopping every item) or
+// un-spend it (a later entry for a Job replaces the earlier one).
 
 // LedgerPrefix starts the machine line of a ledger comment.
 const LedgerPrefix = "roadmap::ledger "
@@ -119,8 +122,9 @@ func AppendLedger(ctx context.Context, gh *github.Client, dashboard int, e Ledge
 }
 
 // LedgerEntries reads the dashboard's ledger: one entry per (issue, Job),
-// the newest comment's when a Job has several. Comments without a valid
-// ledger line are skipped.
+// the newest comment's when a Job has several. Only comments by the
+// client's identity count; comments without a valid ledger line are
+// skipped.
 func LedgerEntries(ctx context.Context, gh *github.Client, dashboard int) ([]LedgerEntry, error) {
 	comments, err := gh.Comments(ctx, dashboard)
 	if err != nil {
@@ -133,6 +137,9 @@ func LedgerEntries(ctx context.Context, gh *github.Client, dashboard int) ([]Led
 	at := map[key]int{}
 	var out []LedgerEntry
 	for _, c := range comments {
+		if !strings.EqualFold(c.Author, gh.Identity()) {
+			continue // anyone's comment: not the ledger
+		}
 		for _, l := range strings.Split(c.Body, "\n") {
 			e, ok := ParseLedgerLine(l)
 			if !ok {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
@@ -210,4 +212,69 @@ func FuzzParseLedgerLine(f *testing.F) {
 			t.Fatalf("round trip of %+v = %+v, %v", e, again, ok)
 		}
 	})
+}
+
+// TestDayLedgerTrust: the day ledger is only what roadmap's identity wrote.
+// A drive-by comment on the dashboard cannot spend the day's budget (a line
+// that says a Job spent $1,000), un-spend it (a newer line for a Job that
+// did spend), or take over a Job's entry (its marker, planted first): the
+// sum and every Job's start see roadmap's entries only.
+func TestDayLedgerTrust(t *testing.T) {
+	day := Day(t0)
+	e := newEnv(t)
+	dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
+	line := func(issue, job int, usd float64) string {
+		return LedgerLine(LedgerEntry{Day: day, Issue: issue, Job: job, USD: usd, TokensIn: 10, TokensOut: 10, ModelCalls: 1})
+	}
+	// Planted before roadmap books issue 12's Job 3: its marker and a line.
+	planted := "<!-- roadmap:ledger issue=12 job=3 -->\n" + line(12, 3, 1000)
+	mustComment(t, e, dash, "mallory", planted)
+	for job, usd := range map[int]float64{2: 0.25, 3: 0.25} {
+		if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: day, Issue: 12, Job: job, USD: usd, TokensIn: 10, TokensOut: 10, ModelCalls: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustComment(t, e, dash, "mallory", line(40, 1, 1000))                                         // spend the day
+	mustComment(t, e, dash, "mallory", "<!-- roadmap:ledger issue=12 job=2 -->\n"+line(12, 2, 0)) // un-spend Job 2
+
+	entries, err := LedgerEntries(ctx, e.client(t), dash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LedgerEntry{
+		{Day: day, Issue: 12, Job: 2, USD: 0.25, TokensIn: 10, TokensOut: 10, ModelCalls: 1},
+		{Day: day, Issue: 12, Job: 3, USD: 0.25, TokensIn: 10, TokensOut: 10, ModelCalls: 1},
+	}
+	if diff := cmp.Diff(want, entries, cmpopts.SortSlices(func(a, b LedgerEntry) bool { return a.Job < b.Job })); diff != "" {
+		t.Errorf("ledger (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		budget DayBudget
+		ok     bool
+	}{
+		{DayBudget{USD: 1}, true},    // $0.50 of $1: mallory's $1,000 does not count
+		{DayBudget{USD: 0.5}, false}, // reached: mallory's $0 for Job 2 does not un-spend it
+	} {
+		spent, ok, err := DayCheck(ctx, e.client(t), dash, day, tc.budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != tc.ok || !spendEqual(spent, record.Spend{USD: 0.5, TokensIn: 20, TokensOut: 20, ModelCalls: 2}) {
+			t.Errorf("DayCheck(%+v) = %+v, %v; want $0.50, %v", tc.budget, spent, ok, tc.ok)
+		}
+	}
+	// Job 3's entry is roadmap's own comment; mallory's is as mallory wrote it.
+	comments := e.fake.Comments(dash)
+	if comments[0].Author != "mallory" || comments[0].Body != planted {
+		t.Errorf("mallory's planted ledger comment is now %+v; roadmap wrote into it", comments[0])
+	}
+	own := 0
+	for _, c := range comments {
+		if c.Author == github.DefaultIdentity {
+			own++
+		}
+	}
+	if own != 2 {
+		t.Errorf("%d ledger comments by roadmap, want one per Job (2)", own)
+	}
 }

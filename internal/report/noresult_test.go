@@ -10,6 +10,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
 )
 
 // TestReportNoResult: a Job that wrote no result gets its class from its job
@@ -97,7 +98,9 @@ func TestReportNoResult(t *testing.T) {
 					t.Errorf("labels %v, dispatches %d; want roadmap:stopped and none", e.fake.Labels(n), len(e.fake.Dispatches()))
 				}
 				c := e.commentWith(n, MarkerStop)
-				if !strings.Contains(c, out.Evidence) || !strings.Contains(c, "job log line") {
+				// The evidence as the comment shows it: neutralised (its
+				// "##[error]" can never be a workflow command).
+				if !strings.Contains(c, redact.Neutralise(out.Evidence, e.gh.ServerHost())) || !strings.Contains(c, "job log line") {
 					t.Errorf("stop comment lacks the evidence %q:\n%s", out.Evidence, c)
 				}
 				if got, want := e.statuses(headSHA), []string{"failure"}; !cmp.Equal(got, want) {

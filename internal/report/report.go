@@ -11,6 +11,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -452,8 +453,10 @@ func (r *reporter) write(ctx context.Context) error {
 	return nil
 }
 
-// view is what the record comment says after report's decision.
-func (r *reporter) view(*record.Record) record.View {
+// view is what the record comment says after report's decision. It can hold
+// text roadmap did not write (the agent's reason, a step label), so it is
+// masked and neutralised.
+func (r *reporter) view(cur *record.Record) record.View {
 	v := record.View{RunURL: r.o.RunURL}
 	switch {
 	case r.stage && r.d.action == ActionContinue:
@@ -472,7 +475,10 @@ func (r *reporter) view(*record.Record) record.View {
 	case r.d.action == ActionReturnToStage:
 		v.Doing = "returned to stage: " + r.d.reason
 	}
-	v.Doing = r.o.Mask(v.Doing)
+	if v.Doing == "" {
+		v.Doing = cur.State()
+	}
+	v.Doing = redact.Neutralise(r.o.Mask(v.Doing), r.o.GitHub.ServerHost())
 	return v
 }
 

@@ -236,7 +236,7 @@ func (r *reporter) stageStop(ctx context.Context) error {
 	if r.out.Step == "" {
 		r.out.Step = "stage"
 	}
-	if _, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, MarkerStop, r.stageStopComment()); err != nil {
+	if err := r.comment(ctx, MarkerStop, r.stageStopComment()); err != nil {
 		return fmt.Errorf("post the stop comment: %w", err)
 	}
 	return r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stopped)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
 )
 
 // RuleVerifier names the verifier's objections among the findings.
@@ -171,10 +172,12 @@ func findingNotes(fs []plan.Finding) []string {
 }
 
 // prComment is the draft PR's stage comment: the rounds and the findings of
-// the last one.
+// the last one. The findings are the model's text and the verifier's: the
+// comment is masked and neutralised below its marker line, so none of it
+// mentions anyone, holds HTML, an image or an outside link, or reads as a
+// workflow command.
 func (r *runner) prComment() string {
 	var b strings.Builder
-	b.WriteString(r.o.Marker + "\n")
 	fmt.Fprintf(&b, "**roadmap stage** · the plan `%s` for #%d passed the plan gates and the verifier", r.dir, r.o.Issue)
 	fmt.Fprintf(&b, " after %d round%s", r.rounds, plural(r.rounds))
 	if r.amend {
@@ -193,7 +196,7 @@ func (r *runner) prComment() string {
 		b.WriteString("\n> [!WARNING]\n> " + r.o.IsolationNote + "\n")
 	}
 	b.WriteString("\nApprove this draft, or label the issue `roadmap:implement`, to start implement on the plan.\n")
-	return b.String()
+	return r.o.Marker + "\n" + redact.Neutralise(r.o.Mask(b.String()), r.o.GitHub.ServerHost())
 }
 
 func cell(s string) string {

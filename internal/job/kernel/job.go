@@ -10,6 +10,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -155,9 +156,21 @@ func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcom
 	return nil
 }
 
-// View is what the record comment shows people besides the block.
-func (j *Job) View(*record.Record) record.View {
-	return record.View{Doing: j.O.Mask(j.Doing), RunURL: j.O.RunURL, Notes: j.Notes}
+// View is what the record comment shows people besides the block. What it
+// says can hold text roadmap did not write (a group's title from the plan,
+// a step label in the record, a plan finding, a login), so each line is
+// masked and neutralised.
+func (j *Job) View(cur *record.Record) record.View {
+	safe := func(s string) string { return redact.Neutralise(j.O.Mask(s), j.O.GitHub.ServerHost()) }
+	notes := make([]string, len(j.Notes))
+	for i, n := range j.Notes {
+		notes[i] = safe(n)
+	}
+	doing := j.Doing
+	if doing == "" {
+		doing = cur.State()
+	}
+	return record.View{Doing: safe(doing), RunURL: j.O.RunURL, Notes: notes}
 }
 
 // LastMarkContext is the context the last mark is written on: ctx while it
