@@ -44,7 +44,7 @@ func ArchiveName(id string, date time.Time) string {
 func Archive(root, id string, date time.Time) ([]Finding, error) {
 	v, err := newValidation(root, id)
 	if err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+		return nil, fmt.Errorf("archive %s: %w", id, err)
 	}
 	defer v.t.close()
 	specsDir := v.rel + "/specs"

@@ -85,7 +85,7 @@ var ErrNoChange = errors.New("no such change")
 func Validate(root, id string) (*Report, error) {
 	v, err := newValidation(root, id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("validate %s: %w", id, err)
 	}
 	defer v.t.close()
 	v.openspec()
@@ -115,12 +115,12 @@ type validation struct {
 func newValidation(root, id string) (*validation, error) {
 	t, err := openTree(root)
 	if err != nil {
-		return nil, fmt.Errorf("validate %s: %w", id, err)
+		return nil, err
 	}
 	v, err := validationIn(t, id)
 	if err != nil {
 		t.close()
-		return nil, fmt.Errorf("validate %s: %w", id, err)
+		return nil, err
 	}
 	return v, nil
 }
