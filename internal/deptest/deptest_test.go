@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"internal/record":     {},
 	"internal/event":      {},
 	"internal/plan":       {"internal/nofollow"},
-	"internal/gates":      {"internal/plan"},
+	"internal/gates":      {"internal/plan", "internal/nofollow"},
 	"internal/redact":     {},
 	"internal/failure":    {},
 	"internal/trace":      {},
@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"internal/githubfake": {},
 	"internal/git":        {},
 	"internal/checks":     {"internal/policy", "internal/sandbox"},
-	"internal/f2p":        {"internal/git", "internal/policy", "internal/sandbox"},
+	"internal/f2p":        {"internal/git", "internal/policy", "internal/sandbox", "internal/nofollow"},
 	"internal/actionsio":  {},
 	"internal/config":     {},
 }
