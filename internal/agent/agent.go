@@ -40,15 +40,19 @@ type RunResult struct {
 	TimedOut bool
 }
 
-// Sandbox is where tools touch the workspace: paths are resolved inside it and
+// Sandbox is where tools touch the workspace: paths are checked against it and
 // commands run under the shell policy. internal/policy's Sandbox implements it
 // (with Run's result converted to RunResult).
 //
 // An error that has a method `Refused() bool` returning true is a policy
 // refusal and is reported to the model and the trace as "refused".
 type Sandbox interface {
+	// Workspace returns the workspace's real path. The file tools open it
+	// once per step as an os.Root and open every file inside that root.
+	Workspace() (string, error)
 	// Resolve returns the absolute path for a workspace-relative path, or
-	// refuses it.
+	// refuses it. The file tools use it as the policy's check only: they
+	// never open the path it returns.
 	Resolve(path string) (string, error)
 	// Run runs argv in the workspace. A non-zero exit is not an error.
 	Run(ctx context.Context, argv []string) (RunResult, error)

@@ -7,6 +7,9 @@
 // ladder.
 //
 // It declares the interfaces it needs (Model, Sandbox, Observer, Clock) and
-// imports no other internal package; internal/policy provides the Sandbox and
-// internal/llm the Models.
+// imports no other internal package but the leaf internal/nofollow, through
+// which the file tools open every file (workspace.go: an os.Root per step,
+// no symlink followed out of the workspace or into .git, even one swapped in
+// mid-call); internal/policy provides the Sandbox and internal/llm the
+// Models.
 package agent

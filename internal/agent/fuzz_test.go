@@ -13,6 +13,7 @@ import (
 // runs nothing: fuzzed commands must not execute.
 type fuzzSandbox struct{ dir string }
 
+func (s fuzzSandbox) Workspace() (string, error)         { return s.dir, nil }
 func (s fuzzSandbox) Resolve(p string) (string, error)   { return policy.Resolve(s.dir, p) }
 func (s fuzzSandbox) Split(cmd string) ([]string, error) { return policy.Split(cmd) }
 func (s fuzzSandbox) Run(ctx context.Context, argv []string) (RunResult, error) {
@@ -57,6 +58,7 @@ func FuzzToolCall(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	f.Cleanup(s.close)
 	f.Fuzz(func(t *testing.T, name, raw string) {
 		res, err := s.dispatch(context.Background(), ToolCall{ID: "x", Name: name, Arguments: raw})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -21,6 +22,11 @@ type session struct {
 	// provider refused as over its context length: later requests of the
 	// step are cut below it (the provider counts tokens, we estimate them).
 	refused map[int]int64
+	// root is the workspace the file tools open files in (workspace.go),
+	// opened at the first file tool call and closed when the step ends.
+	root    *os.Root
+	ws      string
+	rootErr error
 }
 
 // maxOverflows bounds the retries after context-length refusals in a step.
@@ -114,6 +120,7 @@ func RunWithRepair(ctx context.Context, cfg Config, step Step, check func(ctx co
 	if err != nil {
 		return Outcome{}, err
 	}
+	defer s.close()
 	if rounds < 1 {
 		rounds = 1
 	}

@@ -186,6 +186,7 @@ func TestModelLadder(t *testing.T) {
 // that run are the terminal ones.
 type fakeSandbox struct{}
 
+func (fakeSandbox) Workspace() (string, error)       { return "/nonexistent", nil }
 func (fakeSandbox) Resolve(p string) (string, error) { return "/nonexistent/" + p, nil }
 func (fakeSandbox) Split(cmd string) ([]string, error) {
 	return strings.Fields(cmd), nil

@@ -11,10 +11,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	pathpkg "path"
 	"sort"
 	"strings"
+	"syscall"
 	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/nofollow"
 )
 
 // param is one argument of a tool.
@@ -329,23 +332,34 @@ const maxFileBytes = 4 << 20
 
 func readFile(_ context.Context, s *session, a args) toolResult {
 	path := a.str("path")
-	abs, err := s.cfg.Sandbox.Resolve(path)
+	root, rel, err := s.place(path)
 	if err != nil {
 		return errorResult(err)
 	}
-	fi, err := os.Stat(abs)
+	f, err := nofollow.OpenFile(root, rel, os.O_RDONLY, 0)
+	if err != nil {
+		return errorResult(fmt.Errorf("read %s: %w", path, fileErr(path, err)))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return errorResult(fmt.Errorf("read %s: %w", path, trimPathErr(err)))
 	}
 	if fi.IsDir() {
 		return errorResult(fmt.Errorf("%s is a directory; use list_dir", path))
 	}
+	if !fi.Mode().IsRegular() {
+		return errorResult(fmt.Errorf("%s is not a regular file", path))
+	}
 	if fi.Size() > maxFileBytes {
 		return errorResult(fmt.Errorf("%s is %d bytes, more than read_file reads (%d); use search", path, fi.Size(), maxFileBytes))
 	}
-	data, err := os.ReadFile(abs)
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return errorResult(fmt.Errorf("read %s: %w", path, trimPathErr(err)))
+	}
+	if len(data) > maxFileBytes {
+		return errorResult(fmt.Errorf("%s is more than %d bytes, more than read_file reads; use search", path, maxFileBytes))
 	}
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 		return errorResult(fmt.Errorf("%s is a binary file (%d bytes)", path, len(data)))
@@ -398,17 +412,26 @@ func trimPathErr(err error) error {
 	return err
 }
 
+// fileErr is trimPathErr for the errors of opening a file of the workspace:
+// a symlink swapped in on the way is a refusal.
+func fileErr(path string, err error) error {
+	if e := toolPathErr(path, err); e != err {
+		return e
+	}
+	return trimPathErr(err)
+}
+
 const maxListEntries = 500
 
 func listDir(_ context.Context, s *session, a args) toolResult {
 	path := a.str("path")
-	abs, err := s.cfg.Sandbox.Resolve(path)
+	root, rel, err := s.place(path)
 	if err != nil {
 		return errorResult(err)
 	}
-	entries, err := os.ReadDir(abs)
+	entries, err := nofollow.ReadDir(root, rel)
 	if err != nil {
-		return errorResult(fmt.Errorf("list %s: %w", shown(path), trimPathErr(err)))
+		return errorResult(fmt.Errorf("list %s: %w", shown(path), fileErr(path, err)))
 	}
 	var b strings.Builder
 	n := 0
@@ -468,18 +491,31 @@ func editFile(_ context.Context, s *session, a args) toolResult {
 	if old == "" {
 		return errorResult(errors.New("old must not be empty; use write_file to create or replace a whole file"))
 	}
-	abs, err := s.cfg.Sandbox.Resolve(path)
+	root, rel, err := s.place(path)
 	if err != nil {
 		return errorResult(err)
 	}
-	fi, err := os.Stat(abs)
+	// One descriptor from the read to the write: the file edited is the one
+	// read, whatever happens to its path meanwhile.
+	f, err := nofollow.OpenFile(root, rel, os.O_RDWR, 0)
+	if err != nil {
+		if errors.Is(err, syscall.EISDIR) {
+			return errorResult(fmt.Errorf("%s is a directory", path))
+		}
+		return errorResult(fmt.Errorf("edit %s: %w", path, fileErr(path, err)))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return errorResult(fmt.Errorf("edit %s: %w", path, trimPathErr(err)))
 	}
-	if fi.IsDir() {
-		return errorResult(fmt.Errorf("%s is a directory", path))
+	if !fi.Mode().IsRegular() {
+		return errorResult(fmt.Errorf("%s is not a regular file", path))
 	}
-	data, err := os.ReadFile(abs)
+	if fi.Size() > maxFileBytes {
+		return errorResult(fmt.Errorf("%s is %d bytes, more than edit_file edits (%d)", path, fi.Size(), maxFileBytes))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return errorResult(fmt.Errorf("edit %s: %w", path, trimPathErr(err)))
 	}
@@ -493,7 +529,7 @@ func editFile(_ context.Context, s *session, a args) toolResult {
 	}
 	at := strings.Index(text, old)
 	text = text[:at] + repl + text[at+len(old):]
-	if err := os.WriteFile(abs, []byte(text), fi.Mode().Perm()); err != nil {
+	if err := rewrite(f, text); err != nil {
 		return errorResult(fmt.Errorf("edit %s: %w", path, trimPathErr(err)))
 	}
 	line := strings.Count(text[:at], "\n") + 1
@@ -506,24 +542,43 @@ func writeFile(_ context.Context, s *session, a args) toolResult {
 	if len(content) > maxFileBytes {
 		return errorResult(fmt.Errorf("content is %d bytes, more than write_file writes (%d)", len(content), maxFileBytes))
 	}
-	abs, err := s.cfg.Sandbox.Resolve(path)
+	root, rel, err := s.place(path)
 	if err != nil {
 		return errorResult(err)
 	}
-	perm := fs.FileMode(0o644)
-	if fi, err := os.Stat(abs); err == nil {
-		if fi.IsDir() {
+	if dir := pathpkg.Dir(rel); dir != "." {
+		if err := nofollow.MkdirAll(root, dir, 0o755); err != nil {
+			return errorResult(fmt.Errorf("write %s: %w", path, fileErr(path, err)))
+		}
+	}
+	// An existing file keeps its mode: the open does not truncate, rewrite
+	// does, on the descriptor the open checked.
+	f, err := nofollow.OpenFile(root, rel, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		if errors.Is(err, syscall.EISDIR) {
 			return errorResult(fmt.Errorf("%s is a directory", path))
 		}
-		perm = fi.Mode().Perm()
+		return errorResult(fmt.Errorf("write %s: %w", path, fileErr(path, err)))
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return errorResult(fmt.Errorf("write %s: %w", path, trimPathErr(err)))
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return errorResult(fmt.Errorf("%s is not a regular file", path))
 	}
-	if err := os.WriteFile(abs, []byte(content), perm); err != nil {
+	if err := rewrite(f, content); err != nil {
 		return errorResult(fmt.Errorf("write %s: %w", path, trimPathErr(err)))
 	}
 	return toolResult{class: ResultOK, content: fmt.Sprintf("Wrote %s (%d bytes, %d lines).", path, len(content), strings.Count(content, "\n"))}
+}
+
+// rewrite replaces the whole content of the open file f with text.
+func rewrite(f *os.File, text string) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt([]byte(text), 0); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 func runCommand(ctx context.Context, s *session, a args) toolResult {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/nofollow"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
@@ -241,9 +242,10 @@ func (s *state) add(level plan.Level, name, file string, line int, format string
 // errTooLarge is a file over a read bound.
 var errTooLarge = errors.New("file too large")
 
-// readFile reads rel (slash path) inside the work tree, at most limit bytes.
+// readFile reads rel (slash path) inside the work tree, at most limit bytes,
+// through no symlink: os.Root alone would follow one to .git/config.
 func (s *state) readFile(rel string, limit int64) ([]byte, error) {
-	f, err := s.root.Open(rel)
+	f, err := nofollow.OpenFile(s.root, rel, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

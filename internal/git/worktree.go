@@ -73,9 +73,18 @@ func (w *Worktree) Overlay(ctx context.Context, before, target string, keep func
 			return nil, fmt.Errorf("lay %s's files over the worktree: %w", target, err)
 		}
 	}
-	for _, p := range gone {
-		if err := os.Remove(filepath.Join(w.Dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("remove %s from the worktree: %w", p, err)
+	if len(gone) > 0 {
+		// Inside an os.Root: target may have made a directory on the path a
+		// symlink out of the worktree, and the remove must not follow it.
+		root, err := os.OpenRoot(w.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("open the worktree: %w", err)
+		}
+		defer root.Close()
+		for _, p := range gone {
+			if err := root.Remove(filepath.FromSlash(p)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("remove %s from the worktree: %w", p, err)
+			}
 		}
 	}
 	return all, nil

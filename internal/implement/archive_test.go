@@ -1,12 +1,14 @@
 package implement_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -86,4 +88,65 @@ func (w *world) prReady() bool {
 		}
 	}
 	return false
+}
+
+// TestArchiveRefusesSymlink: a symlink under openspec/ is not a fault of the
+// plan, so it never goes back to stage as plan_wrong: one in the tree when
+// the Job starts stops it before any group (the archive would refuse it
+// after the work), and one planted during the groups (by a process left
+// behind) stops it at the archive. Both stop with class unknown, nothing
+// outside the work tree is written, and the PR is not marked ready.
+func TestArchiveRefusesSymlink(t *testing.T) {
+	for _, when := range []string{"at the start", "during the groups"} {
+		t.Run(when, func(t *testing.T) {
+			w := newWorld(t, 1, "")
+			outside := t.TempDir()
+			j := w.newJob(w.conversations())
+			plant := func() {
+				link := filepath.Join(j.ws, "openspec", "specs", "greet")
+				if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(outside, link); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step := "archive"
+			if when == "at the start" {
+				step = "plan"
+				plant()
+			} else {
+				j.opts.CheckRunner = &plantingRunner{Runner: j.opts.CheckRunner, plant: plant}
+			}
+			res := j.runWithGreenCI()
+			if res.Result != record.ResultStopped || res.Failure != "unknown" || !strings.Contains(res.Reason, "openspec/specs/greet is a symlink") {
+				t.Fatalf("Job ended %s (%s %s), want stopped (unknown) for the symlink\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+			}
+			if c, ok := w.recordComment(); !ok || !strings.Contains(c.Body, "stopped (unknown) in "+step) {
+				t.Errorf("the record comment does not say it stopped in %s:\n%s", step, c.Body)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("the Job wrote outside the work tree: %v", entries)
+			}
+			if w.prReady() {
+				t.Error("the PR was marked ready")
+			}
+		})
+	}
+}
+
+// plantingRunner plants a symlink in the work tree when the first check
+// runs, as a process a tool command left behind could.
+type plantingRunner struct {
+	checks.Runner
+	plant func()
+	done  bool
+}
+
+func (p *plantingRunner) Run(ctx context.Context, dir string, argv []string) (checks.Result, error) {
+	if !p.done {
+		p.done = true
+		p.plant()
+	}
+	return p.Runner.Run(ctx, dir, argv)
 }

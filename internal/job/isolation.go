@@ -108,6 +108,7 @@ func (s sandboxTools) Run(ctx context.Context, argv []string) (agent.RunResult, 
 // refusing runs nothing: the boundary is unavailable.
 type refusing struct{ why string }
 
+func (r refusing) Workspace() (string, error)         { return "", errors.New(r.why) }
 func (r refusing) Resolve(string) (string, error)     { return "", errors.New(r.why) }
 func (r refusing) Split(cmd string) ([]string, error) { return policy.Split(cmd) }
 func (r refusing) Run(context.Context, []string) (agent.RunResult, error) {

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/nofollow"
 )
 
 // ArchiveDir is where OpenSpec moves finished changes, relative to the
@@ -38,13 +38,16 @@ func ArchiveName(id string, date time.Time) string {
 // (a MODIFIED requirement that no longer exists), a rebuilt spec that would
 // not validate, an archive directory already taken — comes back as findings,
 // with nothing written. The error is for what is not the plan's fault: a
-// missing change, an unreadable or unwritable file.
+// missing change, an unreadable or unwritable file, and a symlink anywhere
+// under openspec/ (a *SymlinkError, with nothing written): every file is
+// read, written and moved inside the work tree, through no symlink.
 func Archive(root, id string, date time.Time) ([]Finding, error) {
 	v, err := newValidation(root, id)
 	if err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+		return nil, fmt.Errorf("archive %s: %w", id, err)
 	}
-	specsDir := filepath.Join(v.dir, "specs")
+	defer v.t.close()
+	specsDir := v.rel + "/specs"
 	if v.hasDeltaSpecs(specsDir) {
 		v.openspec()
 		var blocking []Finding
@@ -62,9 +65,9 @@ func Archive(root, id string, date time.Time) ([]Finding, error) {
 		v.r.Findings = nil
 	}
 	name := ArchiveName(id, date)
-	dest := filepath.Join(root, filepath.FromSlash(ArchiveDir), name)
-	if _, err := os.Lstat(dest); err == nil {
-		return []Finding{{Level: LevelError, Rule: "openspec/archive", File: path.Join(ArchiveDir, name), Line: 1,
+	dest := path.Join(ArchiveDir, name)
+	if _, err := v.t.stat(dest); err == nil {
+		return []Finding{{Level: LevelError, Rule: "openspec/archive", File: dest, Line: 1,
 			Message: fmt.Sprintf("Archive '%s' already exists.", name)}}, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("archive %s: %w", id, err)
@@ -72,10 +75,10 @@ func Archive(root, id string, date time.Time) ([]Finding, error) {
 
 	// OpenSpec makes the archive directory before it merges anything, so a
 	// refused merge leaves it behind (empty; git does not see it).
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+	if err := v.t.mkdirAll(ArchiveDir); err != nil {
 		return nil, fmt.Errorf("archive %s: %w", id, err)
 	}
-	files, err := discoverSpecs(specsDir)
+	files, err := discoverSpecs(v.t, specsDir)
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", id, err)
 	}
@@ -86,12 +89,12 @@ func Archive(root, id string, date time.Time) ([]Finding, error) {
 	var writes []write
 	for _, sf := range files {
 		rel := v.rel + "/specs/" + sf.id + "/spec.md"
-		src, err := os.ReadFile(sf.path)
+		src, err := v.t.readFile(sf.path)
 		if err != nil {
 			return nil, fmt.Errorf("archive %s: %w", id, err)
 		}
 		d := ParseDelta(ParseDoc(rel, src), sf.id)
-		target, err := readMain(root, sf.id)
+		target, err := readMain(v.t, sf.id)
 		if err != nil {
 			return nil, fmt.Errorf("archive %s: %w", id, err)
 		}
@@ -118,17 +121,17 @@ func Archive(root, id string, date time.Time) ([]Finding, error) {
 		if target != nil {
 			content = matchLineEnding(content, string(target.Bytes()))
 		}
-		writes = append(writes, write{filepath.Join(root, filepath.FromSlash(path.Join(SpecsDir, sf.id, "spec.md"))), content})
+		writes = append(writes, write{path.Join(SpecsDir, sf.id, "spec.md"), content})
 	}
 	for _, w := range writes {
-		if err := os.MkdirAll(filepath.Dir(w.target), 0o755); err != nil {
+		if err := v.t.mkdirAll(path.Dir(w.target)); err != nil {
 			return nil, fmt.Errorf("archive %s: %w", id, err)
 		}
-		if err := os.WriteFile(w.target, []byte(w.content), 0o644); err != nil {
+		if err := v.t.writeFile(w.target, []byte(w.content)); err != nil {
 			return nil, fmt.Errorf("archive %s: %w", id, err)
 		}
 	}
-	if err := os.Rename(v.dir, dest); err != nil {
+	if err := v.t.rename(v.rel, dest); err != nil {
 		return nil, fmt.Errorf("archive %s: move the change: %w", id, err)
 	}
 	return nil, nil
@@ -137,10 +140,10 @@ func Archive(root, id string, date time.Time) ([]Finding, error) {
 // hasDeltaSpecs is archive's test for whether a change has delta specs to
 // validate at all; a change without any is archived unvalidated.
 func (v *validation) hasDeltaSpecs(specsDir string) bool {
-	if st, err := os.Stat(filepath.Join(specsDir, "spec.md")); err == nil && st.Mode().IsRegular() {
+	if st, err := v.t.stat(specsDir + "/spec.md"); err == nil && st.Mode().IsRegular() {
 		return true
 	}
-	if len(findUnreadDeltas(specsDir)) > 0 {
+	if len(findUnreadDeltas(v.t, specsDir)) > 0 {
 		return true
 	}
 	declared, invalid := v.meta.flag("skip_specs")
@@ -148,11 +151,11 @@ func (v *validation) hasDeltaSpecs(specsDir string) bool {
 		return true
 	}
 	if declared {
-		return hasAnyFile(specsDir)
+		return hasAnyFile(v.t, specsDir)
 	}
-	files, _ := discoverSpecs(specsDir)
+	files, _ := discoverSpecs(v.t, specsDir)
 	for _, sf := range files {
-		src, err := os.ReadFile(sf.path)
+		src, err := v.t.readFile(sf.path)
 		if err == nil && anyDeltaHeaderRe.Match(src) {
 			return true
 		}
@@ -177,23 +180,32 @@ func matchLineEnding(content, original string) string {
 // (openspec/changes/<id>, relative to root) once the change itself is gone:
 // openspec/changes/archive/YYYY-MM-DD-<id>, the newest, slash-separated and
 // relative to root. A later Job and the PR's checks read an archived plan
-// there.
+// there. The archive is looked up inside root through no symlink.
 func Archived(root, planDir string) (string, bool) {
-	if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(planDir))); err == nil {
+	t, err := openTree(root)
+	if err != nil {
 		return "", false
+	}
+	defer t.close()
+	if _, err := nofollow.Lstat(t.root, planDir); !errors.Is(err, fs.ErrNotExist) {
+		return "", false // the change is there (or its path is not one)
 	}
 	id := path.Base(filepath.ToSlash(planDir))
 	if !changeIDRe.MatchString(id) {
 		return "", false // not an id (and never a glob pattern)
 	}
-	matches, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(ArchiveDir), "????-??-??-"+id))
-	if len(matches) == 0 {
-		return "", false
-	}
-	sort.Strings(matches)
-	rel, err := filepath.Rel(root, matches[len(matches)-1])
+	entries, err := t.readDir(ArchiveDir)
 	if err != nil {
 		return "", false
 	}
-	return filepath.ToSlash(rel), true
+	newest := ""
+	for _, e := range entries {
+		if ok, _ := path.Match("????-??-??-"+id, e.Name()); ok && e.IsDir() && e.Name() > newest {
+			newest = e.Name()
+		}
+	}
+	if newest == "" {
+		return "", false
+	}
+	return path.Join(ArchiveDir, newest), true
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// tree reads every file and directory under root: path → content ("/" for a
+// snapshot reads every file and directory under root: path → content ("/" for a
 // directory).
-func tree(t *testing.T, root string) map[string]string {
+func snapshot(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -61,7 +61,7 @@ func TestArchiveAgreement(t *testing.T) {
 				if weArchived := len(findings) == 0; weArchived != theyArchived {
 					t.Fatalf("roadmap archived=%v with %v; openspec archived=%v (exit %d):\n%s\n%s", weArchived, findings, theyArchived, code, out, stderr)
 				}
-				if diff := cmp.Diff(tree(t, theirs), tree(t, ours)); diff != "" {
+				if diff := cmp.Diff(snapshot(t, theirs), snapshot(t, ours)); diff != "" {
 					t.Errorf("trees differ (-openspec +roadmap):\n%s\nopenspec said:\n%s", diff, out)
 				}
 				if theyArchived {

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/nofollow"
 )
 
 // ChangesDir is where OpenSpec keeps the changes, relative to the repository root.
@@ -21,8 +23,8 @@ type Change struct {
 	Title string // the first `# ` heading of proposal.md; "" when there is none
 	Tasks *Tasks
 
-	root *os.Root // the work tree the change was loaded from
-	rel  string   // the change's directory inside it
+	t   *tree  // the work tree the change was loaded from
+	rel string // the change's directory inside it, slash-separated
 }
 
 // changeIDRe is OpenSpec's change id rule (src/core/id.ts).
@@ -34,14 +36,20 @@ func ChangeDir(root, id string) string {
 }
 
 // ListChanges returns the ids of the changes under root/openspec/changes,
-// sorted, leaving out the archive. No changes directory means none.
+// sorted, leaving out the archive. No changes directory means none; one
+// reached through a symlink is an error.
 func ListChanges(root string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(ChangesDir)))
+	t, err := openTree(root)
+	if err != nil {
+		return nil, fmt.Errorf("list changes: %w", err)
+	}
+	defer t.close()
+	entries, err := nofollow.ReadDir(t.root, ChangesDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list changes: %w", err)
+		return nil, fmt.Errorf("list changes: %w", linkErr(err))
 	}
 	var ids []string
 	for _, e := range entries {
@@ -55,29 +63,28 @@ func ListChanges(root string) ([]string, error) {
 
 // LoadChange reads the change in dir (openspec/changes/<id>): its tasks.md,
 // which must exist and parse, and the title of proposal.md if there is one.
-// Parse errors carry the tasks.md path. Files are read inside dir only: a
-// symlink that leads out of it is refused (LoadChangeIn confines to the
-// whole work tree instead).
+// Parse errors carry the tasks.md path. Files are read inside dir only,
+// through no symlink (LoadChangeIn confines to the whole work tree instead).
 func LoadChange(dir string) (*Change, error) {
 	return LoadChangeIn(filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir)))
 }
 
 // LoadChangeIn reads the change at rel (e.g. openspec/changes/<id>) in the
 // work tree workTree. The work tree is hostile input (the model writes it):
-// every file of the change is opened inside workTree, and a symlink that
-// leads out of it (design.md -> /proc/self/environ) is refused with a clear
-// error instead of being followed.
+// every file of the change is opened inside workTree through no symlink, and
+// a symlink on the way (design.md -> /proc/self/environ) is refused with a
+// clear error (a *SymlinkError) instead of being followed.
 func LoadChangeIn(workTree, rel string) (*Change, error) {
 	dir := filepath.Join(workTree, rel)
 	id := filepath.Base(filepath.Clean(dir))
 	if !changeIDRe.MatchString(id) {
 		return nil, fmt.Errorf("load change %s: id %q is not kebab-case", dir, id)
 	}
-	root, err := os.OpenRoot(workTree)
+	t, err := openTree(workTree)
 	if err != nil {
 		return nil, fmt.Errorf("load change %s: %w", id, err)
 	}
-	c := &Change{ID: id, Dir: dir, root: root, rel: filepath.Clean(rel)}
+	c := &Change{ID: id, Dir: dir, t: t, rel: filepath.ToSlash(filepath.Clean(rel))}
 	path := filepath.Join(dir, "tasks.md")
 	src, err := c.ReadFile("tasks.md")
 	if err != nil {
@@ -106,39 +113,31 @@ func LoadChangeIn(workTree, rel string) (*Change, error) {
 }
 
 // ReadFile reads a file of the change (name relative to its directory)
-// without leaving the work tree it was loaded from: a symlink out of it is an
-// error that says so.
+// inside the work tree it was loaded from, through no symlink: one on the
+// way is a *SymlinkError.
 func (c *Change) ReadFile(name string) ([]byte, error) {
-	if c.root == nil {
+	if c.t == nil {
 		return nil, fmt.Errorf("read %s: the change was not loaded from a work tree", name)
 	}
-	p := filepath.Join(c.rel, name)
-	data, err := c.root.ReadFile(p)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && escapes(err) {
-		return nil, fmt.Errorf("read %s: it leads out of the work tree (a symlink?), and files of the plan are read only inside it", filepath.ToSlash(p))
+	p := path.Join(c.rel, filepath.ToSlash(name))
+	data, err := c.t.readFile(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
 	return data, err
 }
 
-// WriteFile replaces a file of the change inside the work tree, never
-// through a symlink out of it.
+// WriteFile replaces a file of the change (the tick of tasks.md) inside the
+// work tree, through no symlink, whose target it would write.
 func (c *Change) WriteFile(name string, data []byte) error {
-	if c.root == nil {
+	if c.t == nil {
 		return fmt.Errorf("write %s: the change was not loaded from a work tree", name)
 	}
-	p := filepath.Join(c.rel, name)
-	if err := c.root.WriteFile(p, data, 0o644); err != nil {
-		if escapes(err) {
-			return fmt.Errorf("write %s: it leads out of the work tree (a symlink?)", filepath.ToSlash(p))
-		}
-		return err
+	p := path.Join(c.rel, filepath.ToSlash(name))
+	if err := c.t.writeFile(p, data); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil
-}
-
-// escapes reports whether err is os.Root refusing a path that leaves it.
-func escapes(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
 // firstTitle returns the text of the first level-one heading outside fenced

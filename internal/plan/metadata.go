@@ -4,8 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"regexp"
 	"strings"
 
@@ -33,8 +32,8 @@ var createdRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // readMetadata reads and checks a change's .openspec.yaml against OpenSpec's
 // ChangeMetadataSchema (src/core/change-metadata/schema.ts).
-func readMetadata(root, changeDir string) (metadata, error) {
-	src, err := os.ReadFile(filepath.Join(changeDir, MetadataFile))
+func readMetadata(t *tree, changeDir string) (metadata, error) {
+	src, err := t.readFile(path.Join(changeDir, MetadataFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return metadata{}, nil
 	}
@@ -91,19 +90,19 @@ func readMetadata(root, changeDir string) (metadata, error) {
 			return m, nil
 		}
 	}
-	if !knownSchema(root, m.schema) {
+	if !knownSchema(t, m.schema) {
 		m.err = fmt.Sprintf("schema: unknown schema '%s'", m.schema)
 	}
 	return m, nil
 }
 
-func knownSchema(root, name string) bool {
+func knownSchema(t *tree, name string) bool {
 	for _, s := range builtinSchemas {
 		if s == name {
 			return true
 		}
 	}
-	st, err := os.Stat(filepath.Join(root, "openspec", "schemas", name))
+	st, err := t.stat(path.Join("openspec", "schemas", name))
 	return err == nil && st.IsDir()
 }
 

@@ -2,8 +2,6 @@ package plan
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 )
 
 // roadmapChecks are roadmap's rules where OpenSpec is silent or lenient. Each
@@ -44,7 +42,7 @@ func (v *validation) unknownNames(d *DeltaSpec) {
 	if len(d.Modified)+len(d.Removed)+len(d.Renamed) == 0 {
 		return
 	}
-	target, err := readMain(v.root, d.Capability)
+	target, err := readMain(v.t, d.Capability)
 	if err != nil {
 		return
 	}
@@ -82,7 +80,7 @@ func (v *validation) unknownNames(d *DeltaSpec) {
 // every group.
 func (v *validation) verifyCommands() {
 	file := v.rel + "/tasks.md"
-	src, err := os.ReadFile(filepath.Join(v.dir, "tasks.md"))
+	src, err := v.t.readFile(v.rel + "/tasks.md")
 	if err != nil {
 		v.addOurs(LevelError, "tasks", file, 1, "the change has no readable tasks.md; implement runs a plan's task groups from it")
 		return

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -87,8 +85,9 @@ var ErrNoChange = errors.New("no such change")
 func Validate(root, id string) (*Report, error) {
 	v, err := newValidation(root, id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("validate %s: %w", id, err)
 	}
+	defer v.t.close()
 	v.openspec()
 	v.roadmapChecks()
 	sort.SliceStable(v.r.Findings, func(i, j int) bool {
@@ -102,8 +101,8 @@ func Validate(root, id string) (*Report, error) {
 }
 
 type validation struct {
-	root, id  string
-	dir       string // absolute change directory
+	id        string
+	t         *tree  // the work tree
 	rel       string // change directory relative to root, slash-separated
 	r         *Report
 	deltas    []*DeltaSpec
@@ -111,19 +110,36 @@ type validation struct {
 	meta      metadata
 }
 
+// newValidation opens the work tree root for change id; the caller closes
+// v.t. A symlink anywhere under openspec/ is an error.
 func newValidation(root, id string) (*validation, error) {
-	dir := ChangeDir(root, id)
-	st, err := os.Stat(dir)
+	t, err := openTree(root)
+	if err != nil {
+		return nil, err
+	}
+	v, err := validationIn(t, id)
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func validationIn(t *tree, id string) (*validation, error) {
+	rel := path.Join(ChangesDir, id)
+	if err := t.refuseSymlinks("openspec"); err != nil {
+		return nil, err
+	}
+	st, err := t.stat(rel)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.IsDir()) {
-		return nil, fmt.Errorf("validate %s: %w", id, ErrNoChange)
+		return nil, ErrNoChange
 	}
 	if err != nil {
-		return nil, fmt.Errorf("validate %s: %w", id, err)
+		return nil, err
 	}
-	rel := path.Join(ChangesDir, id)
-	v := &validation{root: root, id: id, dir: dir, rel: rel, r: &Report{Change: id, Dir: rel}, deltaRead: map[string]bool{}}
-	if v.meta, err = readMetadata(root, dir); err != nil {
-		return nil, fmt.Errorf("validate %s: %w", id, err)
+	v := &validation{id: id, t: t, rel: rel, r: &Report{Change: id, Dir: rel}, deltaRead: map[string]bool{}}
+	if v.meta, err = readMetadata(t, rel); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -154,16 +170,17 @@ func (v *validation) addOurs(level Level, rule, file string, line int, format st
 // specFile is one delta spec found under a change's specs/.
 type specFile struct {
 	id   string // capability path
-	path string // absolute
+	path string // relative to the work tree, slash-separated
 }
 
-// discoverSpecs finds spec.md at any depth under specsDir, not at its root,
-// skipping dot-names, sorted by capability (spec-discovery.ts).
-func discoverSpecs(specsDir string) ([]specFile, error) {
+// discoverSpecs finds spec.md at any depth under specsDir (relative to the
+// work tree), not at its root, skipping dot-names, sorted by capability
+// (spec-discovery.ts).
+func discoverSpecs(t *tree, specsDir string) ([]specFile, error) {
 	var out []specFile
 	var walk func(dir string, segs []string) error
 	walk = func(dir string, segs []string) error {
-		entries, err := os.ReadDir(dir)
+		entries, err := t.readDir(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 				return nil
@@ -175,7 +192,7 @@ func discoverSpecs(specsDir string) ([]specFile, error) {
 			if strings.HasPrefix(name, ".") {
 				continue
 			}
-			p := filepath.Join(dir, name)
+			p := path.Join(dir, name)
 			if e.IsDir() {
 				if err := walk(p, append(segs[:len(segs):len(segs)], name)); err != nil {
 					return err
@@ -185,7 +202,7 @@ func discoverSpecs(specsDir string) ([]specFile, error) {
 			if name != "spec.md" || len(segs) == 0 {
 				continue
 			}
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			if st, err := t.stat(p); err == nil && st.Mode().IsRegular() {
 				out = append(out, specFile{id: strings.Join(segs, "/"), path: p})
 			}
 		}
@@ -207,11 +224,11 @@ func isNotDir(err error) bool {
 // sections: archive would never read it.
 type unreadDelta struct{ path, expected string }
 
-func findUnreadDeltas(specsDir string) []unreadDelta {
+func findUnreadDeltas(t *tree, specsDir string) []unreadDelta {
 	var out []unreadDelta
 	var walk func(dir string, segs []string)
 	walk = func(dir string, segs []string) {
-		entries, err := os.ReadDir(dir)
+		entries, err := t.readDir(dir)
 		if err != nil {
 			return
 		}
@@ -220,7 +237,7 @@ func findUnreadDeltas(specsDir string) []unreadDelta {
 			if strings.HasPrefix(name, ".") {
 				continue
 			}
-			p := filepath.Join(dir, name)
+			p := path.Join(dir, name)
 			if e.IsDir() {
 				walk(p, append(segs[:len(segs):len(segs)], name))
 				continue
@@ -228,11 +245,11 @@ func findUnreadDeltas(specsDir string) []unreadDelta {
 			if name == "spec.md" || !strings.HasSuffix(strings.ToLower(name), ".md") {
 				continue
 			}
-			st, err := os.Stat(p)
+			st, err := t.stat(p)
 			if err != nil || !st.Mode().IsRegular() {
 				continue
 			}
-			src, err := os.ReadFile(p)
+			src, err := t.readFile(p)
 			if err != nil {
 				continue
 			}
@@ -251,8 +268,8 @@ func findUnreadDeltas(specsDir string) []unreadDelta {
 	return out
 }
 
-func hasAnyFile(dir string) bool {
-	entries, err := os.ReadDir(dir)
+func hasAnyFile(t *tree, dir string) bool {
+	entries, err := t.readDir(dir)
 	if err != nil {
 		return !errors.Is(err, fs.ErrNotExist)
 	}
@@ -263,7 +280,7 @@ func hasAnyFile(dir string) bool {
 		if e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0 {
 			return true
 		}
-		if e.IsDir() && hasAnyFile(filepath.Join(dir, e.Name())) {
+		if e.IsDir() && hasAnyFile(t, path.Join(dir, e.Name())) {
 			return true
 		}
 	}
@@ -271,9 +288,9 @@ func hasAnyFile(dir string) bool {
 }
 
 // readMain reads the main spec of a capability; nil when it does not exist.
-func readMain(root, capability string) (*Doc, error) {
+func readMain(t *tree, capability string) (*Doc, error) {
 	rel := path.Join(SpecsDir, capability, "spec.md")
-	src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	src, err := t.readFile(rel)
 	if errors.Is(err, fs.ErrNotExist) || (err != nil && isNotDir(err)) {
 		return nil, nil
 	}
@@ -290,11 +307,10 @@ const (
 
 // openspec runs OpenSpec's rules, in OpenSpec's order.
 func (v *validation) openspec() {
-	specsDir := filepath.Join(v.dir, "specs")
 	specsRel := v.rel + "/specs"
 	total := 0
 	rootSpec := false
-	if st, err := os.Stat(filepath.Join(specsDir, "spec.md")); err == nil && st.Mode().IsRegular() {
+	if st, err := v.t.stat(specsRel + "/spec.md"); err == nil && st.Mode().IsRegular() {
 		rootSpec = true
 		v.add(LevelError, "root-delta-spec", "spec.md", false, specsRel+"/spec.md", 1, "%s", rootSpecMsg)
 	}
@@ -304,9 +320,9 @@ func (v *validation) openspec() {
 		sections []string
 	}
 	var emptySections []empty
-	files, _ := discoverSpecs(specsDir)
+	files, _ := discoverSpecs(v.t, specsRel)
 	for _, sf := range files {
-		src, err := os.ReadFile(sf.path)
+		src, err := v.t.readFile(sf.path)
 		if err != nil {
 			continue
 		}
@@ -456,7 +472,7 @@ func (v *validation) openspec() {
 		if reported[entry] {
 			continue
 		}
-		target, err := readMain(v.root, d.Capability)
+		target, err := readMain(v.t, d.Capability)
 		if err != nil {
 			continue
 		}
@@ -468,7 +484,7 @@ func (v *validation) openspec() {
 		}
 	}
 
-	unread := findUnreadDeltas(specsDir)
+	unread := findUnreadDeltas(v.t, specsRel)
 	for _, u := range unread {
 		v.add(LevelError, "unread-delta-file", u.path, false, specsRel+"/"+u.path, 1, "Delta spec found at specs/%s. Delta specs must be a spec.md inside a capability folder — this file is ignored when the change is applied or archived. Move its requirements into specs/%s.", u.path, u.expected)
 	}
@@ -483,7 +499,7 @@ func (v *validation) openspec() {
 	if invalid != "" {
 		v.add(LevelError, "metadata", MetadataFile, false, metaRel, 1, "skip_specs is set but .openspec.yaml is not valid change metadata, so the marker is not honored. Fix the metadata (%s)", invalid)
 	}
-	filesUnder := declared && hasAnyFile(specsDir)
+	filesUnder := declared && hasAnyFile(v.t, specsRel)
 	if filesUnder {
 		v.add(LevelError, "skip-specs", "file", false, metaRel, 1, "skip_specs is set in .openspec.yaml but spec files exist under specs/. Remove skip_specs or delete the delta spec files")
 	}
@@ -504,7 +520,7 @@ func (v *validation) taskFiles() {
 	if v.meta.present && (v.meta.err != "" || v.meta.schema != "spec-driven") {
 		return
 	}
-	src, err := os.ReadFile(filepath.Join(v.dir, "tasks.md"))
+	src, err := v.t.readFile(v.rel + "/tasks.md")
 	if err != nil {
 		return
 	}
@@ -522,7 +538,7 @@ func (v *validation) taskFiles() {
 
 // scenarioLoss reports MODIFIED blocks that drop a scenario the main spec has.
 func (v *validation) scenarioLoss(d *DeltaSpec, entry, file string) {
-	target, err := readMain(v.root, d.Capability)
+	target, err := readMain(v.t, d.Capability)
 	if err != nil || target == nil {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/nofollow"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
@@ -132,11 +133,13 @@ func (r *runner) planParts(priority int) []agent.ContextPart {
 	}
 	var parts []agent.ContextPart
 	names := []string{"tasks.md", "proposal.md", "design.md"}
-	specs, _ := filepath.Glob(filepath.Join(r.o.Repo.Dir, r.dir, "specs", "*", "spec.md"))
-	for _, s := range specs {
-		rel, err := filepath.Rel(filepath.Join(r.o.Repo.Dir, r.dir), s)
-		if err == nil {
-			names = append(names, filepath.ToSlash(rel))
+	// The names are listed inside the work tree (a symlinked specs/ does not
+	// list a directory outside); c.ReadFile refuses a symlink among them.
+	if rt, err := os.OpenRoot(r.o.Repo.Dir); err == nil {
+		specs, _ := fs.Glob(rt.FS(), path.Join(filepath.ToSlash(r.dir), "specs", "*", "spec.md"))
+		rt.Close()
+		for _, s := range specs {
+			names = append(names, strings.TrimPrefix(s, filepath.ToSlash(r.dir)+"/"))
 		}
 	}
 	for i, name := range names {
@@ -219,10 +222,16 @@ func (m *repoMap) symbolParts(priority int) []agent.ContextPart {
 
 // repoFiles are the work tree's regular files, repository-relative and
 // sorted, at most maxListedFiles, without .git, node_modules, vendor and
-// archive folders; symlinks are not followed.
+// archive folders; symlinks are not followed, and the walk stays inside the
+// work tree even if a directory is swapped for a symlink during it.
 func repoFiles(root string) []string {
+	rt, err := os.OpenRoot(root)
+	if err != nil {
+		return nil
+	}
+	defer rt.Close()
 	var files []string
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(rt.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -234,9 +243,7 @@ func repoFiles(root string) []string {
 			return filepath.SkipAll
 		}
 		if d.Type().IsRegular() {
-			if rel, err := filepath.Rel(root, p); err == nil {
-				files = append(files, filepath.ToSlash(rel))
-			}
+			files = append(files, p)
 		}
 		return nil
 	})
@@ -307,19 +314,23 @@ func namesPath(issue, file string) bool {
 
 func pathByte(c byte) bool { return identPart(c) || c == '/' || c == '.' || c == '-' }
 
-// readInside reads a file of the work tree without following a symlink out
-// of it, at most max bytes.
+// readInside reads a regular file of the work tree through no symlink (one
+// swapped in since the walk listed it could lead to .git/config, which
+// os.Root alone would follow), at most max bytes.
 func readInside(root, rel string, max int64) (string, error) {
 	rt, err := os.OpenRoot(root)
 	if err != nil {
 		return "", err
 	}
 	defer rt.Close()
-	f, err := rt.Open(rel)
+	f, err := nofollow.OpenFile(rt, rel, os.O_RDONLY, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", rel)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, max))
 	return string(data), err
 }
