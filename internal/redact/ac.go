@@ -128,18 +128,3 @@ func (a *ac) anyString(b string) bool {
 	}
 	return false
 }
-
-// find appends a span for every position where a pattern ends, covering the
-// longest pattern ending there. Shorter patterns ending at the same place are
-// suffixes of it, so the longest covers them.
-func (a *ac) find(b []byte, sp []span) []span {
-	s := int32(0)
-	w := int32(a.width)
-	for i, c := range b {
-		s = a.delta[s*w+int32(a.class[c])]
-		if n := int(a.maxLen[s]); n != 0 {
-			sp = append(sp, span{start: i + 1 - n, end: i + 1})
-		}
-	}
-	return sp
-}
