@@ -250,6 +250,11 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: "scoped checks",
 			reason: fmt.Sprintf("%s exited %d at the head", rep.FailedCommand, rep.ExitCode), checkLog: rep.Log}, false
 	}
+	// The checks ran model-written code: what it changed in the plan is
+	// undone before the archive reads the plan, as after an agent step.
+	if err := r.keepPlan(ctx, change, "scoped checks"); err != nil {
+		return r.fail(ctx, "scoped checks", err), false
+	}
 	if end, ok := r.archive(ctx, change); !ok {
 		return end, false
 	}
