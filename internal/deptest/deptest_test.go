@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"internal/githubfake": {},
 	"internal/git":        {},
 	"internal/checks":     {"internal/policy", "internal/sandbox"},
-	"internal/f2p":        {"internal/git", "internal/policy", "internal/sandbox", "internal/nofollow"},
+	"internal/f2p":        {"internal/git", "internal/policy", "internal/sandbox", "internal/nofollow", "internal/checks"},
 	"internal/actionsio":  {},
 	"internal/config":     {},
 }

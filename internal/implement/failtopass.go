@@ -91,7 +91,7 @@ func (r *runner) runBefore(ctx context.Context, g plan.Group, cmds []string) (gr
 		if err != nil {
 			return nil, fmt.Errorf("before the group: %w", err)
 		}
-		return beforeOutcomes(rep), nil
+		return f2p.ReportOutcomes(rep), nil
 	}
 	out, err := f2p.GroupCheck{Repo: o.Repo, Span: span, Target: tree, TempDir: o.TempDir, Fails: cmds, Run: run, After: after}.Check(ctx)
 	if err != nil {
@@ -120,20 +120,6 @@ func (r *runner) runBefore(ctx context.Context, g plan.Group, cmds []string) (gr
 	log := fmt.Sprintf("fail-to-pass: %s passed before the group's change (the tree at %s with the group's test files): the test does not test it. "+
 		"Make the test fail without the change and pass with it.\n%s", out.Failed, short(out.Before), out.Log)
 	return res, o.Mask(log), nil
-}
-
-// beforeOutcomes are a RunFailing report's commands as f2p judges them; the
-// log is kept for the command that passed, the evidence.
-func beforeOutcomes(rep checks.Report) []f2p.Outcome {
-	out := make([]f2p.Outcome, 0, len(rep.Results))
-	for _, c := range rep.Results {
-		o := f2p.Outcome{Command: c.Command, ExitCode: c.ExitCode, TimedOut: c.TimedOut}
-		if c.Command == rep.FailedCommand {
-			o.Log = rep.Log
-		}
-		out = append(out, o)
-	}
-	return out
 }
 
 // failToPassLines are the PR comment's lines on this Job's groups'

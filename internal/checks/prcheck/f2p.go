@@ -115,7 +115,7 @@ func (j *job) f2pGroup(ctx context.Context, base string, cg *Group, g plan.Group
 		if err != nil {
 			return nil, fmt.Errorf("before the change: %w", err)
 		}
-		return beforeOutcomes(rep), nil
+		return f2p.ReportOutcomes(rep), nil
 	}
 	out, err := f2p.GroupCheck{Repo: j.repo, Span: span, Sub: sub, TempDir: j.tempRoot(), Fails: g.FailToPass(), Run: run, After: after}.Check(ctx)
 	if err != nil {
@@ -132,20 +132,6 @@ func (j *job) f2pGroup(ctx context.Context, base string, cg *Group, g plan.Group
 	}
 	cg.FailToPass = f
 	return nil
-}
-
-// beforeOutcomes are a RunFailing report's commands as f2p judges them; the
-// log is kept for the command that passed, the evidence.
-func beforeOutcomes(rep checks.Report) []f2p.Outcome {
-	out := make([]f2p.Outcome, 0, len(rep.Results))
-	for _, c := range rep.Results {
-		o := f2p.Outcome{Command: c.Command, ExitCode: c.ExitCode, TimedOut: c.TimedOut}
-		if c.Command == rep.FailedCommand {
-			o.Log = rep.Log
-		}
-		out = append(out, o)
-	}
-	return out
 }
 
 func (j *job) tempRoot() string {
