@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +17,10 @@ import (
 // TestIsolationUnderAct runs the hostile agent of TestIsolation
 // (internal/cli, docs/isolation.md) through the real workflows under act:
 // the implement action opens the boundary, the hostile test runs as the
-// sandbox user, and the job's token (demo.Token, the fake's) appears in no
-// job log, no write to GitHub, nothing pushed and nothing the hostile test
-// could write down; the item still ends with a typed result.
+// boundary's uid in its own namespaces under Landlock, and the job's token
+// (demo.Token, the fake's) appears in no job log, no write to GitHub,
+// nothing pushed and nothing the hostile test could write down; the item
+// still ends ready.
 func TestIsolationUnderAct(t *testing.T) {
 	act := requireAct(t)
 	if os.Geteuid() != 0 {
@@ -69,9 +71,14 @@ func TestIsolationUnderAct(t *testing.T) {
 		t.Errorf("implement.result = %s, want ready: the boundary should let the item's real work through\n%s", res, recordText(rec))
 	}
 
-	report, err := os.ReadFile(out)
+	// The hostile test's report reaches us only through the pushed branch:
+	// writing it outside the work tree (out) is refused by Landlock.
+	report, err := pushedFile(it.w.Remote, "leak-report.txt")
 	if err != nil {
-		t.Fatalf("the hostile test never ran under act (no %s): %v", out, err)
+		t.Fatalf("the hostile test never ran under act (no leak-report.txt pushed): %v", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the hostile test wrote %s, outside the work tree", out)
 	}
 	if !strings.Contains(string(report), "ran as uid=") || strings.Contains(string(report), "ran as uid=0 ") {
 		t.Errorf("the hostile test did not run as the sandbox user:\n%.300s", report)
@@ -108,4 +115,13 @@ func TestIsolationUnderAct(t *testing.T) {
 			t.Errorf("the hostile test could do %q", s)
 		}
 	}
+}
+
+// pushedFile is the newest version of file on any branch of the bare remote.
+func pushedFile(remote, file string) ([]byte, error) {
+	sha, err := exec.Command("git", "-C", remote, "rev-list", "--all", "-1", "--", file).Output()
+	if err != nil || len(strings.TrimSpace(string(sha))) == 0 {
+		return nil, fmt.Errorf("no branch of %s has %s: %v", remote, file, err)
+	}
+	return exec.Command("git", "-C", remote, "show", strings.TrimSpace(string(sha))+":"+file).Output()
 }

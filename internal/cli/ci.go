@@ -88,9 +88,8 @@ func runCIFailToPass(ctx context.Context, env *Env, args []string) int {
 		argv = []string{"go", "test", "-json", "./..."}
 	}
 	masker := env.masker()
-	mode := string(cfg.Isolation)
 	open := func(ctx context.Context, dir string) (f2p.Tree, error) {
-		b, err := env.boundary(ctx, mode, dir)
+		b, err := env.boundary(ctx, cfg, dir)
 		if err != nil {
 			return nil, err
 		}

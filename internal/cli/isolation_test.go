@@ -16,6 +16,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
@@ -34,6 +35,8 @@ type hostile struct {
 	out, mark, script             string
 	githubEnv, githubOut, summary string
 	cfg, fixtures                 string
+	bin                           string   // the built roadmap, for tests that run it again
+	extraArgs                     []string // more flags for implement
 
 	mu       sync.Mutex
 	requests [][]byte
@@ -157,8 +160,8 @@ func (h *hostile) env(runID int64) []string {
 }
 
 func (h *hostile) args(traceFile string) []string {
-	return []string{"implement", "--issue", fmt.Sprint(h.w.Issue), "--attempt", "1", "--config", h.cfg,
-		"--workdir", h.ws, "--trace-file", traceFile, "--json"}
+	return append([]string{"implement", "--issue", fmt.Sprint(h.w.Issue), "--attempt", "1", "--config", h.cfg,
+		"--workdir", h.ws, "--trace-file", traceFile, "--json"}, h.extraArgs...)
 }
 
 // runInProcess runs `roadmap implement` in this process with probe standing
@@ -218,14 +221,24 @@ func TestIsolation(t *testing.T) {
 	}
 	t.Logf("the Job ended %s (%s %s)", res.Result, res.Failure, res.Reason)
 
-	// The hostile code ran, and ran as someone else: its report exists.
-	report, err := os.ReadFile(h.out)
+	// The hostile code ran, and ran as someone else: its report was
+	// committed and pushed (it could write nothing outside the work tree).
+	report, err := pushedFile(h.w.Remote, "leak-report.txt")
 	if err != nil {
 		inTree, _ := os.ReadFile(filepath.Join(h.ws, "leak-report.txt"))
-		t.Fatalf("the hostile test never ran (no %s): %v\n%s\nwhat the tools answered:\n%s\nleak-report.txt in the work tree:\n%.1500s\n…\n%s", h.out, err, jobLog, h.toolResults(), inTree, inTree[max(0, len(inTree)-1500):])
+		t.Fatalf("the hostile test's report was not pushed: %v\n%s\nwhat the tools answered:\n%s\nleak-report.txt in the work tree:\n%.1500s", err, jobLog, h.toolResults(), inTree)
+	}
+	if _, err := os.Stat(h.out); err == nil {
+		t.Errorf("the hostile test wrote %s, outside the work tree", h.out)
 	}
 	if strings.Contains(string(report), "ran as uid=0 ") || !strings.Contains(string(report), "ran as uid=") {
 		t.Errorf("the hostile test ran as root:\n%.400s", report)
+	}
+	// Every group's commands ran and passed: a Job that ends in
+	// "permission denied" (a second boundary closing the first's way) is a
+	// failure of the boundary, not a safe outcome.
+	if res.Result != record.ResultReady {
+		t.Errorf("the Job ended %s (%s: %s), want ready: every group's verify commands must succeed behind the boundary", res.Result, res.Failure, res.Reason)
 	}
 
 	places := map[string]string{
@@ -401,4 +414,13 @@ func TestIsolationNoneWarns(t *testing.T) {
 	if !commented {
 		t.Errorf("no PR comment says the run was not isolated (the Job ended %s: %s %s)", res.Result, res.Failure, res.Reason)
 	}
+}
+
+// pushedFile is the newest version of file on any branch of the bare remote.
+func pushedFile(remote, file string) ([]byte, error) {
+	sha, err := exec.Command("git", "-C", remote, "rev-list", "--all", "-1", "--", file).Output()
+	if err != nil || len(bytes.TrimSpace(sha)) == 0 {
+		return nil, fmt.Errorf("no branch of %s has %s: %v", remote, file, err)
+	}
+	return exec.Command("git", "-C", remote, "show", string(bytes.TrimSpace(sha))+":"+file).Output()
 }

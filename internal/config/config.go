@@ -37,6 +37,8 @@ type Config struct {
 	// Isolation is the OS boundary model-written commands run in
 	// (docs/isolation.md). Only an explicit "none" runs them without one.
 	Isolation Isolation `yaml:"isolation"`
+	// Sandbox tunes the boundary (docs/isolation.md).
+	Sandbox Sandbox `yaml:"sandbox"`
 	// Eval holds the floors `roadmap eval` holds the golden sets to.
 	Eval Eval `yaml:"eval"`
 }
@@ -51,6 +53,14 @@ type Eval struct {
 // EvalFloor is one golden set's floor.
 type EvalFloor struct {
 	Floor float64 `yaml:"floor"`
+}
+
+// Sandbox tunes the isolation boundary.
+type Sandbox struct {
+	// Network is what a model-written command may reach: "loopback" (the
+	// default: its own network namespace with only loopback) or "none".
+	// Anything wider is the runner's firewall's to allow.
+	Network string `yaml:"network"`
 }
 
 // Isolation names the OS boundary that model-written commands run in.
@@ -188,6 +198,7 @@ func Default() *Config {
 			BaseBranch: "main", CheckReruns: DefaultCheckReruns},
 		Stage:     Stage{Rounds: 3},
 		Isolation: IsolationAuto,
+		Sandbox:   Sandbox{Network: "loopback"},
 	}
 }
 
@@ -295,6 +306,7 @@ var configShape = shape{
 		"base_branch": nil, "ci_workflows": nil, "ready_without_ci": nil, "check_reruns": nil},
 	"stage":     {"rounds": nil, "verifier": nil},
 	"isolation": nil,
+	"sandbox":   {"network": nil},
 	"eval":      {"stage": {"floor": nil}, "implement": {"floor": nil}},
 }
 
@@ -561,6 +573,10 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		fallthrough
 	default:
 		return &Error{File: file, Line: lineOf(doc, "isolation"), Key: "isolation", Msg: fmt.Sprintf("%q is not auto, user or none", c.Isolation)}
+	}
+	if c.Sandbox.Network != "loopback" && c.Sandbox.Network != "none" {
+		return &Error{File: file, Line: lineOf(doc, "sandbox", "network"), Key: "sandbox.network",
+			Msg: fmt.Sprintf("%q is not loopback or none (anything wider is the runner's firewall: docs/isolation.md)", c.Sandbox.Network)}
 	}
 	return nil
 }

@@ -181,6 +181,9 @@ func TestConfigRejects(t *testing.T) {
 		{"too many jobs", "implement:\n  max_jobs: 101\n", "2: implement.max_jobs: must be from 1 to 100"},
 		{"unknown isolation", "isolation: sometimes\n", `1: isolation: "sometimes" is not auto, user or none`},
 		{"empty isolation", "models:\n  - name: x\nisolation: \"\"\n", `3: isolation: "" is not auto, user or none`},
+		{"wider sandbox network", "sandbox:\n  network: internet\n", `2: sandbox.network: "internet" is not loopback or none (anything wider is the runner's firewall: docs/isolation.md)`},
+		{"empty sandbox network", "sandbox:\n  network: \"\"\n", `2: sandbox.network: "" is not loopback or none (anything wider is the runner's firewall: docs/isolation.md)`},
+		{"unknown sandbox key", "sandbox:\n  egress: all\n", "2: sandbox.egress: unknown key (known: network)"},
 		{"eval floor above 1", "eval:\n  stage:\n    floor: 1.5\n", "3: eval.stage.floor: must be a number from 0 to 1"},
 		{"negative eval floor", "eval:\n  implement: {floor: -0.1}\n", "2: eval.implement.floor: must be a number from 0 to 1"},
 		{"NaN eval floor", "eval:\n  implement:\n    floor: .nan\n", "3: eval.implement.floor: must be a number from 0 to 1"},
@@ -232,6 +235,15 @@ func TestIsolation(t *testing.T) {
 		}
 		if cfg.Isolation != tt.want {
 			t.Errorf("%q: isolation = %q, want %q", tt.src, cfg.Isolation, tt.want)
+		}
+	}
+	for src, want := range map[string]string{"": "loopback", "sandbox:\n  network: none\n": "none", "sandbox: {network: loopback}\n": "loopback"} {
+		cfg, err := Parse("roadmap.yml", []byte(src))
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if cfg.Sandbox.Network != want {
+			t.Errorf("%q: sandbox.network = %q, want %q", src, cfg.Sandbox.Network, want)
 		}
 	}
 	if got := Default().Isolation; got != IsolationAuto {

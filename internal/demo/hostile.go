@@ -17,9 +17,9 @@ var leakTest string
 type Hostile struct {
 	// Home, RunnerTemp and the workflow command files are the runner's.
 	Home, RunnerTemp, GitHubEnv, GitHubOutput, StepSummary string
-	// Out is where the hostile test writes what it found, outside the work
-	// tree (it also writes leak-report.txt in the work tree, which the
-	// runner commits and pushes).
+	// Out is where the hostile test tries to write what it found, outside
+	// the work tree: the boundary refuses it. Its report is leak-report.txt
+	// in the work tree, which the runner commits and pushes.
 	Out string
 	// Mark is where a planted hook or script notes the uid that ran it.
 	Mark string

@@ -15,6 +15,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/checks/prcheck"
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -307,7 +308,7 @@ func TestFailToPassOneAnswer(t *testing.T) {
 	}
 	got, err := prcheck.Run(context.Background(), prcheck.Options{
 		Dir: pr, Base: "main", NoStatus: true, Getenv: getenv, Environ: gitEnv(), IO: actionsio.New(getenv, io.Discard),
-		Boundary: func(ctx context.Context, _, dir string) (*sandbox.Boundary, error) {
+		Boundary: func(ctx context.Context, _ *config.Config, dir string) (*sandbox.Boundary, error) {
 			return sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: dir, Environ: gitEnv()})
 		},
 	})

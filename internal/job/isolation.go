@@ -8,23 +8,29 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
-// privateVars name the runner's own files and folders, closed to the sandbox
-// user: its temporary folder (the workflow command files, the event, the
+// privateVars name the runner's own files and folders, which Landlock keeps
+// from the boundary's commands: its temporary folder (the workflow command files, the event, the
 // trace), each workflow command file where it lives elsewhere, and its HOME.
 var privateVars = []string{"RUNNER_TEMP", "GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY",
 	"GITHUB_PATH", "GITHUB_STATE", "GITHUB_EVENT_PATH", "HOME"}
 
-// OpenBoundary opens the isolation boundary on the work tree dir in mode,
-// for a process whose environment is env: the runner's own files that env
-// names are closed to the boundary's user. An *sandbox.Unavailable error
-// means model-written commands must not run. Every verb that runs them
-// (stage, implement, checks, ci fail-to-pass) opens its boundary here.
-func OpenBoundary(ctx context.Context, mode, dir string, env map[string]string, probe *sandbox.Probe) (*sandbox.Boundary, error) {
-	m, err := sandbox.ParseMode(mode)
+// OpenBoundary opens the isolation boundary on the work tree dir as cfg's
+// `isolation` and `sandbox` say, for a process whose environment is env: no
+// PATH entry holding one of the runner's own files that env names is given
+// to the boundary. An *sandbox.Unavailable error means model-written
+// commands must not run. Every verb that runs them (stage, implement,
+// checks, ci fail-to-pass) opens its boundary here.
+func OpenBoundary(ctx context.Context, cfg *config.Config, dir string, env map[string]string, probe *sandbox.Probe) (*sandbox.Boundary, error) {
+	m, err := sandbox.ParseMode(string(cfg.Isolation))
+	if err != nil {
+		return nil, err
+	}
+	network, err := sandbox.ParseNetwork(cfg.Sandbox.Network)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +42,11 @@ func OpenBoundary(ctx context.Context, mode, dir string, env map[string]string, 
 	}
 	environ := Setup{Env: env}.environ()
 	return sandbox.Open(ctx, sandbox.Options{Mode: m, Workspace: dir, Environ: environ, Private: private,
-		GoCache: sandbox.GoDirs(environ)["GOCACHE"], Probe: probe})
+		Network: network, GoCache: sandbox.GoDirs(environ)["GOCACHE"], Probe: probe})
 }
 
 func (k *Kit) boundaryOn(ctx context.Context, dir string) (*sandbox.Boundary, error) {
-	return OpenBoundary(ctx, string(k.s.Config.Isolation), dir, k.s.Env, k.s.Probe)
+	return OpenBoundary(ctx, k.s.Config, dir, k.s.Env, k.s.Probe)
 }
 
 // openBoundary opens the boundary for the Job and says so in its log, and

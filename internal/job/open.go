@@ -196,6 +196,11 @@ func (k *Kit) IsolationNote() string {
 	if k.boundary != nil && !k.boundary.Isolated() {
 		return sandbox.NotIsolatedWarning
 	}
+	if k.boundary != nil {
+		if missing := k.boundary.Missing(); len(missing) > 0 {
+			return "The isolation boundary ran without " + strings.Join(missing, "; and without ") + " (docs/isolation.md)."
+		}
+	}
 	return ""
 }
 

@@ -27,7 +27,7 @@ func TestModelKeyUnderNeutralNameIsMasked(t *testing.T) {
 	if got := s.masker().Mask("the key is " + canaryKey); strings.Contains(got, canaryKey) {
 		t.Errorf("the configured model key is not masked: %q", got)
 	}
-	b, err := OpenBoundary(context.Background(), string(config.IsolationNone), t.TempDir(), env, nil)
+	b, err := OpenBoundary(context.Background(), &config.Config{Isolation: config.IsolationNone}, t.TempDir(), env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

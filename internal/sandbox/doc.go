@@ -6,10 +6,13 @@
 // written code (a test, a Makefile, a go run) may do anything its user may do,
 // so that user must be one that can reach no credential. On Linux, with root
 // (a container, a test machine, or roadmap re-run under passwordless sudo on a
-// hosted runner), processes run as a separate unprivileged user that owns the
-// work tree but not its .git, cannot enter the runner's temporary folder, its
-// workflow command files or its home, has its own HOME and caches, and gets an
-// environment built from an allow-list. Where that cannot be set up the
+// hosted runner), each command runs as a uid of the boundary's own, in fresh
+// PID, mount and network namespaces (nothing it starts outlives it; only its
+// own loopback, or no network), under Landlock (it writes only the work tree,
+// not its .git, and its own HOME; it reads only the system, the toolchains and
+// the module cache), with an environment built from an allow-list. The
+// namespaces' first process is this package's init (kernel_linux.go): the same
+// binary, re-executed under the name roadmap-sandbox-init. Where that cannot be set up the
 // boundary is unavailable and callers refuse to run model-written commands,
 // unless the configuration says `isolation: none` (then every summary says the
 // run was not isolated). docs/isolation.md has the threat model.

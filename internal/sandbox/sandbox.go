@@ -39,9 +39,35 @@ func ParseMode(s string) (Mode, error) {
 	}
 }
 
-// DefaultUser is the name of the unprivileged user the boundary runs
-// processes as.
+// DefaultUser is the name the boundary's user goes by (in USER, in the
+// logs), with its uid after it: each boundary has a uid of its own.
 const DefaultUser = "roadmap-sandbox"
+
+// Network is the configuration's `sandbox.network` value: what a command
+// inside the boundary may reach.
+type Network string
+
+const (
+	// NetworkLoopback gives each command a network namespace of its own with
+	// only loopback: a test may listen on 127.0.0.1 and connect to itself,
+	// nothing leaves the machine. The default.
+	NetworkLoopback Network = "loopback"
+	// NetworkNone gives it no interface at all, and on Landlock ABI 4 and
+	// later no TCP bind or connect either.
+	NetworkNone Network = "none"
+)
+
+// ParseNetwork reads a configuration value; "" is loopback.
+func ParseNetwork(s string) (Network, error) {
+	switch n := Network(strings.TrimSpace(s)); n {
+	case "":
+		return NetworkLoopback, nil
+	case NetworkLoopback, NetworkNone:
+		return n, nil
+	default:
+		return "", fmt.Errorf("sandbox.network %q: want loopback or none (anything wider is the runner's firewall: docs/isolation.md)", s)
+	}
+}
 
 // NotIsolatedWarning is the sentence every summary and PR comment carries when
 // the configuration turned the boundary off.
@@ -56,13 +82,16 @@ type Options struct {
 	// Environ is the runner's environment. The processes' environment is
 	// built from it by an allow-list (Env).
 	Environ []string
-	// Private are the runner's files and folders closed to the sandbox user:
-	// RUNNER_TEMP, the workflow command files, the runner's HOME. A private
-	// folder that is an ancestor of the workspace keeps only the right to
-	// pass through it (o+x, no listing).
+	// Private are the runner's files and folders: RUNNER_TEMP, the workflow
+	// command files, the runner's HOME. Landlock keeps every command out of
+	// everything it was not given; Private only keeps a PATH entry that
+	// holds one of these (HOME itself on PATH) from being given.
 	Private []string
-	// User is the sandbox user's name (DefaultUser when empty).
+	// User is the name the boundary's user goes by (DefaultUser-<uid> when
+	// empty); its uid is the boundary's own.
 	User string
+	// Network is what commands may reach (NetworkLoopback when empty).
+	Network Network
 	// GoCache is the runner's Go build cache. The sandbox's own cache is
 	// seeded from it with hard links, so a test does not rebuild the standard
 	// library; the sandbox cannot change the runner's entries (they stay the
@@ -101,6 +130,9 @@ type Boundary struct {
 	env      []string
 	undo     []func() error
 	owner    [2]int // the work tree's owner before, restored by Close
+	network  Network
+	abi      int      // the kernel's Landlock ABI
+	rw, ro   []string // what Landlock lets commands write, and read
 }
 
 // Open sets the boundary up: in user mode, it makes sure the sandbox user
@@ -115,9 +147,9 @@ func Open(ctx context.Context, o Options) (*Boundary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolation: workspace %s: %w", o.Workspace, err)
 	}
-	b := &Boundary{mode: o.Mode, ws: ws, user: o.User}
-	if b.user == "" {
-		b.user = DefaultUser
+	b := &Boundary{mode: o.Mode, ws: ws, user: o.User, network: o.Network}
+	if b.network == "" {
+		b.network = NetworkLoopback
 	}
 	if b.mode == "" {
 		b.mode = ModeAuto
@@ -175,8 +207,28 @@ func (b *Boundary) Describe() string {
 	if !b.isolated {
 		return "not isolated: model-written commands run as roadmap's own user (isolation: none)"
 	}
-	return fmt.Sprintf("isolated: model-written commands run as the unprivileged user %s (uid %d), which owns the work tree but not .git and reaches no credential", b.user, b.uid)
+	return fmt.Sprintf("isolated: model-written commands run as uid %d (this boundary's own), in their own PID, mount and network namespaces (network: %s), under Landlock ABI %d (write: the work tree but not .git, and the sandbox's HOME); nothing they start outlives the command", b.uid, b.network, b.abi)
 }
+
+// Missing names what the kernel's Landlock lacks of what the boundary would
+// use, for the summary: the namespaces still hold, and each line says what
+// stands in. Empty when nothing is missing (or not isolated).
+func (b *Boundary) Missing() []string {
+	if !b.isolated {
+		return nil
+	}
+	var out []string
+	if b.abi < 4 && b.network == NetworkNone {
+		out = append(out, fmt.Sprintf("Landlock network rules (ABI 4; this kernel has %d): the network namespace alone keeps `network: none`", b.abi))
+	}
+	if b.abi < 6 {
+		out = append(out, fmt.Sprintf("Landlock scoping of signals and abstract sockets (ABI 6; this kernel has %d): the PID and network namespaces stand in", b.abi))
+	}
+	return out
+}
+
+// UID is the uid commands run as (0 when not isolated).
+func (b *Boundary) UID() int { return b.uid }
 
 // Confine prepares cmd to run inside the boundary: its own process group
 // (killed whole), killed if roadmap dies, the sandbox user's credentials and
@@ -251,6 +303,13 @@ func allowEnv(environ []string, home, ws, user, gocache string) []string {
 		"GIT_TERMINAL_PROMPT=0",
 		"GCM_INTERACTIVE=never",
 		"GIT_CONFIG_NOSYSTEM=1",
+		// Configuration files a command plants in the sandbox's HOME would
+		// apply to every later command (a go env file's -toolexec makes
+		// `go test` report what it likes): none is read.
+		"GOENV=off",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"PYTHONNOUSERSITE=1",
+		"npm_config_userconfig=/dev/null",
 		"GIT_CONFIG_COUNT=1",
 		"GIT_CONFIG_KEY_0=safe.directory",
 		"GIT_CONFIG_VALUE_0="+ws,

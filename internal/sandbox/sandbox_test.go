@@ -82,8 +82,10 @@ func TestSandboxCannotReadRunnerEnviron(t *testing.T) {
 	if strings.Contains(out, canary) {
 		t.Fatalf("the sandbox read the token:\n%.500s", out)
 	}
-	if !strings.Contains(out, "Permission denied") {
-		t.Errorf("reading the runner's /proc/PID/environ did not fail as expected:\n%.500s", out)
+	// The command's /proc is its own PID namespace's: the holder is not
+	// there to be read at all.
+	if !strings.Contains(out, "No such file") {
+		t.Errorf("the runner's process was visible in the sandbox's /proc:\n%.500s", out)
 	}
 }
 
@@ -297,20 +299,5 @@ func TestSandboxCacheWritableWithoutRunnerCache(t *testing.T) {
 		GoCache: filepath.Join(t.TempDir(), "no-such-cache")})
 	if out, err := sh(t, b, `echo x > "$GOCACHE/entry" && mkdir "$GOCACHE/ab"`); err != nil {
 		t.Errorf("the sandbox cannot write its own Go build cache: %v\n%s", err, out)
-	}
-}
-
-// A "private" path that everyone needs (HOME=/ in a container, the temp
-// folder) is never closed.
-func TestSharedPathsAreNeverClosed(t *testing.T) {
-	for _, p := range []string{"/", os.TempDir(), "/usr"} {
-		if !shared(p) {
-			t.Errorf("shared(%q) = false: closing it would lock every user out", p)
-		}
-	}
-	for _, p := range []string{"/home/runner", "/home/runner/work/_temp", "/root"} {
-		if shared(p) {
-			t.Errorf("shared(%q) = true: a runner's own folder must be closable", p)
-		}
 	}
 }

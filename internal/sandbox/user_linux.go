@@ -9,26 +9,22 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 )
 
 func platform() Probe { return Probe{OS: "linux", Euid: os.Geteuid()} }
 
-// fallbackID is the uid and gid used when the machine has no useradd: a
-// number no distribution hands out to people or services.
-const fallbackID = 64571
-
 func confine(cmd *exec.Cmd, b *Boundary) {
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if b.isolated {
-		attr.Credential = &syscall.Credential{Uid: uint32(b.uid), Gid: uint32(b.gid), Groups: []uint32{}}
+		b.confineKernel(cmd)
+		return
 	}
-	cmd.SysProcAttr = attr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.Cancel == nil {
+		return // not made with CommandContext: nothing cancels it
+	}
 	cmd.Cancel = func() error {
 		if cmd.Process != nil && cmd.Process.Pid > 0 {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -38,39 +34,27 @@ func confine(cmd *exec.Cmd, b *Boundary) {
 }
 
 func (b *Boundary) openUser(ctx context.Context, o Options) error {
-	uid, gid, err := ensureUser(ctx, b.user)
+	k := probeKernel()
+	if k.err != nil {
+		return &Unavailable{Reason: k.err.Error()}
+	}
+	b.abi = k.abi
+	lease, err := takeUID()
 	if err != nil {
 		return &Unavailable{Reason: err.Error()}
 	}
-	if uid == 0 || gid == 0 {
-		return &Unavailable{Reason: fmt.Sprintf("the sandbox user %s is root", b.user)}
+	b.undo = append(b.undo, lease.release)
+	b.uid, b.gid, b.isolated = lease.uid, lease.uid, true
+	if b.user == "" {
+		b.user = fmt.Sprintf("%s-%d", DefaultUser, b.uid)
 	}
-	b.uid, b.gid, b.isolated = uid, gid, true
 
-	// Close the runner's own paths first, then open the way to the work
-	// tree: a private folder above the work tree keeps o+x only.
-	keep := []string{b.ws}
-	if mc := GoDirs(o.Environ)["GOMODCACHE"]; mc != "" {
-		keep = append(keep, mc)
-	}
-	for _, p := range o.Private {
-		if p == "" || shared(p) {
-			continue
-		}
-		if err := b.chmodOthers(p, 0); err != nil {
-			return fmt.Errorf("isolation: close %s: %w", p, err)
-		}
-		if err := b.closeBeside(p, keep); err != nil {
-			return fmt.Errorf("isolation: close %s: %w", p, err)
-		}
-	}
-	for _, k := range keep[1:] {
-		b.openWay(k)
-	}
+	// The runner's files need no closing: Landlock lets the commands read
+	// only the folders below, whoever owns the rest. The work tree's
+	// ancestors only gain the right to pass through (never lose one: a
+	// second boundary in the same Job must not take the first's way).
 	for dir := filepath.Dir(b.ws); ; dir = filepath.Dir(dir) {
-		// Only ever add the right to pass through: a shared folder such as
-		// /tmp keeps every right it had.
-		if err := b.chmodOthers(dir, b.othersBits(dir)|0o001); err != nil {
+		if err := addOthersX(dir); err != nil {
 			return fmt.Errorf("isolation: open a way through %s: %w", dir, err)
 		}
 		if dir == filepath.Dir(dir) {
@@ -92,102 +76,78 @@ func (b *Boundary) openUser(ctx context.Context, o Options) error {
 			return fmt.Errorf("isolation: sandbox HOME: %w", err)
 		}
 	}
-	if err := chownTree(home, uid, gid, nil); err != nil {
+	if err := chownTree(home, b.uid, b.gid, ""); err != nil {
 		return fmt.Errorf("isolation: sandbox HOME: %w", err)
 	}
 	// After the chown: the links share the runner's files, which must stay
 	// the runner's (a chown through a link would hand the sandbox the
 	// runner's own cache to poison).
 	if o.GoCache != "" {
-		seedCache(o.GoCache, filepath.Join(home, ".cache", "go-build"), uid, gid)
+		seedCache(o.GoCache, filepath.Join(home, ".cache", "go-build"), b.uid, b.gid)
 	}
 	b.env = allowEnv(o.Environ, home, b.ws, b.user, filepath.Join(home, ".cache", "go-build"))
+	b.rw = []string{b.ws, home}
+	b.ro = readable(o.Environ, o.Private)
+	for _, mc := range []string{GoDirs(o.Environ)["GOMODCACHE"]} {
+		if mc != "" {
+			b.ro = append(b.ro, mc)
+			for dir := filepath.Dir(mc); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+				_ = addOthersX(dir)
+			}
+		}
+	}
 	return nil
 }
 
-// closeBeside closes, for a private folder p above a path in keep (the work
-// tree under the runner's HOME, say), every entry beside the way down to it:
-// the sandbox may pass through p to the work tree, so nothing else in p may
-// be reachable by a name it can guess (~/.config/gh/hosts.yml, ~/.npmrc).
-// The Go module cache is kept reachable, read-only, for builds.
-func (b *Boundary) closeBeside(p string, keep []string) error {
-	onWay := map[string]bool{}
-	below := false
-	for _, k := range keep {
-		if k == p || !within(p, k) {
+// systemDirs are read (and executed from) by every command: the programs,
+// libraries and configuration of the machine, the toolchains under /opt, and
+// the namespace's own /proc.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys/fs/cgroup", "/dev/pts"}
+
+// readable are the folders a command may read: the system's, each absolute
+// PATH entry (not one that holds a private path: HOME itself on PATH) and
+// the Go toolchain that PATH's go belongs to.
+func readable(environ, private []string) []string {
+	dirs := append([]string(nil), systemDirs...)
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	holdsPrivate := func(dir string) bool {
+		for _, p := range private {
+			if p != "" && within(dir, filepath.Clean(p)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, dir := range filepath.SplitList(env["PATH"]) {
+		if dir == "" || !filepath.IsAbs(dir) || holdsPrivate(filepath.Clean(dir)) {
 			continue
 		}
-		below = true
-		for d := k; d != p && d != filepath.Dir(d); d = filepath.Dir(d) {
-			onWay[d] = true
-		}
-	}
-	if !below {
-		return nil
-	}
-	return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // an entry the runner itself cannot read stays as it is
-		}
-		if path == p {
-			return nil
-		}
-		if onWay[path] {
-			if slices.Contains(keep, path) {
-				return filepath.SkipDir // the work tree or the cache itself
-			}
-			return nil // a folder on the way: look inside it
-		}
-		if d.Type()&fs.ModeSymlink == 0 {
-			if err := b.chmodOthers(path, 0); err != nil {
-				return err
+		dirs = append(dirs, filepath.Clean(dir))
+		// A go on PATH: its GOROOT (the folder above bin with a src/runtime).
+		if real, err := filepath.EvalSymlinks(filepath.Join(dir, "go")); err == nil {
+			root := filepath.Dir(filepath.Dir(real))
+			if fi, err := os.Stat(filepath.Join(root, "src", "runtime")); err == nil && fi.IsDir() && !holdsPrivate(root) {
+				dirs = append(dirs, root)
 			}
 		}
-		if d.IsDir() {
-			return filepath.SkipDir
-		}
-		return nil
-	})
-}
-
-// openWay lets others pass through every folder above path.
-func (b *Boundary) openWay(path string) {
-	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		_ = b.chmodOthers(dir, b.othersBits(dir)|0o001)
 	}
-}
-
-// shared reports whether closing p would close what every user needs: the
-// root, the temp folder or the toolchains under /usr and /opt (a HOME of "/"
-// in a container, say). Such a "private" path is left alone.
-func shared(p string) bool {
-	p = filepath.Clean(p)
-	for _, need := range []string{os.TempDir(), "/usr", "/opt", "/bin", "/lib", "/etc"} {
-		if within(p, filepath.Clean(need)) {
-			return true
-		}
+	if g := env["GOROOT"]; g != "" && filepath.IsAbs(g) && !holdsPrivate(filepath.Clean(g)) {
+		dirs = append(dirs, filepath.Clean(g))
 	}
-	return false
+	return dirs
 }
 
-// othersBits returns the "others" permission bits of path (0 when it
-// cannot be read).
-func (b *Boundary) othersBits(path string) os.FileMode {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return fi.Mode().Perm() & 0o007
-}
-
-// chmodOthers sets the "others" bits of path to bits, keeping the rest. A
-// path that does not exist is skipped. The change is not undone by Close:
-// boundaries of several Jobs on one machine share these folders, and one
-// closing must not take the way through from another still running. What
-// stays is harmless: a private path stays closed to others, an ancestor of a
-// work tree keeps the right to pass through (not to list).
-func (b *Boundary) chmodOthers(path string, bits os.FileMode) error {
-	fi, err := os.Stat(path)
+// addOthersX lets others pass through dir, keeping every other bit: a
+// shared folder such as /tmp keeps the rights it had. It is not undone by
+// Close: boundaries of several Jobs share these folders, and the right to
+// pass through (not to list) is harmless.
+func addOthersX(dir string) error {
+	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -195,11 +155,10 @@ func (b *Boundary) chmodOthers(path string, bits os.FileMode) error {
 		return err
 	}
 	old := fi.Mode() & (fs.ModePerm | fs.ModeSticky | fs.ModeSetgid | fs.ModeSetuid)
-	mode := old&^0o007 | bits
-	if mode == old {
+	if old&0o001 != 0 {
 		return nil
 	}
-	return os.Chmod(path, mode)
+	return os.Chmod(dir, old|0o001)
 }
 
 // handOver gives the work tree to the sandbox user: every file and folder
@@ -215,7 +174,7 @@ func (b *Boundary) handOver() error {
 	b.owner = [2]int{int(st.Uid), int(st.Gid)}
 	top := fi.Mode() & (fs.ModePerm | fs.ModeSticky)
 	gitDir := filepath.Join(b.ws, ".git")
-	skip := func(p string) bool { return p == gitDir }
+	const skip = ".git"
 
 	if err := lockGitDir(gitDir, b.uid, b.owner); err != nil {
 		return fmt.Errorf("isolation: protect %s: %w", gitDir, err)
@@ -226,7 +185,7 @@ func (b *Boundary) handOver() error {
 		err := chownTree(b.ws, b.owner[0], b.owner[1], skip)
 		// Under sudo, roadmap's own git wrote .git as root: the job's user
 		// gets it back too, for the steps after this one.
-		gitErr := chownTree(gitDir, b.owner[0], b.owner[1], nil)
+		gitErr := chownGit(gitDir, b.owner[0], b.owner[1])
 		if errors.Is(gitErr, fs.ErrNotExist) {
 			gitErr = nil
 		}
@@ -243,46 +202,91 @@ func (b *Boundary) handOver() error {
 }
 
 // lockGitDir makes .git the runner's: nothing in it owned by the sandbox
-// user, nothing writable by others.
+// user, nothing writable by others. The walk is inside an os.Root on .git,
+// so no entry swapped for a symlink takes it elsewhere; a .git that is
+// itself a symlink is refused.
 func lockGitDir(gitDir string, sandboxUID int, owner [2]int) error {
-	return filepath.WalkDir(gitDir, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == sandboxUID {
-			if err := os.Lchown(p, owner[0], owner[1]); err != nil {
-				return err
-			}
-		}
-		if d.Type()&fs.ModeSymlink == 0 && fi.Mode().Perm()&0o022 != 0 {
-			return os.Chmod(p, fi.Mode()&^0o022)
-		}
+	fi, err := os.Lstat(gitDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symlink", gitDir)
+	case !fi.IsDir():
+		// A linked worktree's .git file names its git folder.
+		return lockEntry(nil, gitDir, fi, sandboxUID, owner)
+	}
+	r, err := os.OpenRoot(gitDir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := r.Lstat(p)
+		if err != nil {
+			return err
+		}
+		return lockEntry(r, p, fi, sandboxUID, owner)
 	})
 }
 
-// chownTree changes the owner of root's entries (not following symlinks),
-// root itself included, skipping the subtrees skip names.
-func chownTree(root string, uid, gid int, skip func(string) bool) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+// lockEntry gives one entry of .git (inside r, or by path when r is nil)
+// back to the runner and takes others' write bits away.
+func lockEntry(r *os.Root, p string, fi fs.FileInfo, sandboxUID int, owner [2]int) error {
+	lchown, chmod := os.Lchown, os.Chmod
+	if r != nil {
+		lchown, chmod = r.Lchown, r.Chmod
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == sandboxUID {
+		if err := lchown(p, owner[0], owner[1]); err != nil {
+			return err
+		}
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 && fi.Mode().Perm()&0o022 != 0 {
+		return chmod(p, fi.Mode()&^0o022)
+	}
+	return nil
+}
+
+// chownTree changes the owner of root's entries (never following a
+// symlink), root itself included, skipping the top-level entry skip (""
+// for none). The walk is relative to an os.Root: a folder swapped for a
+// symlink mid-walk cannot lead it out of root, whatever the sandbox left.
+func chownTree(root string, uid, gid int, skip string) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if skip != nil && skip(p) {
+		if skip != "" && p == skip {
 			if d.IsDir() {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
-		return os.Lchown(p, uid, gid)
+		return r.Lchown(p, uid, gid)
 	})
+}
+
+// chownGit gives .git (a folder, or a linked worktree's file) to uid.
+func chownGit(gitDir string, uid, gid int) error {
+	fi, err := os.Lstat(gitDir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return os.Lchown(gitDir, uid, gid)
+	}
+	return chownTree(gitDir, uid, gid, "")
 }
 
 // seedCache links the runner's Go build cache into dst. The links share the
@@ -315,40 +319,4 @@ func seedCache(src, dst string, uid, gid int) {
 		}
 		return nil
 	})
-}
-
-// ensureUser returns the sandbox user's uid and gid, creating the user (and
-// a group of its own) when the machine lacks it. Without useradd the
-// boundary uses a fixed number that no account has.
-func ensureUser(ctx context.Context, name string) (int, int, error) {
-	if u, err := user.Lookup(name); err == nil {
-		return ids(u)
-	}
-	if path, err := exec.LookPath("useradd"); err == nil {
-		out, err := exec.CommandContext(ctx, path, "--system", "--user-group", "--no-create-home",
-			"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
-		// Exit 9: another Job made it first.
-		var ee *exec.ExitError
-		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 9) {
-			return 0, 0, fmt.Errorf("create the sandbox user %s: %v: %s", name, err, strings.TrimSpace(string(out)))
-		}
-		u, err := user.Lookup(name)
-		if err != nil {
-			return 0, 0, fmt.Errorf("look up the sandbox user %s after creating it: %w", name, err)
-		}
-		return ids(u)
-	}
-	if _, err := user.LookupId(strconv.Itoa(fallbackID)); err == nil {
-		return 0, 0, fmt.Errorf("no useradd to create %s, and uid %d belongs to an account", name, fallbackID)
-	}
-	return fallbackID, fallbackID, nil
-}
-
-func ids(u *user.User) (int, int, error) {
-	uid, err1 := strconv.Atoi(u.Uid)
-	gid, err2 := strconv.Atoi(u.Gid)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, 0, fmt.Errorf("sandbox user %s: %w", u.Username, err)
-	}
-	return uid, gid, nil
 }

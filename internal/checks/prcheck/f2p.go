@@ -101,7 +101,7 @@ func (j *job) f2pGroup(ctx context.Context, base string, cg *Group, g plan.Group
 		}
 	}
 	run := func(ctx context.Context, dir string, cmds []string) ([]f2p.Outcome, error) {
-		bound, err := j.Boundary(ctx, string(j.cfg.Isolation), dir)
+		bound, err := j.Boundary(ctx, j.cfg, dir)
 		if err != nil {
 			return nil, fmt.Errorf("the before tree: %w", err)
 		}

@@ -56,9 +56,9 @@ type Options struct {
 	// that describe the isolation boundary.
 	Logf   func(format string, args ...any)
 	Stderr io.Writer
-	// Boundary opens the isolation boundary in mode for the work tree dir;
+	// Boundary opens the isolation boundary for the work tree dir as cfg says;
 	// an *sandbox.Unavailable error fails the checks closed.
-	Boundary func(ctx context.Context, mode, dir string) (*sandbox.Boundary, error)
+	Boundary func(ctx context.Context, cfg *config.Config, dir string) (*sandbox.Boundary, error)
 	// PlanRules check the plan after plan.Validate, before any group runs:
 	// the seam where the plan gates plug in.
 	PlanRules []PlanRule
@@ -291,7 +291,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		return nil, j.internal(ctx, err)
 	}
 
-	b, err := j.Boundary(ctx, string(j.cfg.Isolation), j.Dir)
+	b, err := j.Boundary(ctx, j.cfg, j.Dir)
 	var unavailable *sandbox.Unavailable
 	if errors.As(err, &unavailable) {
 		// Fail closed: the plan's commands are model-written code, and this

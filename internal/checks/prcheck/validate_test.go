@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
@@ -58,8 +59,8 @@ func runIn(t *testing.T, files map[string]string, rules ...PlanRule) (*Result, s
 		Dir: dir, NoStatus: true, Getenv: getenv, Environ: environ, IO: actionsio.New(getenv, &stdout),
 		Logf:   func(format string, args ...any) { t.Logf(format, args...) },
 		Stderr: &stderr,
-		Boundary: func(ctx context.Context, mode, dir string) (*sandbox.Boundary, error) {
-			m, err := sandbox.ParseMode(mode)
+		Boundary: func(ctx context.Context, cfg *config.Config, dir string) (*sandbox.Boundary, error) {
+			m, err := sandbox.ParseMode(string(cfg.Isolation))
 			if err != nil {
 				return nil, err
 			}
