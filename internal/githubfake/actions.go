@@ -88,8 +88,8 @@ func (f *Fake) dispatch(c *call) reply {
 	t := f.stamp()
 	run := &Run{ID: f.st.id(), WorkflowFile: workflow, HeadBranch: strings.TrimPrefix(in.Ref, "refs/heads/"),
 		Event: "workflow_dispatch", Status: "queued", Inputs: in.Inputs, CreatedAt: t,
-		DisplayTitle: runName(f.st.RunNames[workflow], in.Inputs),
 		Actor: c.login, TriggeringActor: c.login, EventID: ev.ID}
+	run.DisplayTitle = runName(f.st.RunNames[workflow], in.Inputs)
 	f.st.Runs = append(f.st.Runs, run)
 	ev.Runs = append(ev.Runs, run.ID)
 	f.st.Dispatches = append(f.st.Dispatches, Dispatch{Workflow: workflow, Ref: in.Ref, Inputs: in.Inputs, RunID: run.ID, At: t})
