@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -507,4 +510,134 @@ func eventNotes(f *Fake) string {
 		fmt.Fprintf(&b, "  %s %s by %s: runs %v %v\n", ev.Name, ev.Action, ev.Actor, ev.Runs, ev.Notes)
 	}
 	return b.String()
+}
+
+// TestPushedReadsGit plays pushes to a real git remote: Pushed turns each
+// moved branch into a push event whose changed files come from git, the
+// workflow files are read from the pushed commit, and a pull request from
+// the branch gets a synchronize when its head moves, not before.
+func TestPushedReadsGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	remote, work := filepath.Join(dir, "remote.git"), filepath.Join(dir, "work")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(git, args...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("init", "--bare", "-q", "-b", "main", remote)
+	run("init", "-q", "-b", "main", work)
+	write("README.md", "hello\n")
+	run("-C", work, "add", "-A")
+	run("-C", work, "commit", "-q", "-m", "one")
+	run("-C", work, "push", "-q", remote, "main")
+
+	w := newTriggerWorld(t, Options{GitRemote: remote})
+	run("-C", work, "checkout", "-q", "-b", "topic")
+	write(".github/workflows/go.yml", wfOn("  push:\n    paths: ['**.go']\n  pull_request:"))
+	write("cmd/main.go", "package main\n")
+	run("-C", work, "add", "-A")
+	run("-C", work, "commit", "-q", "-m", "two")
+	run("-C", work, "push", "-q", remote, "topic")
+	evs, err := w.h.f.Pushed(aliceTok)
+	w.must(err, "pushed")
+	if len(evs) != 1 || evs[0].Ref != "refs/heads/topic" || !cmp.Equal(evs[0].Paths, []string{".github/workflows/go.yml", "cmd/main.go"}) {
+		t.Fatalf("events after pushing a new branch: %+v", evs)
+	}
+	n := w.pr(w.alice, "topic", "main")
+	if evs, _ := w.h.f.Pushed(aliceTok); len(evs) != 0 {
+		t.Errorf("events when nothing moved: %+v", evs)
+	}
+	write("README.md", "hello again\n")
+	run("-C", work, "commit", "-q", "-am", "three")
+	run("-C", work, "push", "-q", remote, "topic")
+	evs, err = w.h.f.Pushed(aliceTok)
+	w.must(err, "pushed")
+	if len(evs) != 2 || evs[1].Name != "pull_request" || evs[1].Action != "synchronize" || evs[1].Number != n {
+		t.Fatalf("events after pushing to the pull request's branch: %+v", evs)
+	}
+	want := []startedRun{queued("go.yml", "push", "topic", "alice"), queued("go.yml", "pull_request", "topic", "alice"),
+		queued("go.yml", "pull_request", "topic", "alice")} // the README-only push does not match paths
+	if diff := cmp.Diff(want, w.runs()); diff != "" {
+		t.Errorf("runs (-want +got):\n%s\nevents:\n%s", diff, eventNotes(w.h.f))
+	}
+	// The driver takes them in order.
+	var order []string
+	for {
+		r, ev, ok := w.h.f.NextRun()
+		if !ok {
+			break
+		}
+		order = append(order, ev.Name+" "+ev.Action)
+		w.must(w.h.f.FinishRun(r.ID, "success"), "finish run")
+	}
+	if want := []string{"push ", "pull_request opened", "pull_request synchronize"}; !cmp.Equal(order, want) {
+		t.Errorf("NextRun order %q, want %q", order, want)
+	}
+}
+
+// TestFilterPatterns holds the pattern matcher to the examples of GitHub's
+// filter pattern cheat sheet (srcSyntax#filter-pattern-cheat-sheet).
+func TestFilterPatterns(t *testing.T) {
+	tests := []struct {
+		patterns []string
+		path     bool
+		match    []string
+		miss     []string
+	}{
+		{[]string{"feature/*"}, false, []string{"feature/my-branch", "feature/your-branch"}, []string{"feature/a/b", "feature"}},
+		{[]string{"feature/**"}, false, []string{"feature/beta-a/my-branch", "feature/your-branch", "feature/mona/the/octocat"}, []string{"features/x"}},
+		{[]string{"*"}, false, []string{"main", "releases"}, []string{"releases/v1"}},
+		{[]string{"**"}, false, []string{"all/the/branches", "every/tag"}, nil},
+		{[]string{"*feature"}, false, []string{"mona-feature", "feature", "ver-10-feature"}, []string{"feature-x"}},
+		{[]string{"v2*"}, false, []string{"v2", "v2.0", "v2.9"}, []string{"v1"}},
+		{[]string{"v[12].[0-9]+.[0-9]+"}, false, []string{"v1.10.1", "v2.0.0"}, []string{"v3.0.0", "v1.x.1", "v1.10"}},
+		{[]string{"*"}, true, []string{"README.md", "server.rb"}, []string{"docs/README.md"}},
+		{[]string{"*.jsx?"}, true, []string{"page.js", "page.jsx"}, []string{"page.jsxx", "a/page.js"}},
+		{[]string{"**"}, true, []string{"all/the/files.md"}, nil},
+		{[]string{"*.js"}, true, []string{"app.js", "index.js"}, []string{"js/index.js"}},
+		{[]string{"**.js"}, true, []string{"index.js", "js/index.js", "src/js/app.js"}, []string{"index.ts"}},
+		{[]string{"docs/*"}, true, []string{"docs/README.md", "docs/file.txt"}, []string{"docs/a/b.md"}},
+		{[]string{"docs/**"}, true, []string{"docs/README.md", "docs/mona/octocat.txt"}, []string{"src/docs/a"}},
+		{[]string{"docs/**/*.md"}, true, []string{"docs/README.md", "docs/mona/hello-world.md", "docs/a/markdown/file.md"}, []string{"docs/a.txt"}},
+		{[]string{"**/docs/**"}, true, []string{"docs/hello.md", "dir/docs/my-file.txt", "space/docs/plan/space.doc"}, []string{"mydocs/a"}},
+		{[]string{"**/README.md"}, true, []string{"README.md", "js/README.md"}, []string{"README.mdx"}},
+		{[]string{"**/*src/**"}, true, []string{"a/src/app.js", "my-src/code/js/app.js"}, []string{"source/a.js"}},
+		{[]string{"**/*-post.md"}, true, []string{"my-post.md", "path/their-post.md"}, []string{"post.md"}},
+		{[]string{"**/migrate-*.sql"}, true, []string{"migrate-10909.sql", "db/migrate-v1.0.sql", "db/sept/migrate-v1.sql"}, []string{"db/migrate.sql"}},
+		{[]string{"*.md", "!README.md"}, true, []string{"hello.md"}, []string{"README.md", "docs/hello.md"}},
+		{[]string{"*.md", "!README.md", "README*"}, true, []string{"hello.md", "README.md", "README.doc"}, nil},
+		{[]string{`releases/v1\+`}, false, []string{"releases/v1+"}, []string{"releases/v11"}},
+	}
+	for _, tt := range tests {
+		for _, name := range tt.match {
+			if !included(tt.patterns, name, tt.path) {
+				t.Errorf("%q does not match %q, GitHub's example says it does", tt.patterns, name)
+			}
+		}
+		for _, name := range tt.miss {
+			if included(tt.patterns, name, tt.path) {
+				t.Errorf("%q matches %q", tt.patterns, name)
+			}
+		}
+	}
 }
