@@ -21,6 +21,11 @@ func FuzzServeHTTP(f *testing.F) {
 	f.Add("POST", "/graphql", `{"query":"mutation{markPullRequestReadyForReview(input:{}){pullRequest{id}}}","variables":{"input":{"pullRequestId":"PR_x"}}}`)
 	f.Add("POST", "/repos/acme/widgets/actions/workflows/w.yml/dispatches", `{"ref":"main","inputs":{"a":[1,{"b":null}]}}`)
 	f.Add("DELETE", "/repos/acme/widgets/labels/%2F%25", "")
+	f.Add("POST", "/repos/acme/widgets/dispatches", `{"event_type":"go","client_payload":{"a":1}}`)
+	f.Add("POST", "/repos/acme/widgets/pulls/2/reviews", `{"event":"APPROVE","body":""}`)
+	f.Add("POST", "/repos/acme/widgets/pulls", `{"title":"t","head":"someone:patch","base":"main"}`)
+	f.Add("POST", "/repos/acme/widgets/actions/runs/1000/approve", "")
+	f.Add("PUT", "/repos/acme/widgets/actions/workflows/w.yml/disable", "")
 	f.Fuzz(func(t *testing.T, method, path, body string) {
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path
@@ -28,6 +33,7 @@ func FuzzServeHTTP(f *testing.F) {
 		fake := New(Options{Owner: "acme", Repo: "widgets"})
 		fake.CreateIssue(Issue{Title: "t", Body: "b"})
 		fake.CreatePullRequest("h", "main", "p", "", true)
+		fake.SetWorkflowFile("", "w.yml", "on:\n  pull_request:\n  issues:\n  repository_dispatch:\n  pull_request_review:\njobs:\n  j:\n    runs-on: x\n    steps: [{run: a}]\n")
 		req, err := http.NewRequest(method, "http://fake"+path, strings.NewReader(body))
 		if err != nil {
 			return
