@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,15 +70,32 @@ func (f *Fake) dispatch(c *call) reply {
 			"message": "No ref found for: " + in.Ref, "documentation_url": docsDispatch,
 		}}
 	}
+	if slices.Contains(f.st.Disabled, workflow) {
+		return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+			"message": "Cannot trigger a 'workflow_dispatch' on a disabled workflow", "documentation_url": docsDispatch,
+		}}
+	}
+	// GitHub runs the workflow as it is at the ref; when the fake knows the
+	// file's content there, it must have the workflow_dispatch trigger.
+	branch := strings.TrimPrefix(strings.TrimPrefix(in.Ref, "refs/heads/"), "refs/tags/")
+	sha := f.ciHead(in.Ref)
+	if w, ok := f.workflowAt(branch, sha, workflow); ok && w.on("workflow_dispatch") == nil {
+		return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+			"message": "Workflow does not have 'workflow_dispatch' trigger", "documentation_url": docsDispatch,
+		}}
+	}
+	ev := f.emit(c, &Event{Name: "workflow_dispatch", Ref: in.Ref, SHA: sha, Workflow: workflow, Inputs: in.Inputs})
 	t := f.stamp()
 	run := &Run{ID: f.st.id(), WorkflowFile: workflow, HeadBranch: strings.TrimPrefix(in.Ref, "refs/heads/"),
 		Event: "workflow_dispatch", Status: "queued", Inputs: in.Inputs, CreatedAt: t,
-		DisplayTitle: runName(f.st.RunNames[workflow], in.Inputs)}
+		Actor: c.login, TriggeringActor: c.login, EventID: ev.ID}
+	run.DisplayTitle = runName(f.st.RunNames[workflow], in.Inputs)
 	f.st.Runs = append(f.st.Runs, run)
+	ev.Runs = append(ev.Runs, run.ID)
 	f.st.Dispatches = append(f.st.Dispatches, Dispatch{Workflow: workflow, Ref: in.Ref, Inputs: in.Inputs, RunID: run.ID, At: t})
 	if f.st.CI[workflow] != nil {
 		// A scripted CI runs at once on the branch's head.
-		run.HeadSHA, run.RunAttempt = f.ciHead(in.Ref), 1
+		run.HeadSHA, run.RunAttempt = sha, 1
 		f.startCIJobs(run, nil)
 	}
 	if !in.ReturnRunDetails || f.opts.NoRunDetails {
@@ -288,6 +306,10 @@ func (f *Fake) listWorkflowRuns(c *call) reply {
 			"workflow_url": fmt.Sprintf("%s/actions/workflows/%d", f.repoAPI(c.base), workflowID(r.WorkflowFile)),
 			"head_commit":  nil, "head_repository": f.repoJSON(c.base), "repository": f.repoJSON(c.base), "pull_requests": []any{},
 		})
+		if r.Actor != "" {
+			runs[len(runs)-1].(map[string]any)["actor"] = f.userJSON(c.base, r.Actor)
+			runs[len(runs)-1].(map[string]any)["triggering_actor"] = f.userJSON(c.base, r.TriggeringActor)
+		}
 	}
 	return reply{status: http.StatusOK, link: link, body: map[string]any{"total_count": len(list), "workflow_runs": runs}}
 }

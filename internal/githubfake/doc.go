@@ -12,7 +12,12 @@
 // real service does on a bad day (5xx, delays, dropped connections, writes
 // that land while the client sees an error), and every request is logged so
 // tests can count what a client spent. The real go-github client talks to it
-// over HTTP (httptest.NewServer(fake)); `roadmap dev fake-github` serves it
-// as a process for the end-to-end run and the demo. docs/fake-github.md lists
-// each endpoint and how it deviates from GitHub.
+// over HTTP (httptest.NewServer(fake)). Each write GitHub would turn into an
+// event (a label, a comment, a pull request, a push, a dispatch, a schedule)
+// is recorded with its actor and starts the workflow runs GitHub's rules
+// say it starts, read from the repository's workflow files with actionlint's
+// parser (triggers.go), so an end-to-end driver can run exactly those, in
+// order. `roadmap dev fake-github` serves it as a process for the end-to-end
+// run and the demo. docs/fake-github.md lists each endpoint and rule and how
+// it deviates from GitHub.
 package githubfake

@@ -66,10 +66,13 @@ type Fake struct {
 	log       []LoggedRequest
 	logGrants map[string]logGrant
 	requests  atomic.Int64 // numbers x-github-request-id
+	// parseCache holds parsed workflow files by name and content.
+	parseCache map[[32]byte]workflow
 }
 
 type token struct {
 	login    string
+	kind     Kind
 	readOnly bool
 }
 
@@ -121,17 +124,20 @@ func New(opts Options) *Fake {
 		clock = realClock{}
 	}
 	f := &Fake{
-		opts:      opts,
-		clock:     clock,
-		st:        newState(),
-		tokens:    map[string]token{},
-		budgets:   map[string]*budget{},
-		content:   map[string][]time.Time{},
-		logGrants: map[string]logGrant{},
+		opts:       opts,
+		clock:      clock,
+		st:         newState(),
+		tokens:     map[string]token{},
+		budgets:    map[string]*budget{},
+		content:    map[string][]time.Time{},
+		logGrants:  map[string]logGrant{},
+		parseCache: map[[32]byte]workflow{},
 	}
 	if opts.Token != "" {
-		f.tokens[opts.Token] = token{login: opts.Login}
+		f.tokens[opts.Token] = token{login: opts.Login, kind: kindOf(opts.Login)}
 	}
+	f.st.ScheduledThrough = clock.Now().UTC()
+	f.st.Refs = f.gitRefs()
 	for _, l := range defaultLabels {
 		f.st.Labels = append(f.st.Labels, &Label{ID: f.st.id(), Name: l[0], Color: l[1], Description: l[2], Default: true})
 	}
@@ -160,6 +166,7 @@ type call struct {
 	body   []byte
 	base   string // scheme://host of the request, for URLs in bodies
 	login  string
+	kind   Kind   // what the token is: the workflow's GITHUB_TOKEN, a person's, an app's
 	rest   string // path after /repos/{owner}/{repo}, for Link headers
 }
 
@@ -293,7 +300,7 @@ func (f *Fake) handle(r *http.Request, rt *route, params map[string]string, path
 	defer f.mu.Unlock()
 	now := f.clock.Now()
 
-	tok, login, ok := f.authenticate(r)
+	tok, login, kind, ok := f.authenticate(r)
 	if !ok {
 		return reply{status: http.StatusUnauthorized, body: map[string]any{"message": "Bad credentials", "documentation_url": docsREST}}, nil
 	}
@@ -357,6 +364,7 @@ func (f *Fake) handle(r *http.Request, rt *route, params map[string]string, path
 		body:   body,
 		base:   baseURL(r),
 		login:  login,
+		kind:   kind,
 	}
 	if rest, ok := strings.CutPrefix(path, "/repos/"+params["owner"]+"/"+params["repo"]); ok && params["owner"] != "" {
 		c.rest = rest
@@ -380,8 +388,9 @@ func (f *Fake) handle(r *http.Request, rt *route, params map[string]string, path
 	return rep, b.view(resource)
 }
 
-// authenticate maps the Authorization header to a token and a login.
-func (f *Fake) authenticate(r *http.Request) (tok, login string, ok bool) {
+// authenticate maps the Authorization header to a token, the login it acts
+// as and what kind of token it is.
+func (f *Fake) authenticate(r *http.Request) (tok, login string, kind Kind, ok bool) {
 	h := r.Header.Get("Authorization")
 	for _, p := range []string{"Bearer ", "bearer ", "token ", "Token "} {
 		if v, found := strings.CutPrefix(h, p); found {
@@ -390,19 +399,19 @@ func (f *Fake) authenticate(r *http.Request) (tok, login string, ok bool) {
 		}
 	}
 	if t, known := f.tokens[tok]; known {
-		return tok, t.login, true
+		return tok, t.login, t.kind, true
 	}
 	if f.opts.Token == "" {
-		return tok, f.opts.Login, true
+		return tok, f.opts.Login, kindOf(f.opts.Login), true
 	}
-	return "", "", false
+	return "", "", "", false
 }
 
 // peekRate returns the current rate view without spending, for fault replies.
 func (f *Fake) peekRate(r *http.Request, rt *route) *rateView {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	tok, _, ok := f.authenticate(r)
+	tok, _, _, ok := f.authenticate(r)
 	if !ok {
 		return nil
 	}

@@ -65,6 +65,7 @@ func (f *Fake) graphql(c *call) reply {
 	if pr.Pull.Draft {
 		pr.Pull.Draft = false
 		pr.UpdatedAt = f.stamp()
+		f.issueEvent(c, pr, "ready_for_review", "")
 	}
 	out := map[string]any{}
 	for _, field := range sel {

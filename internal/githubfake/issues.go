@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,6 +176,10 @@ func (f *Fake) createIssue(c *call) reply {
 	for _, l := range in.Labels {
 		f.attachLabel(is, l)
 	}
+	f.issueEvent(c, is, "opened", "")
+	for _, l := range is.Labels {
+		f.issueEvent(c, is, "labeled", l)
+	}
 	return reply{status: http.StatusCreated, body: f.issueJSON(c.base, is, true),
 		location: fmt.Sprintf("%s/issues/%d", f.repoAPI(c.base), is.Number)}
 }
@@ -259,6 +264,9 @@ func (f *Fake) editIssue(c *call) reply {
 	}
 	state, hasState := str(in, "state")
 	reason, _ := str(in, "state_reason")
+	edited := (hasTitle && title != is.Title) || (hasBody && body != is.Body)
+	oldLabels := slices.Clone(is.Labels)
+	stateAction := ""
 	if hasTitle {
 		is.Title = title
 	}
@@ -284,8 +292,16 @@ func (f *Fake) editIssue(c *call) reply {
 		if reason != "" {
 			is.StateReason = reason
 		}
+		stateAction = map[string]string{"closed": "closed", "open": "reopened"}[is.State]
 	}
 	is.UpdatedAt = t
+	if edited {
+		f.issueEvent(c, is, "edited", "")
+	}
+	f.labelEvents(c, is, oldLabels)
+	if stateAction != "" {
+		f.issueEvent(c, is, stateAction, "")
+	}
 	return reply{status: http.StatusOK, body: f.issueJSON(c.base, is, true)}
 }
 
@@ -340,6 +356,7 @@ func (f *Fake) createComment(c *call) reply {
 		return rep
 	}
 	cm := f.newComment(is, c.login, body)
+	f.emit(c, &Event{Name: "issue_comment", Action: "created", Number: is.Number})
 	return reply{status: http.StatusCreated, body: f.commentJSON(c.base, cm),
 		location: fmt.Sprintf("%s/issues/comments/%d", f.repoAPI(c.base), cm.ID)}
 }
@@ -381,9 +398,31 @@ func (f *Fake) editComment(c *call) reply {
 	if !ok {
 		return rep
 	}
+	changed := cm.Body != body
 	cm.Body = body
 	cm.UpdatedAt = f.stamp()
+	if changed {
+		f.emit(c, &Event{Name: "issue_comment", Action: "edited", Number: cm.Issue})
+	}
 	return reply{status: http.StatusOK, body: f.commentJSON(c.base, cm)}
+}
+
+// labelEvents records a labeled event for each label is has and did not
+// have (old), and an unlabeled one for each it lost. f.mu is held.
+func (f *Fake) labelEvents(c *call, is *Issue, old []string) {
+	has := func(list []string, l string) bool {
+		return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, l) })
+	}
+	for _, l := range old {
+		if !has(is.Labels, l) {
+			f.issueEvent(c, is, "unlabeled", l)
+		}
+	}
+	for _, l := range is.Labels {
+		if !has(old, l) {
+			f.issueEvent(c, is, "labeled", l)
+		}
+	}
 }
 
 // Labels.
@@ -470,12 +509,14 @@ func (f *Fake) addIssueLabels(c *call) reply {
 			return validation(doc, map[string]any{"resource": "Label", "code": "invalid", "field": "name"})
 		}
 	}
+	oldLabels := slices.Clone(is.Labels)
 	for _, n := range names {
 		f.attachLabel(is, n)
 	}
 	if len(names) > 0 {
 		is.UpdatedAt = f.stamp()
 	}
+	f.labelEvents(c, is, oldLabels)
 	return f.issueLabels(c, is)
 }
 
@@ -489,6 +530,7 @@ func (f *Fake) removeIssueLabel(c *call) reply {
 		if strings.EqualFold(have, name) {
 			is.Labels = append(is.Labels[:i:i], is.Labels[i+1:]...)
 			is.UpdatedAt = f.stamp()
+			f.issueEvent(c, is, "unlabeled", have)
 			return f.issueLabels(c, is)
 		}
 	}

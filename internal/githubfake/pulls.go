@@ -27,12 +27,21 @@ func (f *Fake) headSHA(p *Pull) string {
 	if p.HeadSHA != "" {
 		return p.HeadSHA
 	}
+	if p.HeadRepo != "" {
+		return madeUpSHA(p.HeadRepo + ":" + p.Head)
+	}
+	if sha := f.st.Refs["refs/heads/"+p.Head]; sha != "" {
+		return sha
+	}
 	return madeUpSHA(p.Head)
 }
 
 // branchSHA is a branch's commit for refs the fake has no record of.
 func (f *Fake) branchSHA(branch string) string {
 	if sha := f.gitRevParse(branch); sha != "" {
+		return sha
+	}
+	if sha := f.st.Refs["refs/heads/"+branch]; sha != "" {
 		return sha
 	}
 	return madeUpSHA(branch)
@@ -61,7 +70,7 @@ func (f *Fake) resolveRef(ref string) (string, bool) {
 	}
 	ref = strings.TrimPrefix(ref, "refs/heads/")
 	for _, is := range f.st.Issues {
-		if is.Pull != nil && is.Pull.Head == ref && is.State == "open" {
+		if is.Pull != nil && is.Pull.HeadRepo == "" && is.Pull.Head == ref && is.State == "open" {
 			return f.headSHA(is.Pull), true
 		}
 	}
@@ -78,6 +87,11 @@ func (f *Fake) hasCommit(sha string) bool {
 	sha = strings.ToLower(sha)
 	if slices.Contains(f.st.Commits, sha) {
 		return true
+	}
+	for _, s := range f.st.Refs {
+		if s == sha {
+			return true
+		}
 	}
 	for _, is := range f.st.Issues {
 		if is.Pull != nil && (f.headSHA(is.Pull) == sha || f.branchSHA(is.Pull.Base) == sha) {
@@ -107,6 +121,12 @@ func (f *Fake) hasWorkflow(file string) bool {
 	if slices.Contains(f.st.Workflows, file) || f.st.CI[file] != nil {
 		return true
 	}
+	if _, ok := f.st.WorkflowFiles[""][file]; ok {
+		return true
+	}
+	if _, ok := f.st.WorkflowFiles[f.opts.DefaultBranch][file]; ok {
+		return true
+	}
 	for _, r := range f.st.Runs {
 		if r.WorkflowFile == file {
 			return true
@@ -127,7 +147,7 @@ func (f *Fake) hasRef(ref string) bool {
 		return true
 	}
 	for _, is := range f.st.Issues {
-		if is.Pull != nil && (is.Pull.Head == name || is.Pull.Base == name) {
+		if is.Pull != nil && ((is.Pull.HeadRepo == "" && is.Pull.Head == name) || is.Pull.Base == name) {
 			return true
 		}
 	}
@@ -135,6 +155,9 @@ func (f *Fake) hasRef(ref string) bool {
 		if r.HeadBranch == name {
 			return true
 		}
+	}
+	if f.st.Refs["refs/heads/"+name] != "" || f.st.Refs["refs/tags/"+name] != "" {
+		return true
 	}
 	if f.opts.GitRemote != "" {
 		for _, full := range []string{"refs/heads/" + name, "refs/tags/" + name} {
@@ -206,18 +229,28 @@ func (f *Fake) createPull(c *call) reply {
 			"message": fmt.Sprintf("body is too long (maximum is %d characters)", maxBody)})
 	}
 	head := branchOf(in.Head)
+	// "owner:branch" with another owner is a branch of that owner's fork.
+	headRepo := ""
+	if owner, _, ok := strings.Cut(in.Head, ":"); ok && !strings.EqualFold(owner, f.opts.Owner) {
+		headRepo = owner + "/" + f.opts.Repo
+	}
 	for _, is := range f.st.Issues {
-		if is.Pull != nil && is.State == "open" && is.Pull.Head == head {
+		if is.Pull != nil && is.State == "open" && is.Pull.Head == head && is.Pull.HeadRepo == headRepo {
+			owner := f.opts.Owner
+			if headRepo != "" {
+				owner, _, _ = strings.Cut(headRepo, "/")
+			}
 			return validation(doc, map[string]any{"resource": "PullRequest", "code": "custom",
-				"message": fmt.Sprintf("A pull request already exists for %s:%s.", f.opts.Owner, head)})
+				"message": fmt.Sprintf("A pull request already exists for %s:%s.", owner, head)})
 		}
 	}
-	if f.opts.GitRemote != "" && f.gitRevParse(head) == "" {
+	if headRepo == "" && f.opts.GitRemote != "" && f.gitRevParse(head) == "" {
 		return validation(doc, map[string]any{"resource": "PullRequest", "code": "invalid", "field": "head"})
 	}
 	id := f.st.id()
 	is := f.newIssue(Issue{Title: in.Title, Body: in.Body, Author: c.login,
-		Pull: &Pull{ID: id, NodeID: nodeID("PR", id), Head: head, Base: in.Base, Draft: in.Draft}})
+		Pull: &Pull{ID: id, NodeID: nodeID("PR", id), Head: head, Base: in.Base, Draft: in.Draft, HeadRepo: headRepo}})
+	f.issueEvent(c, is, "opened", "")
 	return reply{status: http.StatusCreated, body: f.pullJSON(c.base, is, true),
 		location: fmt.Sprintf("%s/pulls/%d", f.repoAPI(c.base), is.Number)}
 }
@@ -227,16 +260,15 @@ func (f *Fake) listPulls(c *call) reply {
 	if state == "" {
 		state = "open"
 	}
-	head := c.query.Get("head")
+	head, headRepo := c.query.Get("head"), ""
 	if head != "" {
 		owner, b, ok := strings.Cut(head, ":")
 		if ok && !strings.EqualFold(owner, f.opts.Owner) {
-			head = "\x00" // another owner's fork: the fake has none
-		} else {
-			head = b
-			if !ok {
-				head = owner
-			}
+			headRepo = owner + "/" + f.opts.Repo // another owner's fork
+		}
+		head = b
+		if !ok {
+			head = owner
 		}
 	}
 	base := c.query.Get("base")
@@ -245,7 +277,7 @@ func (f *Fake) listPulls(c *call) reply {
 		if is.Pull == nil || (state != "all" && is.State != state) {
 			continue
 		}
-		if head != "" && is.Pull.Head != head {
+		if head != "" && (is.Pull.Head != head || !strings.EqualFold(is.Pull.HeadRepo, headRepo)) {
 			continue
 		}
 		if base != "" && is.Pull.Base != base {
@@ -293,6 +325,8 @@ func (f *Fake) editPull(c *call) reply {
 		return validation(doc, map[string]any{"resource": "PullRequest", "code": "custom", "field": "body",
 			"message": fmt.Sprintf("body is too long (maximum is %d characters)", maxBody)})
 	}
+	edited := (in.Title != nil && *in.Title != is.Title) || (in.Body != nil && *in.Body != is.Body) ||
+		(in.Base != nil && *in.Base != "" && *in.Base != is.Pull.Base)
 	if in.Title != nil {
 		is.Title = *in.Title
 	}
@@ -303,9 +337,19 @@ func (f *Fake) editPull(c *call) reply {
 		is.Pull.Base = *in.Base
 	}
 	t := f.stamp()
+	stateAction := ""
+	if in.State != nil && *in.State != is.State {
+		stateAction = map[string]string{"closed": "closed", "open": "reopened"}[*in.State]
+	}
 	if in.State != nil {
 		is.State = *in.State
 	}
 	is.UpdatedAt = t
+	if edited {
+		f.issueEvent(c, is, "edited", "")
+	}
+	if stateAction != "" {
+		f.issueEvent(c, is, stateAction, "")
+	}
 	return reply{status: http.StatusOK, body: f.pullJSON(c.base, is, true)}
 }

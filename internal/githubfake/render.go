@@ -416,6 +416,17 @@ func (f *Fake) pullJSON(base string, is *Issue, single bool) map[string]any {
 			"user": f.userJSON(base, f.opts.Owner), "repo": repo,
 		}
 	}
+	head := ref(p.Head, f.headSHA(p))
+	if p.HeadRepo != "" {
+		// A fork's branch: the head names the fork, its owner and its repository.
+		owner, name, _ := strings.Cut(p.HeadRepo, "/")
+		fork := f.fullRepoJSON(base)
+		fork["name"], fork["full_name"], fork["fork"] = name, p.HeadRepo, true
+		fork["owner"] = f.userJSON(base, owner)
+		fork["id"] = workflowID(p.HeadRepo) // stable, and not the base's
+		fork["node_id"] = nodeID("R", fork["id"].(int64))
+		head["label"], head["user"], head["repo"] = owner+":"+p.Head, f.userJSON(base, owner), fork
+	}
 	m := map[string]any{
 		"url":                   u,
 		"id":                    p.ID,
@@ -447,7 +458,7 @@ func (f *Fake) pullJSON(base string, is *Issue, single bool) map[string]any {
 		"review_comment_url":    api + "/pulls/comments{/number}",
 		"comments_url":          fmt.Sprintf("%s/issues/%d/comments", api, is.Number),
 		"statuses_url":          api + "/statuses/" + f.headSHA(p),
-		"head":                  ref(p.Head, f.headSHA(p)),
+		"head":                  head,
 		"base":                  ref(p.Base, f.branchSHA(p.Base)),
 		"author_association":    f.authorAssociation(is.Author),
 		"auto_merge":            nil,

@@ -75,11 +75,24 @@ func (f *Fake) SetPermission(login, role string) {
 
 // AddToken accepts another token, acting as login. A read-only token gets
 // 403 "Resource not accessible by integration" on every write, like a
-// GITHUB_TOKEN whose job lacks the permission.
+// GITHUB_TOKEN whose job lacks the permission. What kind of token it is
+// follows from login, as GitHub shows it: github-actions[bot] is a
+// workflow's GITHUB_TOKEN, another "[bot]" login a GitHub App's
+// installation token, anything else a person's token.
 func (f *Fake) AddToken(tok, login string, readOnly bool) {
+	f.AddIdentity(tok, Identity{Login: login, Kind: kindOf(login), ReadOnly: readOnly})
+}
+
+// AddIdentity accepts another token as id: the login its requests act as
+// and the kind of token it is, which decides whether the events its writes
+// cause start workflow runs (Events).
+func (f *Fake) AddIdentity(tok string, id Identity) {
+	if id.Kind == "" {
+		id.Kind = kindOf(id.Login)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.tokens[tok] = token{login: login, readOnly: readOnly}
+	f.tokens[tok] = token{login: id.Login, kind: id.Kind, readOnly: id.ReadOnly}
 }
 
 // CreatePullRequest stores an open pull request and returns its number.

@@ -37,6 +37,9 @@ type Pull struct {
 	Base    string `json:"base"`
 	HeadSHA string `json:"head_sha"` // as set by SetPRHead; see Fake.headSHA for git
 	Draft   bool   `json:"draft"`
+	// HeadRepo is the fork the head branch is in ("owner/repo"), "" for
+	// a branch of the repository itself.
+	HeadRepo string `json:"head_repo,omitempty"`
 }
 
 // WorkflowPermissions is GET /repos/{owner}/{repo}/actions/permissions/workflow.
@@ -112,6 +115,20 @@ type Run struct {
 	// a dispatched run's comes from the workflow's run-name (SetRunName);
 	// "" is the workflow's name, GitHub's title without a run-name.
 	DisplayTitle string `json:"display_title,omitempty"`
+	// Actor is who caused the event that started the run; TriggeringActor
+	// who started this attempt (the same for a first attempt).
+	Actor           string `json:"actor,omitempty"`
+	TriggeringActor string `json:"triggering_actor,omitempty"`
+	// EventID is the recorded event (Events) that started the run.
+	EventID int64 `json:"event_id,omitempty"`
+	// PullRequest is the pull request of a pull_request,
+	// pull_request_target or pull_request_review run.
+	PullRequest int `json:"pull_request,omitempty"`
+	// ReadOnlyToken and NoSecrets are how GitHub runs a pull_request
+	// workflow for a pull request from a fork: its GITHUB_TOKEN can only
+	// read, and no secret but GITHUB_TOKEN is passed.
+	ReadOnlyToken bool `json:"read_only_token,omitempty"`
+	NoSecrets     bool `json:"no_secrets,omitempty"`
 }
 
 // Job is a job of a workflow run, with the log GitHub would serve for it.
@@ -193,6 +210,40 @@ type state struct {
 	WorkflowPermissions WorkflowPermissions `json:"workflow_permissions"`
 	// Topics are the repository's topics (GET /repos/{owner}/{repo}).
 	Topics []string `json:"topics,omitempty"`
+
+	// Events are the events the fake's writes caused, oldest first, each
+	// with the runs it started (triggers.go).
+	Events []*Event `json:"events,omitempty"`
+	// WorkflowFiles are workflow files with content (SetWorkflowFile), by
+	// ref ("" is every ref) and file name.
+	WorkflowFiles map[string]map[string]string `json:"workflow_files,omitempty"`
+	// Disabled are the workflows disabled through the API.
+	Disabled []string `json:"disabled_workflows,omitempty"`
+	// Refs are the branches and tags (full ref to SHA) as the fake last
+	// saw them: the git remote's at the last Pushed, or those RecordPush
+	// set without one.
+	Refs map[string]string `json:"refs,omitempty"`
+	// RefPaths are the files recorded pushes changed on a ref, without a
+	// git remote: what a pull request from that branch changes.
+	RefPaths map[string][]string `json:"ref_paths,omitempty"`
+	// Contributors have contributed before (AddContributor): their fork
+	// pull requests need no approval.
+	Contributors []string `json:"contributors,omitempty"`
+	// ScheduledThrough is the time up to which schedules have fired.
+	ScheduledThrough time.Time `json:"scheduled_through,omitzero"`
+	// Reviews are the pull request reviews created through the API.
+	Reviews []*Review `json:"reviews,omitempty"`
+}
+
+// Review is a pull request review.
+type Review struct {
+	ID          int64     `json:"id"`
+	PullRequest int       `json:"pull_request"`
+	Author      string    `json:"author"`
+	State       string    `json:"state"` // APPROVED, CHANGES_REQUESTED, COMMENTED, PENDING
+	Body        string    `json:"body"`
+	CommitID    string    `json:"commit_id"`
+	SubmittedAt time.Time `json:"submitted_at,omitzero"`
 }
 
 func newState() *state {
@@ -260,7 +311,10 @@ func (f *Fake) Load(path string) error {
 		st.Users = map[string]int64{}
 	}
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st.Refs == nil {
+		st.Refs = f.gitRefs() // a state saved before the fake kept refs
+	}
 	f.st = st
-	f.mu.Unlock()
 	return nil
 }
