@@ -309,7 +309,7 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 		s.weakPkg.put(num, src, ChecksFailed, "", content)
 	default:
 		switch {
-		case checkFailure(msg, s.lower, annotated):
+		case checkFailure(msg, s.lower, annotated || bytes.HasPrefix(content, []byte("Error: "))):
 			s.weak.put(num, src, ChecksFailed, "", content)
 		case testOutput:
 			s.weakPkg.put(num, src, ChecksFailed, "", content)
@@ -419,6 +419,9 @@ func lineClass(sig signal, lower, msg []byte, annotated, logLine bool) (Class, s
 	status := goGitHubStatus(lower)
 	if status == 0 {
 		status = toolStatus(lower)
+	}
+	if status == 0 {
+		status = octokitStatus(lower)
 	}
 	switch {
 	case sig&sigDiskFull != 0:

@@ -391,6 +391,16 @@ func TestClassifyPrecedence(t *testing.T) {
 			want: Verdict{Class: Conflict, Evidence: "error: Pulling is not possible because you have unmerged files.", Line: 2, Source: SourceLog},
 		},
 		{
+			name: "Octokit's request log line carries the status: 502 is transient",
+			in:   Input{Log: strings.NewReader(ts("GET /repos/o/r/pulls/1 - 502 with id UNKNOWN in 7840ms", "RequestError [HttpError]: <!DOCTYPE html>", exit1))},
+			want: Verdict{Class: Transient, Evidence: "GET /repos/o/r/pulls/1 - 502 with id UNKNOWN in 7840ms", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "the web view's 'Error: message (linter)' is a lint finding; other parentheses are not",
+			in:   Input{Log: strings.NewReader(ts("Error: Cannot open the cache (see the docs)", "Error: ineffectual assignment to err (ineffassign)", "Error: issues found"))},
+			want: Verdict{Class: ChecksFailed, Evidence: "Error: ineffectual assignment to err (ineffassign)", Line: 2, Source: SourceLog},
+		},
+		{
 			name: "the runner's own action download failing with 503 is transient",
 			in:   Input{Log: strings.NewReader("Failed to download action 'https://api.github.com/repos/a/b/tarball/1'. Error: Response status code does not indicate success: 503 (Service Unavailable).\n")},
 			want: Verdict{Class: Transient, Evidence: "Failed to download action 'https://api.github.com/repos/a/b/tarball/1'. Error: Response status code does not indicate success: 503 (Service Unavailable).", Line: 1, Source: SourceLog},

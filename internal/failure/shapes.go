@@ -96,6 +96,30 @@ func toolStatus(lower []byte) int {
 	return 0
 }
 
+// octokitStatus finds the status in Octokit's request log line, "GET
+// /repos/o/r/pulls/1 - 502 with id UNKNOWN in 7840ms" (actions/github-script
+// and other JavaScript actions print it), 0 when the line has another shape.
+func octokitStatus(lower []byte) int {
+	for _, m := range []string{"get /", "post /", "patch /", "put /", "delete /", "head /"} {
+		if !bytes.HasPrefix(lower, []byte(m)) {
+			continue
+		}
+		i := bytes.Index(lower, []byte(" - "))
+		if i < 0 {
+			return 0
+		}
+		d := lower[i+3:]
+		if len(d) < 4 || !isDigit(d[0]) || !isDigit(d[1]) || !isDigit(d[2]) || d[3] != ' ' {
+			return 0
+		}
+		if !bytes.HasPrefix(d[4:], []byte("with id ")) && !bytes.HasPrefix(d[4:], []byte("in ")) {
+			return 0
+		}
+		return int(d[0]-'0')*100 + int(d[1]-'0')*10 + int(d[2]-'0')
+	}
+	return 0
+}
+
 // allocFailed is true for Rust's allocation failure, "memory allocation of N
 // bytes failed": the process found no memory, which is OOM evidence.
 func allocFailed(lower []byte) bool {
@@ -149,7 +173,8 @@ func goTestLogLine(msg []byte) bool {
 
 // checkFailure is true when the line is how a test runner, a linter or a
 // compiler reports that the code under check failed. annotated lines also
-// count golangci-lint's "message (linter)" form of its annotations.
+// count golangci-lint's "message (linter)" form of its annotations; the
+// caller counts as annotated the web view's "Error: message" rendering of one.
 func checkFailure(msg, lower []byte, annotated bool) bool {
 	t := bytes.TrimLeft(msg, " \t")
 	l := bytes.TrimLeft(lower, " \t")
