@@ -256,7 +256,7 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 	}
 
 	// 2. OOM evidence, from any line: the kernel, cgroup files, runtimes.
-	if sig&sigOOM != 0 || sig&(sigKilledProcess|sigTotalVM) == sigKilledProcess|sigTotalVM {
+	if oomLine(sig, s.lower) {
 		s.oom.put(num, src, OOM, "", content)
 	}
 	runnerExit := false
@@ -294,7 +294,7 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 	// infrastructure.
 	testOutput := goTestLogLine(msg)
 	if !testOutput {
-		if c, reason := lineClass(sig, s.lower, msg, annotated); c != "" {
+		if c, reason := lineClass(sig, s.lower, msg, annotated, true); c != "" {
 			s.strong.put(num, src, c, reason, content)
 		}
 	}
@@ -309,12 +309,18 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 		s.weakPkg.put(num, src, ChecksFailed, "", content)
 	default:
 		switch {
-		case checkFailure(msg, s.lower, annotated):
+		case checkFailure(msg, s.lower, annotated || bytes.HasPrefix(content, []byte("Error: "))):
 			s.weak.put(num, src, ChecksFailed, "", content)
 		case testOutput:
 			s.weakPkg.put(num, src, ChecksFailed, "", content)
 		}
 	}
+}
+
+// oomLine is true when a line is OOM evidence on its own: a kernel, cgroup or
+// runtime message that memory ran out. A SIGKILL (exit 137, "Killed") never is.
+func oomLine(sig signal, lower []byte) bool {
+	return sig&sigOOM != 0 || sig&(sigKilledProcess|sigTotalVM) == sigKilledProcess|sigTotalVM || allocFailed(lower)
 }
 
 func runnerSource(src Source) Source {
@@ -404,11 +410,18 @@ func (s *scanner) decide(in Input) Verdict {
 }
 
 // lineClass is the error class one line gives, by the order rate_limited,
-// auth, conflict, indeterminate, transient, checks_failed.
-func lineClass(sig signal, lower, msg []byte, annotated bool) (Class, string) {
+// auth, conflict, indeterminate, transient, checks_failed. logLine is true for
+// a line of a job's log: there a timeout of a GET or HEAD (a registry's
+// manifest, a token, a version check) is transient, because a read changed
+// nothing and retrying it is all a reconcile would do. Errors met in process
+// keep the stricter reading: roadmap reconciles its own requests.
+func lineClass(sig signal, lower, msg []byte, annotated, logLine bool) (Class, string) {
 	status := goGitHubStatus(lower)
 	if status == 0 {
 		status = toolStatus(lower)
+	}
+	if status == 0 {
+		status = octokitStatus(lower)
 	}
 	switch {
 	case sig&sigDiskFull != 0:
@@ -423,7 +436,7 @@ func lineClass(sig signal, lower, msg []byte, annotated bool) (Class, string) {
 		return Auth, ""
 	case sig&sigConflict != 0 || status == 409:
 		return Conflict, ""
-	case sig&sigIndeterminate != 0 && sig&sigPreSend == 0:
+	case sig&sigIndeterminate != 0 && sig&sigPreSend == 0 && !(logLine && readRequest(lower)):
 		return Indeterminate, ""
 	case sig&(sigTransient|sigIndeterminate) != 0,
 		sig&sigUnexpectedEOF != 0 && sig&sigSyntaxError == 0,
@@ -444,7 +457,7 @@ func textClass(text string) (Class, string) {
 	var lower []byte
 	for _, l := range bytes.Split([]byte(text), []byte("\n")) {
 		lower = lowerASCII(lower[:0], bytes.TrimSpace(l))
-		if lc, lr := lineClass(m.match(lower), lower, nil, false); lc != "" {
+		if lc, lr := lineClass(m.match(lower), lower, nil, false, false); lc != "" {
 			c, reason = lc, lr
 		}
 	}
@@ -527,20 +540,43 @@ func goTestFail(msg []byte) int {
 }
 
 // stripTimestamp removes the "2026-11-29T10:15:02.1234567Z " prefix that
-// GitHub Actions puts on every log line, and the line ending.
+// GitHub Actions (and Azure Pipelines) put on every log line, the bracketed
+// "[2020-06-30T12:55:26.119Z] " of Jenkins' timestamper, and the line ending.
 func stripTimestamp(b []byte) []byte {
 	b = bytes.TrimRight(b, "\r\n")
-	if len(b) < 21 {
+	if rest, ok := bytes.CutPrefix(b, []byte("[")); ok {
+		if t, ok := cutTimestamp(rest); ok && len(t) > 0 && t[0] == ']' {
+			return bytes.TrimPrefix(t[1:], []byte(" "))
+		}
 		return b
+	}
+	t, ok := cutTimestamp(b)
+	if !ok {
+		return b
+	}
+	if len(t) == 0 {
+		return t
+	}
+	if t[0] == ' ' {
+		return t[1:]
+	}
+	return b
+}
+
+// cutTimestamp cuts "2026-11-29T10:15:02[.1234567]Z" from the start of b and
+// returns what follows it.
+func cutTimestamp(b []byte) ([]byte, bool) {
+	if len(b) < 20 {
+		return nil, false
 	}
 	for i, want := range []byte("dddd-dd-ddTdd:dd:dd") {
 		c := b[i]
 		if want == 'd' {
 			if !isDigit(c) {
-				return b
+				return nil, false
 			}
 		} else if c != want {
-			return b
+			return nil, false
 		}
 	}
 	i := 19
@@ -550,13 +586,10 @@ func stripTimestamp(b []byte) []byte {
 			i++
 		}
 	}
-	if i+1 < len(b) && b[i] == 'Z' && b[i+1] == ' ' {
-		return b[i+2:]
+	if i < len(b) && b[i] == 'Z' {
+		return b[i+1:], true
 	}
-	if i+1 == len(b) && b[i] == 'Z' {
-		return b[i+1:]
-	}
-	return b
+	return nil, false
 }
 
 // stripANSI appends b to dst without ANSI CSI sequences (colours in tool output).
@@ -634,6 +667,9 @@ func (m *matcher) match(lower []byte) signal {
 				continue
 			}
 			if mk.flags&flagPositiveCount != 0 && !positiveOrNoCount(after) {
+				continue
+			}
+			if mk.flags&flagNotAfterOn != 0 && bytes.HasSuffix(lower[:i], []byte("on")) {
 				continue
 			}
 			sig |= mk.sig

@@ -350,6 +350,61 @@ func TestClassifyPrecedence(t *testing.T) {
 			in:   Input{Log: strings.NewReader(ts("\t/usr/local/go/src/runtime/panic.go:1047 +0x5d", "    at f (/w/index.js:10:5)", exit1))},
 			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
 		},
+		{
+			name: "the JVM's -XX:+HeapDumpOnOutOfMemoryError option is no OOM evidence",
+			in:   Input{Log: strings.NewReader(ts("MAVEN_OPTS: -Xmx2g -XX:+HeapDumpOnOutOfMemoryError", "Killed", exit1))},
+			want: Verdict{Class: Killed, Reason: ReasonSIGKILL, Evidence: "Killed", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "Rust's failed allocation is oom, and outranks the compile error after it",
+			in:   Input{Log: strings.NewReader(ts("memory allocation of 4294967304 bytes failed", "error: could not compile `hex`.", exit1))},
+			want: Verdict{Class: OOM, Evidence: "memory allocation of 4294967304 bytes failed", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a GET that timed out awaiting headers in a job's log is transient: a read changed nothing",
+			in:   Input{Log: strings.NewReader(ts(`Error response from daemon: Head "https://r.example/v2/x/manifests/1": Get "https://r.example/token": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`))},
+			want: Verdict{Class: Transient, Evidence: `Error response from daemon: Head "https://r.example/v2/x/manifests/1": Get "https://r.example/token": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a PUT that timed out awaiting headers is indeterminate: the upload may have landed",
+			in:   Input{Log: strings.NewReader(ts(`failed to do request: Get "https://r.example/token": ok; Put "https://r.example/v2/x/blobs/uploads/1": net/http: timeout awaiting response headers`))},
+			want: Verdict{Class: Indeterminate, Evidence: `failed to do request: Get "https://r.example/token": ok; Put "https://r.example/v2/x/blobs/uploads/1": net/http: timeout awaiting response headers`, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "Travis' 'exited with 137' is a kill, not an OOM",
+			in:   Input{Log: strings.NewReader(`The command "make test" exited with 137.` + "\n")},
+			want: Verdict{Class: Killed, Reason: ReasonSIGKILL, Evidence: `The command "make test" exited with 137.`, Line: 1, Source: SourceLog},
+		},
+		{
+			name: "test runners' own failure lines are failing checks: Gradle, pytest -v, vstest",
+			in:   Input{Log: strings.NewReader(ts("com.example.FooTest > parses FAILED", "tests/test_a.py::test_b FAILED [ 50%]", "Test Run Failed.", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "Test Run Failed.", Line: 3, Source: SourceLog},
+		},
+		{
+			name: "a word FAILED without a test's shape is no evidence",
+			in:   Input{Log: strings.NewReader(ts("BUILD FAILED", "deploy step FAILED [ 50%]", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "Java's 'Connection reset' and git's unmerged files",
+			in:   Input{Log: strings.NewReader(ts("Could not transfer artifact a:b:pom:1 from/to central: Connection reset", "error: Pulling is not possible because you have unmerged files."))},
+			want: Verdict{Class: Conflict, Evidence: "error: Pulling is not possible because you have unmerged files.", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "Octokit's request log line carries the status: 502 is transient",
+			in:   Input{Log: strings.NewReader(ts("GET /repos/o/r/pulls/1 - 502 with id UNKNOWN in 7840ms", "RequestError [HttpError]: <!DOCTYPE html>", exit1))},
+			want: Verdict{Class: Transient, Evidence: "GET /repos/o/r/pulls/1 - 502 with id UNKNOWN in 7840ms", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "the web view's 'Error: message (linter)' is a lint finding; other parentheses are not",
+			in:   Input{Log: strings.NewReader(ts("Error: Cannot open the cache (see the docs)", "Error: ineffectual assignment to err (ineffassign)", "Error: issues found"))},
+			want: Verdict{Class: ChecksFailed, Evidence: "Error: ineffectual assignment to err (ineffassign)", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "the runner's own action download failing with 503 is transient",
+			in:   Input{Log: strings.NewReader("Failed to download action 'https://api.github.com/repos/a/b/tarball/1'. Error: Response status code does not indicate success: 503 (Service Unavailable).\n")},
+			want: Verdict{Class: Transient, Evidence: "Failed to download action 'https://api.github.com/repos/a/b/tarball/1'. Error: Response status code does not indicate success: 503 (Service Unavailable).", Line: 1, Source: SourceLog},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -505,6 +560,10 @@ func TestStripTimestamp(t *testing.T) {
 		{"2026-11-29 10:15:02 hello", "2026-11-29 10:15:02 hello"},
 		{"2026-11-29T10:15:02.12X hello", "2026-11-29T10:15:02.12X hello"},
 		{"short\r\n", "short"},
+		{"[2020-06-30T12:55:26.119Z] Test Run Failed.", "Test Run Failed."},
+		{"[2020-06-30T12:55:26Z]", ""},
+		{"[2020-06-30 12:55:26] kept", "[2020-06-30 12:55:26] kept"},
+		{"2026-11-29T10:15:02Z", ""},
 	}
 	for _, tt := range tests {
 		if got := string(stripTimestamp([]byte(tt.in))); got != tt.want {

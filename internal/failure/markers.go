@@ -35,6 +35,10 @@ const (
 	// flagPositiveCount: when a count follows the marker ("oom_kill 0" in
 	// cgroup memory.events), it must be positive.
 	flagPositiveCount
+	// flagNotAfterOn: the marker does not count right after "on", so the JVM
+	// options -XX:+HeapDumpOnOutOfMemoryError and -XX:+ExitOnOutOfMemoryError,
+	// which Gradle and Maven logs print in command lines, are not OOM evidence.
+	flagNotAfterOn
 )
 
 // marker is one piece of text the classifier looks for, in lower case, and
@@ -60,7 +64,9 @@ var markers = []marker{
 	{text: "killed process", sig: sigKilledProcess, source: "kernel 'Killed process PID (name) total-vm:…' (with total-vm)"},
 	{text: "total-vm", sig: sigTotalVM, source: "kernel 'Killed process PID (name) total-vm:…' (with killed process)"},
 	{text: "cannot allocate memory", sig: sigOOM, source: "ENOMEM text (fork/exec, mmap)"},
-	{text: "outofmemoryerror", sig: sigOOM, source: "JVM java.lang.OutOfMemoryError"},
+	{text: "outofmemoryerror", sig: sigOOM, flags: flagNotAfterOn, source: "JVM java.lang.OutOfMemoryError (not the -XX:+HeapDumpOnOutOfMemoryError option)"},
+	{text: "outofmemoryexception", sig: sigOOM, source: ".NET System.OutOfMemoryException"},
+	{text: "std::bad_alloc", sig: sigOOM, source: "C++ 'terminate called after throwing an instance of 'std::bad_alloc'' (operator new found no memory)"},
 	{text: "java heap space", sig: sigOOM, source: "JVM 'Java heap space' (the OutOfMemoryError detail Maven and Gradle print)"},
 
 	// The runner's own messages about how a job ended. Honoured only on
@@ -114,11 +120,14 @@ var markers = []marker{
 	{text: "automatic merge failed", sig: sigConflict, source: "git 'Automatic merge failed; fix conflicts and then commit the result.'"},
 	{text: "could not apply", sig: sigConflict, source: "git rebase 'error: could not apply SHA... subject'"},
 	{text: "is not a fast forward", sig: sigConflict, source: "GitHub 422 'Update is not a fast forward' (update a reference)"},
+	{text: "because you have unmerged files", sig: sigConflict, source: "git 'error: Pulling/Cherry-picking/Committing is not possible because you have unmerged files.' (a conflict left unresolved)"},
 
 	// A timeout after the request was sent.
 	{text: "awaiting headers", sig: sigIndeterminate, source: "Go net/http 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)'"},
 	{text: "awaiting response headers", sig: sigIndeterminate, source: "Go net/http 'net/http: timeout awaiting response headers'"},
 	{text: "context deadline exceeded", sig: sigIndeterminate, source: "Go context.DeadlineExceeded text (transient when the request never left)"},
+	{text: "headers timeout error", sig: sigIndeterminate, source: "Node undici 'HeadersTimeoutError: Headers Timeout Error' (the request was sent, no response in time)"},
+	{text: "und_err_headers_timeout", sig: sigIndeterminate, source: "Node undici error code UND_ERR_HEADERS_TIMEOUT"},
 
 	// The request never left: connection set-up failures.
 	{text: "dial tcp", sig: sigPreSend, source: "Go net 'dial tcp HOST: …'"},
@@ -128,6 +137,7 @@ var markers = []marker{
 	{text: "connection refused", sig: sigTransient | sigPreSend, source: "ECONNREFUSED text"},
 	{text: "network is unreachable", sig: sigTransient | sigPreSend, source: "ENETUNREACH text"},
 	{text: "temporary failure in name resolution", sig: sigTransient | sigPreSend, source: "resolver EAI_AGAIN text"},
+	{text: "temporary failure resolving", sig: sigTransient | sigPreSend, source: "apt 'Temporary failure resolving HOST' (EAI_AGAIN)"},
 	{text: "could not resolve host", sig: sigTransient | sigPreSend, source: "git/curl 'Could not resolve host: github.com'"},
 	{text: "failed to connect to", sig: sigTransient | sigPreSend, source: "git/curl 'Failed to connect to HOST port 443 after N ms: Couldn't connect to server'"},
 
@@ -140,7 +150,8 @@ var markers = []marker{
 	{text: "returned error: 502", sig: sigTransient, source: "git 'The requested URL returned error: 502'"},
 	{text: "returned error: 503", sig: sigTransient, source: "git 'The requested URL returned error: 503'"},
 	{text: "returned error: 504", sig: sigTransient, source: "git 'The requested URL returned error: 504'"},
-	{text: "connection reset by peer", sig: sigTransient, source: "ECONNRESET text"},
+	{text: "connection reset", sig: sigTransient, source: "ECONNRESET text ('connection reset by peer'); Java 'java.net.SocketException: Connection reset' (Maven, Gradle)"},
+	{text: "connection timed out", sig: sigTransient, source: "ETIMEDOUT text ('connect: connection timed out', 'read: connection timed out'); apt 'Could not connect to HOST, connection timed out'"},
 	{text: "broken pipe", sig: sigTransient, source: "EPIPE text"},
 	{text: "i/o timeout", sig: sigTransient, source: "Go net 'read tcp …: i/o timeout'"},
 	{text: "unexpected eof", sig: sigUnexpectedEOF, source: "Go io.ErrUnexpectedEOF text (not after 'syntax error')"},

@@ -40,7 +40,8 @@ func uiRunnerLine(content []byte) ([]byte, bool) {
 
 // toolSIGKILL is true when a tool says its child died of SIGKILL: the shell's
 // "Killed" line, or exit code 137 in a tool's words ("exit code 137",
-// "exit status 137", "returned a non-zero code: 137", make's "Error 137").
+// "exit status 137", "returned a non-zero code: 137", make's "Error 137",
+// Travis' "exited with 137").
 func toolSIGKILL(lower []byte) bool {
 	t := bytes.TrimSpace(lower)
 	if bytes.Equal(t, []byte("killed")) || bytes.Equal(t, []byte("killed: 9")) {
@@ -57,7 +58,7 @@ func toolSIGKILL(lower []byte) bool {
 			continue
 		}
 		before := bytes.TrimRight(lower[:i], " :=")
-		for _, w := range []string{"exit code", "exit status", "with code", "non-zero code", "error"} {
+		for _, w := range []string{"exit code", "exit status", "with code", "non-zero code", "error", "exited with"} {
 			if bytes.HasSuffix(before, []byte(w)) {
 				return true
 			}
@@ -67,9 +68,11 @@ func toolSIGKILL(lower []byte) bool {
 
 // toolStatus finds an HTTP status in a tool's words: "Received status code
 // 502 from server" (Gradle), "failed with status code 503" (npm), "HTTP error
-// 503" (pip), "code E503" (npm). It returns 0 when there is none.
+// 503" (pip), "code E503" (npm), "Response status code does not indicate
+// success: 503" (.NET's HttpClient: the runner downloading an action). It
+// returns 0 when there is none.
 func toolStatus(lower []byte) int {
-	for _, p := range []string{"status code", "http error", "server error", "code e"} {
+	for _, p := range []string{"status code", "http error", "server error", "code e", "does not indicate success"} {
 		for off := 0; ; {
 			i := bytes.Index(lower[off:], []byte(p))
 			if i < 0 {
@@ -93,6 +96,67 @@ func toolStatus(lower []byte) int {
 	return 0
 }
 
+// octokitStatus finds the status in Octokit's request log line, "GET
+// /repos/o/r/pulls/1 - 502 with id UNKNOWN in 7840ms" (actions/github-script
+// and other JavaScript actions print it), 0 when the line has another shape.
+func octokitStatus(lower []byte) int {
+	for _, m := range []string{"get /", "post /", "patch /", "put /", "delete /", "head /"} {
+		if !bytes.HasPrefix(lower, []byte(m)) {
+			continue
+		}
+		i := bytes.Index(lower, []byte(" - "))
+		if i < 0 {
+			return 0
+		}
+		d := lower[i+3:]
+		if len(d) < 4 || !isDigit(d[0]) || !isDigit(d[1]) || !isDigit(d[2]) || d[3] != ' ' {
+			return 0
+		}
+		if !bytes.HasPrefix(d[4:], []byte("with id ")) && !bytes.HasPrefix(d[4:], []byte("in ")) {
+			return 0
+		}
+		return int(d[0]-'0')*100 + int(d[1]-'0')*10 + int(d[2]-'0')
+	}
+	return 0
+}
+
+// allocFailed is true for Rust's allocation failure, "memory allocation of N
+// bytes failed": the process found no memory, which is OOM evidence.
+func allocFailed(lower []byte) bool {
+	const p = "memory allocation of "
+	for off := 0; ; {
+		i := bytes.Index(lower[off:], []byte(p))
+		if i < 0 {
+			return false
+		}
+		off += i + len(p)
+		n, ok := digitsThen(lower[off:], ' ')
+		if ok && bytes.HasPrefix(lower[off+n:], []byte(" bytes failed")) {
+			return true
+		}
+	}
+}
+
+// readRequest is true when the request a Go error names last is a GET or a
+// HEAD: Go's url.Error reads `Get "https://…": …`, and a wrapped error names
+// the outer request first, so the last one is the request that failed.
+func readRequest(lower []byte) bool {
+	last, read := -1, false
+	for _, m := range []struct {
+		text string
+		read bool
+	}{
+		{`get "http`, true}, {`head "http`, true},
+		{`post "http`, false}, {`put "http`, false}, {`patch "http`, false}, {`delete "http`, false},
+	} {
+		i := bytes.LastIndex(lower, []byte(m.text))
+		if i > last && (i == 0 || !isLetter(lower[i-1])) {
+			last, read = i, m.read
+		}
+	}
+	return read
+}
+
 // goTestLogLine is true for go test's t.Log/t.Error output ("    foo_test.go:12:
 // message"). What such a line says about the network is the test's business:
 // a test that prints "500 Internal Server Error" from its own server is a
@@ -109,7 +173,8 @@ func goTestLogLine(msg []byte) bool {
 
 // checkFailure is true when the line is how a test runner, a linter or a
 // compiler reports that the code under check failed. annotated lines also
-// count golangci-lint's "message (linter)" form of its annotations.
+// count golangci-lint's "message (linter)" form of its annotations; the
+// caller counts as annotated the web view's "Error: message" rendering of one.
 func checkFailure(msg, lower []byte, annotated bool) bool {
 	t := bytes.TrimLeft(msg, " \t")
 	l := bytes.TrimLeft(lower, " \t")
@@ -117,6 +182,14 @@ func checkFailure(msg, lower []byte, annotated bool) bool {
 	starts := func(s string) bool { return bytes.HasPrefix(l, []byte(s)) }
 	switch {
 	case starts("panic: test timed out after"): // go test -timeout
+	case has("there were failing tests"): // gradle: "> There were failing tests. See the report at: …"
+	case bytes.HasSuffix(t, []byte(" FAILED")) && bytes.Contains(t, []byte(" > ")): // gradle test event "Class > method FAILED"
+	case pytestVerbose(t): // pytest -v "path::test FAILED [ 77%]"
+	case starts("[failed]"), starts("[fail]"): // ginkgo
+	case starts("test run failed"), starts("failed!") && has(" - failed:"): // vstest, dotnet test
+	case has("code style issues found"): // prettier --check
+	case starts("would reformat "), has(" would be reformatted") && countThen(l, " file"): // black --check
+	case starts("diff in ") && bytes.HasSuffix(l, []byte(":")): // rustfmt --check
 	case has("exceeded timeout of") && has("for a test"): // jest
 	case starts("test result: failed"), starts("error: test failed"): // cargo test
 	case starts("tests:") && has(" failed"): // jest summary
@@ -151,6 +224,22 @@ func countThen(b []byte, word string) bool {
 		n++
 	}
 	return n > 0 && bytes.HasPrefix(b[n:], []byte(word))
+}
+
+// pytestVerbose matches pytest's verbose result line for a failed or erroring
+// test: "tests/test_x.py::test_y FAILED" with an optional " [ 77%]" after it.
+func pytestVerbose(t []byte) bool {
+	for _, w := range []string{" FAILED", " ERROR"} {
+		i := bytes.LastIndex(t, []byte(w))
+		if i < 0 || !bytes.Contains(t[:i], []byte("::")) || bytes.ContainsAny(t[:i], " \t") {
+			continue
+		}
+		rest := t[i+len(w):]
+		if len(rest) == 0 || bytes.HasPrefix(rest, []byte(" [")) && bytes.HasSuffix(rest, []byte("%]")) {
+			return true
+		}
+	}
+	return false
 }
 
 func pytestFailedSummary(l []byte) bool {

@@ -97,7 +97,7 @@ type Row struct {
 var table = []Row{
 	{
 		Class:      Transient,
-		Recognised: "5xx (a status line, or a tool's 'status code 503'), connection reset (ECONNRESET), unexpected/early EOF, TLS, i/o or read timeout, git RPC failed / remote end hung up",
+		Recognised: "5xx (a status line, or a tool's 'status code 503'), connection reset (ECONNRESET, Java's 'Connection reset') or timed out (ETIMEDOUT), a name that does not resolve for now, unexpected/early EOF, TLS, i/o or read timeout, git RPC failed / remote end hung up; in a job's log, a GET or HEAD that timed out awaiting headers (a read changed nothing)",
 		Action:     ActionRetry,
 		Does:       "retry the idempotent operation with capped backoff; when the backoff budget is gone the Job yields and a continuation retries",
 		Result:     ResultYielded,
@@ -105,7 +105,7 @@ var table = []Row{
 	},
 	{
 		Class:      Indeterminate,
-		Recognised: "a timeout after the request was sent (awaiting response headers, context deadline exceeded)",
+		Recognised: "a timeout after the request was sent (awaiting response headers, context deadline exceeded, Node's 'Headers Timeout Error'), unless a job's log shows it was a GET or HEAD",
 		Action:     ActionReconcile,
 		Does:       "read ground truth (GET, git ls-remote), write the missed mark if the operation took effect, then continue; a continuation does this at its start",
 		Result:     ResultYielded,
@@ -121,7 +121,7 @@ var table = []Row{
 	},
 	{
 		Class:      Conflict,
-		Recognised: "non-fast-forward push rejection, merge conflict, 'Update is not a fast forward', HTTP 409",
+		Recognised: "non-fast-forward push rejection, merge conflict, a conflict left unmerged ('you have unmerged files'), 'Update is not a fast forward', HTTP 409",
 		Action:     ActionRebase,
 		Does:       "rebase onto the remote head and push again; a conflict the agent cannot resolve goes with its files (implement.conflict) to the next Job",
 		Result:     ResultYielded,
@@ -129,7 +129,7 @@ var table = []Row{
 	},
 	{
 		Class:      ChecksFailed,
-		Recognised: "the runner's 'roadmap: checks failed:' line; when nothing stronger explains the end, a test runner's, linter's or compiler's failure (go test '--- FAIL:' / a test timeout, jest, pytest, cargo test, 'path:line:col:' diagnostics, eslint, ruff)",
+		Recognised: "the runner's 'roadmap: checks failed:' line; when nothing stronger explains the end, a test runner's, linter's, formatter's or compiler's failure (go test '--- FAIL:' / a test timeout, jest, pytest and pytest -v, cargo test, Gradle's failing tests, Ginkgo, vstest, 'path:line:col:' diagnostics, eslint, ruff, prettier, black, rustfmt --check)",
 		Action:     ActionRepair,
 		Does:       "bounded repair rounds with the check log; when they are spent the Job yields and the log (implement.check_log) goes to the next Job",
 		Result:     ResultYielded,
@@ -168,7 +168,7 @@ var table = []Row{
 	},
 	{
 		Class:      OOM,
-		Recognised: "OOM evidence in the log (oom_kill, 'Out of memory', OOMKilled, 'Killed process … total-vm', 'cannot allocate memory', a runtime's own 'out of memory' / OutOfMemoryError); with exit 137 it outranks the runner's kill messages; never 137 alone",
+		Recognised: "OOM evidence in the log (oom_kill, 'Out of memory', OOMKilled, 'Killed process … total-vm', 'cannot allocate memory', a runtime's own 'out of memory' / OutOfMemoryError / OutOfMemoryException / std::bad_alloc / 'memory allocation of N bytes failed'); with exit 137 it outranks the runner's kill messages; never 137 alone",
 		Action:     ActionRetryLessParallel,
 		Does:       "run a continuation with less parallelism (checks and tools); a second OOM with no new mark stops as no_progress",
 		Result:     ResultYielded,
@@ -176,7 +176,7 @@ var table = []Row{
 	},
 	{
 		Class:      Killed,
-		Recognised: "no result, and the runner's timeout, cancel, shutdown-signal or lost-communication message, a cancelled or timed_out conclusion, or exit 137/143 (the runner's, or a tool's 'Killed' / 'exit code 137') without OOM evidence",
+		Recognised: "no result, and the runner's timeout, cancel, shutdown-signal or lost-communication message, a cancelled or timed_out conclusion, or exit 137/143 (the runner's, or a tool's 'Killed' / 'exit code 137' / 'exited with 137') without OOM evidence",
 		Action:     ActionContinue,
 		Does:       "dispatch a continuation that resumes from the last mark (and reconciles marks against git at its start)",
 		Result:     ResultYielded,
