@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -402,6 +403,12 @@ func runHostileRow(t *testing.T, bin string, i int, row hostileRow) {
 	h := newHostile(t, "")
 	h.bin = bin
 	x := &rowEnv{h: h, tag: fmt.Sprintf("roadmap-hostile-%d-%d", os.Getpid(), i)}
+	// Should the boundary fail, what escaped must not outlive the test.
+	t.Cleanup(func() {
+		for _, p := range processPIDs(x.tag) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
 	x.mark = filepath.Join(os.TempDir(), x.tag+".mark")
 	t.Cleanup(func() { os.Remove(x.mark) })
 	x.outside = filepath.Join(h.dir, "outside")
@@ -552,16 +559,27 @@ func (h *hostile) assertNoCanaries(t *testing.T, jobLog, traceFile string) {
 
 // processesWith lists the machine's processes whose command line holds tag.
 func processesWith(tag string) []string {
-	entries, _ := os.ReadDir("/proc")
 	var found []string
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte(tag)) {
-			continue
-		}
-		found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	for _, p := range processPIDs(tag) {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline"))
+		found = append(found, strconv.Itoa(p)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
 	return found
+}
+
+func processPIDs(tag string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(cmdline, []byte(tag)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }

@@ -108,16 +108,41 @@ func uidProcesses(t *testing.T, uid int) []string {
 	return found
 }
 
+// killUID kills every process of uid on the machine.
+func killUID(uid int) {
+	for _, p := range uidPIDs(uid) {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+func uidPIDs(uid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", e.Name()), &st) == nil && int(st.Uid) == uid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // Whatever a command starts, and however it hides it (a new session, a
 // double fork, ignored signals, no RUNNER_TRACKING_ID), nothing is left when
 // the command returns: its PID namespace went with it.
 func TestNoProcessOutlivesTool(t *testing.T) {
 	needRoot(t)
 	b := open(t, Options{Workspace: workTree(t), Environ: []string{"PATH=" + os.Getenv("PATH")}})
-	out, err := sh(t, b, `setsid sleep 300 >/dev/null 2>&1 < /dev/null &
-(trap '' HUP TERM INT; exec sleep 301) >/dev/null 2>&1 &
-sh -c 'sh -c "nohup sleep 302 >/dev/null 2>&1 &" &' &
-env -u RUNNER_TRACKING_ID setsid sh -c 'while :; do echo x >> lingering.log; sleep 0.05; done' >/dev/null 2>&1 &
+	// Should the boundary fail, what escaped must not outlive the test.
+	t.Cleanup(func() { killUID(b.UID()) })
+	out, err := sh(t, b, `setsid sleep 30 >/dev/null 2>&1 < /dev/null &
+(trap '' HUP TERM INT; exec sleep 31) >/dev/null 2>&1 &
+sh -c 'sh -c "nohup sleep 32 >/dev/null 2>&1 &" &' &
+env -u RUNNER_TRACKING_ID setsid sh -c 'i=0; while [ $i -lt 600 ]; do echo x >> lingering.log; sleep 0.05; i=$((i+1)); done' >/dev/null 2>&1 &
 sleep 0.2
 echo started`)
 	if err != nil || !strings.Contains(out, "started") {

@@ -13,6 +13,8 @@ type mutation struct {
 const (
 	implPkg = "./internal/implement/"
 	cliPkg  = "./internal/cli/"
+
+	sandboxPkg = "./internal/sandbox/"
 )
 
 // mutations are issue 17's breaks: the nine gaps of its item 1 and the links
@@ -143,4 +145,30 @@ var mutations = []mutation{
 		Old:  "\t\tch.Delete(record.KeyImplementAnswer, record.KeyImplementQuestion)\n",
 		New:  "",
 		Pkg:  implPkg, Run: "TestAnswerReachesTheFirstStepOnce"},
+	// Issue 25: the kernel boundary, each mechanism held by its test.
+	{Name: "boundary: no PID namespace",
+		File: "internal/sandbox/kernel_linux.go",
+		Old:  "const cloneFlags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET",
+		New:  "const cloneFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWNET",
+		Pkg:  sandboxPkg, Run: "TestNoProcessOutlivesTool"},
+	{Name: "boundary: no network namespace",
+		File: "internal/sandbox/kernel_linux.go",
+		Old:  "const cloneFlags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET",
+		New:  "const cloneFlags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS",
+		Pkg:  sandboxPkg, Run: "TestSandboxNetwork"},
+	{Name: "boundary: no Landlock",
+		File: "internal/sandbox/kernel_linux.go",
+		Old:  "return cfg.BestEffort().Restrict(rules...)",
+		New:  "_ = rules\n\treturn nil",
+		Pkg:  sandboxPkg, Run: "TestLandlockRefusesWritesOutsideTree"},
+	{Name: "boundary: one uid for every boundary",
+		File: "internal/sandbox/user_linux.go",
+		Old:  "b.uid, b.gid, b.isolated = lease.uid, lease.uid, true",
+		New:  "b.uid, b.gid, b.isolated = firstUID, firstUID, true",
+		Pkg:  sandboxPkg, Run: "TestBoundariesHaveTheirOwnUID"},
+	{Name: "boundary: a planted go env file applies",
+		File: "internal/sandbox/sandbox.go",
+		Old:  "\t\t\"GOENV=off\",\n",
+		New:  "",
+		Pkg:  sandboxPkg, Run: "TestHomeConfigNotRead"},
 }
