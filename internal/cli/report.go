@@ -165,6 +165,7 @@ func setReportOutputs(env *Env, io *actionsio.IO, o report.Outcome) {
 		{"stopped", strconv.FormatBool(o.Stopped)},
 		{"spend", string(spend)},
 		{"spend_lost", strconv.FormatBool(o.SpendLost)},
+		{"spend_estimated", strconv.Itoa(o.SpendEstimated.ModelCalls)},
 	}
 	for _, kv := range outputs {
 		if err := io.SetOutput(kv[0], kv[1]); err != nil {
@@ -199,7 +200,10 @@ func reportLine(o report.Outcome) string {
 		fmt.Fprintf(&b, "; %s", o.Reason)
 	}
 	if o.SpendLost {
-		b.WriteString("; the killed Job's log is gone: its spend after its last mark is lost")
+		b.WriteString("; the killed Job's spend after its last mark is lost (its log is gone, or the runner lost communication)")
+	}
+	if n := o.SpendEstimated.ModelCalls; n > 0 {
+		fmt.Fprintf(&b, "; %d model call(s) of the killed Job at their booked estimate (killed while in flight)", n)
 	}
 	return b.String()
 }

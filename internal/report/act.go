@@ -385,9 +385,17 @@ func (r *reporter) stopHead(b *strings.Builder, title, jobLabel, lostLine string
 	if row.Does != "" {
 		fmt.Fprintf(b, "**What this class needs:** %s.\n\n", row.Does)
 	}
-	if r.out.SpendLost {
+	job := strings.Replace(jobLabel, "Stage", "stage", 1)
+	switch {
+	case r.out.SpendLost && r.facts != nil && r.facts.logGone:
 		fmt.Fprintf(b, "**Spend lost:** the log of %s %d is gone, so the spend of its model calls after its last mark is not in the record (%s).\n\n",
-			strings.Replace(jobLabel, "Stage", "stage", 1), r.job, lostLine)
+			job, r.job, lostLine)
+	case r.out.SpendLost:
+		fmt.Fprintf(b, "**Spend lost:** the runner of %s %d lost communication, so its log stops where the upload stopped: the calls its log holds are in the record, any call after them is not (%s).\n\n",
+			job, r.job, lostLine)
+	}
+	if n := r.rec.SpendEstimated(); n > 0 {
+		fmt.Fprintf(b, "**Spend estimated:** %d of the item's model calls are in its spend at their booked estimate (the request's input as estimated, plus its max_tokens out): the Job was killed or stopped while they were in flight, so their answer was never recorded, and they may have cost less (`implement.spend_estimated`).\n\n", n)
 	}
 }
 

@@ -248,8 +248,13 @@ type Outcome struct {
 	Step string `json:"step,omitempty"`
 	Head string `json:"head,omitempty"`
 	// SpendRecovered is what the killed Job's log added to the record;
-	// SpendLost is true when the log was gone and that could not be done.
+	// SpendEstimated the part of it at booked estimates (calls booked and
+	// never settled: the Job was killed while they were in flight; its
+	// model_calls count them). SpendLost is true only when report cannot know what
+	// the Job spent after its last mark: the log is gone, or the runner lost
+	// communication and the log's tail with it.
 	SpendRecovered record.Spend `json:"spend_recovered"`
+	SpendEstimated record.Spend `json:"spend_estimated"`
 	SpendLost      bool         `json:"spend_lost"`
 	// Spend is the item's spend after report; JobSpend the Job's share.
 	Spend    record.Spend `json:"spend"`
