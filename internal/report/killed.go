@@ -29,6 +29,11 @@ type jobFacts struct {
 	tailLost bool
 }
 
+// reasonLogGone is the kill reason of a Job that wrote no result and whose
+// log is gone, when the conclusion and the annotations name no other: a
+// Job with no typed result was killed (DESIGN §4), whatever took its log.
+const reasonLogGone = "log_gone"
+
 // lostCommunication is the runner's message when it stops talking to
 // GitHub (a machine gone, a network cut): in an annotation or at the end of
 // the log GitHub keeps. The runner uploads the log as it goes, so what it
@@ -98,6 +103,12 @@ func readKilledJob(ctx context.Context, gh *github.Client, runID int64, name str
 		}
 		f.logGone, f.logErr = true, err
 		f.verdict = failure.Classify(failure.Input{Conclusion: job.Conclusion, Annotations: annotations})
+		if f.verdict.Class == failure.Unknown {
+			// Nothing says otherwise, and the Job wrote no result: it was
+			// killed, and goes on from its last mark. Unknown would stop
+			// the item for a log GitHub deleted.
+			f.verdict = failure.Verdict{Class: failure.Killed, Reason: reasonLogGone, Source: failure.SourceNone}
+		}
 		return f, nil
 	}
 	defer body.Close()
