@@ -147,7 +147,10 @@ const maxRecordAttempts = 3
 //
 // With rc.ID 0 the comment is created; a create whose answer is lost is
 // never blindly repeated: the comments are listed again and the one that
-// landed is used. rc is updated with the comment's id and record as written.
+// landed is used. A 404 for the comment is looked into the same way: the
+// record is found among roadmap's own comments, and only when none holds one
+// is a comment created. rc is updated with the comment's id and record as
+// written.
 //
 // GitHub API docs: https://docs.github.com/rest/issues/comments#update-an-issue-comment
 // and https://docs.github.com/rest/issues/comments#create-an-issue-comment
@@ -162,9 +165,20 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 			cm, err := c.readComment(ctx, n, rc)
 			err = c.fail(err)
 			switch {
+			case errors.Is(err, ErrNotFound) && !rc.listed:
+				// One 404 is not proof the comment is gone: look for it
+				// among roadmap's own comments, and read it from there.
+				// Only when none holds a record (a person deleted it) does
+				// the item start a fresh one.
+				if ferr := c.refind(ctx, n, rc); ferr != nil {
+					return fmt.Errorf("write issue %d record: comment %d answered 404, and finding it again: %w", n, rc.ID, ferr)
+				}
+				why = err
+				continue
 			case errors.Is(err, ErrNotFound):
-				// Deleted by a person: the item starts a fresh record.
-				rc.ID, rc.Record = 0, nil
+				// Not in the list either: deleted by a person, the item
+				// starts a fresh record.
+				rc.ID, rc.Record, rc.listed = 0, nil, false
 				cur = nil
 			case err != nil:
 				return fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
@@ -208,7 +222,10 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 		}
 		if err = c.fail(err); err != nil {
 			if errors.Is(err, ErrNotFound) && rc.ID != 0 {
-				rc.ID, rc.Record = 0, nil
+				// As for the read: look for the record before making one.
+				if ferr := c.refind(ctx, n, rc); ferr != nil {
+					return fmt.Errorf("write issue %d record: comment %d answered 404, and finding it again: %w", n, rc.ID, ferr)
+				}
 				why = err
 				continue
 			}
@@ -245,6 +262,23 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 		}
 	}
 	return fmt.Errorf("write issue %d record: change not applied after %d rounds: %w", n, maxRecordAttempts, why)
+}
+
+// refind looks for issue n's record comment after GitHub answered 404 for
+// the one rc names: it lists the comments once and takes the record there,
+// the oldest by roadmap's identity (readers take the same one), or none. The
+// next read of rc is from the list, so a comment GitHub lists is written
+// where it is, never duplicated by a second record comment.
+func (c *Client) refind(ctx context.Context, n int, rc *RecordComment) error {
+	found, err := c.ReadRecord(ctx, n, 0)
+	if err != nil {
+		return err
+	}
+	rc.ID, rc.Record, rc.listed = found.ID, found.Record, found.listed
+	if rc.ID == 0 {
+		rc.Record = nil
+	}
+	return nil
 }
 
 // readComment reads the record comment for a write: by its id, or, when it

@@ -651,3 +651,39 @@ func TestWriteRecordRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteRecord404 is the write protocol's side of TestRecordRead404Reconciled
+// (internal/implement): a 404 for the record comment lists roadmap's own
+// comments before anything is made, so a record that is there is written
+// where it is, and only a record that is gone starts a fresh comment.
+func TestWriteRecord404(t *testing.T) {
+	t.Run("a 404 while the comment is there", func(t *testing.T) {
+		e := newEnv(t, githubfake.Options{})
+		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+		id := seedRecord(t, e, n, DefaultIdentity, 1)
+		e.fake.AddFault(githubfake.Rule{Method: "GET", Path: commentPath, Call: 1, Status: 404})
+		rc := RecordComment{ID: id}
+		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(e.fake.Comments(n)); got != 1 || rc.ID != id || group(t, parsed(t, e, n, id)) != 2 {
+			t.Errorf("%d comments, written to %d; want the mark in comment %d, the only one", got, rc.ID, id)
+		}
+	})
+	t.Run("the comment is gone (a person deleted it)", func(t *testing.T) {
+		e := newEnv(t, githubfake.Options{})
+		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+		// An id GitHub does not have: the comment the Job was handed is gone.
+		rc := RecordComment{ID: 987654}
+		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+			t.Fatal(err)
+		}
+		cs := e.fake.Comments(n)
+		if len(cs) != 1 || rc.ID != cs[0].ID || group(t, parsed(t, e, n, rc.ID)) != 2 {
+			t.Errorf("comments %+v, rc %d: want one fresh record comment holding the mark", cs, rc.ID)
+		}
+		if e.count(epList) != 1 {
+			t.Errorf("%d lists of the comments before the create, want 1", e.count(epList))
+		}
+	})
+}
