@@ -127,6 +127,12 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		if errors.As(err, &ie) {
 			return ExitUsage
 		}
+		// What report decided and did before GitHub failed it (the class,
+		// the action, a dispatch's failure class) is still the step's.
+		setReportOutputs(env, io, out)
+		if *asJSON {
+			env.JSON(out)
+		}
 		return ExitInternal
 	}
 	setReportOutputs(env, io, out)
@@ -166,6 +172,7 @@ func setReportOutputs(env *Env, io *actionsio.IO, o report.Outcome) {
 		{"spend", string(spend)},
 		{"spend_lost", strconv.FormatBool(o.SpendLost)},
 		{"spend_estimated", strconv.Itoa(o.SpendEstimated.ModelCalls)},
+		{"dispatch_failure", string(o.DispatchFailure)},
 	}
 	for _, kv := range outputs {
 		if err := io.SetOutput(kv[0], kv[1]); err != nil {
@@ -193,8 +200,13 @@ func reportLine(o report.Outcome) string {
 		ended += ")"
 	}
 	fmt.Fprintf(&b, ": %s → %s", ended, o.Action)
-	if o.Dispatched != nil {
+	switch {
+	case o.Dispatched != nil && o.DispatchFailure != "":
+		fmt.Fprintf(&b, ": Job %d dispatched (run %d) after a failed dispatch (%s, %d sent)", o.NextAttempt, o.Dispatched.RunID, o.DispatchFailure, o.DispatchAttempts)
+	case o.Dispatched != nil:
 		fmt.Fprintf(&b, ": Job %d dispatched (run %d)", o.NextAttempt, o.Dispatched.RunID)
+	case o.DispatchFailure != "":
+		fmt.Fprintf(&b, ": Job %d NOT dispatched (%s): re-run report", o.NextAttempt, o.DispatchFailure)
 	}
 	if o.Reason != "" {
 		fmt.Fprintf(&b, "; %s", o.Reason)

@@ -65,6 +65,9 @@ type reporter struct {
 	dispatching int64
 	// stage: the reported Job is a stage Job (its line is in stage.jobs).
 	stage bool
+	// dispatchErr is the class of a continuation's dispatch that did not
+	// land: the record comment says so.
+	dispatchErr failure.Class
 }
 
 func (r *reporter) run(ctx context.Context) error {
@@ -476,12 +479,23 @@ func (r *reporter) write(ctx context.Context) error {
 	return nil
 }
 
+// notDispatched is how the record comment says that report's dispatch of the
+// next Job did not land; a re-run that dispatches it says what happens now.
+const notDispatched = "was not dispatched ("
+
 // view is what the record comment says after report's decision. It can hold
 // text roadmap did not write (the agent's reason, a step label), so it is
 // masked and neutralised.
 func (r *reporter) view(cur *record.Record) record.View {
 	v := record.View{RunURL: r.o.RunURL}
 	switch {
+	case r.dispatchErr != "":
+		job, resume := "Job", fmt.Sprintf("issue=%d and attempt=%d", r.o.Issue, r.job+1)
+		if r.stage {
+			job, resume = "stage Job", fmt.Sprintf("issue=%d and phase=stage", r.o.Issue)
+		}
+		v.Doing = fmt.Sprintf("%s %d ended %s; %s %d %s%s): re-run the report job, or dispatch the workflow with %s",
+			job, r.job, r.ending(), job, r.job+1, notDispatched, r.dispatchErr, resume)
 	case r.stage && r.d.action == ActionContinue:
 		v.Doing = fmt.Sprintf("stage Job %d ended %s; stage Job %d continues after the last recorded round", r.job, r.ending(), r.job+1)
 	case r.stage && r.d.action == ActionStop:
