@@ -56,9 +56,12 @@ func TestRecordRead404Reconciled(t *testing.T) {
 			if !faulted(w, tc.rule) {
 				t.Fatalf("the fake never answered %d on %s %s: the test no longer injects its fault", tc.rule.Status, tc.rule.Method, tc.rule.Path)
 			}
-			rcs := recordComments(w)
-			if len(rcs) != 1 || rcs[0].ID != staged.ID {
-				t.Fatalf("%d record comments (the first %d, stage's %d); want the one stage made", len(rcs), rcs[0].ID, staged.ID)
+			if rcs := recordComments(w); len(rcs) != 1 || rcs[0].ID != staged.ID {
+				var ids []int64
+				for _, c := range rcs {
+					ids = append(ids, c.ID)
+				}
+				t.Fatalf("record comments %v; want the one stage made, %d", ids, staged.ID)
 			}
 			rec := w.record()
 			if got, _ := rec.Result(); got != record.ResultReady {
