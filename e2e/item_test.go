@@ -69,6 +69,10 @@ type item struct {
 	// staged counts the model calls the stage run made: the replay
 	// server's count before implement's first call.
 	staged int
+	// booked is the spend of the calls a killed Job's log shows booked and
+	// never settled (on the wire when it was killed): report counts them at
+	// their booking, so the record holds them beyond what was served.
+	booked record.Spend
 }
 
 // phase is the counted GitHub requests (304s and log blobs are free) made
@@ -566,9 +570,14 @@ func (it *item) checkSpend(rec *record.Record) {
 	}
 	st := it.w.Replay.Stats()
 	got := record.Spend{TokensIn: spend.TokensIn, TokensOut: spend.TokensOut, ModelCalls: spend.ModelCalls}
-	want := record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: st.Calls}
+	want := record.Spend{TokensIn: st.TokensIn + it.booked.TokensIn, TokensOut: st.TokensOut + it.booked.TokensOut,
+		ModelCalls: st.Calls + it.booked.ModelCalls}
 	if got != want {
-		t.Errorf("record implement.spend = %+v, want the sum of the %d exchanges served: %+v", spend, st.Calls, want)
+		t.Errorf("record implement.spend = %+v, want the sum of the %d exchanges served and the bookings of the calls killed on the wire (%+v): %+v",
+			spend, st.Calls, it.booked, want)
+	}
+	if n := rec.SpendEstimated(); n != it.booked.ModelCalls {
+		t.Errorf("implement.spend_estimated = %d, want the %d calls killed on the wire", n, it.booked.ModelCalls)
 	}
 	if st.Errors != 0 || st.Requests != st.Calls {
 		t.Errorf("replay model: %d requests, %d served, %d errors; want every request served", st.Requests, st.Calls, st.Errors)
@@ -789,6 +798,17 @@ func (it *item) seedKilledJob(ctx context.Context, s *Started, runID int64) {
 			continue
 		}
 		log := snap.StepOutput(job, implementStep) + "##[error]Process completed with exit code 137.\n"
+		if lines, err := trace.ParseSpendLines(strings.NewReader(log)); err == nil {
+			settled := map[int]bool{}
+			for _, e := range lines.Entries {
+				settled[e.Call] = true
+			}
+			for _, b := range lines.Booked {
+				if !settled[b.Call] {
+					it.booked = it.booked.Add(record.Spend{TokensIn: b.TokensIn, TokensOut: b.TokensOut, USD: b.USD, ModelCalls: 1})
+				}
+			}
+		}
 		_, err := it.w.Fake.AddJob(runID, githubfake.Job{
 			Name: "roadmap / implement", Status: "completed", Conclusion: "failure", Log: stamp(log, time.Now()),
 			Steps: []githubfake.Step{

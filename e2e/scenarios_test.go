@@ -173,8 +173,9 @@ func TestE2EKilled(t *testing.T) {
 	}
 	if got, want := strings.Join(ends, " "), "1: 2:ready"; got != want {
 		t.Errorf("implement.jobs = %s, want %s (the killed Job without a result)", got, want)
-	} else if jobs[0].Spend.ModelCalls != killedCalls {
-		t.Errorf("the killed Job's spend in implement.jobs = %+v, want its %d calls (those after its last mark recovered from its log)", jobs[0].Spend, killedCalls)
+	} else if want := killedCalls + it.booked.ModelCalls; jobs[0].Spend.ModelCalls != want || it.booked.ModelCalls != 1 {
+		t.Errorf("the killed Job's spend in implement.jobs = %+v, want its %d calls answered and the %d on the wire at its booking (%d: those after its last mark recovered from its log)",
+			jobs[0].Spend, killedCalls, it.booked.ModelCalls, want)
 	}
 	it.checkSpend(rec)
 	pr, _ := rec.StagePR()

@@ -62,13 +62,29 @@ type Sandbox interface {
 
 // Observer receives the loop's trace events. Calls come from the goroutine
 // that called Run.
+//
+// Every model call is reported twice: ModelBooked just before the request
+// goes out, with what the call can cost at most, and ModelCall when it
+// ended. A process killed in between leaves the booking as the call's
+// spend (DESIGN §9: spend is never under-counted).
 type Observer interface {
+	ModelBooked(ModelBookedEvent)
 	ModelCall(ModelCallEvent)
 	ToolCall(ToolCallEvent)
 	Retry(RetryEvent)
 }
 
-// ModelCallEvent is one model call.
+// ModelBookedEvent is a model call about to be sent, at its estimate: the
+// request's input tokens as the Estimator counts them, the request's
+// max_tokens out, and their price on the tier.
+type ModelBookedEvent struct {
+	Model     string
+	TokensIn  int64
+	TokensOut int64
+	USD       float64
+}
+
+// ModelCallEvent is one model call, as it ended.
 type ModelCallEvent struct {
 	Model     string
 	TokensIn  int64
@@ -77,6 +93,11 @@ type ModelCallEvent struct {
 	Duration  time.Duration
 	// Outcome is "ok", "error" or "cancelled".
 	Outcome string
+	// Unanswered: the call ended with no answer from the provider (the
+	// Job's context ended, or a transport error after the provider's own
+	// retries): the request may have been served and charged, so its
+	// booking stands as its spend. A refusal (an HTTP status) is an answer.
+	Unanswered bool
 }
 
 // Tool result classes, as ToolCallEvent.ResultClass reports them.
@@ -109,9 +130,10 @@ func (systemClock) Now() time.Time { return time.Now() }
 
 type nopObserver struct{}
 
-func (nopObserver) ModelCall(ModelCallEvent) {}
-func (nopObserver) ToolCall(ToolCallEvent)   {}
-func (nopObserver) Retry(RetryEvent)         {}
+func (nopObserver) ModelBooked(ModelBookedEvent) {}
+func (nopObserver) ModelCall(ModelCallEvent)     {}
+func (nopObserver) ToolCall(ToolCallEvent)       {}
+func (nopObserver) Retry(RetryEvent)             {}
 
 // Spend is what model calls cost, summed. Its JSON is the record's
 // implement.spend value.

@@ -191,3 +191,97 @@ func TestRetryObserver(t *testing.T) {
 	}
 	agent.Config{}.RetryObserver()(agent.RetryEvent{}) // no observer: no panic
 }
+
+// bookingObserver keeps the bookings and the ended calls in order.
+type bookingObserver struct {
+	recorder
+	events []string
+	booked []agent.ModelBookedEvent
+	ended  []agent.ModelCallEvent
+}
+
+func (o *bookingObserver) ModelBooked(e agent.ModelBookedEvent) {
+	o.events = append(o.events, "booked")
+	o.booked = append(o.booked, e)
+}
+
+func (o *bookingObserver) ModelCall(e agent.ModelCallEvent) {
+	o.events = append(o.events, "ended")
+	o.ended = append(o.ended, e)
+}
+
+// refused is a provider's refusal: it answered with an HTTP status.
+type refused struct{}
+
+func (refused) Error() string   { return "HTTP 400: bad request" }
+func (refused) HTTPStatus() int { return 400 }
+
+// endsWith answers one listing call, then fails with err.
+type endsWith struct {
+	err      error
+	calls    int
+	observer *bookingObserver
+	// bookedFirst: each request found its booking already made.
+	bookedFirst bool
+}
+
+func (m *endsWith) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelResponse, error) {
+	m.calls++
+	m.bookedFirst = len(m.observer.booked) == m.calls
+	if m.calls > 1 {
+		return agent.ModelResponse{}, m.err
+	}
+	return agent.ModelResponse{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
+		{ID: "c", Name: "list_dir", Arguments: `{}`},
+	}}, Usage: agent.Usage{TokensIn: 700, TokensOut: 40, USD: 0.0011}}, nil
+}
+
+// TestModelCallBookedBeforeRequest: the observer hears of each model call
+// before its request goes out, at the call's estimate (the estimated input,
+// the request's max_tokens out, their price on the tier), and again when it
+// ended; a call that ended with no answer says so, a refusal does not.
+func TestModelCallBookedBeforeRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		err        error
+		unanswered bool
+	}{
+		{"a transport error: no answer, maybe served", errors.New("read tcp 127.0.0.1:1: connection reset by peer"), true},
+		{"a refusal is an answer", refused{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := &bookingObserver{}
+			model := &endsWith{err: tc.err, observer: obs}
+			cfg := agent.Config{
+				Models:    []agent.Tier{{Name: "m", Model: model, USDPerMTokIn: 1, USDPerMTokOut: 10}},
+				Sandbox:   fakeSandbox{},
+				Observer:  obs,
+				MaxOutput: 100,
+				Estimator: func(agent.ModelRequest) int64 { return 1000 },
+			}
+			out, err := agent.Run(context.Background(), cfg, agent.Step{Task: "list"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != agent.StatusModelError || model.calls != 2 || !model.bookedFirst {
+				t.Fatalf("status %s after %d calls (booked first: %v); want model_error after 2, each booked before it was sent",
+					out.Status, model.calls, model.bookedFirst)
+			}
+			if got, want := strings.Join(obs.events, " "), "booked ended booked ended"; got != want {
+				t.Errorf("events %q, want %q", got, want)
+			}
+			want := agent.ModelBookedEvent{Model: "m", TokensIn: 1000, TokensOut: 100, USD: (1000*1 + 100*10) / 1e6}
+			for i, b := range obs.booked {
+				if b != want {
+					t.Errorf("booking %d = %+v, want the estimate %+v", i+1, b, want)
+				}
+			}
+			if obs.ended[0].Unanswered || obs.ended[0].TokensIn != 700 {
+				t.Errorf("the answered call ended as %+v", obs.ended[0])
+			}
+			if obs.ended[1].Unanswered != tc.unanswered {
+				t.Errorf("the failed call's Unanswered = %v, want %v", obs.ended[1].Unanswered, tc.unanswered)
+			}
+		})
+	}
+}

@@ -114,6 +114,8 @@ type recorder struct {
 	retries []agent.RetryEvent
 }
 
+func (r *recorder) ModelBooked(agent.ModelBookedEvent) {}
+
 func (r *recorder) ModelCall(e agent.ModelCallEvent) {
 	r.mu.Lock()
 	r.models = append(r.models, e)

@@ -201,9 +201,14 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 		// The request gets its own copy: later elision must not rewrite what
 		// a model (or a recording of it) was sent.
 		req := s.request(append([]Message(nil), conv.msgs...), conv.tier)
-		if reason := s.overBudget(s.cfg.Estimator(req), tier, s.maxOutput(conv.tier)); reason != "" {
+		estIn, maxOut := s.cfg.Estimator(req), s.maxOutput(conv.tier)
+		if reason := s.overBudget(estIn, tier, maxOut); reason != "" {
 			return ending{status: StatusBudgetExhausted, reason: reason}, nil
 		}
+		// Booked before it is sent: a kill before the answer is recorded
+		// leaves this as the call's spend, never nothing.
+		book := estimateSpend(estIn, tier, maxOut)
+		s.cfg.Observer.ModelBooked(ModelBookedEvent{Model: tier.Name, TokensIn: book.TokensIn, TokensOut: book.TokensOut, USD: book.USD})
 		t0 := s.cfg.Clock.Now()
 		resp, err := tier.Model.Complete(ctx, req)
 		took := s.cfg.Clock.Now().Sub(t0)
@@ -212,7 +217,8 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 			if ctx.Err() != nil {
 				outcome = "cancelled"
 			}
-			s.cfg.Observer.ModelCall(ModelCallEvent{Model: tier.Name, Duration: took, Outcome: outcome})
+			s.cfg.Observer.ModelCall(ModelCallEvent{Model: tier.Name, Duration: took, Outcome: outcome,
+				Unanswered: ctx.Err() != nil || !refusal(err)})
 			if ctx.Err() != nil {
 				return ending{status: StatusModelError, reason: "cancelled"}, ctx.Err()
 			}
@@ -293,16 +299,31 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 	}
 }
 
-// overBudget names the first budget the next call would pass, or "". The
-// next call counts in full: its estimated input, MaxOutput tokens out, and
-// their price on this tier.
-func (s *session) overBudget(estIn int64, tier Tier, maxOut int) string {
-	next := Spend{
+// estimateSpend is what a call can cost at most: its estimated input, maxOut
+// tokens out, and their price on tier. The budget check reserves it and the
+// observer books it before the request goes out.
+func estimateSpend(estIn int64, tier Tier, maxOut int) Spend {
+	return Spend{
 		TokensIn:   estIn,
 		TokensOut:  int64(maxOut),
 		USD:        (float64(estIn)*tier.USDPerMTokIn + float64(maxOut)*tier.USDPerMTokOut) / 1e6,
 		ModelCalls: 1,
 	}
+}
+
+// refusal reports whether a model call's error is the provider's answer
+// (an HTTP status): a refused request is not charged. Anything else (a
+// transport error, a timeout) may have been served.
+func refusal(err error) bool {
+	var st interface{ HTTPStatus() int }
+	return errors.As(err, &st) && st.HTTPStatus() >= 400
+}
+
+// overBudget names the first budget the next call would pass, or "". The
+// next call counts in full: its estimated input, MaxOutput tokens out, and
+// their price on this tier.
+func (s *session) overBudget(estIn int64, tier Tier, maxOut int) string {
+	next := estimateSpend(estIn, tier, maxOut)
 	for _, b := range []struct {
 		name   string
 		budget Budget

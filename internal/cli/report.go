@@ -127,6 +127,12 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		if errors.As(err, &ie) {
 			return ExitUsage
 		}
+		// What report decided and did before GitHub failed it (the class,
+		// the action, a dispatch's failure class) is still the step's.
+		setReportOutputs(env, io, out)
+		if *asJSON {
+			env.JSON(out)
+		}
 		return ExitInternal
 	}
 	setReportOutputs(env, io, out)
@@ -165,6 +171,8 @@ func setReportOutputs(env *Env, io *actionsio.IO, o report.Outcome) {
 		{"stopped", strconv.FormatBool(o.Stopped)},
 		{"spend", string(spend)},
 		{"spend_lost", strconv.FormatBool(o.SpendLost)},
+		{"spend_estimated", strconv.Itoa(o.SpendEstimated.ModelCalls)},
+		{"dispatch_failure", string(o.DispatchFailure)},
 	}
 	for _, kv := range outputs {
 		if err := io.SetOutput(kv[0], kv[1]); err != nil {
@@ -192,14 +200,22 @@ func reportLine(o report.Outcome) string {
 		ended += ")"
 	}
 	fmt.Fprintf(&b, ": %s → %s", ended, o.Action)
-	if o.Dispatched != nil {
+	switch {
+	case o.Dispatched != nil && o.DispatchFailure != "":
+		fmt.Fprintf(&b, ": Job %d dispatched (run %d) after a failed dispatch (%s, %d sent)", o.NextAttempt, o.Dispatched.RunID, o.DispatchFailure, o.DispatchAttempts)
+	case o.Dispatched != nil:
 		fmt.Fprintf(&b, ": Job %d dispatched (run %d)", o.NextAttempt, o.Dispatched.RunID)
+	case o.DispatchFailure != "":
+		fmt.Fprintf(&b, ": Job %d NOT dispatched (%s): re-run report", o.NextAttempt, o.DispatchFailure)
 	}
 	if o.Reason != "" {
 		fmt.Fprintf(&b, "; %s", o.Reason)
 	}
 	if o.SpendLost {
-		b.WriteString("; the killed Job's log is gone: its spend after its last mark is lost")
+		b.WriteString("; the killed Job's spend after its last mark is lost (its log is gone, or the runner lost communication)")
+	}
+	if n := o.SpendEstimated.ModelCalls; n > 0 {
+		fmt.Fprintf(&b, "; %d model call(s) of the killed Job at their booked estimate (killed while in flight)", n)
 	}
 	return b.String()
 }

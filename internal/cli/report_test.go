@@ -207,6 +207,31 @@ func TestReportCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("a dispatch that does not land exits 3 with the decision in the outputs", func(t *testing.T) {
+		e := newReportEnv(t)
+		log, err := os.ReadFile(filepath.Join(logsDir, "cancelled.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runID := e.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", Conclusion: "cancelled"})
+		if _, err := e.fake.AddJob(runID, githubfake.Job{Name: "implement", Conclusion: "cancelled", Log: string(log)}); err != nil {
+			t.Fatal(err)
+		}
+		n := e.issue(t, nil, "roadmap:implement")
+		e.fake.AddFault(githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Status: 403})
+		code, _, stderr := e.run(t, []string{"--issue", strconv.Itoa(n), "--job-result", "cancelled"},
+			"GITHUB_RUN_ID="+strconv.FormatInt(runID, 10))
+		if code != ExitInternal {
+			t.Fatalf("exit %d, want %d (GitHub failed report)\nstderr:\n%s", code, ExitInternal, stderr)
+		}
+		outs := e.outputs(t)
+		for _, kv := range [][2]string{{"class", "killed"}, {"action", "continue"}, {"dispatch_failure", "auth"}} {
+			if !strings.Contains(outs, kv[0]+"<<") || !strings.Contains(outs, "\n"+kv[1]+"\n") {
+				t.Errorf("GITHUB_OUTPUT lacks %s=%s:\n%s", kv[0], kv[1], outs)
+			}
+		}
+	})
+
 	t.Run("exit codes", func(t *testing.T) {
 		e := newReportEnv(t)
 		n := e.issue(t, nil)

@@ -55,10 +55,13 @@ type Summary struct {
 	// Jobs are the record's implement.jobs.
 	Jobs []record.JobOutcome `json:"jobs"`
 	// Spend is the record's implement.spend; Recorded is the sum of the
-	// recorded exchanges the model server answered. They are equal when no
-	// spend was lost.
-	Spend    record.Spend `json:"spend"`
-	Recorded record.Spend `json:"recorded"`
+	// recorded exchanges the model server answered; Estimated the calls
+	// the record holds at their booking (Job 1's call in flight when it was
+	// killed: booked, never answered). Spend is Recorded plus Estimated when
+	// no spend was lost.
+	Spend     record.Spend `json:"spend"`
+	Recorded  record.Spend `json:"recorded"`
+	Estimated record.Spend `json:"estimated"`
 	// Kill is how report classified the killed Job and what it did.
 	Kill KillReport `json:"kill"`
 	// Requests are the counted GitHub requests (304s excluded), by phase.
@@ -273,6 +276,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	}
 	sum, err := d.summary(res2, kill)
 	if sum != nil {
+		sum.Estimated = out1.SpendEstimated
 		sum.Stage = StageReport{Result: st.Result, Rounds: st.Rounds, Plan: st.Plan, PR: st.PR, Findings: st.Findings}
 	}
 	return sum, err
@@ -467,8 +471,12 @@ func (s *Summary) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n── spend ──────────────────────────────────────────────\n")
 	fmt.Fprintf(w, "record:   %d tokens in, %d out, $%.6f, %d model calls\n", s.Spend.TokensIn, s.Spend.TokensOut, s.Spend.USD, s.Spend.ModelCalls)
 	fmt.Fprintf(w, "recorded: %d tokens in, %d out, %d model calls served by the model server\n", s.Recorded.TokensIn, s.Recorded.TokensOut, s.Recorded.ModelCalls)
+	if s.Estimated.ModelCalls > 0 {
+		fmt.Fprintf(w, "booked:   %d tokens in, %d out, %d model calls killed in flight, at their estimate (implement.spend_estimated)\n",
+			s.Estimated.TokensIn, s.Estimated.TokensOut, s.Estimated.ModelCalls)
+	}
 	if s.SpendMatches() {
-		fmt.Fprintln(w, "the record's sum equals the sum of every model call made: stage and both implement Jobs included")
+		fmt.Fprintln(w, "the record's sum is the sum of every model call made, stage and both implement Jobs included, with the call killed in flight at its booking")
 	} else {
 		fmt.Fprintln(w, "MISMATCH: the record's sum is not the sum of the model calls made")
 	}
@@ -482,9 +490,10 @@ func (s *Summary) Print(w io.Writer) {
 	}
 }
 
-// SpendMatches reports whether the record's spend equals what the model
-// server answered, in tokens and calls.
+// SpendMatches reports whether the record's spend is what the model server
+// answered plus the bookings of the calls killed in flight, in tokens and
+// calls: never less than what was served.
 func (s *Summary) SpendMatches() bool {
-	return s.Spend.TokensIn == s.Recorded.TokensIn && s.Spend.TokensOut == s.Recorded.TokensOut &&
-		s.Spend.ModelCalls == s.Recorded.ModelCalls
+	want := s.Recorded.Add(record.Spend{TokensIn: s.Estimated.TokensIn, TokensOut: s.Estimated.TokensOut, ModelCalls: s.Estimated.ModelCalls})
+	return s.Spend.TokensIn == want.TokensIn && s.Spend.TokensOut == want.TokensOut && s.Spend.ModelCalls == want.ModelCalls
 }

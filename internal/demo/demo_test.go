@@ -46,7 +46,12 @@ func TestDemo(t *testing.T) {
 		t.Errorf("report on the killed Job: %+v, want class killed and a dispatched continuation", sum.Kill)
 	}
 	if !sum.SpendMatches() {
-		t.Errorf("record spend %+v != recorded exchanges %+v", sum.Spend, sum.Recorded)
+		t.Errorf("record spend %+v != recorded exchanges %+v and the bookings of calls killed in flight %+v", sum.Spend, sum.Recorded, sum.Estimated)
+	}
+	// Job 1 is killed while a call is on the wire: booked, never answered,
+	// it is in the record at its estimate.
+	if sum.Estimated.ModelCalls != 1 || sum.Estimated.TokensOut == 0 {
+		t.Errorf("calls at their booking = %+v, want Job 1's call in flight", sum.Estimated)
 	}
 	if len(sum.Jobs) != 2 || sum.Jobs[0].Result != "" || sum.Jobs[1].Result != record.ResultReady {
 		t.Errorf("jobs = %+v, want the killed Job 1 (no result) and Job 2 ready", sum.Jobs)

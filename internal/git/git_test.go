@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
 )
 
 // testEnv is the whole environment of every git the tests run: no host
@@ -461,6 +464,9 @@ func TestPushNonFastForward(t *testing.T) {
 	if !rej.NonFastForward || rej.Branch != branch || !strings.Contains(rej.Output, "rejected") {
 		t.Errorf("PushRejected = %+v, want non-fast-forward with git's output", rej)
 	}
+	if c := failure.ClassifyError(fmt.Errorf("group 2: %w", err)); c != failure.Conflict || !rej.Moved() {
+		t.Errorf("a push behind the remote is class %s (moved %v), want conflict: fetch, rebase, push again", c, rej.Moved())
+	}
 
 	// The way out: fetch, rebase, push.
 	if _, err := a.Fetch(ctx, "origin", branch); err != nil {
@@ -502,8 +508,64 @@ func TestPushHookRejected(t *testing.T) {
 	if rej.NonFastForward || rej.Reason != "pre-receive hook declined" || !strings.Contains(rej.Output, "pushes to roadmap/* are frozen") {
 		t.Errorf("PushRejected = %+v, want a hook rejection carrying the hook's message", rej)
 	}
+	if c := failure.ClassifyError(err); rej.Moved() || c == failure.Conflict {
+		t.Errorf("a hook's refusal is class %s (moved %v): a rebase cannot lift a policy", c, rej.Moved())
+	}
 	if _, found, _ := r.LsRemote(ctx, "origin", branch); found {
 		t.Error("the rejected branch exists on the remote")
+	}
+}
+
+// TestPushRaced: the remote takes a push and then cannot move the branch,
+// because another push moved it after git read it (two pushes at once; a
+// pre-receive hook lets the other land while ours waits). git says "[remote
+// rejected] (failed to update ref)": the branch moved, as for a
+// non-fast-forward, and a fetch and rebase is the way out.
+func TestPushRaced(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	const branch = "roadmap/8-race"
+	other := w.open("other")
+	if err := other.CheckoutBranch(ctx, "origin", branch, "main"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, other.Dir, "other.txt", "theirs\n")
+	if _, err := other.CommitGroup(ctx, 1, Message{Subject: "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "raced")
+	hook := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%[1]s' ]; then touch '%[1]s'; env -i PATH=\"$PATH\" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -C '%[2]s' push -q origin HEAD:refs/heads/%[3]s >&2 || exit 1; fi\nexit 0\n",
+		marker, other.Dir, branch)
+	if err := os.WriteFile(filepath.Join(w.remote, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := w.open("a")
+	if err := r.CheckoutBranch(ctx, "origin", branch, "main"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r.Dir, "mine.txt", "mine\n")
+	if _, err := r.CommitGroup(ctx, 1, Message{Subject: "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	err := r.Push(ctx, "origin", branch)
+	var rej *PushRejected
+	if !errors.As(err, &rej) {
+		t.Fatalf("a push whose ref moved under it = %v, want *PushRejected", err)
+	}
+	if !rej.Raced || rej.NonFastForward || !strings.Contains(rej.Reason, "failed to update ref") {
+		t.Errorf("PushRejected = %+v, want raced (failed to update ref)", rej)
+	}
+	if c := failure.ClassifyError(err); c != failure.Conflict {
+		t.Errorf("a push the remote could not apply because the branch moved is class %s, want conflict", c)
+	}
+	if _, err := r.Fetch(ctx, "origin", branch); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Rebase(ctx, "origin/"+branch); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Push(ctx, "origin", branch); err != nil {
+		t.Fatalf("push after the rebase = %v", err)
 	}
 }
 

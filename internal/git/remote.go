@@ -10,19 +10,43 @@ import (
 )
 
 // PushRejected is a push the remote refused: non-fast-forward (the branch
-// moved on the remote; fetch and rebase or merge, never force) or another
-// rejection such as a pre-receive hook or a protected branch. Output is git's
-// stdout and stderr, unmasked.
+// moved on the remote; fetch and rebase or merge, never force), the ref
+// moved while the push was in flight (Raced), or another rejection such as
+// a pre-receive hook or a protected branch. Output is git's stdout and
+// stderr, unmasked.
 type PushRejected struct {
 	Branch         string
 	NonFastForward bool
-	Reason         string // git's reason: "non-fast-forward", "fetch first", "pre-receive hook declined", …
-	Output         string
+	// Raced: the remote took the push and then could not move the branch,
+	// because another push moved it after git read it ("[remote rejected]
+	// (failed to update ref)", "cannot lock ref … is at X but expected Y"):
+	// a non-fast-forward the client could not see coming.
+	Raced  bool
+	Reason string // git's reason: "non-fast-forward", "fetch first", "failed to update ref", "pre-receive hook declined", …
+	Output string
 }
 
 func (e *PushRejected) Error() string {
 	return fmt.Sprintf("push %s rejected: %s", e.Branch, e.Reason)
 }
+
+// Moved reports whether the push was refused because the branch moved on
+// the remote: fetch, rebase and push again.
+func (e *PushRejected) Moved() bool { return e.NonFastForward || e.Raced }
+
+// FailureClass is conflict for a branch that moved under the push (the
+// taxonomy's rebase-and-push-again row); any other refusal is left to the
+// classifier (a hook or a protected branch is a person's to lift).
+func (e *PushRejected) FailureClass() string {
+	if e.Moved() {
+		return "conflict"
+	}
+	return ""
+}
+
+// raceReasons are the porcelain reasons of a ref the remote could not move
+// because it moved under the push.
+var raceReasons = []string{"failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value provided"}
 
 // Push pushes the local branch to the same name on remote, never forcing.
 // A refusal is a *PushRejected; anything else (network, authentication) is an
@@ -70,9 +94,11 @@ func parsePorcelainPush(out string) *PushRejected {
 		if i := strings.Index(summary, "("); i >= 0 && strings.HasSuffix(summary, ")") {
 			reason = summary[i+1 : len(summary)-1]
 		}
+		raced := slices.ContainsFunc(raceReasons, func(r string) bool { return strings.Contains(reason, r) })
 		return &PushRejected{
 			Reason:         reason,
 			NonFastForward: reason == "non-fast-forward" || reason == "fetch first",
+			Raced:          raced,
 		}
 	}
 	return nil

@@ -32,6 +32,10 @@ type RateLimitError struct {
 	Method    string
 	Endpoint  string
 	Message   string
+	// Waited: the wait is already over. The request was one the caller
+	// rebuilds after a wait rather than have resent as it was (the record
+	// comment's PATCH, whose body came from a read before the wait).
+	Waited bool
 }
 
 func (e *RateLimitError) Error() string {

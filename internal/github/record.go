@@ -131,6 +131,10 @@ func issueOf(cm *gogithub.IssueComment) int {
 // maxRecordAttempts bounds the read-merge-write rounds of WriteRecord.
 const maxRecordAttempts = 3
 
+// maxRecordWaits bounds the rate-limit waits of one WriteRecord: as many as
+// the transport would wait out for one request.
+const maxRecordWaits = maxPrimaryWaits + maxSecondaryWaits
+
 // WriteRecord changes issue n's record comment with the record write
 // protocol (GitHub has no compare-and-swap on a comment):
 //
@@ -138,16 +142,30 @@ const maxRecordAttempts = 3
 //     Client last read or wrote it);
 //  2. change computes the edits from the record as it is now; they are
 //     masked (record.Changes.Masked) before they are applied, so what is
-//     written is exactly what the read-back is checked for;
-//  3. PATCH the comment (the visible part rendered by view from the merged
-//     record); GitHub's answer is the read-back;
-//  4. if the read-back lacks the change, or the PATCH failed in a way that
+//     written is exactly what the read-back is checked for; the comment is
+//     rendered (the visible part by view, from the merged record);
+//  3. read the comment again, conditionally, just before the PATCH (a free
+//     304 when nothing changed): a change since step 1, a person's edit,
+//     is merged by starting over from it;
+//  4. PATCH the comment; GitHub's answer is the read-back. A PATCH refused
+//     for a rate limit is not resent with the old body after the wait: the
+//     write starts over from step 1, so an edit made during the wait is kept;
+//  5. if the read-back lacks the change, or the PATCH failed in a way that
 //     may or may not have landed, start over from a fresh read, at most
-//     three rounds.
+//     three rounds. When someone else edited the comment during this write,
+//     it is read once more after the PATCH (the check after), and our change
+//     is applied again on top of an edit that landed over it.
+//
+// What remains is the time from GitHub answering step 3 to it applying step
+// 4, one round trip with no work in between: an edit that lands there is
+// overwritten, and nothing GitHub answers shows it (docs/github.md).
 //
 // With rc.ID 0 the comment is created; a create whose answer is lost is
 // never blindly repeated: the comments are listed again and the one that
-// landed is used. rc is updated with the comment's id and record as written.
+// landed is used. A 404 for the comment is looked into the same way: the
+// record is found among roadmap's own comments, and only when none holds one
+// is a comment created. rc is updated with the comment's id and record as
+// written.
 //
 // GitHub API docs: https://docs.github.com/rest/issues/comments#update-an-issue-comment
 // and https://docs.github.com/rest/issues/comments#create-an-issue-comment
@@ -155,60 +173,125 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 	change func(cur *record.Record) (record.Changes, error), view func(cur *record.Record) record.View) error {
 	unlock := c.lockIssue(n)
 	defer unlock()
-	var why error
+	var (
+		why error
+		// known is the record as this Client last read or wrote it; a read
+		// that differs shows someone else's edit since.
+		known = rc.Record
+		// contended: someone else edited the comment during this write,
+		// so it is checked once more after the PATCH.
+		contended bool
+		waits     int
+	)
+	// read reads the comment for a write; gone is a 404 (looked into by the
+	// caller), any other error fails the write.
+	read := func() (body string, cur *record.Record, gone bool, err error) {
+		cm, err := c.readComment(ctx, n, rc)
+		err = c.fail(err)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return "", nil, true, nil
+		case err != nil:
+			return "", nil, false, fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
+		}
+		body = cm.GetBody()
+		if cur, err = record.Parse(body); err != nil {
+			return "", nil, false, fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
+		}
+		return body, cur, false, nil
+	}
+rounds:
 	for attempt := 1; attempt <= maxRecordAttempts; attempt++ {
 		cur, curBody := rc.Record, ""
 		if rc.ID != 0 {
-			cm, err := c.readComment(ctx, n, rc)
-			err = c.fail(err)
+			body, rec, gone, err := read()
 			switch {
-			case errors.Is(err, ErrNotFound):
-				// Deleted by a person: the item starts a fresh record.
-				rc.ID, rc.Record = 0, nil
-				cur = nil
 			case err != nil:
-				return fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
+				return err
+			case gone && !rc.listed:
+				// One 404 is not proof the comment is gone: look for it
+				// among roadmap's own comments, and read it from there.
+				// Only when none holds a record (a person deleted it) does
+				// the item start a fresh one.
+				if ferr := c.refind(ctx, n, rc); ferr != nil {
+					return fmt.Errorf("write issue %d record: comment %d answered 404, and finding it again: %w", n, rc.ID, ferr)
+				}
+				why = ErrNotFound
+				continue
+			case gone:
+				// Not in the list either: deleted by a person, the item
+				// starts a fresh record.
+				rc.ID, rc.Record, rc.listed = 0, nil, false
+				cur = nil
 			default:
-				curBody = cm.GetBody()
-				if cur, err = record.Parse(curBody); err != nil {
-					return fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
+				cur, curBody = rec, body
+				if known != nil && !cur.Equal(known) {
+					contended = true
 				}
 			}
 		}
 		if cur == nil {
 			cur, _ = record.Parse("")
 		}
-		ch, err := change(cur)
-		if err != nil {
-			return fmt.Errorf("write issue %d record: %w", n, err)
+		var (
+			ch   record.Changes
+			body string
+		)
+		for remerge := 0; ; remerge++ {
+			var err error
+			if ch, body, err = c.recordBody(n, cur, change, view); err != nil {
+				return err
+			}
+			if rc.ID != 0 && body == curBody {
+				rc.Record = cur
+				return nil
+			}
+			if rc.ID == 0 || remerge == maxRecordAttempts {
+				break
+			}
+			// The conditional read just before the PATCH (a free 304 when
+			// nothing changed): the body was built from curBody, and an
+			// edit since then is merged before anything is sent.
+			again, rec, gone, err := read()
+			switch {
+			case err != nil:
+				return err
+			case gone:
+				why = ErrNotFound
+				continue rounds
+			case again == curBody:
+			default:
+				contended = true
+				cur, curBody = rec, again
+				continue
+			}
+			break
 		}
-		ch = ch.Masked(c.mask)
-		next := cur.Clone()
-		if err := next.Apply(ch); err != nil {
-			return fmt.Errorf("write issue %d record: %w", n, err)
-		}
-		next.SetView(view(next))
-		body, err := record.RenderComment(next)
-		if err != nil {
-			return fmt.Errorf("write issue %d record: %w", n, err)
-		}
-		body = c.mask(body)
-		if tooLong(body) {
-			return fmt.Errorf("write issue %d record: %w", n, ErrTooLong)
-		}
-		if rc.ID != 0 && body == curBody {
-			rc.Record = cur
-			return nil
-		}
-		var got *gogithub.IssueComment
+		var (
+			got *gogithub.IssueComment
+			err error
+		)
+		wctx := context.WithValue(c.ctx(ctx), noResendKey{}, true)
 		if rc.ID == 0 {
-			got, _, err = c.gh.Issues.CreateComment(c.ctx(ctx), c.owner, c.repo, n, &gogithub.IssueComment{Body: &body})
+			got, _, err = c.gh.Issues.CreateComment(wctx, c.owner, c.repo, n, &gogithub.IssueComment{Body: &body})
 		} else {
-			got, _, err = c.gh.Issues.EditComment(c.ctx(ctx), c.owner, c.repo, rc.ID, &gogithub.IssueComment{Body: &body})
+			got, _, err = c.gh.Issues.EditComment(wctx, c.owner, c.repo, rc.ID, &gogithub.IssueComment{Body: &body})
 		}
 		if err = c.fail(err); err != nil {
+			var rl *RateLimitError
+			if errors.As(err, &rl) && rl.Waited && waits < maxRecordWaits {
+				// The wait is over; the body it refused was built from a
+				// read before it. Start over from a fresh read.
+				waits++
+				attempt--
+				why = err
+				continue
+			}
 			if errors.Is(err, ErrNotFound) && rc.ID != 0 {
-				rc.ID, rc.Record = 0, nil
+				// As for the read: look for the record before making one.
+				if ferr := c.refind(ctx, n, rc); ferr != nil {
+					return fmt.Errorf("write issue %d record: comment %d answered 404, and finding it again: %w", n, rc.ID, ferr)
+				}
 				why = err
 				continue
 			}
@@ -237,7 +320,27 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 		rc.ID, rc.listed = got.GetID(), false
 		if perr == nil && ch.Applied(rb) {
 			rc.Record = rb
-			return nil
+			if !contended {
+				return nil
+			}
+			// The check after: someone is editing the comment now. An edit
+			// saved over ours (an editor opened before our PATCH) loses our
+			// change; one that keeps it is theirs to keep.
+			contended = false
+			after, err := c.readComment(ctx, n, rc)
+			if err = c.fail(err); err != nil {
+				return fmt.Errorf("write issue %d record: read comment %d after the write: %w", n, rc.ID, err)
+			}
+			ab, perr := record.Parse(after.GetBody())
+			if after.GetBody() == got.GetBody() || (perr == nil && ch.Applied(ab)) {
+				if perr == nil {
+					rc.Record = ab
+				}
+				return nil
+			}
+			known = rb
+			why = errors.New("an edit saved after our write dropped the change")
+			continue
 		}
 		why = errors.New("the read-back does not hold the change")
 		if perr != nil {
@@ -245,6 +348,48 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 		}
 	}
 	return fmt.Errorf("write issue %d record: change not applied after %d rounds: %w", n, maxRecordAttempts, why)
+}
+
+// recordBody is the record comment cur becomes with change: the changes,
+// masked before they are applied, and the comment rendered and masked.
+func (c *Client) recordBody(n int, cur *record.Record, change func(cur *record.Record) (record.Changes, error),
+	view func(cur *record.Record) record.View) (record.Changes, string, error) {
+	ch, err := change(cur)
+	if err != nil {
+		return ch, "", fmt.Errorf("write issue %d record: %w", n, err)
+	}
+	ch = ch.Masked(c.mask)
+	next := cur.Clone()
+	if err := next.Apply(ch); err != nil {
+		return ch, "", fmt.Errorf("write issue %d record: %w", n, err)
+	}
+	next.SetView(view(next))
+	body, err := record.RenderComment(next)
+	if err != nil {
+		return ch, "", fmt.Errorf("write issue %d record: %w", n, err)
+	}
+	body = c.mask(body)
+	if tooLong(body) {
+		return ch, "", fmt.Errorf("write issue %d record: %w", n, ErrTooLong)
+	}
+	return ch, body, nil
+}
+
+// refind looks for issue n's record comment after GitHub answered 404 for
+// the one rc names: it lists the comments once and takes the record there,
+// the oldest by roadmap's identity (readers take the same one), or none. The
+// next read of rc is from the list, so a comment GitHub lists is written
+// where it is, never duplicated by a second record comment.
+func (c *Client) refind(ctx context.Context, n int, rc *RecordComment) error {
+	found, err := c.ReadRecord(ctx, n, 0)
+	if err != nil {
+		return err
+	}
+	rc.ID, rc.Record, rc.listed = found.ID, found.Record, found.listed
+	if rc.ID == 0 {
+		rc.Record = nil
+	}
+	return nil
 }
 
 // readComment reads the record comment for a write: by its id, or, when it

@@ -143,10 +143,11 @@ func TestWriteRecordMaskedChangeOneRound(t *testing.T) {
 			t.Fatalf("WriteRecord: %v", err)
 		}
 		spent := e.c.Requests().Sub(before)
-		// One round: one read of the comment (a free 304 here, a counted
-		// GET had someone changed it) and one PATCH.
-		if got := spent.ByEndpoint[epGetComment]; got.Reads+got.NotModified != 1 || spent.Reads > 1 {
-			t.Errorf("read the comment %d times (%d counted), want once", got.Reads+got.NotModified, got.Reads)
+		// One round: the read of the comment and the conditional read just
+		// before the PATCH (free 304s here; a counted GET had someone
+		// changed it), and one PATCH.
+		if got := spent.ByEndpoint[epGetComment]; got.Reads+got.NotModified != 2 || spent.Reads > 1 {
+			t.Errorf("read the comment %d times (%d counted), want twice: the read and the one before the PATCH", got.Reads+got.NotModified, got.Reads)
 		}
 		if got := spent.ByEndpoint[epEditComment].Writes; got != 1 {
 			t.Errorf("%d PATCHes, want 1", got)
@@ -458,7 +459,9 @@ func TestWriteRecordConcurrentWriters(t *testing.T) {
 // limits docs/github.md states are facts, not hopes. If one of these starts
 // failing, GitHub (or the fake) gained a compare-and-swap: update the docs.
 func TestWriteRecordResidualWindows(t *testing.T) {
-	t.Run("a maintainer's edit between our read and our PATCH is overwritten", func(t *testing.T) {
+	t.Run("a maintainer's edit between our last read and our PATCH is overwritten", func(t *testing.T) {
+		// The edit lands after GitHub answered the read just before our
+		// PATCH and before it applies the PATCH: one round trip.
 		e := newEnv(t, githubfake.Options{})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
 		id := seedRecord(t, e, n, DefaultIdentity, 1)
@@ -466,58 +469,12 @@ func TestWriteRecordResidualWindows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.fake.AddFault(githubfake.Rule{Method: "PATCH", Path: commentPath, Call: 1, Before: func() {
-			var ch record.Changes
-			ch.SetAttempt(0)
-			if err := e.fake.EditComment(id, func(cur string) string {
-				next, _ := record.Update(cur, ch)
-				return next
-			}); err != nil {
-				t.Error(err)
-			}
-		}})
+		e.fake.AddFault(githubfake.Rule{Method: "PATCH", Path: commentPath, Call: 1, Before: func() { personEdits(t, e, id) }})
 		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
 			t.Fatal(err)
 		}
 		if r := parsed(t, e, n, id); r.Has(record.KeyImplementAttempt) || group(t, r) != 2 {
 			t.Errorf("keys %v: the late edit survived; the residual window is gone", r.Keys())
-		}
-	})
-	t.Run("a maintainer's edit while our PATCH waits out a rate limit is overwritten", func(t *testing.T) {
-		// The transport resends a PATCH GitHub refused for its secondary
-		// limit after the wait, with the body built from our read before it:
-		// the window grows by the wait (a minute here, up to the deadline).
-		e := newEnv(t, githubfake.Options{SecondaryPerMinute: 1})
-		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-		id := seedRecord(t, e, n, DefaultIdentity, 1)
-		rc, err := e.c.ReadRecord(ctx, n, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
-			t.Fatal(err)
-		}
-		// The next PATCH is refused (one a minute); while we wait, the
-		// maintainer edits.
-		e.fake.AddFault(githubfake.Rule{Method: "PATCH", Path: commentPath, Call: 1, After: func() {
-			var ch record.Changes
-			ch.SetAttempt(0)
-			if err := e.fake.EditComment(id, func(cur string) string {
-				next, _ := record.Update(cur, ch)
-				return next
-			}); err != nil {
-				t.Error(err)
-			}
-		}})
-		start := e.clock.Now()
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(3), testView); err != nil {
-			t.Fatal(err)
-		}
-		if waited := e.clock.Now().Sub(start); waited < time.Second {
-			t.Fatalf("the PATCH was not rate limited (waited %v): the test no longer opens the window", waited)
-		}
-		if r := parsed(t, e, n, id); r.Has(record.KeyImplementAttempt) || group(t, r) != 3 {
-			t.Errorf("keys %v: the edit made during the wait survived; the window is gone", r.Keys())
 		}
 	})
 	t.Run("two processes at once can drop a key", func(t *testing.T) {
@@ -540,6 +497,115 @@ func TestWriteRecordResidualWindows(t *testing.T) {
 		if r := parsed(t, e, n, id); r.Has(record.KeyImplementAttempt) || group(t, r) != 2 {
 			t.Errorf("keys %v: expected the other process's key to be lost", r.Keys())
 		}
+	})
+}
+
+// personEdits is a person with write access editing the record comment in
+// GitHub's editor: implement.attempt set to 7.
+func personEdits(t *testing.T, e *env, id int64) {
+	t.Helper()
+	var ch record.Changes
+	ch.SetAttempt(7)
+	if err := e.fake.EditComment(id, func(cur string) string {
+		next, err := record.Update(cur, ch)
+		if err != nil {
+			t.Errorf("the person's edit: %v", err)
+			return cur
+		}
+		return next
+	}); err != nil {
+		t.Error(err)
+	}
+}
+
+// personKept fails the test unless comment id holds the person's edit and
+// implement.group g.
+func personKept(t *testing.T, e *env, n int, id int64, g int) {
+	t.Helper()
+	r := parsed(t, e, n, id)
+	if a, _ := r.Attempt(); a != 7 || group(t, r) != g {
+		t.Errorf("implement.attempt = %d, implement.group = %d; want the person's 7 and our %d (keys %v)", a, group(t, r), g, r.Keys())
+	}
+}
+
+// TestPersonEditKept: a person's edit of the record comment while a write is
+// under way is kept with the write's change. The write reads the comment
+// again just before its PATCH (a free 304 when nothing changed) and merges
+// an edit it finds; a PATCH refused for a rate limit is rebuilt from a fresh
+// read after the wait, not resent as it was; and once it has seen someone
+// editing, it reads the comment after its PATCH and applies its change again
+// on top of an edit saved over it. What is left (an edit between the last
+// read and the PATCH, one round trip) is pinned by
+// TestWriteRecordResidualWindows.
+func TestPersonEditKept(t *testing.T) {
+	t.Run("an edit just after our read", func(t *testing.T) {
+		e := newEnv(t, githubfake.Options{})
+		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+		id := seedRecord(t, e, n, DefaultIdentity, 1)
+		rc, err := e.c.ReadRecord(ctx, n, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// GitHub has answered our read; the answer is on its way when the
+		// person saves.
+		e.fake.AddFault(githubfake.Rule{Method: "GET", Path: commentPath, Call: 1, After: func() { personEdits(t, e, id) }})
+		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+			t.Fatal(err)
+		}
+		personKept(t, e, n, id, 2)
+	})
+	t.Run("an edit while our PATCH waits out a rate limit", func(t *testing.T) {
+		e := newEnv(t, githubfake.Options{SecondaryPerMinute: 1})
+		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+		id := seedRecord(t, e, n, DefaultIdentity, 1)
+		rc, err := e.c.ReadRecord(ctx, n, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+			t.Fatal(err)
+		}
+		// The next PATCH is refused (one a minute); while we wait, the
+		// person edits.
+		e.fake.AddFault(githubfake.Rule{Method: "PATCH", Path: commentPath, Call: 1, After: func() { personEdits(t, e, id) }})
+		start := e.clock.Now()
+		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(3), testView); err != nil {
+			t.Fatal(err)
+		}
+		if waited := e.clock.Now().Sub(start); waited < time.Second {
+			t.Fatalf("the PATCH was not rate limited (waited %v): the test no longer opens the window", waited)
+		}
+		personKept(t, e, n, id, 3)
+	})
+	t.Run("an edit saved over our write, by a person editing during it", func(t *testing.T) {
+		e := newEnv(t, githubfake.Options{})
+		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+		id := seedRecord(t, e, n, DefaultIdentity, 1)
+		rc, err := e.c.ReadRecord(ctx, n, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The person saves once after our read, then, from an editor opened
+		// before our PATCH, once more right after it: that save holds their
+		// edit and not our change.
+		var stale string
+		e.fake.AddFault(githubfake.Rule{Method: "GET", Path: commentPath, Call: 1, After: func() {
+			personEdits(t, e, id)
+			for _, c := range e.fake.Comments(n) {
+				if c.ID == id {
+					stale = c.Body
+				}
+			}
+		}})
+		e.fake.AddFault(githubfake.Rule{Method: "PATCH", Path: commentPath, Call: 1, After: func() {
+			if err := e.fake.EditComment(id, func(string) string { return stale }); err != nil {
+				t.Error(err)
+			}
+		}})
+		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+			t.Fatal(err)
+		}
+		personKept(t, e, n, id, 2)
 	})
 }
 
@@ -569,13 +635,14 @@ func TestWriteRecordRequests(t *testing.T) {
 		t.Errorf("unchanged read spent %+v, want one free 304", spent)
 	}
 
-	// A write after a read on an unchanged comment: a free 304, then the PATCH.
+	// A write after a read on an unchanged comment: a free 304, another
+	// just before the PATCH, then the PATCH.
 	before = job.Requests()
 	if err := job.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
 		t.Fatal(err)
 	}
-	if spent := job.Requests().Sub(before); spent.Counted() != 1 || spent.Writes != 1 || spent.NotModified != 1 {
-		t.Errorf("write after a read spent %+v, want one counted request (the PATCH) and a free 304", spent)
+	if spent := job.Requests().Sub(before); spent.Counted() != 1 || spent.Writes != 1 || spent.NotModified != 2 {
+		t.Errorf("write after a read spent %+v, want one counted request (the PATCH) and two free 304s", spent)
 	}
 
 	// A write right after a write: the PATCH answer's ETag is not the one a
@@ -584,8 +651,8 @@ func TestWriteRecordRequests(t *testing.T) {
 	if err := job.WriteRecord(ctx, n, &rc, setGroup(3), testView); err != nil {
 		t.Fatal(err)
 	}
-	if spent := job.Requests().Sub(before); spent.Counted() != 2 || spent.Reads != 1 || spent.Writes != 1 {
-		t.Errorf("write after a write spent %+v, want one counted read and one write", spent)
+	if spent := job.Requests().Sub(before); spent.Counted() != 2 || spent.Reads != 1 || spent.Writes != 1 || spent.NotModified != 1 {
+		t.Errorf("write after a write spent %+v, want one counted read, a free 304 before the PATCH and one write", spent)
 	}
 
 	// A change the comment already holds writes nothing.
@@ -598,7 +665,7 @@ func TestWriteRecordRequests(t *testing.T) {
 	}
 
 	// A Job without the id lists once; its write lists again, conditionally
-	// (free), and PATCHes.
+	// (free), twice (the read and the one before the PATCH), and PATCHes.
 	lister := e.client(t)
 	lrc, err := lister.ReadRecord(ctx, n, 0)
 	if err != nil || lrc.ID != id {
@@ -608,11 +675,11 @@ func TestWriteRecordRequests(t *testing.T) {
 	if err := lister.WriteRecord(ctx, n, &lrc, setGroup(4), testView); err != nil {
 		t.Fatal(err)
 	}
-	if spent := lister.Requests().Sub(before); spent.Counted() != 1 || spent.ByEndpoint[epList].NotModified != 1 {
-		t.Errorf("write after a listed read spent %+v, want a free 304 of the list and the PATCH", spent)
+	if spent := lister.Requests().Sub(before); spent.Counted() != 1 || spent.ByEndpoint[epList].NotModified != 2 {
+		t.Errorf("write after a listed read spent %+v, want two free 304s of the list and the PATCH", spent)
 	}
-	if got := e.count(epList); got != 2 {
-		t.Errorf("the comments were listed %d times, want 2 (only by the Job without the id)", got)
+	if got := e.count(epList); got != 3 {
+		t.Errorf("the comments were listed %d times, want 3 (only by the Job without the id)", got)
 	}
 }
 
@@ -650,4 +717,40 @@ func TestWriteRecordRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWriteRecord404 is the write protocol's side of TestRecordRead404Reconciled
+// (internal/implement): a 404 for the record comment lists roadmap's own
+// comments before anything is made, so a record that is there is written
+// where it is, and only a record that is gone starts a fresh comment.
+func TestWriteRecord404(t *testing.T) {
+	t.Run("a 404 while the comment is there", func(t *testing.T) {
+		e := newEnv(t, githubfake.Options{})
+		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+		id := seedRecord(t, e, n, DefaultIdentity, 1)
+		e.fake.AddFault(githubfake.Rule{Method: "GET", Path: commentPath, Call: 1, Status: 404})
+		rc := RecordComment{ID: id}
+		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(e.fake.Comments(n)); got != 1 || rc.ID != id || group(t, parsed(t, e, n, id)) != 2 {
+			t.Errorf("%d comments, written to %d; want the mark in comment %d, the only one", got, rc.ID, id)
+		}
+	})
+	t.Run("the comment is gone (a person deleted it)", func(t *testing.T) {
+		e := newEnv(t, githubfake.Options{})
+		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+		// An id GitHub does not have: the comment the Job was handed is gone.
+		rc := RecordComment{ID: 987654}
+		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+			t.Fatal(err)
+		}
+		cs := e.fake.Comments(n)
+		if len(cs) != 1 || rc.ID != cs[0].ID || group(t, parsed(t, e, n, rc.ID)) != 2 {
+			t.Errorf("comments %+v, rc %d: want one fresh record comment holding the mark", cs, rc.ID)
+		}
+		if e.count(epList) != 1 {
+			t.Errorf("%d lists of the comments before the create, want 1", e.count(epList))
+		}
+	})
 }

@@ -179,6 +179,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, t.rateErr(req, endpoint, rl.wait, rl.secondary, rl.message, err)
 			}
 			*n++
+			if ctx.Value(noResendKey{}) != nil {
+				// The caller rebuilds this request after the wait.
+				err := t.rateErr(req, endpoint, rl.wait, rl.secondary, rl.message, nil).(*RateLimitError)
+				err.Waited = true
+				return nil, err
+			}
 			continue
 		}
 		if resp.StatusCode >= 500 && retryable && transient < maxTransientRetries {
@@ -214,6 +220,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 }
+
+// noResendKey, set in a request's context, makes the transport return a
+// rate-limit refusal after waiting it out (a *RateLimitError with Waited)
+// instead of resending the request: its body was built from a read before
+// the wait, and the caller reads again and rebuilds it.
+type noResendKey struct{}
 
 func (t *transport) kindOf(req *http.Request) kind {
 	if t.unmetered {

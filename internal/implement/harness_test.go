@@ -61,6 +61,13 @@ func run(t *testing.T, dir string, args ...string) string {
 
 func newWorld(t *testing.T, groups int, body string) *world {
 	t.Helper()
+	return newWorldWith(t, groups, body, nil)
+}
+
+// newWorldWith is newWorld with more of the world's options set by with
+// (the replay model server, say).
+func newWorldWith(t *testing.T, groups int, body string, with func(*theworld.Options)) *world {
+	t.Helper()
 	if body == "" {
 		body = "Add greetings.\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\n-->\n"
 	}
@@ -70,9 +77,13 @@ func newWorld(t *testing.T, groups int, body string) *world {
 	if i := strings.Index(body, "<!-- roadmap:record v1"); i >= 0 && record.HasBlock(body) {
 		text, rc = body[:i], "**roadmap** · staged\n\n"+body[i:]
 	}
-	tw, err := theworld.New(theworld.Options{Dir: t.TempDir(), Owner: owner, Repo: repo, Token: token, Start: t0,
+	o := theworld.Options{Dir: t.TempDir(), Owner: owner, Repo: repo, Token: token, Start: t0,
 		Files: theworld.SampleRepo(groups), Issue: &githubfake.Issue{Title: "Add greetings", Body: text, Author: "alice"},
-		RecordComment: rc, ModelPrice: llm.Price{Input: 1, Output: 10}})
+		RecordComment: rc, ModelPrice: llm.Price{Input: 1, Output: 10}}
+	if with != nil {
+		with(&o)
+	}
+	tw, err := theworld.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,17 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
 // childConfig is what a Job run in a subprocess (so it can be SIGKILLed) needs.
@@ -37,6 +40,35 @@ type childConfig struct {
 	HangOn    string // the first request whose first user message holds this…
 	HangTurn  int    // …at this turn (assistant messages so far) hangs forever
 	Ready     string // a file the child creates when it hangs
+	// ModelURL, when set, is the replay model server the Job asks (over
+	// the OpenAI-compatible API), instead of the fixtures in process.
+	ModelURL string
+	// HangAnswered: the Job hangs right after the model's answer to the
+	// hanging request came back, before the Job has recorded it.
+	HangAnswered bool
+	// HangPush, when set, hangs the Job before its HangPush-th git push:
+	// no model call is in flight.
+	HangPush int
+}
+
+// modelPrice is what the replay model costs in the child, per million
+// tokens in and out, on the tier and in the provider alike.
+var modelPrice = llm.Price{Input: 1, Output: 10}
+
+// hangAnswered passes calls on; once hang says so for a request, it hangs
+// after the answer came back: the model server served it, the Job never
+// saw it.
+type hangAnswered struct {
+	agent.Model
+	hang func(agent.ModelRequest) bool
+}
+
+func (h hangAnswered) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelResponse, error) {
+	resp, err := h.Model.Complete(ctx, req)
+	if err == nil && h.hang(req) {
+		select {} // until SIGKILL
+	}
+	return resp, err
 }
 
 func TestMain(m *testing.M) {
@@ -73,23 +105,48 @@ func childJob(cfgJSON string) int {
 	}
 	defer bound.Close()
 	sb := policy.NewSandbox(bound, policy.Default(), gitEnv())
-	model, err := llm.New(llm.Config{Provider: llm.ProviderReplay, Model: "replay-model", Fixtures: c.Fixtures})
+	mc := llm.Config{Provider: llm.ProviderReplay, Model: "replay-model", Fixtures: c.Fixtures}
+	if c.ModelURL != "" {
+		mc = llm.Config{Provider: llm.ProviderOpenAICompatible, Model: "replay-model", BaseURL: c.ModelURL,
+			Prices: map[string]llm.Price{"replay-model": modelPrice}}
+	}
+	model, err := llm.New(mc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	spy := &spyModel{Model: model, Before: func(n int, req agent.ModelRequest) {
+	hangs := func(req agent.ModelRequest) bool {
 		turn := 0
 		for _, m := range req.Messages {
 			if m.Role == agent.RoleAssistant {
 				turn++
 			}
 		}
-		if strings.Contains(firstUser(req), c.HangOn) && turn == c.HangTurn {
-			os.WriteFile(c.Ready, []byte("hanging"), 0o644)
+		if c.HangOn == "" || !strings.Contains(firstUser(req), c.HangOn) || turn != c.HangTurn {
+			return false
+		}
+		os.WriteFile(c.Ready, []byte("hanging"), 0o644)
+		return true
+	}
+	var inner agent.Model = model
+	if c.HangAnswered {
+		inner = hangAnswered{Model: model, hang: hangs}
+	}
+	spy := &spyModel{Model: inner, Before: func(n int, req agent.ModelRequest) {
+		if !c.HangAnswered && hangs(req) {
 			select {} // until SIGKILL
 		}
 	}}
+	pushes := 0
+	gitRepo.Hook = func(args []string, done bool, err error) {
+		if done || len(args) == 0 || args[0] != "push" || c.HangPush == 0 {
+			return
+		}
+		if pushes++; pushes == c.HangPush {
+			os.WriteFile(c.Ready, []byte("hanging"), 0o644)
+			select {} // until SIGKILL
+		}
+	}
 	tr, _ := trace.NewRecorder(os.Stderr, masker, time.Now, c.Attempt)
 	_, err = implement.Run(ctx, implement.Options{
 		Options: kernel.Options{
@@ -103,7 +160,7 @@ func childJob(cfgJSON string) int {
 			Mask:    masker.Mask,
 		},
 		Attempt:      c.Attempt,
-		Models:       []agent.Tier{{Name: "replay-model", Model: spy}},
+		Models:       []agent.Tier{{Name: "replay-model", Model: spy, USDPerMTokIn: modelPrice.Input, USDPerMTokOut: modelPrice.Output}},
 		CheckRunner:  checks.SandboxRunner(sb),
 		Split:        policy.Split,
 		RepairRounds: 1,
@@ -225,4 +282,145 @@ type toolSandbox struct{ *policy.Sandbox }
 func (s toolSandbox) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
 	r, err := s.Sandbox.Run(ctx, argv)
 	return agent.RunResult(r), err
+}
+
+// killChild runs Job 1 of w in a subprocess with cfg, waits until it says it
+// hangs, SIGKILLs it and returns its log as GitHub would keep it: what the
+// Job printed, then the runner's own lines after the process died.
+func killChild(t *testing.T, w *world, cfg childConfig) string {
+	t.Helper()
+	killed := w.newJob(w.conversations()) // its workspace, a new runner's clone
+	cfg.FakeURL, cfg.Workspace, cfg.Issue, cfg.Attempt = w.base.GitHubURL(), killed.ws, w.issue, 1
+	cfg.Ready = filepath.Join(w.dir, "hanging")
+	data, _ := json.Marshal(cfg)
+	logPath := filepath.Join(w.dir, "job-1.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "ROADMAP_IMPLEMENT_CHILD="+string(data))
+	cmd.Stdout = logFile
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(cfg.Ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the child Job never reached the point to kill\nstderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	logFile.Close()
+	printed, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(printed) + "##[error]Process completed with exit code 137.\nPost job cleanup.\nCleaning up orphan processes\n"
+}
+
+// reportKilled runs report on the killed Job 1 of w, whose log is log, as
+// the report job after it would.
+func reportKilled(t *testing.T, w *world, log string) report.Outcome {
+	t.Helper()
+	w.fake.AddWorkflow("roadmap.yml")
+	runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Conclusion: "failure"})
+	if _, err := w.fake.AddJob(runID, githubfake.Job{Name: "implement", Conclusion: "failure", Log: log}); err != nil {
+		t.Fatal(err)
+	}
+	gh, err := w.base.GitHub(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := report.Run(context.Background(), report.Options{Issue: w.issue, GitHub: gh, JobResult: "failure", RunID: runID,
+		Workflow: "roadmap.yml", Ref: "main", Clock: w.clock, Mask: w.base.Masker.Mask})
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	return out
+}
+
+// TestSpendBookedBeforeCall: every model call is booked in the Job's log
+// before its request goes out and settled when its answer is recorded. A Job
+// SIGKILLed after the model server served an answer and before the Job
+// recorded it leaves the booking, and report counts it: the record's spend
+// is at least what the server served, flagged as estimated in the record and
+// its comment. Killed where no call is in flight, the record equals it.
+func TestSpendBookedBeforeCall(t *testing.T) {
+	served := func(w *world) llm.Stats { return w.base.Replay.Stats() }
+	modelWorld := func(t *testing.T) *world {
+		convs, err := theworld.SampleConversations(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newWorldWith(t, 2, "", func(o *theworld.Options) { o.Replay = llm.NewReplay(convs) })
+	}
+
+	t.Run("killed between the served answer and its spend line", func(t *testing.T) {
+		w := modelWorld(t)
+		log := killChild(t, w, childConfig{ModelURL: w.base.ModelURL(), HangOn: "task group 2 of", HangTurn: 0, HangAnswered: true})
+		sv := served(w)
+		if sv.Calls != 3 {
+			t.Fatalf("the model server served %d calls before the kill, want group 1's 2 and group 2's first", sv.Calls)
+		}
+		lines, err := trace.ParseSpendLines(strings.NewReader(log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lines.Booked) != 3 || len(lines.Entries) != 2 {
+			t.Fatalf("the log books %d calls and settles %d; want 3 booked (each before its request) and 2 settled", len(lines.Booked), len(lines.Entries))
+		}
+		booking := lines.Booked[2]
+		if booking.Call != 3 || booking.TokensOut != int64(agent.DefaultMaxOutput) || booking.TokensIn < 1000 {
+			t.Errorf("the booking of the killed call = %+v; want call 3 at its estimate (its input, %d out)", booking, agent.DefaultMaxOutput)
+		}
+
+		out := reportKilled(t, w, log)
+		if out.SpendLost || out.SpendEstimated.ModelCalls != 1 || out.Action != report.ActionContinue {
+			t.Errorf("report: spend_lost %v, %d estimated, action %s; want false, 1, continue", out.SpendLost, out.SpendEstimated.ModelCalls, out.Action)
+		}
+		rec := w.record()
+		spend, _ := rec.Spend()
+		if spend.ModelCalls != sv.Calls || spend.TokensIn < sv.TokensIn || spend.TokensOut < sv.TokensOut {
+			t.Errorf("implement.spend = %+v; the model server served %d calls, %d tokens in, %d out: the record must hold at least that",
+				spend, sv.Calls, sv.TokensIn, sv.TokensOut)
+		}
+		wantIn := 2*1000 + booking.TokensIn
+		if spend.TokensIn != wantIn || spend.TokensOut != 2*100+booking.TokensOut {
+			t.Errorf("implement.spend = %+v; want the two settled calls and the booking: %d in, %d out", spend, wantIn, 2*100+booking.TokensOut)
+		}
+		if rec.SpendEstimated() != 1 {
+			t.Errorf("implement.spend_estimated = %d, want 1", rec.SpendEstimated())
+		}
+		if c, _ := w.recordComment(); !strings.Contains(c.Body, "3 model calls, 1 estimated") {
+			t.Errorf("the record comment does not flag the estimate:\n%s", c.Body)
+		}
+	})
+
+	t.Run("killed with no call in flight", func(t *testing.T) {
+		w := modelWorld(t)
+		// Before group 2's push: both of its calls are settled.
+		log := killChild(t, w, childConfig{ModelURL: w.base.ModelURL(), HangPush: 2})
+		sv := served(w)
+		out := reportKilled(t, w, log)
+		spend, _ := w.record().Spend()
+		if spend.ModelCalls != sv.Calls || spend.TokensIn != sv.TokensIn || spend.TokensOut != sv.TokensOut || out.SpendEstimated.ModelCalls != 0 {
+			t.Errorf("implement.spend = %+v (%d estimated); want exactly what the server served: %d calls, %d in, %d out",
+				spend, out.SpendEstimated.ModelCalls, sv.Calls, sv.TokensIn, sv.TokensOut)
+		}
+		if sv.Calls != 4 {
+			t.Errorf("the model server served %d calls, want 4 (two groups of two)", sv.Calls)
+		}
+	})
 }

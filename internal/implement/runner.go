@@ -466,14 +466,22 @@ func (r *runner) publishGroup(ctx context.Context, g plan.Group, deferMark bool)
 	return ending{}, true
 }
 
+// maxPushRebases bounds how often one push is refused because the branch
+// moved on the remote (another writer's push before ours, or one that moved
+// the ref while ours was in flight) and is fetched, rebased and sent again.
+// Past it the Job ends conflict, whose continuation rebases again.
+const maxPushRebases = 3
+
 // push publishes r.head. The remote is asked first, so a push that happened
-// before a kill is never repeated; a non-fast-forward is rebased once.
+// before a kill is never repeated; a push refused because the branch moved
+// is rebased onto the remote's and sent again, at most maxPushRebases times.
 func (r *runner) push(ctx context.Context, g plan.Group) (ending, bool) {
 	o := r.o
 	start := o.Clock.Now()
 	defer func() {
 		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Group: g.Number, Step: groupStep(g), Duration: o.Clock.Now().Sub(start)})
 	}()
+	rebases := 0
 	for attempt := 1; ; attempt++ {
 		remoteSHA, found, err := o.Repo.LsRemote(ctx, o.Remote, r.branch)
 		if err == nil && found && remoteSHA == r.head {
@@ -484,7 +492,15 @@ func (r *runner) push(ctx context.Context, g plan.Group) (ending, bool) {
 			return ending{}, true
 		}
 		var rej *git.PushRejected
-		if errors.As(err, &rej) && rej.NonFastForward && attempt == 1 {
+		if errors.As(err, &rej) && rej.Moved() {
+			if rebases == maxPushRebases {
+				return r.classEnding(failure.Conflict, "push",
+					fmt.Sprintf("the branch moved on %s under %d pushes in a row (the last: %s); a continuation rebases again", o.Remote, rebases+1, rej.Reason)), false
+			}
+			rebases++
+			why := fmt.Sprintf("push refused (%s): the branch moved on %s; rebase onto %s/%s and push again", rej.Reason, o.Remote, o.Remote, r.branch)
+			r.j.Logf("roadmap: %s: %s (%d of %d)", groupStep(g), why, rebases, maxPushRebases)
+			r.j.Event(trace.Event{Type: trace.TypeRetry, Reason: why, Attempt: rebases})
 			if end, ok := r.rebase(ctx, g); !ok {
 				return end, false
 			}

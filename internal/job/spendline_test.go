@@ -36,9 +36,18 @@ func TestSpendLineOneWriter(t *testing.T) {
 			t.Errorf("the readers of spend lines outside internal/trace (-want +got):\n%s", diff)
 		}
 	})
+	// Each call is booked before its request goes out, then settled; the
+	// third ended with no answer (the Job was stopped while it was out), so
+	// its booking stands as its spend.
+	bookings := []agent.ModelBookedEvent{
+		{Model: "m-small", TokensIn: 3000, TokensOut: 4096, USD: 0.0009},
+		{Model: "m-large", TokensIn: 5000, TokensOut: 4096, USD: 0.03},
+		{Model: "m-large", TokensIn: 5200, TokensOut: 4096, USD: 0.031},
+	}
 	events := []agent.ModelCallEvent{
-		{Model: "m-small", TokensIn: 812, TokensOut: 95, USD: 0.00021},
-		{Model: "m-large", TokensIn: 4000, TokensOut: 1200, USD: 0.0123},
+		{Model: "m-small", TokensIn: 812, TokensOut: 95, USD: 0.00021, Outcome: "ok"},
+		{Model: "m-large", TokensIn: 4000, TokensOut: 1200, USD: 0.0123, Outcome: "ok"},
+		{Model: "m-large", Outcome: "cancelled", Unanswered: true},
 	}
 	for _, phase := range []kernel.Phase{kernel.Stage, kernel.Implement} {
 		t.Run(string(phase), func(t *testing.T) {
@@ -50,6 +59,7 @@ func TestSpendLineOneWriter(t *testing.T) {
 			j := &kernel.Job{O: kernel.Options{Log: &log, Trace: tr, Mask: func(s string) string { return s }}, Phase: phase, Number: 3, Group: 2}
 			// A person's log line between the calls is not a spend line.
 			for i, c := range events {
+				j.Observer().ModelBooked(bookings[i])
 				j.Observer().ModelCall(c)
 				if i == 0 {
 					log.WriteString("roadmap: something else\n")
@@ -59,15 +69,26 @@ func TestSpendLineOneWriter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := trace.SpendLog{Entries: []trace.SpendEntry{
-				{Job: 3, Group: 2, Call: 1, Model: "m-small", TokensIn: 812, TokensOut: 95, USD: 0.00021},
-				{Job: 3, Group: 2, Call: 2, Model: "m-large", TokensIn: 4000, TokensOut: 1200, USD: 0.0123},
-			}}
+			want := trace.SpendLog{
+				Entries: []trace.SpendEntry{
+					{Job: 3, Group: 2, Call: 1, Model: "m-small", TokensIn: 812, TokensOut: 95, USD: 0.00021},
+					{Job: 3, Group: 2, Call: 2, Model: "m-large", TokensIn: 4000, TokensOut: 1200, USD: 0.0123},
+					{Job: 3, Group: 2, Call: 3, Model: "m-large", Estimated: true, TokensIn: 5200, TokensOut: 4096, USD: 0.031},
+				},
+				Booked: []trace.SpendEntry{
+					{Job: 3, Group: 2, Call: 1, Model: "m-small", Booked: true, TokensIn: 3000, TokensOut: 4096, USD: 0.0009},
+					{Job: 3, Group: 2, Call: 2, Model: "m-large", Booked: true, TokensIn: 5000, TokensOut: 4096, USD: 0.03},
+					{Job: 3, Group: 2, Call: 3, Model: "m-large", Booked: true, TokensIn: 5200, TokensOut: 4096, USD: 0.031},
+				},
+			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("the %s Job's spend lines as report reads them (-want +got):\n%s", phase, diff)
 			}
-			if wantSpend := (record.Spend{TokensIn: 4812, TokensOut: 1295, USD: 0.00021 + 0.0123, ModelCalls: 2}); j.Spend != wantSpend {
-				t.Errorf("the Job's spend = %+v, want %+v (the lines' sum)", j.Spend, wantSpend)
+			wantSpend := record.Spend{}.Add(record.Spend{TokensIn: 812, TokensOut: 95, USD: 0.00021, ModelCalls: 1}).
+				Add(record.Spend{TokensIn: 4000, TokensOut: 1200, USD: 0.0123, ModelCalls: 1}).
+				Add(record.Spend{TokensIn: 5200, TokensOut: 4096, USD: 0.031, ModelCalls: 1})
+			if j.Spend != wantSpend || j.Estimated != 1 {
+				t.Errorf("the Job's spend = %+v (%d estimated), want %+v (1 estimated: the settling lines' sum)", j.Spend, j.Estimated, wantSpend)
 			}
 		})
 	}

@@ -37,6 +37,10 @@ func (e *APIError) Error() string {
 	return msg
 }
 
+// HTTPStatus is the refusal's status: the provider answered, so the call
+// cost nothing and its booked estimate is settled at zero (agent.Observer).
+func (e *APIError) HTTPStatus() int { return e.Status }
+
 // RateLimited reports whether the provider refused for rate: the caller may
 // yield the Job rather than stop when the wait is long (see RetryAfter).
 func (e *APIError) RateLimited() bool { return e.Status == 429 }

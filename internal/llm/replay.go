@@ -22,6 +22,10 @@ type DivergenceError struct {
 	Reason string
 }
 
+// HTTPStatus is the status the replay server answers a divergence with: a
+// refusal, served and charged nothing.
+func (e *DivergenceError) HTTPStatus() int { return http.StatusBadRequest }
+
 func (e *DivergenceError) Error() string {
 	if e.Conversation == "" {
 		return fmt.Sprintf("replay: turn %d: %s", e.Turn, e.Reason)

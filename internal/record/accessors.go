@@ -104,6 +104,13 @@ func (r *Record) Tier() int {
 	return n
 }
 
+// SpendEstimated returns implement.spend_estimated: how many of the calls
+// in implement.spend are there at their booked estimate (0 when absent).
+func (r *Record) SpendEstimated() int {
+	n, _ := r.count(KeyImplementSpendEstimated)
+	return n
+}
+
 // Jobs returns implement.jobs, oldest first.
 func (r *Record) Jobs() ([]JobOutcome, bool) {
 	var v []JobOutcome

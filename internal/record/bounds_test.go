@@ -40,6 +40,7 @@ func worstCase(t *testing.T) *Record {
 	c.SetCheckLog(escaped(10 * MaxCheckLog))
 	c.SetConflict(files)
 	c.SetSpend(big)
+	c.SetSpendEstimated(MaxCount)
 	c.SetGroup(MaxCount)
 	c.SetGroupSeconds(secs)
 	sha := SHA(strings.Repeat("f", 64))

@@ -221,6 +221,16 @@ func (c *Changes) SetTier(n int) {
 	c.set(KeyImplementTier, strconv.Itoa(n))
 }
 
+// SetSpendEstimated sets implement.spend_estimated; n <= 0 deletes it (the
+// spend is exact). A count over MaxCount is cut to it.
+func (c *Changes) SetSpendEstimated(n int) {
+	if n <= 0 {
+		c.Delete(KeyImplementSpendEstimated)
+		return
+	}
+	c.set(KeyImplementSpendEstimated, strconv.Itoa(min(n, MaxCount)))
+}
+
 // SetJobs sets implement.jobs to the newest MaxJobs outcomes.
 func (c *Changes) SetJobs(jobs []JobOutcome) { c.setJobs(KeyImplementJobs, jobs) }
 

@@ -69,7 +69,11 @@ func (r *Record) SetView(v View) {
 		facts = append(facts, fmt.Sprintf("PR #%d", pr))
 	}
 	if s, ok := r.Spend(); ok {
-		facts = append(facts, fmt.Sprintf("spent $%.2f (%d model calls)", s.USD, s.ModelCalls))
+		est := ""
+		if n := r.SpendEstimated(); n > 0 {
+			est = fmt.Sprintf(", %d estimated", n)
+		}
+		facts = append(facts, fmt.Sprintf("spent $%.2f (%d model calls%s)", s.USD, s.ModelCalls, est))
 	}
 	if jobs, ok := r.Jobs(); ok && len(jobs) > 0 {
 		last := jobs[len(jobs)-1]

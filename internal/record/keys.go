@@ -21,6 +21,12 @@ const (
 	KeyImplementConflict Key = "implement.conflict"
 	// KeyImplementSpend is the item's spend so far, summed over every Job: a Spend.
 	KeyImplementSpend Key = "implement.spend"
+	// KeyImplementSpendEstimated counts the model calls in implement.spend
+	// that are there at their booked estimate (the request's input as
+	// estimated, its max_tokens out), not as the provider counted them: calls
+	// that ended with no answer, and calls a killed Job's log shows booked
+	// and never settled. Absent is none: the spend is exact.
+	KeyImplementSpendEstimated Key = "implement.spend_estimated"
 	// KeyImplementGroup is the number of the last task group that passed.
 	KeyImplementGroup Key = "implement.group"
 	// KeyImplementGroupSeconds is how long each passed group took, in seconds,
@@ -82,6 +88,7 @@ func AllKeys() []Key {
 		KeyImplementResult,
 		KeyImplementSHA,
 		KeyImplementSpend,
+		KeyImplementSpendEstimated,
 		KeyImplementStopped,
 		KeyImplementTier,
 		KeyImplementTrace,
@@ -188,6 +195,8 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindFiles, bound: MaxConflictChars, what: `a file list (a JSON array of paths, e.g. ["a.go"])`}, true
 	case KeyImplementSpend:
 		return spec{kind: kindSpend, what: `a spend ({"tokens_in":N,"tokens_out":N,"usd":X,"model_calls":N})`}, true
+	case KeyImplementSpendEstimated:
+		return spec{kind: kindCount, what: "a count of model calls (an integer >= 1; absent is none)"}, true
 	case KeyImplementGroup:
 		return spec{kind: kindCount, what: "a group number (an integer >= 1)"}, true
 	case KeyImplementGroupSeconds:

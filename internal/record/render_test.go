@@ -57,6 +57,7 @@ func everyKey() Changes {
 	c.SetResult(ResultStopped)
 	c.SetSHA("3f2a9c1d4e")
 	c.SetSpend(Spend{TokensIn: 18230, TokensOut: 4410, USD: 0.21, ModelCalls: 14})
+	c.SetSpendEstimated(1)
 	c.SetStopped("checks")
 	c.SetTrace(json.RawMessage(`{"events": [{"phase": "checks", "ok": false, "note": "a < b"}]}`))
 	c.SetWIP("9e8d7c6b5a")

@@ -44,6 +44,10 @@ func (r *reporter) ready(ctx context.Context) error {
 	return r.removeLabels(ctx, r.o.Labels.Stopped, r.o.Labels.NeedsInput)
 }
 
+// maxDispatchAttempts bounds the dispatches of one continuation in one run
+// of report: the first and two more, each after a look for the run.
+const maxDispatchAttempts = 3
+
 // continuation dispatches the next Job of the item, once. The intent mark
 // (the Job's line's dispatching time) went into the record with report's
 // mark, before the dispatch; a re-run of report that finds it looks first:
@@ -51,10 +55,23 @@ func (r *reporter) ready(ctx context.Context) error {
 // since the mark, is the continuation landed, and nothing is sent again.
 // No run since the mark means the first run was killed before its dispatch
 // landed: it is sent now.
+//
+// A dispatch that fails in a way that may have landed (a 5xx, a dropped
+// answer: GitHub may have started the run and lost the answer) is
+// reconciled from ground truth, the workflow's runs dispatched since it was
+// sent, and sent again only when no run is there, at most
+// maxDispatchAttempts times. Its class is in the outcome (DispatchFailure);
+// a dispatch that never lands is said in the record comment, with the intent
+// mark, so a re-run of report looks before it sends.
 func (r *reporter) continuation(ctx context.Context) error {
 	next := r.job + 1
 	if r.dispatching != 0 || r.o.RunAttempt > 1 {
-		done, err := r.landed(ctx, next)
+		defer r.clearNotDispatched(ctx)
+		var since time.Time
+		if r.dispatching != 0 {
+			since = time.Unix(r.dispatching, 0).UTC()
+		}
+		done, err := r.landed(ctx, next, since)
 		if err != nil || done {
 			return err
 		}
@@ -68,6 +85,42 @@ func (r *reporter) continuation(ctx context.Context) error {
 		// The continuation reads the record comment by its id, no search.
 		inputs["record-comment"] = strconv.FormatInt(r.rc.ID, 10)
 	}
+	// The runs list filters on whole seconds of creation time.
+	sent := r.o.Clock.Now().UTC().Truncate(time.Second)
+	res, err := r.dispatch(ctx, inputs)
+	for attempt := 1; err != nil; attempt++ {
+		class := dispatchClass(err)
+		r.out.DispatchFailure, r.out.DispatchAttempts = class, attempt
+		r.logf("report: issue #%d: the dispatch of Job %d failed (%s): %v", r.o.Issue, next, class, err)
+		if !github.Indeterminate(err) {
+			return r.dispatchFailed(ctx, next, class, err)
+		}
+		// It may have landed: look before sending it again.
+		done, lerr := r.landed(ctx, next, sent)
+		if lerr != nil {
+			return r.dispatchFailed(ctx, next, class, fmt.Errorf("%w (and looking for its run: %v)", err, lerr))
+		}
+		if done {
+			return nil
+		}
+		if attempt == maxDispatchAttempts {
+			return r.dispatchFailed(ctx, next, class, err)
+		}
+		if serr := r.o.Clock.Sleep(ctx, time.Duration(attempt)*2*time.Second); serr != nil {
+			return r.dispatchFailed(ctx, next, class, err)
+		}
+		res, err = r.dispatch(ctx, inputs)
+	}
+	if r.out.DispatchFailure != "" {
+		r.out.DispatchAttempts++ // the one that landed
+	}
+	r.out.Dispatched, r.out.DispatchedRunID, r.out.NextAttempt = &res, res.RunID, next
+	r.logf("report: issue #%d: dispatched Job %d (%s on %s) run %d", r.o.Issue, next, r.o.Workflow, r.o.Ref, res.RunID)
+	return nil
+}
+
+// dispatch sends one workflow_dispatch of the continuation.
+func (r *reporter) dispatch(ctx context.Context, inputs map[string]any) (github.DispatchResult, error) {
 	res, err := r.o.GitHub.DispatchWorkflow(ctx, r.o.Workflow, r.o.Ref, inputs)
 	var se *github.StatusError
 	if errors.As(err, &se) && se.Status == 422 && strings.Contains(se.Message, "Unexpected inputs") && inputs["record-comment"] != nil {
@@ -77,32 +130,81 @@ func (r *reporter) continuation(ctx context.Context) error {
 		delete(inputs, "record-comment")
 		res, err = r.o.GitHub.DispatchWorkflow(ctx, r.o.Workflow, r.o.Ref, inputs)
 	}
-	if err != nil {
-		// A lost answer may have started the run: report does not send it
-		// again blindly; a person (or a re-run of report) looks first.
-		return fmt.Errorf("dispatch Job %d of issue %d: %w", next, r.o.Issue, err)
-	}
-	r.out.Dispatched, r.out.DispatchedRunID, r.out.NextAttempt = &res, res.RunID, next
-	r.logf("report: issue #%d: dispatched Job %d (%s on %s) run %d", r.o.Issue, next, r.o.Workflow, r.o.Ref, res.RunID)
-	return nil
+	return res, err
 }
 
-// landed looks for Job next dispatched by an earlier run of report: in the
-// record (it started), else in the workflow's runs dispatched since the
-// intent mark and newer than the reported Job's run (one request). GitHub's
-// list has no inputs; a run's title (the caller's run-name, "roadmap
-// #<issue> …") names its issue, so a run that names another issue is
-// another item's continuation and does not count. A run whose title names
-// no issue (a caller without run-name) is taken for this item's, as
-// before: the report jobs of one issue are serialised, and the mark is
-// seconds old.
-func (r *reporter) landed(ctx context.Context, next int) (bool, error) {
-	// Since the intent mark; a re-run with none looks at every dispatched
-	// run newer than the reported Job's.
-	var since time.Time
-	if r.dispatching != 0 {
-		since = time.Unix(r.dispatching, 0).UTC()
+// dispatchClass is the failure class of a failed dispatch: indeterminate
+// when it may have landed (the answer was a 5xx or never came), else the
+// error's own class.
+func dispatchClass(err error) failure.Class {
+	if github.Indeterminate(err) {
+		return failure.Indeterminate
 	}
+	return failure.ClassifyError(err)
+}
+
+// dispatchFailed ends a continuation whose dispatch did not land: the record
+// gets the intent mark (a re-run of report looks for the run before it sends
+// one) and its comment says the next Job was not started, and why. The
+// error fails report (exit 3): the item goes on when report is re-run.
+func (r *reporter) dispatchFailed(ctx context.Context, next int, class failure.Class, err error) error {
+	r.out.NextAttempt = next
+	r.dispatchErr = class
+	fail := fmt.Errorf("dispatch Job %d of issue %d (%s): %w", next, r.o.Issue, class, err)
+	werr := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc, func(cur *record.Record) (record.Changes, error) {
+		var ch record.Changes
+		var lines []record.JobOutcome
+		if r.stage {
+			lines, _ = cur.StageJobs()
+		} else {
+			lines, _ = cur.Jobs()
+		}
+		l, ok := findLine(lines, func(j record.JobOutcome) bool { return j.Job == r.job })
+		if ok && l.Dispatching == 0 {
+			l.Dispatching = r.o.Clock.Now().Unix()
+			if r.stage {
+				ch.SetStageJobs(record.WithJob(lines, l))
+			} else {
+				ch.SetJobs(record.WithJob(lines, l))
+			}
+		}
+		return ch, nil
+	}, r.view)
+	if werr != nil {
+		return fmt.Errorf("%w (and saying so in the record: %v)", fail, werr)
+	}
+	r.rec = r.rc.Record
+	return fail
+}
+
+// clearNotDispatched re-renders the record comment when an earlier run of
+// report left it saying the next Job was not dispatched and this one has it
+// dispatched (or found it landed): the comment says what happens now.
+func (r *reporter) clearNotDispatched(ctx context.Context) {
+	if r.out.NextAttempt == 0 || r.dispatchErr != "" || !strings.Contains(r.rec.Text(), notDispatched) {
+		return
+	}
+	err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+		func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, r.view)
+	if err != nil {
+		// The next Job's first mark renders it again.
+		r.logf("report: issue #%d: the record comment still says Job %d was not dispatched: %v", r.o.Issue, r.out.NextAttempt, err)
+		return
+	}
+	r.rec = r.rc.Record
+}
+
+// landed looks for Job next dispatched by an earlier run of report, or by
+// this one before its answer was lost: in the record (it started), else in
+// the workflow's runs dispatched since since and newer than the reported
+// Job's run (one request; a zero since looks at every dispatched run newer
+// than it). GitHub's list has no inputs; a run's title (the caller's
+// run-name, "roadmap #<issue> …") names its issue, so a run that names
+// another issue is another item's continuation and does not count. A run
+// whose title names no issue (a caller without run-name) is taken for this
+// item's, as before: the report jobs of one issue are serialised, and the
+// mark is seconds old.
+func (r *reporter) landed(ctx context.Context, next int, since time.Time) (bool, error) {
 	n, _ := r.rec.Attempt()
 	lines := mustJobs(r.rec)
 	if r.stage {
@@ -385,9 +487,17 @@ func (r *reporter) stopHead(b *strings.Builder, title, jobLabel, lostLine string
 	if row.Does != "" {
 		fmt.Fprintf(b, "**What this class needs:** %s.\n\n", row.Does)
 	}
-	if r.out.SpendLost {
+	job := strings.Replace(jobLabel, "Stage", "stage", 1)
+	switch {
+	case r.out.SpendLost && r.facts != nil && r.facts.logGone:
 		fmt.Fprintf(b, "**Spend lost:** the log of %s %d is gone, so the spend of its model calls after its last mark is not in the record (%s).\n\n",
-			strings.Replace(jobLabel, "Stage", "stage", 1), r.job, lostLine)
+			job, r.job, lostLine)
+	case r.out.SpendLost:
+		fmt.Fprintf(b, "**Spend lost:** the runner of %s %d lost communication, so its log stops where the upload stopped: the calls its log holds are in the record, any call after them is not (%s).\n\n",
+			job, r.job, lostLine)
+	}
+	if n := r.rec.SpendEstimated(); n > 0 {
+		fmt.Fprintf(b, "**Spend estimated:** %d of the item's model calls are in its spend at their booked estimate (the request's input as estimated, plus its max_tokens out): the Job was killed or stopped while they were in flight, so their answer was never recorded, and they may have cost less (`implement.spend_estimated`).\n\n", n)
 	}
 }
 

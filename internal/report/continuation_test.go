@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,34 +20,41 @@ func TestContinuationDispatchedOnce(t *testing.T) {
 	const runsList = "/actions/workflows/" + workflow + "/runs"
 	tests := []struct {
 		name string
-		// fault is on the first run's dispatch; nil is a first run that
-		// dispatched and was killed just after.
-		fault     *githubfake.Rule
+		// fault is on the first run's dispatches (kill ends the first run);
+		// nil is a first run that dispatched and was killed just after.
+		fault     func(kill func()) *githubfake.Rule
 		firstErr  bool
 		rerunSent bool // the re-run sends the dispatch itself
 	}{
 		{name: "killed just after the dispatch landed"},
-		{name: "the dispatch's answer lost after GitHub applied it",
-			fault: &githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Call: 1, ApplyThenFail: true, Status: 502}, firstErr: true},
-		{name: "the dispatch never landed (killed before it, or refused)",
-			fault: &githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Call: 1, Status: 502}, firstErr: true, rerunSent: true},
+		{name: "killed after GitHub applied the dispatch and lost its answer",
+			fault: func(kill func()) *githubfake.Rule {
+				return &githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Call: 1, ApplyThenFail: true, Status: 502, After: kill}
+			}, firstErr: true},
+		{name: "the dispatch never landed (every attempt refused)",
+			fault: func(func()) *githubfake.Rule {
+				return &githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Status: 502}
+			}, firstErr: true, rerunSent: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			runID := e.run(t, "failure", readLog(t, "exit137-no-evidence.log"))
 			n := e.issue(t, base(), "roadmap:implement")
+			firstCtx, kill := context.WithCancel(ctx)
+			defer kill()
 			if tc.fault != nil {
-				e.fake.AddFault(*tc.fault)
+				e.fake.AddFault(*tc.fault(kill))
 			}
 			o := e.options(n, runID)
 			o.JobResult = "failure"
-			first, err := Run(ctx, o)
+			first, err := Run(firstCtx, o)
 			if (err != nil) != tc.firstErr {
 				t.Fatalf("first run: err = %v, want an error %v", err, tc.firstErr)
 			}
+			e.fake.ClearFaults()
 			for _, r := range e.fake.Requests() {
-				if strings.HasSuffix(r.Path, runsList) {
+				if strings.HasSuffix(r.Path, runsList) && tc.fault == nil {
 					t.Errorf("the first run listed the workflow's runs (%s %s): the normal path must not pay for the look", r.Method, r.Path)
 				}
 			}
@@ -59,6 +67,7 @@ func TestContinuationDispatchedOnce(t *testing.T) {
 				t.Fatalf("%d dispatches landed before the re-run", landed)
 			}
 			o.GitHub = e.client(t) // the re-run is another process
+			firstRequests := len(e.fake.Requests())
 			again, err := Run(ctx, o)
 			if err != nil {
 				t.Fatalf("re-run: %v", err)
@@ -77,7 +86,7 @@ func TestContinuationDispatchedOnce(t *testing.T) {
 				t.Errorf("first run's outcome names run %d, the dispatch is %d", first.DispatchedRunID, d[0].RunID)
 			}
 			looked := 0
-			for _, r := range e.fake.Requests() {
+			for _, r := range e.fake.Requests()[firstRequests:] {
 				if strings.HasSuffix(r.Path, runsList) {
 					looked++
 				}
@@ -163,8 +172,9 @@ func TestContinuationOtherItems(t *testing.T) {
 	// would, before (at 0) or after (at 1) the first run.
 	type setup struct {
 		runName string
-		fault   githubfake.Rule
-		others  [2]bool
+		// fault is on the first run's dispatches; kill ends the first run.
+		fault  func(kill func()) githubfake.Rule
+		others [2]bool
 	}
 	type outcome struct {
 		n      int
@@ -191,12 +201,15 @@ func TestContinuationOtherItems(t *testing.T) {
 		if s.others[0] {
 			other()
 		}
-		e.fake.AddFault(s.fault)
+		firstCtx, kill := context.WithCancel(ctx)
+		defer kill()
+		e.fake.AddFault(s.fault(kill))
 		o := e.options(n, runID)
 		o.JobResult = "failure"
-		if _, err := Run(ctx, o); err == nil {
+		if _, err := Run(firstCtx, o); err == nil {
 			t.Fatal("the first run's dispatch failed, and report said nothing")
 		}
+		e.fake.ClearFaults()
 		if s.others[1] {
 			other()
 		}
@@ -218,8 +231,14 @@ func TestContinuationOtherItems(t *testing.T) {
 		}
 		return out
 	}
-	never := githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Call: 1, Status: 502}
-	lost := githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Call: 1, ApplyThenFail: true, Status: 502}
+	// never: every dispatch of the first run is refused; lost: GitHub
+	// applies the first and loses its answer, and the run is killed then.
+	never := func(func()) githubfake.Rule {
+		return githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Status: 502}
+	}
+	lost := func(kill func()) githubfake.Rule {
+		return githubfake.Rule{Method: "POST", Path: "/repos/**/dispatches", Call: 1, ApplyThenFail: true, Status: 502, After: kill}
+	}
 
 	t.Run("another item's continuation in the window does not stop this one", func(t *testing.T) {
 		e, out := play(t, setup{runName: callerRunName, fault: never, others: [2]bool{true, true}})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
@@ -22,6 +23,28 @@ type jobFacts struct {
 	// it (404, 410); the verdict then rests on the conclusion alone.
 	logGone bool
 	logErr  error
+	// tailLost: the runner lost communication with GitHub, so the log
+	// stops wherever its upload stopped: calls after its last line are
+	// not known.
+	tailLost bool
+}
+
+// reasonLogGone is the kill reason of a Job that wrote no result and whose
+// log is gone, when the conclusion and the annotations name no other: a
+// Job with no typed result was killed (DESIGN §4), whatever took its log.
+const reasonLogGone = "log_gone"
+
+// lostCommunication is the runner's message when it stops talking to
+// GitHub (a machine gone, a network cut): in an annotation or at the end of
+// the log GitHub keeps. The runner uploads the log as it goes, so what it
+// had not sent is gone with it.
+const lostCommunication = "lost communication with the server"
+
+// runnerLost reports whether the runner lost communication: the log's tail
+// may be missing.
+func runnerLost(annotations []string, v failure.Verdict) bool {
+	lost := func(s string) bool { return strings.Contains(strings.ToLower(s), lostCommunication) }
+	return slices.ContainsFunc(annotations, lost) || lost(v.Evidence)
 }
 
 // findJob picks the implement job among the run's jobs: the exact name, then
@@ -80,6 +103,12 @@ func readKilledJob(ctx context.Context, gh *github.Client, runID int64, name str
 		}
 		f.logGone, f.logErr = true, err
 		f.verdict = failure.Classify(failure.Input{Conclusion: job.Conclusion, Annotations: annotations})
+		if f.verdict.Class == failure.Unknown {
+			// Nothing says otherwise, and the Job wrote no result: it was
+			// killed, and goes on from its last mark. Unknown would stop
+			// the item for a log GitHub deleted.
+			f.verdict = failure.Verdict{Class: failure.Killed, Reason: reasonLogGone, Source: failure.SourceNone}
+		}
 		return f, nil
 	}
 	defer body.Close()
@@ -87,6 +116,7 @@ func readKilledJob(ctx context.Context, gh *github.Client, runID int64, name str
 	if err != nil {
 		return jobFacts{}, fmt.Errorf("read the log of job %d (%s): %w", job.ID, job.Name, err)
 	}
+	f.tailLost = runnerLost(annotations, f.verdict)
 	return f, nil
 }
 

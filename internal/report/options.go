@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,11 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
-// Clock is report's time: the day a Job's spend is booked on.
+// Clock is report's time: the day a Job's spend is booked on, and the
+// waits between the dispatches of a continuation.
 type Clock interface {
 	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
 }
 
 // Labels are the labels report sets and removes (config `labels:`).
@@ -243,13 +246,25 @@ type Outcome struct {
 	Dispatched      *github.DispatchResult `json:"dispatched,omitempty"`
 	DispatchedRunID int64                  `json:"dispatched_run_id,omitempty"`
 	NextAttempt     int                    `json:"next_attempt,omitempty"`
-	Stopped         bool                   `json:"stopped"`
+	// DispatchFailure is the class of the continuation's dispatch when an
+	// attempt failed (indeterminate: a 5xx or a lost answer, reconciled by
+	// looking for the run; auth, rate_limited …), and DispatchAttempts the
+	// dispatches sent then. With Dispatched set, a later attempt or the look
+	// found the run; without it, the next Job is not known to have started.
+	DispatchFailure  failure.Class `json:"dispatch_failure,omitempty"`
+	DispatchAttempts int           `json:"dispatch_attempts,omitempty"`
+	Stopped          bool          `json:"stopped"`
 	// Step is implement.stopped of a stop.
 	Step string `json:"step,omitempty"`
 	Head string `json:"head,omitempty"`
 	// SpendRecovered is what the killed Job's log added to the record;
-	// SpendLost is true when the log was gone and that could not be done.
+	// SpendEstimated the part of it at booked estimates (calls booked and
+	// never settled: the Job was killed while they were in flight; its
+	// model_calls count them). SpendLost is true only when report cannot know what
+	// the Job spent after its last mark: the log is gone, or the runner lost
+	// communication and the log's tail with it.
 	SpendRecovered record.Spend `json:"spend_recovered"`
+	SpendEstimated record.Spend `json:"spend_estimated"`
 	SpendLost      bool         `json:"spend_lost"`
 	// Spend is the item's spend after report; JobSpend the Job's share.
 	Spend    record.Spend `json:"spend"`

@@ -16,8 +16,9 @@ import (
 )
 
 // spendLost is the failure word of a killed Job's line in implement.jobs when
-// its log was gone: the spend of its calls after its last mark is unknown.
-// implement.failure keeps the class.
+// its log was gone, or its tail lost with a runner that lost communication:
+// the spend of its calls after its last mark (after the log's last line) is
+// unknown. implement.failure keeps the class.
 const spendLost = "spend_lost"
 
 // Run reads how one implement Job ended and takes the one action its class
@@ -64,6 +65,9 @@ type reporter struct {
 	dispatching int64
 	// stage: the reported Job is a stage Job (its line is in stage.jobs).
 	stage bool
+	// dispatchErr is the class of a continuation's dispatch that did not
+	// land: the record comment says so.
+	dispatchErr failure.Class
 }
 
 func (r *reporter) run(ctx context.Context) error {
@@ -255,8 +259,8 @@ func (r *reporter) killedReason() string {
 		concl = "unknown"
 	}
 	if f.logGone {
-		return fmt.Sprintf("the Job wrote no result and its log is gone (%v); classified from the job's conclusion (%s) alone, and the spend of its model calls after its last mark is lost",
-			f.logErr, concl)
+		return fmt.Sprintf("the Job wrote no result and its log is gone (%v); classified %s from the job's conclusion (%s) alone, and the spend of its model calls after its last mark is lost",
+			f.logErr, f.verdict.Class, concl)
 	}
 	v := f.verdict
 	where := ""
@@ -267,7 +271,11 @@ func (r *reporter) killedReason() string {
 	if v.Reason != "" {
 		kind += " (" + v.Reason + ")"
 	}
-	return fmt.Sprintf("the Job wrote no result; job %q concluded %s and its log shows %s%s", f.job.Name, concl, kind, where)
+	out := fmt.Sprintf("the Job wrote no result; job %q concluded %s and its log shows %s%s", f.job.Name, concl, kind, where)
+	if f.tailLost {
+		out += "; the runner lost communication, so the log stops where its upload stopped: the spend lines it holds are counted, and any call after them is lost"
+	}
+	return out
 }
 
 // runnerReason is the reason the runner gave for its ending: the option, or
@@ -327,7 +335,12 @@ type settled struct {
 	line      record.JobOutcome
 	item      record.Spend
 	recovered record.Spend
-	lost      bool
+	// estimated is the part of recovered at booked estimates (its
+	// ModelCalls count them); itemEstimated the item's
+	// implement.spend_estimated with them.
+	estimated     record.Spend
+	itemEstimated int
+	lost          bool
 	// touched: the line or the spend changes.
 	touched bool
 	// setResult: the runner's final mark is missing; report writes the
@@ -349,24 +362,9 @@ func (r *reporter) settle(cur *record.Record) settled {
 	if line.RunID == 0 {
 		line.RunID = r.o.RunID
 	}
-	s := settled{line: line, item: item}
+	s := settled{line: line, item: item, itemEstimated: cur.SpendEstimated()}
 	if r.facts != nil {
-		want := string(r.jobClass)
-		if r.facts.logGone {
-			want = spendLost
-		}
-		s.touched = !ok || line.Failure != want || line.Result != ""
-		s.line.Result, s.line.Failure = "", want
-		if r.facts.logGone {
-			s.lost = true
-			return s
-		}
-		add := unmarked(r.facts.spend, r.job, line.Spend.ModelCalls)
-		if !add.Zero() {
-			s.recovered, s.touched = add, true
-			s.line.Spend = line.Spend.Add(add)
-			s.item = item.Add(add)
-		}
+		r.recover(&s, ok)
 		return s
 	}
 	if ok && line.Result == r.typed {
@@ -382,6 +380,31 @@ func (r *reporter) settle(cur *record.Record) settled {
 		s.item = out
 	}
 	return s
+}
+
+// recover adds to s what the log of a Job that wrote no result holds past
+// its line's calls (hadLine: the record had a line for it): settled calls as
+// they settled, calls booked and never settled at their booking, and says
+// the spend is lost when the log is gone or its tail is.
+func (r *reporter) recover(s *settled, hadLine bool) {
+	line := s.line
+	s.lost = r.facts.logGone || r.facts.tailLost
+	want := string(r.jobClass)
+	if s.lost {
+		want = spendLost
+	}
+	s.touched = !hadLine || line.Failure != want || line.Result != ""
+	s.line.Result, s.line.Failure = "", want
+	if r.facts.logGone {
+		return
+	}
+	add, est := unmarked(r.facts.spend, r.job, line.Spend.ModelCalls)
+	if !add.Zero() {
+		s.recovered, s.estimated, s.touched = add, est, true
+		s.line.Spend = line.Spend.Add(add)
+		s.item = s.item.Add(add)
+		s.itemEstimated += est.ModelCalls
+	}
 }
 
 // changes is the record write for cur: the settled line and spend, the
@@ -402,6 +425,9 @@ func (r *reporter) changes(cur *record.Record) (record.Changes, settled) {
 		ch.SetJobs(withLine(jobs, s.line))
 		if old, _ := cur.Spend(); old != s.item {
 			ch.SetSpend(s.item)
+		}
+		if s.itemEstimated != cur.SpendEstimated() {
+			ch.SetSpendEstimated(s.itemEstimated)
 		}
 	}
 	switch {
@@ -453,12 +479,23 @@ func (r *reporter) write(ctx context.Context) error {
 	return nil
 }
 
+// notDispatched is how the record comment says that report's dispatch of the
+// next Job did not land; a re-run that dispatches it says what happens now.
+const notDispatched = "was not dispatched ("
+
 // view is what the record comment says after report's decision. It can hold
 // text roadmap did not write (the agent's reason, a step label), so it is
 // masked and neutralised.
 func (r *reporter) view(cur *record.Record) record.View {
 	v := record.View{RunURL: r.o.RunURL}
 	switch {
+	case r.dispatchErr != "":
+		job, resume := "Job", fmt.Sprintf("issue=%d and attempt=%d", r.o.Issue, r.job+1)
+		if r.stage {
+			job, resume = "stage Job", fmt.Sprintf("issue=%d and phase=stage", r.o.Issue)
+		}
+		v.Doing = fmt.Sprintf("%s %d ended %s; %s %d %s%s): re-run the report job, or dispatch the workflow with %s",
+			job, r.job, r.ending(), job, r.job+1, notDispatched, r.dispatchErr, resume)
 	case r.stage && r.d.action == ActionContinue:
 		v.Doing = fmt.Sprintf("stage Job %d ended %s; stage Job %d continues after the last recorded round", r.job, r.ending(), r.job+1)
 	case r.stage && r.d.action == ActionStop:
@@ -484,7 +521,7 @@ func (r *reporter) view(cur *record.Record) record.View {
 
 // note copies the settled spend into the outcome.
 func (r *reporter) note(s settled) {
-	r.out.SpendRecovered, r.out.SpendLost = s.recovered, s.lost
+	r.out.SpendRecovered, r.out.SpendLost, r.out.SpendEstimated = s.recovered, s.lost, s.estimated
 	r.out.Spend, r.out.JobSpend = s.item, s.line.Spend
 }
 

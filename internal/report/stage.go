@@ -181,7 +181,7 @@ func (r *reporter) settleStage(cur *record.Record) settled {
 	if line.RunID == 0 {
 		line.RunID = r.o.RunID
 	}
-	s := settled{line: line, item: item}
+	s := settled{line: line, item: item, itemEstimated: cur.SpendEstimated()}
 	if r.facts == nil {
 		if !ok || line.Result != r.typed {
 			s.touched = true
@@ -189,21 +189,7 @@ func (r *reporter) settleStage(cur *record.Record) settled {
 		}
 		return s
 	}
-	want := string(r.jobClass)
-	if r.facts.logGone {
-		want = spendLost
-	}
-	s.touched = !ok || line.Failure != want || line.Result != ""
-	s.line.Result, s.line.Failure = "", want
-	if r.facts.logGone {
-		s.lost = true
-		return s
-	}
-	if add := unmarked(r.facts.spend, r.job, line.Spend.ModelCalls); !add.Zero() {
-		s.recovered, s.touched = add, true
-		s.line.Spend = line.Spend.Add(add)
-		s.item = item.Add(add)
-	}
+	r.recover(&s, ok)
 	return s
 }
 
@@ -220,6 +206,9 @@ func (r *reporter) stageChanges(cur *record.Record) (record.Changes, settled) {
 		ch.SetStageJobs(record.WithJob(lines, s.line))
 		if old, _ := cur.Spend(); old != s.item {
 			ch.SetSpend(s.item)
+		}
+		if s.itemEstimated != cur.SpendEstimated() {
+			ch.SetSpendEstimated(s.itemEstimated)
 		}
 	}
 	if r.d.action == ActionStop {

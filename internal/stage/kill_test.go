@@ -2,7 +2,6 @@ package stage_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"runtime"
 	"strings"
@@ -14,28 +13,43 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/stage"
+	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
-// spendOf sums the Job's spend lines: one per model call made, a
-// cancelled one included.
+// spendOf sums the Job's spend lines as report counts them: each call
+// booked before it was sent, at its settling line (a cancelled call's is its
+// booking: it ended with no answer), or, for a call the Job was killed in,
+// at its booking.
 func spendOf(t *testing.T, j *job) (calls int, in, out int64) {
-	for _, line := range strings.Split(j.log.String(), "\n") {
-		_, js, ok := strings.Cut(line, "::spend ")
+	t.Helper()
+	log, err := trace.ParseSpendLines(strings.NewReader(j.log.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := map[int]trace.SpendEntry{}
+	for _, e := range log.Entries {
+		settled[e.Call] = e
+	}
+	for _, b := range log.Booked {
+		e, ok := settled[b.Call]
 		if !ok {
-			continue
-		}
-		var e struct {
-			TokensIn  int64 `json:"tokens_in"`
-			TokensOut int64 `json:"tokens_out"`
-		}
-		if err := json.Unmarshal([]byte(js), &e); err != nil {
-			t.Fatalf("spend line %q: %v", line, err)
+			e = b
 		}
 		calls++
 		in += e.TokensIn
 		out += e.TokensOut
 	}
 	return calls, in, out
+}
+
+// bookingOf is the booking of call n in the Job's log.
+func bookingOf(t *testing.T, j *job, n int) trace.SpendEntry {
+	t.Helper()
+	log, err := trace.ParseSpendLines(strings.NewReader(j.log.String()))
+	if err != nil || len(log.Booked) < n {
+		t.Fatalf("no booking of call %d in the log (%v)", n, err)
+	}
+	return log.Booked[n-1]
 }
 
 func TestStageKilledResumes(t *testing.T) {
@@ -45,7 +59,8 @@ func TestStageKilledResumes(t *testing.T) {
 		defer cancel()
 		j1 := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
 		// The runner asks the Job to stop while the planner is on its third
-		// call: two calls were made and paid for.
+		// call: two calls were made and paid for, and the third, which may
+		// have been served, stays at its booking.
 		j1.model.Before = func(n int, _ agent.ModelRequest) {
 			if n == 3 {
 				cancel()
@@ -56,8 +71,13 @@ func TestStageKilledResumes(t *testing.T) {
 			t.Fatalf("Job 1: %s (%s), want yielded (killed)\n%s", r1.Result, r1.Failure, j1.log.String())
 		}
 		c1, in1, out1 := spendOf(t, j1)
-		if c1 != 3 || in1 != 2000 || r1.JobSpend.ModelCalls != c1 || r1.JobSpend.TokensIn != in1 {
-			t.Fatalf("Job 1: %d calls (%d tokens in) in its log, %+v in its result; want 3 calls, the third cancelled, 2,000 tokens in", c1, in1, r1.JobSpend)
+		third := bookingOf(t, j1, 3)
+		if c1 != 3 || in1 != 2000+third.TokensIn || r1.JobSpend.ModelCalls != c1 || r1.JobSpend.TokensIn != in1 {
+			t.Fatalf("Job 1: %d calls (%d tokens in) in its log, %+v in its result; want 3 calls, 2,000 tokens in and the cancelled third's booking (%d in)",
+				c1, in1, r1.JobSpend, third.TokensIn)
+		}
+		if n := w.record().SpendEstimated(); n != 1 {
+			t.Errorf("implement.spend_estimated = %d, want 1 (the cancelled call)", n)
 		}
 		if sp, _ := w.record().Spend(); sp.ModelCalls != c1 || sp.TokensIn != in1 || sp.TokensOut != out1 {
 			t.Fatalf("the record holds %+v after the kill, want what Job 1 spent", sp)
@@ -105,8 +125,8 @@ func TestStageKilledResumes(t *testing.T) {
 			t.Fatal("the killed Job wrote a result")
 		}
 		c1, in1, out1 := spendOf(t, j1)
-		if sp, _ := w.record().Spend(); c1 != 6 || sp.ModelCalls != 4 {
-			t.Fatalf("Job 1 made %d calls and the record counts %d; want 6 made, the 4 of round 1 marked", c1, sp.ModelCalls)
+		if sp, _ := w.record().Spend(); c1 != 7 || sp.ModelCalls != 4 {
+			t.Fatalf("Job 1 booked %d calls and the record counts %d; want 7 booked (6 made, the 7th killed before it was sent), the 4 of round 1 marked", c1, sp.ModelCalls)
 		}
 		log := j1.log.String() + "##[error]Process completed with exit code 137.\n"
 		if _, err := w.fake.AddJob(runID, githubfake.Job{Name: "roadmap / stage", Conclusion: "failure", Log: log}); err != nil {
@@ -118,8 +138,9 @@ func TestStageKilledResumes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.Action != report.ActionContinue || out.SpendRecovered.ModelCalls != 2 {
-			t.Fatalf("report: %s → %s, recovered %+v; want a continuation and the 2 calls past the mark", out.Class, out.Action, out.SpendRecovered)
+		if out.Action != report.ActionContinue || out.SpendRecovered.ModelCalls != 3 || out.SpendEstimated.ModelCalls != 1 {
+			t.Fatalf("report: %s → %s, recovered %+v (%d estimated); want a continuation and the 3 calls past the mark, the killed one at its booking",
+				out.Class, out.Action, out.SpendRecovered, out.SpendEstimated.ModelCalls)
 		}
 		if d := w.fake.Dispatches(); len(d) != 1 || d[0].Inputs["phase"] != "stage" {
 			t.Fatalf("dispatches %+v, want one stage continuation", d)

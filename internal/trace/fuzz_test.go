@@ -72,10 +72,10 @@ func FuzzParseSpendLines(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reading from a string failed: %v", err)
 		}
-		if lines := strings.Count(in, "\n") + 1; len(log.Entries)+log.Malformed > lines {
-			t.Fatalf("%d entries + %d malformed from %d lines", len(log.Entries), log.Malformed, lines)
+		if lines := strings.Count(in, "\n") + 1; len(log.Entries)+len(log.Booked)+log.Malformed > lines {
+			t.Fatalf("%d entries + %d bookings + %d malformed from %d lines", len(log.Entries), len(log.Booked), log.Malformed, lines)
 		}
-		for _, e := range log.Entries {
+		for _, e := range append(append([]SpendEntry(nil), log.Entries...), log.Booked...) {
 			if e.Job < 0 || e.Group < 0 || e.Call < 1 || e.Model == "" || e.TokensIn < 0 || e.TokensOut < 0 ||
 				e.USD < 0 || math.IsNaN(e.USD) || math.IsInf(e.USD, 0) {
 				t.Fatalf("invalid entry %+v", e)
@@ -86,10 +86,11 @@ func FuzzParseSpendLines(f *testing.F) {
 			}
 			line := formatSpendLine(e)
 			again, err := ParseSpendLines(strings.NewReader(line))
-			if err != nil || len(again.Entries) != 1 {
+			if err != nil || len(again.Entries)+len(again.Booked) != 1 {
 				t.Fatalf("line %q of entry %+v does not parse back: %v %+v", line, e, err, again)
 			}
-			if diff := cmp.Diff(e, again.Entries[0]); diff != "" {
+			back := append(again.Entries, again.Booked...)[0]
+			if diff := cmp.Diff(e, back); diff != "" {
 				t.Fatalf("spend line round trip (-entry +again):\n%s", diff)
 			}
 		}

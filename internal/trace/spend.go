@@ -29,20 +29,32 @@ type SpendEntry struct {
 	Group int `json:"group"`
 	// Call numbers the model calls of the Job from 1, so (Job, Call) names a
 	// call once across logs.
-	Call      int     `json:"call"`
-	Model     string  `json:"model"`
+	Call  int    `json:"call"`
+	Model string `json:"model"`
+	// Booked marks the line printed just before the call's request goes
+	// out: its numbers are the call's estimate (the request's input as the
+	// agent estimates it, its max_tokens out, their price). The line
+	// printed when the call ended (Booked false) settles it.
+	Booked bool `json:"booked,omitempty"`
+	// Estimated marks a settling line whose numbers are still the
+	// booking: the call ended with no answer (the Job was stopped, or the
+	// connection failed), so it may have been served and charged.
+	Estimated bool    `json:"estimated,omitempty"`
 	TokensIn  int64   `json:"tokens_in"`
 	TokensOut int64   `json:"tokens_out"`
 	USD       float64 `json:"usd"`
 }
 
-// SpendLine returns the line implement prints to its job log after each model
-// call, without a newline:
+// SpendLine returns a line implement prints to its job log for each model
+// call, without a newline: a booking just before the request goes out, and
+// the settling line when the call ended,
 //
+//	roadmap::spend {"job":2,"group":2,"call":7,"model":"gpt-4o-mini","booked":true,"tokens_in":3120,"tokens_out":4096,"usd":0.00292}
 //	roadmap::spend {"job":2,"group":2,"call":7,"model":"gpt-4o-mini","tokens_in":812,"tokens_out":95,"usd":0.00021}
 //
-// The model name is the only text; it passes the recorder's masker and is cut
-// to 200 characters. A zero Job is the recorder's Job. Negative or non-finite
+// so a Job killed while its call is in flight leaves the booking. The model
+// name is the only text; it passes the recorder's masker and is cut to 200
+// characters. A zero Job is the recorder's Job. Negative or non-finite
 // numbers are written as 0, so the line always parses.
 func (r *Recorder) SpendLine(e SpendEntry) string {
 	if e.Job == 0 {
@@ -75,14 +87,17 @@ func SpendFromEvent(e Event, call int) SpendEntry {
 	}
 }
 
-// SpendLog is what a job log holds: the spend lines in order and the number
-// of lines that carried the spend prefix but did not parse.
+// SpendLog is what a job log holds: the settling spend lines in order
+// (Entries), the bookings in order (Booked), and the number of lines that
+// carried the spend prefix but did not parse. A call with a booking and no
+// settling line was in flight when the log ends.
 type SpendLog struct {
 	Entries   []SpendEntry
+	Booked    []SpendEntry
 	Malformed int
 }
 
-// Total sums the entries.
+// Total sums the settled calls (Entries).
 func (l SpendLog) Total() Totals {
 	var t Totals
 	for _, e := range l.Entries {
@@ -128,6 +143,8 @@ func ParseSpendLines(r io.Reader) (SpendLog, error) {
 			first = false
 			entry, isSpend, ok := parseSpendLine(line)
 			switch {
+			case ok && entry.Booked:
+				log.Booked = append(log.Booked, entry)
 			case ok:
 				log.Entries = append(log.Entries, entry)
 			case isSpend:
@@ -160,6 +177,8 @@ func parseSpendLine(line []byte) (e SpendEntry, isSpend, ok bool) {
 		Group     *int     `json:"group"`
 		Call      *int     `json:"call"`
 		Model     *string  `json:"model"`
+		Booked    bool     `json:"booked"`
+		Estimated bool     `json:"estimated"`
 		TokensIn  *int64   `json:"tokens_in"`
 		TokensOut *int64   `json:"tokens_out"`
 		USD       *float64 `json:"usd"`
@@ -172,8 +191,12 @@ func parseSpendLine(line []byte) (e SpendEntry, isSpend, ok bool) {
 		w.TokensIn == nil || w.TokensOut == nil || w.USD == nil {
 		return SpendEntry{}, true, false
 	}
-	e = SpendEntry{Job: *w.Job, Group: *w.Group, Call: *w.Call, Model: *w.Model,
+	e = SpendEntry{Job: *w.Job, Group: *w.Group, Call: *w.Call, Model: *w.Model, Booked: w.Booked, Estimated: w.Estimated,
 		TokensIn: *w.TokensIn, TokensOut: *w.TokensOut, USD: *w.USD}
+	if e.Booked {
+		// A booking is an estimate by nature.
+		e.Estimated = false
+	}
 	if e.Job < 0 || e.Group < 0 || e.Call < 1 || e.Model == "" || len(e.Model) > maxSpendModel ||
 		e.TokensIn < 0 || e.TokensOut < 0 || e.USD < 0 || math.IsInf(e.USD, 0) {
 		return SpendEntry{}, true, false

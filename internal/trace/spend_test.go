@@ -30,6 +30,10 @@ func TestSpendLineFormat(t *testing.T) {
 	}{
 		{"the documented example", SpendEntry{Group: 2, Call: 7, Model: "gpt-4o-mini", TokensIn: 812, TokensOut: 95, USD: 0.00021},
 			`roadmap::spend {"job":2,"group":2,"call":7,"model":"gpt-4o-mini","tokens_in":812,"tokens_out":95,"usd":0.00021}`},
+		{"a booking: the call's estimate, before its request goes out", SpendEntry{Group: 2, Call: 7, Model: "gpt-4o-mini", Booked: true, TokensIn: 3120, TokensOut: 4096, USD: 0.00292},
+			`roadmap::spend {"job":2,"group":2,"call":7,"model":"gpt-4o-mini","booked":true,"tokens_in":3120,"tokens_out":4096,"usd":0.00292}`},
+		{"settled at its booking: no answer", SpendEntry{Group: 2, Call: 8, Model: "gpt-4o-mini", Estimated: true, TokensIn: 3120, TokensOut: 4096, USD: 0.00292},
+			`roadmap::spend {"job":2,"group":2,"call":8,"model":"gpt-4o-mini","estimated":true,"tokens_in":3120,"tokens_out":4096,"usd":0.00292}`},
 		{"explicit job, zero spend", SpendEntry{Job: 5, Call: 1, Model: "replay"},
 			`roadmap::spend {"job":5,"group":0,"call":1,"model":"replay","tokens_in":0,"tokens_out":0,"usd":0}`},
 		{"impossible numbers written as zero", SpendEntry{Job: 2, Call: 3, Model: "m", TokensIn: -4, USD: math.NaN()},

@@ -11,9 +11,10 @@ type mutation struct {
 }
 
 const (
-	implPkg = "./internal/implement/"
-	cliPkg  = "./internal/cli/"
-
+	implPkg    = "./internal/implement/"
+	cliPkg     = "./internal/cli/"
+	reportPkg  = "./internal/report/"
+	githubPkg  = "./internal/github/"
 	sandboxPkg = "./internal/sandbox/"
 )
 
@@ -68,8 +69,8 @@ var mutations = []mutation{
 		Pkg:  implPkg, Run: "TestRequestCountPerEndpoint"},
 	{Name: "gap9: spend-line call numbers counted across Jobs",
 		File: "internal/job/kernel/log.go",
-		Old:  "trace.SpendFromEvent(ev, j.calls)",
-		New:  "trace.SpendFromEvent(ev, j.Prior.ModelCalls+j.calls)",
+		Old:  "Group: j.Group, Call: j.calls, Model: e.Model, Booked: true,",
+		New:  "Group: j.Group, Call: j.Prior.ModelCalls + j.calls, Model: e.Model, Booked: true,",
 		Pkg:  implPkg, Run: "TestSpendLinesNumberCallsPerJob"},
 
 	// Item 2: the links between agent, runner and command.
@@ -171,4 +172,46 @@ var mutations = []mutation{
 		Old:  "\t\t\"GOENV=off\",\n",
 		New:  "",
 		Pkg:  sandboxPkg, Run: "TestHomeConfigNotRead"},
+
+	// Issue 26, items 3 and 5: faults from outside.
+	{Name: "issue26: a model call is not booked before its request",
+		File: "internal/job/kernel/log.go",
+		Old:  "\tj.spendLine(*j.booked)\n",
+		New:  "",
+		Pkg:  implPkg, Run: "TestSpendBookedBeforeCall"},
+	{Name: "issue26: report ignores a call booked and never settled",
+		File: "internal/report/spend.go",
+		Old:  "settled, booked := pick(log.Entries), pick(log.Booked)",
+		New:  "settled, booked := pick(log.Entries), pick(nil)",
+		Pkg:  reportPkg, Run: "TestSpendLostOnlyWhenUnknown"},
+	{Name: "issue26: a lost runner's log is taken as whole",
+		File: "internal/report/killed.go",
+		Old:  "f.tailLost = runnerLost(annotations, f.verdict)",
+		New:  "f.tailLost = false",
+		Pkg:  reportPkg, Run: "TestSpendLostOnlyWhenUnknown"},
+	{Name: "issue26: a Job whose log is gone is unknown",
+		File: "internal/report/killed.go",
+		Old:  "if f.verdict.Class == failure.Unknown {",
+		New:  "if false {",
+		Pkg:  reportPkg, Run: "TestLogGoneIsKilled"},
+	{Name: "issue26: a moved branch is rebased once",
+		File: "internal/implement/runner.go",
+		Old:  "if rebases == maxPushRebases {",
+		New:  "if rebases == 1 {",
+		Pkg:  implPkg, Run: "TestPushRejectedTwiceIsConflict"},
+	{Name: "issue26: a 404 on the record read starts a second record comment",
+		File: "internal/github/record.go",
+		Old:  "case gone && !rc.listed:",
+		New:  "case gone && false:",
+		Pkg:  implPkg, Run: "TestRecordRead404Reconciled"},
+	{Name: "issue26: no read just before the record PATCH",
+		File: "internal/github/record.go",
+		Old:  "if rc.ID == 0 || remerge == maxRecordAttempts {",
+		New:  "if true || rc.ID == 0 || remerge == maxRecordAttempts {",
+		Pkg:  githubPkg, Run: "TestPersonEditKept"},
+	{Name: "issue26: a failed dispatch is sent again without a look",
+		File: "internal/report/act.go",
+		Old:  "done, lerr := r.landed(ctx, next, sent)",
+		New:  "done, lerr := r.landed(ctx, next, sent)\n\t\tdone = false",
+		Pkg:  reportPkg, Run: "TestDispatchFailureReconciled"},
 }

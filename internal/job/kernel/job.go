@@ -49,6 +49,9 @@ type Job struct {
 	// Prior is the item's spend recorded before this Job; Spend this Job's.
 	Prior record.Spend
 	Spend record.Spend
+	// PriorEstimated is how many of Prior's calls are at their booked
+	// estimate (implement.spend_estimated when the Job started).
+	PriorEstimated int
 	// Number is this Job's number for the item: its line in the phase's
 	// jobs key and the job of its spend lines and trace events.
 	Number int
@@ -56,8 +59,14 @@ type Job struct {
 	// events.
 	Group int
 
-	calls int // model calls of this Job, numbered for the spend lines
-	marks int // marks this Job has written
+	// Estimated counts this Job's calls whose spend is their booked
+	// estimate: they ended with no answer (the Job was stopped mid-call,
+	// the connection failed), so what they cost is not known, only bounded.
+	Estimated int
+
+	calls  int               // model calls of this Job, numbered for the spend lines
+	booked *trace.SpendEntry // the call in flight: booked, not yet settled
+	marks  int               // marks this Job has written
 }
 
 // Start reads the item once: the issue and its record comment (the body is
@@ -79,6 +88,7 @@ func Start(ctx context.Context, o Options, phase Phase, number int) (*Job, error
 		j.Notes = append(j.Notes, "a record block in the issue body: the record is this comment, the body is never read for it")
 	}
 	j.Prior, _ = j.Rec.Spend()
+	j.PriorEstimated = j.Rec.SpendEstimated()
 	if j.Number == 0 {
 		j.Number = j.nextNumber()
 	}
@@ -129,6 +139,7 @@ func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcom
 	var all record.Changes
 	all.Merge(ch)
 	all.SetSpend(j.Total())
+	all.SetSpendEstimated(j.PriorEstimated + j.Estimated)
 	if j.Phase == Implement {
 		all.SetAttempt(j.Number)
 	}

@@ -44,19 +44,46 @@ func (j *Job) Event(e trace.Event) {
 }
 
 // Observer is the one observer of the agent's events for both phases: each
-// model call is added to the Job's spend, traced and printed as a spend line.
+// model call is booked in the log before its request goes out, then added to
+// the Job's spend, traced and settled by a second spend line.
 func (j *Job) Observer() agent.Observer { return (*observer)(j) }
 
 type observer Job
 
-func (ob *observer) ModelCall(e agent.ModelCallEvent) {
+// ModelBooked numbers the call and prints its booking: the call's estimate,
+// the spend report counts for it when the Job is killed before it settles.
+func (ob *observer) ModelBooked(e agent.ModelBookedEvent) {
 	j := (*Job)(ob)
 	j.calls++
-	j.Spend = j.Spend.Add(record.Spend{TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD, ModelCalls: 1})
-	ev := trace.Event{Type: trace.TypeModelCall, Model: e.Model, TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD,
+	j.booked = &trace.SpendEntry{Job: j.Number, Group: j.Group, Call: j.calls, Model: e.Model, Booked: true,
+		TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD}
+	j.spendLine(*j.booked)
+}
+
+// ModelCall settles the booked call: what the provider counted, nothing for
+// a refusal, and the booking itself for a call that ended with no answer
+// (it may have been served), counted in EstimatedCalls.
+func (ob *observer) ModelCall(e agent.ModelCallEvent) {
+	j := (*Job)(ob)
+	book := j.booked
+	j.booked = nil
+	if book == nil {
+		// A call nobody booked (an observer used on its own): number it now.
+		j.calls++
+		book = &trace.SpendEntry{Call: j.calls}
+	}
+	tin, tout, usd := e.TokensIn, e.TokensOut, e.USD
+	if e.Unanswered && book.Booked {
+		tin, tout, usd = book.TokensIn, book.TokensOut, book.USD
+		j.Estimated++
+	}
+	j.Spend = j.Spend.Add(record.Spend{TokensIn: tin, TokensOut: tout, USD: usd, ModelCalls: 1})
+	ev := trace.Event{Type: trace.TypeModelCall, Model: e.Model, TokensIn: tin, TokensOut: tout, USD: usd,
 		Duration: e.Duration, Outcome: e.Outcome, Job: j.Number, Group: j.Group}
 	j.Event(ev)
-	j.spendLine(trace.SpendFromEvent(ev, j.calls))
+	line := trace.SpendFromEvent(ev, book.Call)
+	line.Estimated = e.Unanswered && book.Booked
+	j.spendLine(line)
 }
 
 func (ob *observer) ToolCall(e agent.ToolCallEvent) {
