@@ -210,6 +210,7 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 			if errors.Is(err, ErrNotFound) && rc.ID != 0 {
 				rc.ID, rc.Record = 0, nil
 				why = err
+				c.recovered(Recovery{Kind: RecoverRecordReapply, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: attempt + 1, Reason: "the comment is gone"})
 				continue
 			}
 			if !Indeterminate(err) {
@@ -227,6 +228,7 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 				}
 				rc.ID, rc.Record = found.ID, found.Record
 			}
+			c.recovered(Recovery{Kind: RecoverRecordReapply, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: attempt + 1, Wait: backoff(attempt - 1), Reason: "the write's answer was lost: " + err.Error()})
 			continue
 		}
 		if !c.ownComment(got) {
@@ -243,6 +245,7 @@ func (c *Client) WriteRecord(ctx context.Context, n int, rc *RecordComment,
 		if perr != nil {
 			why = fmt.Errorf("the read-back does not parse: %w", perr)
 		}
+		c.recovered(Recovery{Kind: RecoverRecordReapply, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: attempt + 1, Reason: why.Error()})
 	}
 	return fmt.Errorf("write issue %d record: change not applied after %d rounds: %w", n, maxRecordAttempts, why)
 }

@@ -50,6 +50,7 @@ type transport struct {
 	cache     *etagCache // nil: no conditional requests
 	retry     bool
 	unmetered bool
+	recovered func(Recovery) // nil on the log transport
 	// timeout bounds each attempt (sending, and reading the answer), not the
 	// waits between attempts, which an http.Client Timeout would cut short.
 	timeout time.Duration
@@ -149,6 +150,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if retryable && transient < maxTransientRetries {
 				if werr := t.wait(ctx, backoff(transient)); werr == nil {
 					transient++
+					t.recover(Recovery{Kind: RecoverRetry, Endpoint: endpoint, Attempt: attempt + 1, Wait: backoff(transient - 1), Reason: "a connection error"})
 					continue
 				}
 			}
@@ -179,12 +181,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, t.rateErr(req, endpoint, rl.wait, rl.secondary, rl.message, err)
 			}
 			*n++
+			t.recover(Recovery{Kind: RecoverRateLimit, Endpoint: endpoint, Attempt: attempt + 1, Wait: rl.wait, Reason: strconv.Itoa(resp.StatusCode)})
 			continue
 		}
 		if resp.StatusCode >= 500 && retryable && transient < maxTransientRetries {
 			if werr := t.wait(ctx, backoff(transient)); werr == nil {
 				drain(resp)
 				transient++
+				t.recover(Recovery{Kind: RecoverRetry, Endpoint: endpoint, Attempt: attempt + 1, Wait: backoff(transient - 1), Reason: strconv.Itoa(resp.StatusCode)})
 				continue
 			}
 		}
@@ -212,6 +216,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		return resp, nil
+	}
+}
+
+// recover reports a recovery branch taken, after its wait.
+func (t *transport) recover(r Recovery) {
+	if t.recovered != nil {
+		t.recovered(r)
 	}
 }
 
