@@ -485,6 +485,7 @@ func (r *runner) push(ctx context.Context, g plan.Group) (ending, bool) {
 		}
 		var rej *git.PushRejected
 		if errors.As(err, &rej) && rej.NonFastForward && attempt == 1 {
+			r.j.Event(trace.Event{Type: trace.TypeRetry, Reason: "push: non-fast-forward, rebase onto " + o.Remote + "/" + r.branch, Attempt: attempt})
 			if end, ok := r.rebase(ctx, g); !ok {
 				return end, false
 			}
