@@ -3,9 +3,8 @@ package github
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
-
-	"github.com/roadmap-dev/roadmap/internal/actionsio"
 )
 
 // Recovery kinds: the branches the Client takes on its own when an answer
@@ -41,12 +40,13 @@ func (r Recovery) String() string {
 	return fmt.Sprintf("%s%s %s attempt %d after %s, wait %s", RecoveryPrefix, r.Kind, r.Endpoint, r.Attempt, r.Reason, r.Wait)
 }
 
-// LogRecoveries writes each Recovery to w as one plain line: a Job's log or
-// report's step log.
+// LogRecoveries writes each Recovery to w as one line: a Job's log or
+// report's step log. The line starts with its prefix, so it can never be a
+// workflow command, and an error's text in it is folded onto the line.
 func LogRecoveries(w io.Writer) func(Recovery) {
 	return func(r Recovery) {
 		if w != nil {
-			fmt.Fprintln(w, actionsio.PlainLine(r.String()))
+			fmt.Fprintln(w, strings.Join(strings.Fields(r.String()), " "))
 		}
 	}
 }
