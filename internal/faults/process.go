@@ -101,6 +101,7 @@ var pending = map[string]string{
 	"proc_record_404":              "a 404 on the record read (record reconciliation)",
 	"proc_log_gone":                "a job log gone must classify killed (failure classifier, hand-offs)",
 	"proc_person_window":           "a person's edit in the read→write window is lost (the write protocol's documented window)",
+	"proc_dispatch_fails":          "a failed dispatch of the continuation (report stop/retry/wake, hand-offs)",
 }
 
 // pscenario is one history of the process suite.
@@ -197,6 +198,15 @@ func processScenarios(writes, reads []request, calls int, recordPatch string) []
 			}
 		}},
 		pscenario{Name: "two Jobs for the item at once", Kind: "proc_two_jobs", twoJobs: true},
+		pscenario{Name: "SIGKILL during model call 1, then the continuation's dispatch fails (502)", Kind: "proc_dispatch_fails", Kill: true,
+			model: func(p *plife, got int) {
+				if got == 1 {
+					p.killNow()
+				}
+			},
+			rules: func(p *plife) []githubfake.Rule {
+				return []githubfake.Rule{{Method: http.MethodPost, Path: "/repos/*/*/actions/workflows/*/dispatches", Call: 1, Status: 502}}
+			}},
 		pscenario{Name: "404 on the first read of the record comment", Kind: "proc_record_404", rules: func(p *plife) []githubfake.Rule {
 			return []githubfake.Rule{{Method: http.MethodGet, Path: recordPatch, Call: 1, Status: 404}}
 		}},
@@ -233,6 +243,9 @@ type plife struct {
 	jobs    []pjobEnd
 	ended   string // the item's end: ready, stopped, or stuck: why
 	faulted atomic.Bool
+	// reportFailed is the last log line of a report step that ended with
+	// no outcome.
+	reportFailed string
 }
 
 type pjobEnd struct {
@@ -636,6 +649,8 @@ func (p *plife) duplicates(got pstate) int {
 // the fake's logged answer, the torn file, the second Job.
 func (p *plife) injected() bool {
 	switch {
+	case p.sc.Kill && p.sc.rules != nil:
+		return p.fired.Load() > 0 && p.faulted.Load()
 	case p.sc.Kill:
 		return p.fired.Load() > 0
 	case p.sc.rules != nil:
@@ -848,6 +863,10 @@ func (p *plife) play(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if p.reportFailed != "" {
+			p.ended = "the report step failed and nothing continues the item: " + p.reportFailed
+			return nil
+		}
 		if out.DispatchedRunID != 0 && out.NextAttempt != 0 {
 			attempt, runID = out.NextAttempt, out.DispatchedRunID
 			continue
@@ -946,7 +965,12 @@ func (p *plife) report(ctx context.Context, runID, rc int64, outputs map[string]
 		}
 		var out report.Outcome
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
-			return out, fmt.Errorf("report's outcome: %v\n%s", err, rlog)
+			// The step failed with no outcome: in a workflow nothing runs
+			// after it until a person re-runs the job.
+			lines := strings.Split(strings.TrimSpace(rlog), "\n")
+			p.reportFailed = lines[len(lines)-1]
+			p.note("report step failed")
+			return out, nil
 		}
 		p.note("report: %s %s → %s", out.Result, out.Class, out.Action)
 		return out, nil
