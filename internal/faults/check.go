@@ -351,7 +351,9 @@ var evidenced = map[string]func(l *life, sc scenario) bool{
 	"wait_rate_limit": func(l *life, _ scenario) bool { return l.recovered(github.RecoverRateLimit) },
 	"reapply_record":  func(l *life, _ scenario) bool { return l.recovered(github.RecoverRecordReapply) },
 	"agent_repair": func(l *life, _ scenario) bool {
-		return l.traced(func(e trace.Event) bool { return e.Type == trace.TypeToolCall && e.ResultClass == agent.ResultMalformed })
+		return l.traced(func(e trace.Event) bool {
+			return e.Type == trace.TypeToolCall && e.ResultClass == agent.ResultMalformed
+		})
 	},
 	"rebase": func(l *life, _ scenario) bool {
 		return l.traced(func(e trace.Event) bool {

@@ -481,7 +481,9 @@ func stageScenarios(seed int64, effects []string, writes []request, record func(
 		return scenario{Name: fmt.Sprintf("stage: %s on %s %s (call %d)", kind, r.Method, r.Path, r.Call), Kind: "stage_" + kind, Branch: branch,
 			Expect: expectReady, Stage: true, setup: func(l *life) error { l.w.fake.AddFault(rule(r, rl)); return nil }}
 	}
-	gh5xx := func(r request) scenario { return gh("github_5xx", fiveXXBranch(r, record), r, githubfake.Rule{Status: 502}) }
+	gh5xx := func(r request) scenario {
+		return gh("github_5xx", fiveXXBranch(r, record), r, githubfake.Rule{Status: 502})
+	}
 	secondary := `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
 	out = append(out,
 		gh5xx(writes[rng.Intn(len(writes))]),
