@@ -8,7 +8,7 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME    ?= 10s
 BIN         := bin/roadmap
 
-.PHONY: build test lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults
+.PHONY: build test lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-process
 
 build:
 	$(GO) build -o $(BIN) ./cmd/roadmap
@@ -55,6 +55,14 @@ fuzz:
 FAULT_SEEDS ?= 2
 faults:
 	$(GO) run ./cmd/roadmap faults run --seeds $(FAULT_SEEDS)
+
+# The process histories: real roadmap processes faulted from outside. .ci/run plays a
+# sample (FAULT_SAMPLE); the scheduled sweep (.github/workflows/faults-sweep.yml) plays
+# them all, pending kinds included (FAULT_PROCESS_ARGS=--pending).
+FAULT_SAMPLE ?= 0
+FAULT_PROCESS_ARGS ?=
+faults-process: build
+	./$(BIN) faults run --process --sample $(FAULT_SAMPLE) $(FAULT_PROCESS_ARGS)
 
 # The whole life of an item, locally, against the fakes (README quick start).
 demo: build

@@ -55,7 +55,7 @@ func (e *Env) gitHubClient(m *redact.Masker, deadline time.Time) (*github.Client
 	return github.New(github.Options{
 		BaseURL: base, GraphQLURL: e.Getenv("GITHUB_GRAPHQL_URL"), Token: token,
 		Owner: owner, Repo: repo, Masker: m, Deadline: deadline, Identity: e.Getenv("ROADMAP_IDENTITY"),
-		HTTPClient: &http.Client{Timeout: 60 * time.Second},
+		HTTPClient: &http.Client{Timeout: 60 * time.Second}, OnRecovery: github.LogRecoveries(e.Stderr),
 	})
 }
 

@@ -1,16 +1,19 @@
 package faults
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/report"
+	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // outcome is what the checks found in one history.
@@ -199,7 +202,11 @@ func check(l *life, sc scenario, base, got state) outcome {
 	}
 	o.Recovered = o.Injected && len(o.Violations) == 0 && reachedBranch(l, sc)
 	if o.Injected && len(o.Violations) == 0 && !o.Recovered {
-		bad("the recovery branch %s was not reached", sc.Branch)
+		if _, ok := evidenced[sc.Branch]; ok {
+			bad("the recovery branch %s was claimed without its event: no Job or report run logged or traced it", sc.Branch)
+		} else {
+			bad("the recovery branch %s was not reached", sc.Branch)
+		}
 	}
 	return o
 }
@@ -219,7 +226,7 @@ func injected(l *life, sc scenario) bool {
 	case len(sc.arms) > 0:
 		return true
 	case strings.HasPrefix(strings.TrimPrefix(sc.Kind, "stage_"), "github_"):
-		want := map[string]int{"github_5xx": 502, "github_429_retry_after": 429, "github_429": 429, "github_apply_then_fail": 502}[strings.TrimPrefix(sc.Kind, "stage_")]
+		want := map[string]int{"github_5xx": 502, "github_5xx_read": 502, "github_429_retry_after": 429, "github_429": 429, "github_apply_then_fail": 502}[strings.TrimPrefix(sc.Kind, "stage_")]
 		if want == 0 {
 			want = 403
 		}
@@ -269,6 +276,9 @@ func reachedBranch(l *life, sc scenario) bool {
 	if strings.HasPrefix(sc.Branch, "stage_") {
 		return stageReached(l, sc.Branch)
 	}
+	if ev, ok := evidenced[sc.Branch]; ok {
+		return ev(l, sc)
+	}
 	switch sc.Branch {
 	case "resume_from_mark", "reconcile":
 		if strings.Contains(sc.Name, "dispatch") || strings.Contains(sc.Name, "status#") || strings.Contains(sc.Name, "label#") {
@@ -307,8 +317,6 @@ func reachedBranch(l *life, sc scenario) bool {
 			}
 		}
 		return false
-	case "rebase":
-		return true // the tree holds both writers' work (checked above)
 	case "trim_context":
 		return l.w.fitted.Load() > 0 // the retried request had old output cut
 
@@ -325,4 +333,55 @@ func implementReports(l *life) int {
 		}
 	}
 	return n
+}
+
+// evidenced are the recovery branches that count only from an event the
+// product writes when it takes them: a GitHub recovery line in a Job's or a
+// report run's log (internal/github's LogRecoveries), or a trace event of a
+// Job. A history that claims one of them with no such event is a violation
+// (a branch inferred from the outcome hid that the retries could be off).
+var evidenced = map[string]func(l *life, sc scenario) bool{
+	"retry": func(l *life, sc scenario) bool {
+		if strings.Contains(sc.Kind, "github_") {
+			return l.recovered(github.RecoverRetry)
+		}
+		// A model's retry: the model client's retry event.
+		return l.traced(func(e trace.Event) bool { return e.Type == trace.TypeRetry && !strings.HasPrefix(e.Reason, "push") })
+	},
+	"wait_rate_limit": func(l *life, _ scenario) bool { return l.recovered(github.RecoverRateLimit) },
+	"reapply_record":  func(l *life, _ scenario) bool { return l.recovered(github.RecoverRecordReapply) },
+	"agent_repair": func(l *life, _ scenario) bool {
+		return l.traced(func(e trace.Event) bool {
+			return e.Type == trace.TypeToolCall && e.ResultClass == agent.ResultMalformed
+		})
+	},
+	"rebase": func(l *life, _ scenario) bool {
+		return l.traced(func(e trace.Event) bool {
+			return e.Type == trace.TypeRetry && strings.HasPrefix(e.Reason, "push refused (")
+		})
+	},
+}
+
+// recovered reports whether a Job or a report run logged a GitHub recovery
+// of kind.
+func (l *life) recovered(kind string) bool {
+	for _, b := range l.logs {
+		if strings.Contains(b.String(), github.RecoveryPrefix+kind+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// traced reports whether a Job's trace holds an event that ok accepts.
+func (l *life) traced(ok func(trace.Event) bool) bool {
+	for _, b := range l.traces {
+		for _, line := range strings.Split(b.String(), "\n") {
+			var e trace.Event
+			if json.Unmarshal([]byte(line), &e) == nil && ok(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

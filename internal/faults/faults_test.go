@@ -55,7 +55,7 @@ func TestFaultsRun(t *testing.T) {
 // crash-free history with a planted duplicate comment, a changed issue body
 // and lost spend must each be caught.
 func TestCheckCatchesPlantedViolations(t *testing.T) {
-	base, err := play(context.Background(), filepath.Join(t.TempDir(), "base"), scenario{Name: "crash-free", Expect: expectReady})
+	base, err := play(context.Background(), filepath.Join(t.TempDir(), "base"), scenario{Name: "crash-free", Expect: expectReady}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestCheckCatchesPlantedViolations(t *testing.T) {
 // its PR, a changed plan and a round planned again after its push must each
 // be caught.
 func TestCheckCatchesPlantedStageViolations(t *testing.T) {
-	base, err := play(context.Background(), filepath.Join(t.TempDir(), "base"), scenario{Name: "crash-free", Expect: expectReady, Stage: true})
+	base, err := play(context.Background(), filepath.Join(t.TempDir(), "base"), scenario{Name: "crash-free", Expect: expectReady, Stage: true}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestCheckCatchesPlantedStageViolations(t *testing.T) {
 // from the configuration to the runner, the item would end ready instead.
 func TestSuiteUsesShippedWiring(t *testing.T) {
 	var sc *scenario
-	for _, s := range scenarios(1, []string{"push#1"}, []request{{Method: "PATCH", Path: "/x", Call: 1}}) {
+	for _, s := range scenarios(1, []string{"push#1"}, []request{{Method: "PATCH", Path: "/x", Call: 1}}, func(request) bool { return false }) {
 		if s.Kind == "config_item_budget" {
 			sc = &s
 		}
@@ -168,7 +168,7 @@ func TestSuiteUsesShippedWiring(t *testing.T) {
 	if sc == nil {
 		t.Fatal("the suite has no history for the configuration's item budget")
 	}
-	p, err := play(context.Background(), filepath.Join(t.TempDir(), "budget"), *sc)
+	p, err := play(context.Background(), filepath.Join(t.TempDir(), "budget"), *sc, false)
 	if err != nil {
 		t.Fatal(err)
 	}

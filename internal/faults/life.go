@@ -101,6 +101,11 @@ type life struct {
 	stageEffects int
 	// stageRequests is how many requests the fake had at the stage's end.
 	stageRequests int
+	// noRetry turns the GitHub clients' transient retries off.
+	noRetry bool
+	// logs and traces are every Job's and report run's log and trace:
+	// the evidence of the recovery branches they took.
+	logs, traces []*lockedBuffer
 	// stageLast is what report did after the last stage Job: none after
 	// staged (implement goes on), a stop (the history ends stopped).
 	stageLast report.Outcome
@@ -209,6 +214,13 @@ func (l *life) open(ctx context.Context, phase kernel.Phase, number int, runID, 
 	s.Number, s.RunID, s.RecordComment, s.Log = number, runID, rc, log
 	s.Transport = &transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue}
 	s.GitHook = p.gitHook()
+	s.GitHubNoRetry = l.noRetry
+	tr := &lockedBuffer{}
+	s.TraceOut = tr
+	l.traces = append(l.traces, tr)
+	if lb, ok := log.(*lockedBuffer); ok {
+		l.logs = append(l.logs, lb)
+	}
 	cfg := s.Config
 	cfg.Models[0].InputWindow = l.window
 	cfg.Prices = map[string]config.Price{theworld.ModelName: {Input: 1, Output: 10}}
@@ -330,7 +342,9 @@ func (l *life) reportOn(rep0 reportEnd, name string, dead bool, log string, o re
 	var out report.Outcome
 	for try := 0; try < 3; try++ {
 		p := &proc{c: l.c}
-		gh, err := w.client(&transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue})
+		rlog := &lockedBuffer{}
+		l.logs = append(l.logs, rlog)
+		gh, err := w.reportClient(&transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue}, rlog, l.noRetry)
 		if err != nil {
 			return out, err
 		}
@@ -349,6 +363,7 @@ func (l *life) reportOn(rep0 reportEnd, name string, dead bool, log string, o re
 					rep.Killed = k.point
 				}
 			}()
+			o.Log = rlog
 			out, err = report.Run(l.ctx, o)
 		}()
 		p.dead.Store(true)

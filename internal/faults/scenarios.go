@@ -72,10 +72,69 @@ func baselineWrites(log []githubfake.LoggedRequest) []request {
 	return out
 }
 
+// baselineReads lists the GitHub reads of the crash-free run (job logs
+// aside: they are fetched from the URL GitHub redirects to).
+func baselineReads(log []githubfake.LoggedRequest) []request {
+	seen := map[string]int{}
+	var out []request
+	for _, r := range log {
+		if strings.HasPrefix(r.Path, "/_logs/") || r.Method != http.MethodGet {
+			continue
+		}
+		key := r.Method + " " + r.Path
+		seen[key]++
+		out = append(out, request{Method: r.Method, Path: r.Path, Call: seen[key]})
+	}
+	return out
+}
+
+// recordWrites tells the writes of the record comment apart in a world
+// after its crash-free run: the create of the comment on the issue and each
+// PATCH of it (internal/github's WriteRecord, whose recovery is to read the
+// record again and apply the change again).
+func recordWrites(w *world) func(request) bool {
+	create := fmt.Sprintf("/repos/%s/%s/issues/%d/comments", owner, repo, w.issue)
+	patch := ""
+	if c, ok := w.recordComment(); ok {
+		patch = fmt.Sprintf("/repos/%s/%s/issues/comments/%d", owner, repo, c.ID)
+	}
+	return func(r request) bool {
+		return r.Method == http.MethodPost && r.Path == create || r.Method == http.MethodPatch && r.Path == patch
+	}
+}
+
+// fiveXXBranch is the branch a 502 on r takes: the transport retries an
+// idempotent request; a record write is read and applied again; any other
+// write fails its Job, and the next one resumes from the last mark.
+func fiveXXBranch(r request, record func(request) bool) string {
+	switch {
+	case r.Method == http.MethodPut || r.Method == http.MethodDelete || r.Method == http.MethodGet:
+		return "retry"
+	case record(r):
+		return "reapply_record"
+	}
+	return "resume_from_mark"
+}
+
+// readScenarios put a 502 on one read of the crash-free run (seeded): the
+// transport's retry is the recovery, and its event the evidence.
+func readScenarios(seed int64, reads []request) []scenario {
+	if len(reads) == 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewSource(2000 + seed))
+	r := reads[rng.Intn(len(reads))]
+	return []scenario{{Name: fmt.Sprintf("github_5xx_read on %s %s (call %d)", r.Method, r.Path, r.Call), Kind: "github_5xx_read", Branch: "retry", Expect: expectReady,
+		setup: func(l *life) error {
+			l.w.fake.AddFault(githubfake.Rule{Method: r.Method, Path: r.Path, Call: r.Call, Status: 502})
+			return nil
+		}}}
+}
+
 // kinds the suite must inject at least once; TestFaultsRun holds it to that.
 var kinds = []string{
 	"crash", "github_5xx", "github_429_retry_after", "github_429", "github_403_secondary_retry_after",
-	"github_403_secondary", "github_primary_limit", "github_403_auth", "github_apply_then_fail",
+	"github_403_secondary", "github_primary_limit", "github_403_auth", "github_apply_then_fail", "github_5xx_read",
 	"git_non_fast_forward", "git_push_rejected", "git_merge_conflict",
 	"model_429", "model_500", "model_malformed_tool_call", "model_context_overflow",
 	"exit_137", "exit_137_oom", "sigint_sigterm", "concurrent_writers", "person_edits", "config_item_budget",
@@ -90,7 +149,7 @@ var branches = []string{
 
 // scenarios builds the histories of one seed from the crash-free run: its
 // effects (crash points) and its GitHub writes (where faults land).
-func scenarios(seed int64, effects []string, writes []request) []scenario {
+func scenarios(seed int64, effects []string, writes []request, record func(request) bool) []scenario {
 	rng := rand.New(rand.NewSource(seed))
 	var out []scenario
 	for _, p := range effects {
@@ -116,12 +175,15 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 	}
 	gh := func(kind, branch string, rl githubfake.Rule) scenario {
 		r := pick()
+		if branch == "" {
+			branch = fiveXXBranch(r, record)
+		}
 		return scenario{Name: fmt.Sprintf("%s on %s %s (call %d)", kind, r.Method, r.Path, r.Call), Kind: kind, Branch: branch, Expect: expectReady,
 			setup: func(l *life) error { l.w.fake.AddFault(rule(r, rl)); return nil }}
 	}
 	secondary := `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
 	out = append(out,
-		gh("github_5xx", "retry", githubfake.Rule{Status: 502}),
+		gh("github_5xx", "", githubfake.Rule{Status: 502}),
 		gh("github_429_retry_after", "wait_rate_limit", githubfake.Rule{Status: 429, Headers: map[string]string{"retry-after": "7"}}),
 		gh("github_429", "wait_rate_limit", githubfake.Rule{Status: 429}),
 		gh("github_403_secondary_retry_after", "wait_rate_limit", githubfake.Rule{Status: 403, Body: secondary, Headers: map[string]string{"retry-after": "30"}}),
@@ -144,8 +206,12 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 			return nil
 		}})
 	for _, r := range writes {
+		branch := "reconcile"
+		if record(r) {
+			branch = "reapply_record"
+		}
 		out = append(out, scenario{Name: fmt.Sprintf("apply-then-fail on %s %s (call %d)", r.Method, r.Path, r.Call), Kind: "github_apply_then_fail",
-			Branch: "reconcile", Expect: expectReady, setup: func(l *life) error {
+			Branch: branch, Expect: expectReady, setup: func(l *life) error {
 				l.w.fake.AddFault(rule(r, githubfake.Rule{ApplyThenFail: true, Status: 502}))
 				return nil
 			}})
@@ -246,7 +312,7 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 
 	// People and other writers.
 	out = append(out,
-		scenario{Name: "another writer edits the record just before the Job reads it", Kind: "concurrent_writers", Branch: "reapply_record", Expect: expectReady,
+		scenario{Name: "another writer edits the record just before the Job reads it", Kind: "concurrent_writers", Expect: expectReady,
 			setup: func(l *life) error {
 				l.keep = append(l.keep, "note.other")
 				l.w.fake.AddFault(githubfake.Rule{Method: http.MethodGet, Path: "/repos/" + owner + "/" + repo + "/issues/comments/*", Call: 1 + rng.Intn(2),
@@ -259,14 +325,14 @@ func scenarios(seed int64, effects []string, writes []request) []scenario {
 		// that everything else holds — the Job's own marks, the final state,
 		// no work repeated — and the key is not counted on.
 		scenario{Name: "another writer edits the record between the Job's read and its PATCH (the documented window)", Kind: "concurrent_writers",
-			Branch: "reapply_record", Expect: expectReady,
+			Expect: expectReady,
 			setup: func(l *life) error {
 				l.windowKeys = append(l.windowKeys, "note.other")
 				l.w.fake.AddFault(githubfake.Rule{Method: http.MethodPatch, Path: "/repos/" + owner + "/" + repo + "/issues/comments/*", Call: 1 + rng.Intn(2),
 					Before: func() { l.writerEdited = true; l.editRecord("note.other: written by another writer") }})
 				return nil
 			}},
-		scenario{Name: "a person edits the issue body and the record comment mid-run", Kind: "person_edits", Branch: "reapply_record", Expect: expectReady,
+		scenario{Name: "a person edits the issue body and the record comment mid-run", Kind: "person_edits", Expect: expectReady,
 			setup: func(l *life) error {
 				l.keep = append(l.keep, "person.note")
 				return l.afterPoint("push#1", func() error {

@@ -405,7 +405,7 @@ func lastOf(effects []string, name string) string {
 // stageScenarios are the stage histories of one seed: a kill before and
 // after each of stage's durable effects in the crash-free run, model faults
 // in the planner and the verifier, GitHub faults on stage's writes.
-func stageScenarios(seed int64, effects []string, writes []request) []scenario {
+func stageScenarios(seed int64, effects []string, writes []request, record func(request) bool) []scenario {
 	rng := rand.New(rand.NewSource(1000 + seed))
 	var out []scenario
 	for _, p := range effects {
@@ -481,14 +481,21 @@ func stageScenarios(seed int64, effects []string, writes []request) []scenario {
 		return scenario{Name: fmt.Sprintf("stage: %s on %s %s (call %d)", kind, r.Method, r.Path, r.Call), Kind: "stage_" + kind, Branch: branch,
 			Expect: expectReady, Stage: true, setup: func(l *life) error { l.w.fake.AddFault(rule(r, rl)); return nil }}
 	}
+	gh5xx := func(r request) scenario {
+		return gh("github_5xx", fiveXXBranch(r, record), r, githubfake.Rule{Status: 502})
+	}
 	secondary := `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
 	out = append(out,
-		gh("github_5xx", "retry", writes[rng.Intn(len(writes))], githubfake.Rule{Status: 502}),
+		gh5xx(writes[rng.Intn(len(writes))]),
 		gh("github_403_secondary", "wait_rate_limit", writes[rng.Intn(len(writes))],
 			githubfake.Rule{Status: 403, Body: secondary, Headers: map[string]string{"retry-after": "30"}}),
 	)
 	for _, r := range writes {
-		out = append(out, gh("github_apply_then_fail", "reconcile", r, githubfake.Rule{ApplyThenFail: true, Status: 502}))
+		branch := "reconcile"
+		if record(r) {
+			branch = "reapply_record"
+		}
+		out = append(out, gh("github_apply_then_fail", branch, r, githubfake.Rule{ApplyThenFail: true, Status: 502}))
 	}
 	return out
 }

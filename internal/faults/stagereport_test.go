@@ -19,11 +19,11 @@ import (
 func stageRuns(t *testing.T, sc scenario) (base, got *played) {
 	t.Helper()
 	dir := t.TempDir()
-	base, err := play(context.Background(), filepath.Join(dir, "base"), scenario{Name: "crash-free", Expect: expectReady, Stage: true})
+	base, err := play(context.Background(), filepath.Join(dir, "base"), scenario{Name: "crash-free", Expect: expectReady, Stage: true}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = play(context.Background(), filepath.Join(dir, "h"), sc)
+	got, err = play(context.Background(), filepath.Join(dir, "h"), sc, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ type Options struct {
 	Dir string
 	// Progress receives one line per history; nil discards it.
 	Progress io.Writer
+	// NoGitHubRetry turns the GitHub client's transient retries off in
+	// every Job and report run: the histories whose recovery is a retry
+	// must then fail (TestRecoveryNeedsEvidence).
+	NoGitHubRetry bool
 }
 
 // DefaultSeeds fits the suite in CI on a 2-core machine (docs/reliability.md).
@@ -78,7 +82,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	n := 0
 	for seed := int64(1); seed <= int64(o.Seeds); seed++ {
 		n++
-		base, err := play(ctx, filepath.Join(dir, fmt.Sprintf("s%d-base", seed)), scenario{Name: "crash-free", Expect: expectReady})
+		base, err := play(ctx, filepath.Join(dir, fmt.Sprintf("s%d-base", seed)), scenario{Name: "crash-free", Expect: expectReady}, o.NoGitHubRetry)
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: the crash-free run: %w", seed, err)
 		}
@@ -90,7 +94,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		effects := slices.Clone(base.l.c.log)
 		writes := baselineWrites(base.l.w.fake.Requests())
 		// The stage histories' crash-free run: from an issue with no plan.
-		sbase, err := play(ctx, filepath.Join(dir, fmt.Sprintf("s%d-stage-base", seed)), scenario{Name: "crash-free (stage)", Expect: expectReady, Stage: true})
+		sbase, err := play(ctx, filepath.Join(dir, fmt.Sprintf("s%d-stage-base", seed)), scenario{Name: "crash-free (stage)", Expect: expectReady, Stage: true}, o.NoGitHubRetry)
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: the crash-free run from no plan: %w", seed, err)
 		}
@@ -101,10 +105,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 		seffects := slices.Clone(sbase.l.c.log[:sbase.l.stageEffects])
 		swrites := baselineWrites(sbase.l.w.fake.Requests()[:sbase.l.stageRequests])
-		all := scenarios(seed, effects, writes)
+		all := scenarios(seed, effects, writes, recordWrites(base.l.w))
+		all = append(all, readScenarios(seed, baselineReads(base.l.w.fake.Requests()))...)
 		// Stage's picks have their own source: the other histories' stay
 		// as they were.
-		all = append(all, stageScenarios(seed, seffects, swrites)...)
+		all = append(all, stageScenarios(seed, seffects, swrites, recordWrites(sbase.l.w))...)
 		for _, sc := range all {
 			if o.Only != "" && !strings.Contains(sc.Name, o.Only) && sc.Kind != o.Only {
 				continue
@@ -115,7 +120,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			n++
 			var runs [2]*played
 			for i := range runs {
-				p, err := play(ctx, filepath.Join(dir, fmt.Sprintf("h%d-%d", n, i)), sc)
+				p, err := play(ctx, filepath.Join(dir, fmt.Sprintf("h%d-%d", n, i)), sc, o.NoGitHubRetry)
 				if err != nil {
 					return nil, fmt.Errorf("seed %d, %s: %w", seed, sc.Name, err)
 				}
@@ -139,7 +144,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			if out.Recovered {
 				k.Recovered++
 				s.Recovered++
-				s.Branches[sc.Branch]++
+				if sc.Branch != "" {
+					s.Branches[sc.Branch]++
+				}
 			}
 			s.ByKind[sc.Kind] = k
 			s.WorkRepeated += out.Repeated
@@ -182,7 +189,7 @@ func (p *played) trace() string {
 	return strings.Join(p.l.trace, "; ") + " | " + strings.Join(p.l.c.log, " ") + " | " + p.st.String()
 }
 
-func play(ctx context.Context, dir string, sc scenario) (*played, error) {
+func play(ctx context.Context, dir string, sc scenario, noRetry bool) (*played, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -202,7 +209,7 @@ func play(ctx context.Context, dir string, sc scenario) (*played, error) {
 		return nil, err
 	}
 	defer w.close()
-	l := &life{w: w, c: newCrasher(sc.arms...), ctx: ctx}
+	l := &life{w: w, c: newCrasher(sc.arms...), ctx: ctx, noRetry: noRetry}
 	l.c.on = l.onEffect
 	if sc.setup != nil {
 		if err := sc.setup(l); err != nil {

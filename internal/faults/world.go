@@ -139,6 +139,15 @@ func (w *world) record() (*record.Record, error) {
 // client is a GitHub client for one Job over transport rt.
 func (w *world) client(rt http.RoundTripper) (*github.Client, error) { return w.base.GitHub(rt) }
 
+// reportClient is a client for one report run over rt, as the report verb
+// builds one: its recovery lines in log, and with noRetry no transient
+// retries.
+func (w *world) reportClient(rt http.RoundTripper, log io.Writer, noRetry bool) (*github.Client, error) {
+	return github.New(github.Options{BaseURL: w.base.GitHubURL() + "/", Token: token, Owner: owner, Repo: repo, Masker: w.base.Masker,
+		HTTPClient: &http.Client{Timeout: 10 * time.Second, Transport: rt}, Clock: w.clock,
+		OnRecovery: github.LogRecoveries(log), NoRetry: noRetry})
+}
+
 // stamp prefixes each line with a runner-style timestamp, as a job log has.
 func stamp(log string) string {
 	var b strings.Builder

@@ -57,6 +57,13 @@ type Options struct {
 	// rate-limit wait that would pass it, or the context's deadline, returns
 	// *RateLimitError instead of waiting.
 	Deadline time.Time
+	// OnRecovery, when set, hears each recovery branch the Client takes: a
+	// retry, a rate-limit wait, a record change applied again
+	// (LogRecoveries writes them to a log).
+	OnRecovery func(Recovery)
+	// NoRetry turns off the retries of transient failures (a fault suite
+	// shows that its retry histories depend on them); nothing else sets it.
+	NoRetry bool
 }
 
 // Client talks to one repository. It is safe for concurrent use.
@@ -71,6 +78,7 @@ type Client struct {
 	deadline    time.Time
 	identity    string
 	server      string // the server's host, as links to it are written
+	recovered   func(Recovery)
 
 	mu         sync.Mutex
 	issueLocks map[int]*sync.Mutex
@@ -136,6 +144,10 @@ func New(opts Options) (*Client, error) {
 		owner: opts.Owner, repo: opts.Repo,
 		rec: &recorder{}, mask: opts.Masker.Mask, clock: opts.Clock, deadline: opts.Deadline, identity: opts.Identity,
 		issueLocks: map[int]*sync.Mutex{}, markers: map[markerKey]markerState{}, server: serverHost(base.Host),
+		recovered: opts.OnRecovery,
+	}
+	if c.recovered == nil {
+		c.recovered = func(Recovery) {}
 	}
 	lim := &limits{}
 	api := &transport{
@@ -143,7 +155,7 @@ func New(opts Options) (*Client, error) {
 		authHosts: map[string]bool{base.Host: true, gqlURL.Host: true},
 		prefix:    strings.TrimSuffix(base.Path, "/"),
 		rec:       c.rec, clock: opts.Clock, deadline: opts.Deadline, limits: lim,
-		cache: &etagCache{max: 256}, retry: true, timeout: hc.Timeout,
+		cache: &etagCache{max: 256}, retry: !opts.NoRetry, timeout: hc.Timeout, recovered: c.recovered,
 	}
 	// No Timeout on the clients above the transport: it would also bound
 	// the rate-limit waits. The transport times each attempt instead.

@@ -293,6 +293,7 @@ rounds:
 					return fmt.Errorf("write issue %d record: comment %d answered 404, and finding it again: %w", n, rc.ID, ferr)
 				}
 				why = err
+				c.recovered(Recovery{Kind: RecoverRecordReapply, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: attempt + 1, Reason: "the comment is gone"})
 				continue
 			}
 			if !Indeterminate(err) {
@@ -310,6 +311,7 @@ rounds:
 				}
 				rc.ID, rc.Record = found.ID, found.Record
 			}
+			c.recovered(Recovery{Kind: RecoverRecordReapply, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: attempt + 1, Wait: backoff(attempt - 1), Reason: "the write's answer was lost: " + err.Error()})
 			continue
 		}
 		if !c.ownComment(got) {
@@ -346,6 +348,7 @@ rounds:
 		if perr != nil {
 			why = fmt.Errorf("the read-back does not parse: %w", perr)
 		}
+		c.recovered(Recovery{Kind: RecoverRecordReapply, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: attempt + 1, Reason: why.Error()})
 	}
 	return fmt.Errorf("write issue %d record: change not applied after %d rounds: %w", n, maxRecordAttempts, why)
 }

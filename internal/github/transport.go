@@ -50,6 +50,7 @@ type transport struct {
 	cache     *etagCache // nil: no conditional requests
 	retry     bool
 	unmetered bool
+	recovered func(Recovery) // nil on the log transport
 	// timeout bounds each attempt (sending, and reading the answer), not the
 	// waits between attempts, which an http.Client Timeout would cut short.
 	timeout time.Duration
@@ -149,6 +150,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if retryable && transient < maxTransientRetries {
 				if werr := t.wait(ctx, backoff(transient)); werr == nil {
 					transient++
+					t.recover(Recovery{Kind: RecoverRetry, Endpoint: endpoint, Attempt: attempt + 1, Wait: backoff(transient - 1), Reason: "a connection error"})
 					continue
 				}
 			}
@@ -179,6 +181,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, t.rateErr(req, endpoint, rl.wait, rl.secondary, rl.message, err)
 			}
 			*n++
+			t.recover(Recovery{Kind: RecoverRateLimit, Endpoint: endpoint, Attempt: attempt + 1, Wait: rl.wait, Reason: strconv.Itoa(resp.StatusCode)})
 			if ctx.Value(noResendKey{}) != nil {
 				// The caller rebuilds this request after the wait.
 				err := t.rateErr(req, endpoint, rl.wait, rl.secondary, rl.message, nil).(*RateLimitError)
@@ -191,6 +194,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if werr := t.wait(ctx, backoff(transient)); werr == nil {
 				drain(resp)
 				transient++
+				t.recover(Recovery{Kind: RecoverRetry, Endpoint: endpoint, Attempt: attempt + 1, Wait: backoff(transient - 1), Reason: strconv.Itoa(resp.StatusCode)})
 				continue
 			}
 		}
@@ -226,6 +230,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // instead of resending the request: its body was built from a read before
 // the wait, and the caller reads again and rebuilds it.
 type noResendKey struct{}
+
+// recover reports a recovery branch taken, after its wait.
+func (t *transport) recover(r Recovery) {
+	if t.recovered != nil {
+		t.recovered(r)
+	}
+}
 
 func (t *transport) kindOf(req *http.Request) kind {
 	if t.unmetered {

@@ -82,6 +82,9 @@ type Setup struct {
 	Probe *sandbox.Probe
 	// TraceOut receives the trace instead of TraceFile.
 	TraceOut io.Writer
+	// GitHubNoRetry turns the GitHub client's transient retries off (the
+	// fault suite's TestRecoveryNeedsEvidence).
+	GitHubNoRetry bool
 }
 
 // Kit is what a Job runs with, as Open built it. Close releases it.
@@ -266,7 +269,8 @@ func (s Setup) gitHub(m *redact.Masker) (*github.Client, error) {
 	}
 	o := github.Options{BaseURL: base, GraphQLURL: s.getenv("GITHUB_GRAPHQL_URL"), Token: s.Token,
 		Owner: owner, Repo: repo, Masker: m, Deadline: s.Deadline, Identity: s.getenv("ROADMAP_IDENTITY"),
-		HTTPClient: &http.Client{Timeout: 60 * time.Second, Transport: s.Transport}}
+		HTTPClient: &http.Client{Timeout: 60 * time.Second, Transport: s.Transport},
+		OnRecovery: github.LogRecoveries(s.Log), NoRetry: s.GitHubNoRetry}
 	if s.Clock != nil {
 		o.Clock = s.Clock
 	}
