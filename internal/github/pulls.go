@@ -143,6 +143,16 @@ func (c *Client) UpdatePR(ctx context.Context, n int, title, body string) (PullR
 //
 // GitHub API docs: https://docs.github.com/graphql/reference/mutations#markpullrequestreadyforreview
 func (c *Client) MarkReady(ctx context.Context, pr PullRequest) error {
+	return c.MarkReadyWithBody(ctx, pr, "")
+}
+
+// MarkReadyWithBody is MarkReady that also sets the pull request's body
+// (masked), in the same request: one GraphQL document holding
+// updatePullRequest, then markPullRequestReadyForReview (GitHub runs a
+// document's mutations in order). An empty body leaves the body as it is.
+//
+// GitHub API docs: https://docs.github.com/graphql/reference/mutations#updatepullrequest
+func (c *Client) MarkReadyWithBody(ctx context.Context, pr PullRequest, body string) error {
 	id := pr.NodeID
 	if id == "" {
 		p, err := c.PR(ctx, pr.Number)
@@ -151,15 +161,45 @@ func (c *Client) MarkReady(ctx context.Context, pr PullRequest) error {
 		}
 		id = p.NodeID
 	}
+	if body == "" {
+		var m struct {
+			MarkPullRequestReadyForReview struct {
+				PullRequest struct {
+					IsDraft githubv4.Boolean
+				}
+			} `graphql:"markPullRequestReadyForReview(input: $input)"`
+		}
+		err := c.again(ctx, func() error {
+			return c.fail(c.gql.Mutate(c.ctx(ctx), &m, githubv4.MarkPullRequestReadyForReviewInput{PullRequestID: githubv4.ID(id)}, nil))
+		})
+		if err != nil {
+			return fmt.Errorf("mark pull request %d ready: %w", pr.Number, err)
+		}
+		if m.MarkPullRequestReadyForReview.PullRequest.IsDraft {
+			return fmt.Errorf("mark pull request %d ready: GitHub still reports it as a draft", pr.Number)
+		}
+		return nil
+	}
+	body = c.mask(body)
+	if tooLong(body) {
+		return fmt.Errorf("mark pull request %d ready: body: %w", pr.Number, ErrTooLong)
+	}
 	var m struct {
+		UpdatePullRequest struct {
+			PullRequest struct {
+				ID githubv4.ID
+			}
+		} `graphql:"updatePullRequest(input: $body)"`
 		MarkPullRequestReadyForReview struct {
 			PullRequest struct {
 				IsDraft githubv4.Boolean
 			}
 		} `graphql:"markPullRequestReadyForReview(input: $input)"`
 	}
+	b := githubv4.String(body)
+	vars := map[string]any{"body": githubv4.UpdatePullRequestInput{PullRequestID: githubv4.ID(id), Body: &b}}
 	err := c.again(ctx, func() error {
-		return c.fail(c.gql.Mutate(c.ctx(ctx), &m, githubv4.MarkPullRequestReadyForReviewInput{PullRequestID: githubv4.ID(id)}, nil))
+		return c.fail(c.gql.Mutate(c.ctx(ctx), &m, githubv4.MarkPullRequestReadyForReviewInput{PullRequestID: githubv4.ID(id)}, vars))
 	})
 	if err != nil {
 		return fmt.Errorf("mark pull request %d ready: %w", pr.Number, err)

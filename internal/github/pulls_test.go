@@ -119,3 +119,24 @@ func TestMarkReady(t *testing.T) {
 		t.Error("MarkReady of an unknown node: no error")
 	}
 }
+
+// TestMarkReadyWithBody: the body rides in the mark-ready request.
+func TestMarkReadyWithBody(t *testing.T) {
+	e := newEnv(t, githubfake.Options{})
+	n := e.fake.CreatePullRequest("b", "main", "T", "This draft holds only the plan.", true)
+	pr, err := e.c.PR(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.count("POST /graphql")
+	if err := e.c.MarkReadyWithBody(ctx, pr, "Closes #1.\n\nReady for review."); err != nil {
+		t.Fatalf("MarkReadyWithBody: %v", err)
+	}
+	is, _ := e.fake.Issue(n)
+	if is.Pull.Draft || is.Body != "Closes #1.\n\nReady for review." {
+		t.Errorf("draft %v, body %q; want ready with the new body", is.Pull.Draft, is.Body)
+	}
+	if got := e.count("POST /graphql") - before; got != 1 {
+		t.Errorf("GraphQL requests: %d, want 1 (the body and ready in one)", got)
+	}
+}

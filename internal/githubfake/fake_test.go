@@ -578,6 +578,25 @@ func TestGraphQL(t *testing.T) {
 	if got := q(`query{viewer{login}}`, ""); got["errors"] == nil {
 		t.Errorf("unsupported query: %v", got)
 	}
+
+	// The body and ready in one document, as the product sends them.
+	n2 := h.f.CreatePullRequest("c", "main", "T", "old body", true)
+	is2, _ := h.f.Issue(n2)
+	body, _ := json.Marshal(map[string]any{
+		"query": `mutation($body:UpdatePullRequestInput!$input:MarkPullRequestReadyForReviewInput!){updatePullRequest(input: $body){pullRequest{id}}markPullRequestReadyForReview(input: $input){pullRequest{isDraft}}}`,
+		"variables": map[string]any{"input": map[string]any{"pullRequestId": is2.Pull.NodeID},
+			"body": map[string]any{"pullRequestId": is2.Pull.NodeID, "body": "Closes #1."}}})
+	resp, data := h.do(t, "POST", "/graphql", string(body))
+	got2 := decode[map[string]any](t, data)
+	want2 := map[string]any{"data": map[string]any{
+		"updatePullRequest":             map[string]any{"pullRequest": map[string]any{"id": is2.Pull.NodeID}},
+		"markPullRequestReadyForReview": map[string]any{"pullRequest": map[string]any{"isDraft": false}}}}
+	if diff := cmp.Diff(want2, got2); resp.StatusCode != 200 || diff != "" {
+		t.Errorf("two mutations in one document: status %d (-want +got):\n%s", resp.StatusCode, diff)
+	}
+	if is2, _ := h.f.Issue(n2); is2.Body != "Closes #1." || is2.Pull.Draft {
+		t.Errorf("after the document: body %q, draft %v; want the new body, not a draft", is2.Body, is2.Pull.Draft)
+	}
 }
 
 func TestSaveLoad(t *testing.T) {

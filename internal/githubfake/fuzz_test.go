@@ -51,11 +51,13 @@ func FuzzServeHTTP(f *testing.F) {
 
 // FuzzParseSelection feeds the GraphQL selection reader arbitrary text.
 func FuzzParseSelection(f *testing.F) {
-	f.Add("(input: $input){pullRequest{id,isDraft}}")
+	f.Add("{markPullRequestReadyForReview(input: $input){pullRequest{id,isDraft}}}")
 	f.Add("{clientMutationId pullRequest { number url }}")
+	f.Add("{a(input: $i){b} c(input:$j){d{e}}}")
 	f.Add("{{{{{{{{{{{{")
+	f.Add("{a(((}")
 	f.Fuzz(func(t *testing.T, s string) {
-		fields, err := parseSelection(s)
+		fields, err := (&selParser{s: s}).set(0)
 		if err == nil && len(fields) == 0 {
 			t.Fatal("no error and no fields")
 		}

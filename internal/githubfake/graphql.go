@@ -7,10 +7,13 @@ import (
 	"strings"
 )
 
-// graphql serves the one GraphQL operation the product uses:
+// graphql serves the GraphQL mutations the product uses, alone or together
+// in one document (GitHub runs a document's mutations in order):
 //
 //	mutation($input:MarkPullRequestReadyForReviewInput!){
 //	  markPullRequestReadyForReview(input:$input){pullRequest{id,isDraft}}}
+//	mutation($input:UpdatePullRequestInput!){
+//	  updatePullRequest(input:$input){pullRequest{id}}}
 //
 // It reads the selection set so the answer has exactly the fields asked for,
 // which is what GitHub does and what githubv4's decoder requires. Anything
@@ -30,99 +33,114 @@ func (f *Fake) graphql(c *call) reply {
 		}
 		return reply{status: http.StatusOK, body: map[string]any{"errors": []any{e}}}
 	}
-	const op = "markPullRequestReadyForReview"
-	i := strings.Index(in.Query, op)
-	if !strings.HasPrefix(strings.TrimSpace(in.Query), "mutation") || i < 0 {
-		return gqlErr("", "the fake GitHub serves only the markPullRequestReadyForReview mutation")
+	q := strings.TrimSpace(in.Query)
+	if !strings.HasPrefix(q, "mutation") {
+		return gqlErr("", "the fake GitHub serves only the markPullRequestReadyForReview and updatePullRequest mutations")
 	}
-	sel, err := parseSelection(in.Query[i+len(op):])
+	q = strings.TrimSpace(strings.TrimPrefix(q, "mutation"))
+	if strings.HasPrefix(q, "(") {
+		// The variable declarations.
+		end := strings.IndexByte(q, ')')
+		if end < 0 {
+			return gqlErr("", "Parse error: unclosed variable declarations")
+		}
+		q = q[end+1:]
+	}
+	top, err := (&selParser{s: strings.TrimSpace(q)}).set(0)
 	if err != nil {
 		return gqlErr("", "Parse error: "+err.Error())
 	}
-	var input struct {
-		PullRequestID    string `json:"pullRequestId"`
-		ClientMutationID string `json:"clientMutationId"`
-	}
-	if raw, ok := in.Variables["input"]; ok {
-		if err := json.Unmarshal(raw, &input); err != nil {
-			return gqlErr("", "Variable $input of type MarkPullRequestReadyForReviewInput! was provided invalid value")
+	data := map[string]any{}
+	for _, m := range top {
+		typ := map[string]string{"markPullRequestReadyForReview": "MarkPullRequestReadyForReview", "updatePullRequest": "UpdatePullRequest"}[m.name]
+		if typ == "" {
+			return gqlErr("", "the fake GitHub serves only the markPullRequestReadyForReview and updatePullRequest mutations")
 		}
-	}
-	if input.PullRequestID == "" {
-		return gqlErr("", "Variable $input of type MarkPullRequestReadyForReviewInput! was provided invalid value")
-	}
-	var pr *Issue
-	for _, is := range f.st.Issues {
-		if is.Pull != nil && is.Pull.NodeID == input.PullRequestID {
-			pr = is
+		var input struct {
+			PullRequestID    string  `json:"pullRequestId"`
+			ClientMutationID string  `json:"clientMutationId"`
+			Body             *string `json:"body"`
 		}
-	}
-	if pr == nil {
-		rep := gqlErr("NOT_FOUND", fmt.Sprintf("Could not resolve to a node with the global id of '%s'", input.PullRequestID))
-		rep.body.(map[string]any)["data"] = map[string]any{op: nil}
-		return rep
-	}
-	if pr.Pull.Draft {
-		pr.Pull.Draft = false
-		pr.UpdatedAt = f.stamp()
-		f.issueEvent(c, pr, "ready_for_review", "")
-	}
-	out := map[string]any{}
-	for _, field := range sel {
-		switch field.name {
-		case "clientMutationId":
-			out["clientMutationId"] = nullable(input.ClientMutationID)
-		case "pullRequest":
-			obj := map[string]any{}
-			for _, sub := range field.sub {
-				switch sub.name {
-				case "id":
-					obj["id"] = pr.Pull.NodeID
-				case "isDraft":
-					obj["isDraft"] = pr.Pull.Draft
-				case "number":
-					obj["number"] = pr.Number
-				case "title":
-					obj["title"] = pr.Title
-				case "state":
-					obj["state"] = strings.ToUpper(pr.State)
-				case "url":
-					obj["url"] = fmt.Sprintf("%s/pull/%d", f.repoHTML(c.base), pr.Number)
-				default:
-					return gqlErr("", fmt.Sprintf("Field '%s' doesn't exist on type 'PullRequest'", sub.name))
-				}
+		invalid := fmt.Sprintf("Variable $%s of type %sInput! was provided invalid value", m.arg, typ)
+		if raw, ok := in.Variables[m.arg]; ok {
+			if err := json.Unmarshal(raw, &input); err != nil {
+				return gqlErr("", invalid)
 			}
-			out["pullRequest"] = obj
-		default:
-			return gqlErr("", fmt.Sprintf("Field '%s' doesn't exist on type 'MarkPullRequestReadyForReviewPayload'", field.name))
 		}
+		if input.PullRequestID == "" {
+			return gqlErr("", invalid)
+		}
+		var pr *Issue
+		for _, is := range f.st.Issues {
+			if is.Pull != nil && is.Pull.NodeID == input.PullRequestID {
+				pr = is
+			}
+		}
+		if pr == nil {
+			rep := gqlErr("NOT_FOUND", fmt.Sprintf("Could not resolve to a node with the global id of '%s'", input.PullRequestID))
+			data[m.name] = nil
+			rep.body.(map[string]any)["data"] = data
+			return rep
+		}
+		switch m.name {
+		case "markPullRequestReadyForReview":
+			if pr.Pull.Draft {
+				pr.Pull.Draft = false
+				pr.UpdatedAt = f.stamp()
+				f.issueEvent(c, pr, "ready_for_review", "")
+			}
+		case "updatePullRequest":
+			if input.Body != nil && *input.Body != pr.Body {
+				if len([]rune(*input.Body)) > maxBody {
+					return gqlErr("UNPROCESSABLE", "Body is too long (maximum is 65536 characters)")
+				}
+				pr.Body = *input.Body
+				pr.UpdatedAt = f.stamp()
+				f.issueEvent(c, pr, "edited", "")
+			}
+		}
+		out := map[string]any{}
+		for _, field := range m.sub {
+			switch field.name {
+			case "clientMutationId":
+				out["clientMutationId"] = nullable(input.ClientMutationID)
+			case "pullRequest":
+				obj := map[string]any{}
+				for _, sub := range field.sub {
+					switch sub.name {
+					case "id":
+						obj["id"] = pr.Pull.NodeID
+					case "isDraft":
+						obj["isDraft"] = pr.Pull.Draft
+					case "number":
+						obj["number"] = pr.Number
+					case "title":
+						obj["title"] = pr.Title
+					case "body":
+						obj["body"] = pr.Body
+					case "state":
+						obj["state"] = strings.ToUpper(pr.State)
+					case "url":
+						obj["url"] = fmt.Sprintf("%s/pull/%d", f.repoHTML(c.base), pr.Number)
+					default:
+						return gqlErr("", fmt.Sprintf("Field '%s' doesn't exist on type 'PullRequest'", sub.name))
+					}
+				}
+				out["pullRequest"] = obj
+			default:
+				return gqlErr("", fmt.Sprintf("Field '%s' doesn't exist on type '%sPayload'", field.name, typ))
+			}
+		}
+		data[m.name] = out
 	}
-	return reply{status: http.StatusOK, body: map[string]any{"data": map[string]any{op: out}}}
+	return reply{status: http.StatusOK, body: map[string]any{"data": data}}
 }
 
 type gqlField struct {
 	name string
-	sub  []gqlField
-}
-
-// parseSelection reads "(args){a,b{c}}" — the arguments are skipped, the
-// selection set is returned. It is a small parser for the queries githubv4
-// writes, not a GraphQL parser.
-func parseSelection(s string) ([]gqlField, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "(") {
-		end := strings.IndexByte(s, ')')
-		if end < 0 {
-			return nil, fmt.Errorf("unclosed arguments")
-		}
-		s = strings.TrimSpace(s[end+1:])
-	}
-	p := &selParser{s: s}
-	fields, err := p.set(0)
-	if err != nil {
-		return nil, err
-	}
-	return fields, nil
+	// arg is the variable of the field's input argument ("input: $x" → x).
+	arg string
+	sub []gqlField
 }
 
 type selParser struct {
@@ -167,6 +185,18 @@ func (p *selParser) set(depth int) ([]gqlField, error) {
 		}
 		fld := gqlField{name: p.s[start:p.pos]}
 		p.skip()
+		if p.pos < len(p.s) && p.s[p.pos] == '(' {
+			end := strings.IndexByte(p.s[p.pos:], ')')
+			if end < 0 {
+				return nil, fmt.Errorf("unclosed arguments")
+			}
+			args := p.s[p.pos+1 : p.pos+end]
+			if _, v, ok := strings.Cut(args, "$"); ok {
+				fld.arg = strings.TrimFunc(v, func(r rune) bool { return !isIdent(byte(r)) })
+			}
+			p.pos += end + 1
+			p.skip()
+		}
 		if p.pos < len(p.s) && p.s[p.pos] == '{' {
 			sub, err := p.set(depth + 1)
 			if err != nil {
