@@ -69,6 +69,8 @@ func labels() []label {
 		{l.Stage, "1d76db", "roadmap: the plan goes back to stage"},
 		{l.NeedsInput, "fbca04", "roadmap: a question waits for a person's answer"},
 		{l.Stopped, "b60205", "roadmap: stopped; the stop comment says why"},
+		{l.Stop, "5319e7", "roadmap: a person stops this item for good (/roadmap retry restarts it)"},
+		{l.Waiting, "c5def5", "roadmap: waiting for the day's budget; roadmap wake dispatches it"},
 	}
 }
 

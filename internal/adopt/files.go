@@ -13,6 +13,7 @@ const (
 	CallerPath = ".github/workflows/roadmap.yml"
 	ChecksPath = ".github/workflows/roadmap-checks.yml"
 	ConfigPath = ".github/roadmap.yml"
+	WakePath   = ".github/workflows/roadmap-wake.yml"
 )
 
 // files are the caller workflow, the checks workflow and the configuration,
@@ -23,6 +24,7 @@ func files(ref, defaultBranch string) []file {
 	return []file{
 		{CallerPath, r.Replace(callerYAML)},
 		{ChecksPath, r.Replace(checksYAML)},
+		{WakePath, r.Replace(wakeYAML)},
 		{ConfigPath, r.Replace(configYAML)},
 	}
 }
@@ -32,6 +34,13 @@ func files(ref, defaultBranch string) []file {
 //
 //go:embed caller.yml
 var callerYAML string
+
+// wakeYAML is docs/examples/roadmap-wake.yml as init writes it
+// (TestInitWakeIsTheExample keeps the two the same): roadmap wake on a
+// schedule, for the items waiting for the day's budget.
+//
+//go:embed wake.yml
+var wakeYAML string
 
 // checksYAML runs the plan's group checks on every pull request: one with
 // no plan passes (roadmap/checks success, "no plan"), and one from a fork,

@@ -285,7 +285,7 @@ func jobText(t *testing.T, text []byte, id string) string {
 // configuration's (config.Default().Labels), the one place they live.
 func TestWorkflowLabels(t *testing.T) {
 	l := config.Default().Labels
-	known := map[string]bool{l.Stage: true, l.Implement: true, l.NeedsInput: true, l.Stopped: true}
+	known := map[string]bool{l.Stage: true, l.Implement: true, l.NeedsInput: true, l.Stopped: true, l.Stop: true, l.Waiting: true}
 	lit := regexp.MustCompile(`'(roadmap:[a-z-]+)'`)
 	seen := map[string]bool{}
 	for name, text := range workflowFiles(t) {
@@ -359,6 +359,26 @@ func TestInitCallerIsTheExample(t *testing.T) {
 	want := strings.NewReplacer("name: roadmap-caller\n", "name: roadmap\n", "@v1", "@REF", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
 	if got := body(callerYAML); got != want {
 		t.Errorf("internal/adopt/caller.yml and docs/examples/roadmap-caller.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
+	}
+}
+
+// TestInitWakeIsTheExample: the wake workflow init writes is the example's,
+// with init's names.
+func TestInitWakeIsTheExample(t *testing.T) {
+	ex, err := os.ReadFile(filepath.Join(root, "docs", "examples", "roadmap-wake.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(s string) string {
+		i := strings.Index(s, "\nname: ")
+		if i < 0 {
+			t.Fatalf("no name: line in\n%s", s)
+		}
+		return s[i+1:]
+	}
+	want := strings.NewReplacer("@v1", "@REF", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
+	if got := body(wakeYAML); got != want {
+		t.Errorf("internal/adopt/wake.yml and docs/examples/roadmap-wake.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
 	}
 }
 

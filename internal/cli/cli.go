@@ -99,6 +99,7 @@ func verbs() []verb {
 		{"stage", "run one stage Job: from an issue to a checked plan in a draft PR", runStage},
 		{"implement", "run one implement Job for an issue", runImplement},
 		{"report", "read how an implement Job ended and take the one action its class has", runReport},
+		{"wake", "dispatch the items waiting for the day's budget, oldest first, within it", runWake},
 		{"checks", "run the plan's group checks on a PR head and set the roadmap/checks status", runChecks},
 		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
 		{"mask", "mask secrets: stdin to stdout", runMask},

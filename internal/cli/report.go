@@ -79,7 +79,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		budget.USD = *dayUSD
 	}
 	labels := report.Labels{Stage: cfg.Labels.Stage, Implement: cfg.Labels.Implement,
-		NeedsInput: cfg.Labels.NeedsInput, Stopped: cfg.Labels.Stopped}
+		NeedsInput: cfg.Labels.NeedsInput, Stopped: cfg.Labels.Stopped, Stop: cfg.Labels.Stop, Waiting: cfg.Labels.Waiting}
 	if *workflow == "" {
 		*workflow = workflowFile(env.Getenv("GITHUB_WORKFLOW_REF"))
 	}
@@ -103,7 +103,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	var out report.Outcome
-	if ev.Name == "issue_comment" {
+	if ev.Name == "issue_comment" || (ev.Name == "issues" && ev.Action == "labeled" && ev.Label == labels.Stop) {
 		out, err = report.Resume(ctx, report.ResumeOptions{GitHub: gh, Event: ev, Workflow: *workflow, Ref: *refFlag,
 			MaxJobs: *maxJobs, Labels: labels, Mask: masker.Mask, Log: env.Stderr})
 	} else {

@@ -145,6 +145,11 @@ type Labels struct {
 	Implement  string `yaml:"implement"`
 	NeedsInput string `yaml:"needs_input"`
 	Stopped    string `yaml:"stopped"`
+	// Stop is the label a person sets to stop the item for good.
+	Stop string `yaml:"stop"`
+	// Waiting marks an item that yielded for the day's budget: roadmap wake
+	// lists the items with it.
+	Waiting string `yaml:"waiting"`
 }
 
 // Implement tunes the implement loop.
@@ -193,7 +198,8 @@ func Default() *Config {
 			Day:  Budget{USD: 50},
 		},
 		Checks: Checks{Timeout: 10 * time.Minute},
-		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped"},
+		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped",
+			Stop: "roadmap:stop", Waiting: "roadmap:waiting"},
 		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6,
 			BaseBranch: "main", CheckReruns: DefaultCheckReruns},
 		Stage:     Stage{Rounds: 3},
@@ -523,7 +529,8 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 	for _, l := range []struct {
 		key   string
 		value string
-	}{{"stage", c.Labels.Stage}, {"implement", c.Labels.Implement}, {"needs_input", c.Labels.NeedsInput}, {"stopped", c.Labels.Stopped}} {
+	}{{"stage", c.Labels.Stage}, {"implement", c.Labels.Implement}, {"needs_input", c.Labels.NeedsInput}, {"stopped", c.Labels.Stopped},
+		{"stop", c.Labels.Stop}, {"waiting", c.Labels.Waiting}} {
 		n := lookup(doc, "labels", l.key)
 		if strings.TrimSpace(l.value) == "" || (n != nil && n.Tag == "!!null") {
 			return &Error{File: file, Line: lineOf(doc, "labels", l.key), Key: "labels." + l.key, Msg: "must not be empty"}

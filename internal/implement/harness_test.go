@@ -131,6 +131,21 @@ func (c *countingRunner) Run(ctx context.Context, dir string, argv []string) (ch
 	return c.Runner.Run(ctx, dir, argv)
 }
 
+// RunEnv counts too, and passes the extra environment (less parallelism
+// after an oom) to the runner under it.
+func (c *countingRunner) RunEnv(ctx context.Context, dir string, argv, extra []string) (checks.Result, error) {
+	c.mu.Lock()
+	c.cmds = append(c.cmds, strings.Join(argv, " "))
+	c.mu.Unlock()
+	er, ok := c.Runner.(interface {
+		RunEnv(context.Context, string, []string, []string) (checks.Result, error)
+	})
+	if !ok {
+		return checks.Result{}, fmt.Errorf("the check runner %T cannot set the environment", c.Runner)
+	}
+	return er.RunEnv(ctx, dir, argv, extra)
+}
+
 // spyModel remembers every request it passed on; Before runs before each
 // call with the call's number (from 1).
 type spyModel = theworld.Spy

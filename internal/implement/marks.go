@@ -109,6 +109,7 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 		if _, err := o.GitHub.UpsertMarkerComment(ctx, r.pr.Number, o.Marker, r.comment(end)); err != nil {
 			r.j.Logf("roadmap: update the PR comment: %v", err)
 		}
+		r.keepBody(ctx, end)
 	}
 	res.RecordComment = r.j.RC.ID
 	r.outputs(res)

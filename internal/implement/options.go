@@ -25,6 +25,11 @@ type Options struct {
 	// openspec/changes/ inside the repository.
 	PlanDir string
 
+	// WaitingLabel marks an item waiting for the day's budget (configuration
+	// labels.waiting): a Job that starts on such an item, whatever started
+	// it, takes it out of the wait, so roadmap wake does not dispatch it too.
+	WaitingLabel string
+
 	// Models is the ladder the agent climbs.
 	Models []agent.Tier
 	// CheckRunner and Split run the scoped checks under the shell policy.

@@ -57,6 +57,9 @@ type ending struct {
 type runner struct {
 	o       Options
 	workdir string
+	// planDir is the plan's directory as the Job found it (the PR body's
+	// task list is read from it, or from where the archive moved it).
+	planDir string
 	title   string
 
 	// j is the Job kernel: the record, the spend, the Job's number (the
@@ -125,6 +128,8 @@ func (r *runner) start(ctx context.Context) error {
 		r.pr.Number = n
 	}
 	j.Started(fmt.Sprintf("job %d", j.Number))
+	r.parallelism()
+	r.wake(ctx)
 	j.Logf("roadmap: issue #%d, Job %d, item spend so far %s", o.Issue, j.Number, kernel.SpendText(j.Prior))
 	j.Doing = fmt.Sprintf("implementing: Job %d started", j.Number)
 	if err := j.EnsureRecord(ctx); err != nil {
@@ -160,6 +165,7 @@ func (r *runner) groups(ctx context.Context) ending {
 		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan",
 			reason: "the item has no plan: stage.plan is not set and no plan directory was given"}
 	}
+	r.planDir = planDir
 	if archived, ok := plan.Archived(r.workdir, planDir); ok {
 		// An earlier Job archived the change at the end of its groups: the
 		// plan is read where OpenSpec moved it.
@@ -555,7 +561,7 @@ func (r *runner) ensurePR(ctx context.Context) (ending, bool) {
 	o := r.o
 	pr, found, err := o.GitHub.FindPR(ctx, r.branch)
 	if err == nil && !found {
-		body := fmt.Sprintf("Implements #%d.\n\nOpened by roadmap; the plan's groups are committed one by one.", o.Issue)
+		body := r.prBody("Draft: opened by roadmap's implement; the plan's groups are committed here one by one.")
 		title := o.PRTitle
 		if title == "" {
 			title = r.title
@@ -624,7 +630,7 @@ func (r *runner) watch(ctx context.Context) ending {
 		case sum.State == "success":
 			r.ci = ciPassed
 			r.ciNotes = append(r.ciNotes, fmt.Sprintf("%d PR checks passed at %s", sum.Total, short(r.head)))
-			if err := o.GitHub.MarkReady(ctx, r.pr); err != nil {
+			if err := o.GitHub.MarkReadyWithBody(ctx, r.pr, r.prBody(readyState(r.pr.Number, ""))); err != nil {
 				return r.fail(ctx, "mark ready", err)
 			}
 			return ending{result: record.ResultReady, step: "ready"}

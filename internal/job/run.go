@@ -58,6 +58,7 @@ func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result
 		RepairRounds: cfg.Implement.RepairRounds, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
 		NoChecksGrace: run.NoChecksGrace,
 		CIWorkflows:   cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
+		WaitingLabel: cfg.Labels.Waiting,
 	})
 }
 
@@ -86,6 +87,6 @@ func (k *Kit) Stage(ctx context.Context, run StageRun) (stage.Result, error) {
 	}
 	return stage.Run(ctx, stage.Options{
 		Options: k.JobOptions(),
-		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates,
+		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates, WaitingLabel: cfg.Labels.Waiting,
 	})
 }

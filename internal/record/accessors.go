@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // get decodes a known key into out. Every known key was checked when it entered
@@ -172,4 +173,29 @@ func (r *Record) JSON(k Key) (json.RawMessage, bool) {
 		return json.RawMessage(encodeJSON(s)), true
 	}
 	return json.RawMessage(encodeJSON(raw)), true
+}
+
+// StoppedBy returns item.stopped_by: the person who stopped the item.
+func (r *Record) StoppedBy() (string, bool) { return r.str(KeyItemStoppedBy) }
+
+// WakeAt returns item.wake_at; a value that is not an RFC 3339 time reads as
+// absent (the wake then takes the item as due: a wait that cannot be read
+// must not keep it waiting forever).
+func (r *Record) WakeAt() (time.Time, bool) {
+	s, ok := r.str(KeyItemWakeAt)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// Parallelism returns implement.parallelism (0 when absent: the checks run
+// with the machine's own).
+func (r *Record) Parallelism() int {
+	n, _ := r.count(KeyImplementParallelism)
+	return n
 }

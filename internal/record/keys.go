@@ -69,6 +69,17 @@ const (
 	// KeyStageJobs is the outcome of each stage Job: a list of JobOutcome
 	// (its spend's model calls are the calls its last mark counted).
 	KeyStageJobs Key = "stage.jobs"
+	// KeyItemStoppedBy is the login of the person (write access) who stopped the
+	// item with the stop label or a "/roadmap stop" comment: no Job continues it
+	// until "/roadmap retry".
+	KeyItemStoppedBy Key = "item.stopped_by"
+	// KeyItemWakeAt is when an item that yielded for the day's budget may start
+	// again (RFC 3339, UTC): roadmap wake dispatches it once that time passed.
+	KeyItemWakeAt Key = "item.wake_at"
+	// KeyImplementParallelism is the parallelism the scoped checks run with
+	// (GOMAXPROCS, go test -p): set after an oom, so the continuation's checks
+	// use less memory.
+	KeyImplementParallelism Key = "implement.parallelism"
 )
 
 // AllKeys returns every Key this release knows, sorted.
@@ -83,6 +94,7 @@ func AllKeys() []Key {
 		KeyImplementGroup,
 		KeyImplementGroupSeconds,
 		KeyImplementJobs,
+		KeyImplementParallelism,
 		KeyImplementPublishedSHA,
 		KeyImplementQuestion,
 		KeyImplementResult,
@@ -93,6 +105,8 @@ func AllKeys() []Key {
 		KeyImplementTier,
 		KeyImplementTrace,
 		KeyImplementWIP,
+		KeyItemStoppedBy,
+		KeyItemWakeAt,
 		KeyStageFindings,
 		KeyStageJobs,
 		KeyStagePlan,
@@ -225,6 +239,12 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindJobs, bound: MaxJobs, what: `a stage Job list (a JSON array of {"job":N,"run_id":N,...})`}, true
 	case KeyStageFindings:
 		return spec{kind: kindText, bound: MaxCheckLog, what: "plan findings (text, a JSON string when it spans lines)"}, true
+	case KeyItemStoppedBy:
+		return spec{kind: kindLine, bound: MaxLine, what: "a login (one line of text)"}, true
+	case KeyItemWakeAt:
+		return spec{kind: kindLine, bound: MaxLine, what: "a time (RFC 3339, e.g. 2026-11-30T00:00:00Z)"}, true
+	case KeyImplementParallelism:
+		return spec{kind: kindCount, what: "a parallelism (an integer >= 1)"}, true
 	case KeyStagePlan:
 		return spec{kind: kindPlan, bound: MaxLine, what: "a plan path (a directory under openspec/changes/, e.g. openspec/changes/add-backoff)"}, true
 	}

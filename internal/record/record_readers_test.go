@@ -59,6 +59,9 @@ func readers() map[Key]reader {
 		KeyStageJobs:               {fn: "report.(*reporter).settleStage"},
 		KeyStagePR:                 {fn: "implement.(*runner).start"},
 		KeyStagePlan:               {fn: "implement.(*runner).groups"},
+		KeyItemStoppedBy:           {fn: "report.(*reporter).held"},
+		KeyItemWakeAt:              {fn: "report.Waiting"},
+		KeyImplementParallelism:    {fn: "implement.(*runner).parallelism"},
 	}
 }
 

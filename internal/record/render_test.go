@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,6 +63,9 @@ func everyKey() Changes {
 	c.SetTrace(json.RawMessage(`{"events": [{"phase": "checks", "ok": false, "note": "a < b"}]}`))
 	c.SetWIP("9e8d7c6b5a")
 	c.SetStagePlan("openspec/changes/add-backoff")
+	c.SetStoppedBy("alice")
+	c.SetWakeAt(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	c.SetParallelism(1)
 	c.SetStagePR(41)
 	c.SetStageState("planned")
 	c.SetStageRound(2)

@@ -31,6 +31,8 @@ func (r *reporter) act(ctx context.Context) error {
 		return r.returnToStage(ctx)
 	case ActionAsk:
 		return r.ask(ctx)
+	case ActionNone:
+		return nil
 	}
 	return r.stop(ctx)
 }
@@ -41,7 +43,7 @@ func (r *reporter) ready(ctx context.Context) error {
 	if err := r.status(ctx, "success", "ready: every group passed, the PR is ready for review"); err != nil {
 		return err
 	}
-	return r.removeLabels(ctx, r.o.Labels.Stopped, r.o.Labels.NeedsInput)
+	return r.removeLabels(ctx, r.o.Labels.Stopped, r.o.Labels.NeedsInput, r.o.Labels.Waiting)
 }
 
 // maxDispatchAttempts bounds the dispatches of one continuation in one run
@@ -288,10 +290,10 @@ func mustJobs(rec *record.Record) []record.JobOutcome {
 }
 
 // yield leaves the item waiting for the next day's budget: nothing is
-// dispatched now, and a comment says when and how it goes on.
+// dispatched now; the record's item.wake_at and the waiting label let
+// roadmap wake dispatch it then, and a comment says when and how.
 func (r *reporter) yield(ctx context.Context) error {
-	now := r.o.Clock.Now().UTC()
-	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	next := wakeAt(r.o.Clock.Now())
 	r.out.ResumeAfter, r.out.NextAttempt = next, r.job+1
 	job, resume := "Job", fmt.Sprintf("`issue=%d` and `attempt=%d`", r.o.Issue, r.job+1)
 	if r.stage {
@@ -302,16 +304,35 @@ func (r *reporter) yield(ctx context.Context) error {
 	fmt.Fprintf(&b, "### roadmap is waiting for the day's budget\n\n")
 	fmt.Fprintf(&b, "%s %d yielded: %s. The day's spend across items has reached its budget, so no Job starts before %s.\n\n",
 		job, r.job, inline(r.d.reason), next.Format(time.RFC3339))
-	fmt.Fprintf(&b, "To go on after that, dispatch the workflow with %s.\n", resume)
+	fmt.Fprintf(&b, "The item has the `%s` label: `roadmap wake` (the roadmap-wake workflow `roadmap init` writes, on a schedule) dispatches it then, oldest first, as far as the day's budget goes. To go on sooner, dispatch the workflow with %s.\n",
+		r.o.Labels.Waiting, resume)
 	err := r.comment(ctx, MarkerWaiting, b.String())
 	if err != nil {
 		return fmt.Errorf("post the waiting comment: %w", err)
 	}
-	return nil
+	return r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Waiting)
+}
+
+// wakeAt is when a Job refused for the day's budget may start: the next
+// 00:00 UTC.
+func wakeAt(now time.Time) time.Time {
+	now = now.UTC()
+	return time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+}
+
+// waitMark is item.wake_at of a yield for the day's budget, in report's
+// one record write.
+func (r *reporter) waitMark(ch *record.Changes) {
+	if r.d.action == ActionYield {
+		ch.SetWakeAt(wakeAt(r.o.Clock.Now()))
+	}
 }
 
 // returnToStage hands the item back to stage with the agent's reason: a plan
-// amendment.
+// amendment. Stage is started by a workflow_dispatch with phase stage: a
+// label added with the workflow's GITHUB_TOKEN starts no workflow run, so
+// the stage label would leave the item waiting forever (and with an App
+// token it would start a second run beside the dispatch).
 func (r *reporter) returnToStage(ctx context.Context) error {
 	reason := r.d.reason
 	if r.facts != nil && r.out.Evidence != "" {
@@ -325,15 +346,34 @@ func (r *reporter) returnToStage(ctx context.Context) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### roadmap returned this item to stage: the plan is wrong\n\n")
 	fmt.Fprintf(&b, "Job %d found that the plan cannot work as written. The agent's reason:\n\n%s\n", r.job, fenced(reason))
-	fmt.Fprintf(&b, "The `%s` label is set so that stage amends the plan; implement resumes from the last passed group once the amended plan is approved.\n",
-		r.o.Labels.Stage)
+	fmt.Fprintf(&b, "Stage is dispatched to amend the plan on the same PR; implement resumes from the last passed group once the amended plan is approved.\n")
 	if err := r.comment(ctx, MarkerReturned, b.String()); err != nil {
 		return fmt.Errorf("post the return-to-stage comment: %w", err)
 	}
-	if err := r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stage); err != nil {
+	if err := r.removeLabels(ctx, r.o.Labels.Implement); err != nil {
 		return err
 	}
-	return r.removeLabels(ctx, r.o.Labels.Implement)
+	return r.dispatchStage(ctx)
+}
+
+// dispatchStage dispatches the stage Job that amends the plan.
+func (r *reporter) dispatchStage(ctx context.Context) error {
+	inputs := map[string]any{"issue": strconv.Itoa(r.o.Issue), "phase": PhaseStage}
+	if r.rc.ID != 0 {
+		inputs["record-comment"] = strconv.FormatInt(r.rc.ID, 10)
+	}
+	res, err := r.o.GitHub.DispatchWorkflow(ctx, r.o.Workflow, r.o.Ref, inputs)
+	var se *github.StatusError
+	if errors.As(err, &se) && se.Status == 422 && strings.Contains(se.Message, "Unexpected inputs") && inputs["record-comment"] != nil {
+		delete(inputs, "record-comment")
+		res, err = r.o.GitHub.DispatchWorkflow(ctx, r.o.Workflow, r.o.Ref, inputs)
+	}
+	if err != nil {
+		return fmt.Errorf("dispatch stage for issue %d (plan amendment): %w", r.o.Issue, err)
+	}
+	r.out.Dispatched, r.out.DispatchedRunID = &res, res.RunID
+	r.logf("report: issue #%d: dispatched stage to amend the plan (%s on %s) run %d", r.o.Issue, r.o.Workflow, r.o.Ref, res.RunID)
+	return nil
 }
 
 // ask posts the Job's question on the issue and marks the item as waiting

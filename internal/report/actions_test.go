@@ -98,6 +98,10 @@ func TestOneActionPerClass(t *testing.T) {
 			if want[row.Class] == ActionContinue {
 				wantDispatch = []map[string]any{{"issue": itoa(n), "attempt": "3", "record-comment": e.recordCommentInput(t, n)}}
 			}
+			if want[row.Class] == ActionReturnToStage {
+				// The plan amendment: stage, dispatched.
+				wantDispatch = []map[string]any{{"issue": itoa(n), "phase": "stage", "record-comment": e.recordCommentInput(t, n)}}
+			}
 			if diff := cmp.Diff(wantDispatch, e.dispatchInputs()); diff != "" {
 				t.Errorf("dispatches (-want +got):\n%s", diff)
 			}

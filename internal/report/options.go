@@ -28,13 +28,16 @@ type Labels struct {
 	Implement  string // removed when the item goes back to stage
 	NeedsInput string // the item waits for a person's answer
 	Stopped    string // the item stopped
+	Stop       string // a person stops the item with it
+	Waiting    string // the item waits for the day's budget (roadmap wake lists it)
 }
 
 // DefaultLabels are the labels of the default configuration, where label
 // names are defined (config.Default).
 func DefaultLabels() Labels {
 	l := config.Default().Labels
-	return Labels{Stage: l.Stage, Implement: l.Implement, NeedsInput: l.NeedsInput, Stopped: l.Stopped}
+	return Labels{Stage: l.Stage, Implement: l.Implement, NeedsInput: l.NeedsInput, Stopped: l.Stopped,
+		Stop: l.Stop, Waiting: l.Waiting}
 }
 
 func (l *Labels) defaults() {
@@ -50,6 +53,12 @@ func (l *Labels) defaults() {
 	}
 	if l.Stopped == "" {
 		l.Stopped = d.Stopped
+	}
+	if l.Stop == "" {
+		l.Stop = d.Stop
+	}
+	if l.Waiting == "" {
+		l.Waiting = d.Waiting
 	}
 }
 
@@ -271,6 +280,9 @@ type Outcome struct {
 	JobSpend record.Spend `json:"job_spend"`
 	// ResumeAfter is when a yielded item may go on (the next day).
 	ResumeAfter time.Time `json:"resume_after,omitzero"`
+	// Parallelism is implement.parallelism as report set it for the
+	// continuation of an oom (0: unchanged).
+	Parallelism int `json:"parallelism,omitempty"`
 	// Requests is the GitHub requests report spent (counted ones).
 	Requests int `json:"requests"`
 }

@@ -68,6 +68,8 @@ type reporter struct {
 	// dispatchErr is the class of a continuation's dispatch that did not
 	// land: the record comment says so.
 	dispatchErr failure.Class
+	// heldBy: the person who stopped the item; the Job's ending starts nothing.
+	heldBy string
 }
 
 func (r *reporter) run(ctx context.Context) error {
@@ -112,6 +114,7 @@ func (r *reporter) run(ctx context.Context) error {
 		r.decideKilled()
 	}
 	r.gate()
+	r.held()
 	return r.carryOut(ctx, jobs, "Job", r.act)
 }
 
@@ -146,7 +149,7 @@ func (r *reporter) decided(lines []record.JobOutcome, what string) error {
 	if l, ok := findLine(lines, func(j record.JobOutcome) bool { return j.Job == r.job }); ok {
 		r.dispatching = l.Dispatching
 	}
-	if r.d.action == ActionContinue && (r.o.Workflow == "" || r.o.Ref == "") {
+	if (r.d.action == ActionContinue || r.d.action == ActionReturnToStage) && (r.o.Workflow == "" || r.o.Ref == "") {
 		return inputErr(fmt.Errorf("the %s ended %s, which continues the item: report needs the workflow file and ref to dispatch it", what, r.ending()))
 	}
 	r.out.Class, r.out.Action = r.d.class, r.d.action
@@ -452,6 +455,8 @@ func (r *reporter) changes(cur *record.Record) (record.Changes, settled) {
 		ch.SetFailure(string(r.d.class))
 		ch.SetStopped(r.stopStep(cur))
 	}
+	r.lessParallelism(cur, &ch)
+	r.waitMark(&ch)
 	return ch, s
 }
 
@@ -489,6 +494,8 @@ const notDispatched = "was not dispatched ("
 func (r *reporter) view(cur *record.Record) record.View {
 	v := record.View{RunURL: r.o.RunURL}
 	switch {
+	case r.heldBy != "":
+		v.Doing = fmt.Sprintf("stopped by %s; a comment `/roadmap retry` restarts it from its last mark", r.heldBy)
 	case r.dispatchErr != "":
 		job, resume := "Job", fmt.Sprintf("issue=%d and attempt=%d", r.o.Issue, r.job+1)
 		if r.stage {

@@ -45,9 +45,11 @@ func Resume(ctx context.Context, o ResumeOptions) (Outcome, error) {
 		return Outcome{}, inputErr(errors.New("resume: a GitHub client is required"))
 	case o.Mask == nil:
 		return Outcome{}, inputErr(errors.New("resume: a masker is required"))
-	case ev == nil || ev.Name != "issue_comment":
-		return Outcome{}, inputErr(errors.New("resume: the event is not an issue_comment"))
-	case ev.Issue <= 0 || ev.Comment == nil:
+	case ev == nil || (ev.Name != "issue_comment" && ev.Name != "issues"):
+		return Outcome{}, inputErr(errors.New("resume: the event is not an issue_comment or an issues event"))
+	case ev.Name == "issues" && ev.Issue <= 0:
+		return Outcome{}, inputErr(errors.New("resume: the issues event has no issue"))
+	case ev.Name == "issue_comment" && (ev.Issue <= 0 || ev.Comment == nil):
 		return Outcome{}, inputErr(errors.New("resume: the issue_comment event has no issue or no comment"))
 	}
 	ro := Options{Issue: ev.Issue, GitHub: o.GitHub, Workflow: o.Workflow, Ref: o.Ref, MaxJobs: o.MaxJobs,
@@ -71,6 +73,16 @@ func (r *reporter) ignore(format string, args ...any) error {
 }
 
 func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
+	if ev.Name == "issues" {
+		// The stop label, set by a person.
+		if ev.Action != "labeled" || ev.Label != r.o.Labels.Stop {
+			return r.ignore("the issues event is not the %s label added", r.o.Labels.Stop)
+		}
+		if ev.Actor == "" || strings.HasSuffix(ev.Actor, "[bot]") {
+			return r.ignore("the %s label was added by a bot (%s)", r.o.Labels.Stop, ev.Actor)
+		}
+		return r.command(ctx, CommandStop, ev.Actor, "the "+r.o.Labels.Stop+" label")
+	}
 	c := ev.Comment
 	switch {
 	case ev.Action != "" && ev.Action != "created":
@@ -81,6 +93,9 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 		return r.ignore("the comment is roadmap's own")
 	case strings.TrimSpace(c.Body) == "":
 		return r.ignore("the comment is empty")
+	}
+	if cmd, ok := ParseCommand(c.Body); ok {
+		return r.command(ctx, cmd, c.Author, "a `/roadmap "+cmd+"` comment")
 	}
 	is, err := r.readIssue(ctx)
 	if err != nil {

@@ -106,6 +106,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 			reason: fmt.Sprintf("the item has run %d stage Jobs, the cap of Jobs per item (max jobs %d); %s would need stage Job %d",
 				r.job, o.MaxJobs, r.ending(), r.job+1)}
 	}
+	r.held()
 	return r.carryOut(ctx, lines, "stage Job", r.stageAct)
 }
 
@@ -119,6 +120,8 @@ func (r *reporter) stageAct(ctx context.Context) error {
 		return r.yield(ctx)
 	case ActionAsk:
 		return r.ask(ctx)
+	case ActionNone:
+		return nil
 	}
 	return r.stageStop(ctx)
 }
@@ -214,6 +217,7 @@ func (r *reporter) stageChanges(cur *record.Record) (record.Changes, settled) {
 	if r.d.action == ActionStop {
 		ch.SetStageState("stopped")
 	}
+	r.waitMark(&ch)
 	return ch, s
 }
 

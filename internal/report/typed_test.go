@@ -119,15 +119,22 @@ func TestReportTypedResult(t *testing.T) {
 				if !strings.Contains(c, tc.reason) {
 					t.Errorf("return comment lacks the agent's reason %q:\n%s", tc.reason, c)
 				}
-				if !e.hasLabel(n, "roadmap:stage") || e.hasLabel(n, "roadmap:implement") {
-					t.Errorf("labels = %v, want roadmap:stage and not roadmap:implement", e.fake.Labels(n))
+				// A label added with the workflow's token starts no run:
+				// stage is dispatched (phase stage), and no stage label is
+				// added beside it (with an App token it would start a second run).
+				if e.hasLabel(n, "roadmap:stage") || e.hasLabel(n, "roadmap:implement") {
+					t.Errorf("labels = %v, want neither roadmap:stage nor roadmap:implement", e.fake.Labels(n))
+				}
+				want := []map[string]any{{"issue": itoa(n), "phase": "stage", "record-comment": e.recordCommentInput(t, n)}}
+				if diff := cmp.Diff(want, e.dispatchInputs()); diff != "" {
+					t.Errorf("return to stage: dispatch inputs (-want +got):\n%s", diff)
 				}
 			case ActionAsk:
 				if !e.hasLabel(n, "roadmap:needs-input") {
 					t.Errorf("labels = %v, want roadmap:needs-input", e.fake.Labels(n))
 				}
 			}
-			if tc.action != ActionContinue && len(e.fake.Dispatches()) != 0 {
+			if tc.action != ActionContinue && tc.action != ActionReturnToStage && len(e.fake.Dispatches()) != 0 {
 				t.Errorf("dispatches = %v, want none", e.fake.Dispatches())
 			}
 		})

@@ -36,6 +36,11 @@ type Options struct {
 	// planner's last tier).
 	Planner  []agent.Tier
 	Verifier []agent.Tier
+
+	// WaitingLabel marks an item waiting for the day's budget (configuration
+	// labels.waiting): a Job that starts on such an item, whatever started
+	// it, takes it out of the wait, so roadmap wake does not dispatch it too.
+	WaitingLabel string
 	// Gates checks each round's plan (default: plan.Validate and the seven
 	// plan gates of internal/gates).
 	Gates Gates

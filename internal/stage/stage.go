@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/prbody"
+
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
@@ -141,6 +143,7 @@ func (r *runner) start(ctx context.Context) error {
 		r.answer, _ = j.Rec.Answer()
 	}
 	j.Started("stage")
+	r.wake(ctx)
 	j.Logf("roadmap: stage issue #%d, item spend so far %s", o.Issue, kernel.SpendText(j.Prior))
 	j.Doing = "staging: reading the issue and the code"
 	return nil
@@ -402,9 +405,7 @@ func (r *runner) staged(ctx context.Context) ending {
 		} else {
 			verdict += "; the findings of the last round are in the comment below."
 		}
-		body := fmt.Sprintf("The plan for #%d: [`%s`](../blob/%s/%s/proposal.md), written by roadmap's stage. %s\n\n"+
-			"This draft holds only the plan. Approve it, or label the issue `roadmap:implement`, to start implement on it; it then commits the plan's groups here one by one.",
-			o.Issue, r.dir, r.branch, r.dir, verdict)
+		body := r.prBody(verdict)
 		pr, err := o.GitHub.CreateDraftPR(ctx, r.branch, o.Base, title, o.Mask(body))
 		if err != nil {
 			return r.fail(ctx, err)
@@ -417,6 +418,12 @@ func (r *runner) staged(ctx context.Context) ending {
 			o.GitHub.NewThread(r.pr, o.Marker)
 		}
 	}
+	if r.amend && created == 0 {
+		// The amended plan: the body's task list and state follow it.
+		if _, err := o.GitHub.UpdatePR(ctx, r.pr, "", r.prBody(fmt.Sprintf("Amended from group %d after implement returned it.", r.amendFrom))); err != nil {
+			return r.fail(ctx, err)
+		}
+	}
 	// The findings of the last round are one marker comment on the PR. A
 	// new PR whose plan has none gets no comment: its body says so.
 	if len(r.findings) > 0 || r.amend || created == 0 {
@@ -425,6 +432,18 @@ func (r *runner) staged(ctx context.Context) ending {
 		}
 	}
 	return ending{result: ResultStaged}
+}
+
+// prBody is the draft PR's body: it closes the issue, says the PR holds the
+// plan awaiting approval (with verdict), and lists the plan's tasks.
+func (r *runner) prBody(verdict string) string {
+	o := r.o
+	var tasks []byte
+	if c, err := plan.LoadChangeIn(o.Repo.Dir, r.dir); err == nil {
+		tasks, _ = c.ReadFile("tasks.md")
+	}
+	state := fmt.Sprintf("Draft: the plan only, awaiting a person's approval. %s Approve this PR, or label the issue `roadmap:implement`, to start implement; it commits the plan's groups here one by one.", verdict)
+	return o.Mask(prbody.Render(prbody.Body{Issue: o.Issue, State: state, Plan: r.dir, Tasks: tasks, Server: o.GitHub.ServerHost()}))
 }
 
 // finish writes the last mark and the outputs.

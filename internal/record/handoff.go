@@ -1,0 +1,19 @@
+package record
+
+import (
+	"strconv"
+	"time"
+)
+
+// SetStoppedBy sets item.stopped_by to login (one line).
+func (c *Changes) SetStoppedBy(login string) {
+	c.set(KeyItemStoppedBy, fitHead(oneLine(login), MaxLine))
+}
+
+// SetWakeAt sets item.wake_at, in UTC to the second.
+func (c *Changes) SetWakeAt(t time.Time) {
+	c.set(KeyItemWakeAt, t.UTC().Truncate(time.Second).Format(time.RFC3339))
+}
+
+// SetParallelism sets implement.parallelism.
+func (c *Changes) SetParallelism(n int) { c.set(KeyImplementParallelism, strconv.Itoa(max(n, 1))) }

@@ -1,0 +1,187 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// A person's commands on an item. A command is the first line of an issue
+// comment, "/roadmap stop" or "/roadmap retry" (anything after the word is
+// the person's note), or, for stop, the stop label (labels.stop).
+const (
+	CommandStop  = "stop"
+	CommandRetry = "retry"
+)
+
+// ActionRetry: a person restarted a stopped item; its next Job was dispatched.
+const ActionRetry Action = "retry"
+
+// ParseCommand reads the command a comment gives: its first non-blank line
+// is "/roadmap stop" or "/roadmap retry", alone or followed by a space and
+// anything. Any other comment gives none (it may still be an answer).
+func ParseCommand(body string) (string, bool) {
+	for line := range strings.SplitSeq(body, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "/roadmap" {
+			return "", false
+		}
+		switch f[1] {
+		case CommandStop, CommandRetry:
+			return f[1], true
+		}
+		return "", false
+	}
+	return "", false
+}
+
+// command carries out a person's command. Only a person with write access
+// (asked of GitHub, never taken from the event) may give one; anyone else's
+// is ignored, and the log says so.
+func (r *reporter) command(ctx context.Context, cmd, who, via string) error {
+	role, err := r.o.GitHub.Permission(ctx, who)
+	if err != nil {
+		return fmt.Errorf("check %s's access: %w", who, err)
+	}
+	if !slices.Contains(writeRoles, role) {
+		r.out.Action = ActionNone
+		r.out.Reason = r.o.Mask(fmt.Sprintf("%s has %s access; only a person with write access can %s the item", who, role, cmd))
+		r.logf("report: issue #%d: command %q ignored: %s", r.o.Issue, cmd, r.out.Reason)
+		return nil
+	}
+	if err := r.read(ctx); err != nil {
+		return err
+	}
+	if cmd == CommandStop {
+		return r.personStop(ctx, who, role, via)
+	}
+	return r.personRetry(ctx, who, role)
+}
+
+// personStop stops the item for good: item.stopped_by in the record (every
+// report after it leaves the item where it is: a Job running now, or one a
+// person cancels, is not continued), the stop comment, the stopped label,
+// and the labels that would resume it (an answer, the day's wake) removed.
+func (r *reporter) personStop(ctx context.Context, who, role, via string) error {
+	if by, ok := r.rec.StoppedBy(); ok && by != "" {
+		r.out.Action, r.out.Stopped = ActionNone, true
+		r.out.Reason = r.o.Mask(fmt.Sprintf("the item is already stopped by %s", by))
+		r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
+		return nil
+	}
+	r.out.Action, r.out.Stopped, r.out.Step = ActionStop, true, "person"
+	r.out.Reason = r.o.Mask(fmt.Sprintf("%s (%s access) stopped the item with %s", who, role, via))
+	var ch record.Changes
+	ch.SetStoppedBy(who)
+	view := func(*record.Record) record.View {
+		return record.View{RunURL: r.o.RunURL, Doing: r.o.Mask(fmt.Sprintf("stopped by %s; a comment `/roadmap retry` restarts it from its last mark", who))}
+	}
+	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+		func(*record.Record) (record.Changes, error) { return ch, nil }, view); err != nil {
+		return fmt.Errorf("write issue %d stop: %w", r.o.Issue, err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### roadmap stopped this item: %s stopped it\n\n", inline(who))
+	fmt.Fprintf(&b, "%s (%s access) stopped the item with %s. No Job continues it: a Job running now ends its step, and its report does not dispatch another (cancel its run to end it sooner).\n\n",
+		inline(who), role, via)
+	fmt.Fprintf(&b, "To restart it from its last mark, comment `/roadmap retry` (a person with write access).\n")
+	if err := r.comment(ctx, MarkerStop, b.String()); err != nil {
+		return fmt.Errorf("post the stop comment: %w", err)
+	}
+	if err := r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stopped); err != nil {
+		return err
+	}
+	if err := r.removeLabels(ctx, r.o.Labels.NeedsInput, r.o.Labels.Waiting); err != nil {
+		return err
+	}
+	r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
+	return nil
+}
+
+// personRetry restarts a stopped item from its last mark: item.stopped_by
+// cleared, the stop and stopped labels removed, and the next Job dispatched
+// (stage's when the item stopped in stage). The Jobs cap does not refuse a
+// person's retry; the continuations after it count against it again.
+func (r *reporter) personRetry(ctx context.Context, who, role string) error {
+	by, held := r.rec.StoppedBy()
+	res, _ := r.rec.Result()
+	st, _ := r.rec.StageState()
+	is, err := r.readIssue(ctx)
+	if err != nil {
+		return err
+	}
+	labelled := slices.Contains(is.Labels, r.o.Labels.Stopped) || slices.Contains(is.Labels, r.o.Labels.Stop)
+	if !held && res != record.ResultStopped && st != "stopped" && !labelled {
+		r.out.Action = ActionNone
+		r.out.Reason = "the item is not stopped: nothing to retry"
+		r.logf("report: issue #%d: command \"retry\" ignored: %s", r.o.Issue, r.out.Reason)
+		return nil
+	}
+	if r.o.Workflow == "" || r.o.Ref == "" {
+		return inputErr(errors.New("retry: report needs the workflow file and ref to dispatch the item's next Job"))
+	}
+	n, _ := r.rec.Attempt()
+	for _, l := range mustJobs(r.rec) {
+		// A killed Job's line (report wrote it) may be past the attempt.
+		n = max(n, l.Job)
+	}
+	if n == 0 && st != "" && st != stageStaged {
+		// The item never left stage: its stage Job goes on.
+		r.stage = true
+		lines, _ := r.rec.StageJobs()
+		for _, l := range lines {
+			n = max(n, l.Job)
+		}
+	}
+	r.job = n
+	r.out.Job = n
+	if held {
+		var ch record.Changes
+		ch.Delete(record.KeyItemStoppedBy)
+		view := func(cur *record.Record) record.View {
+			return record.View{RunURL: r.o.RunURL, Doing: r.o.Mask(fmt.Sprintf("restarted by %s (stopped by %s); the next Job resumes from the last mark", who, by))}
+		}
+		if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+			func(*record.Record) (record.Changes, error) { return ch, nil }, view); err != nil {
+			return fmt.Errorf("write issue %d retry: %w", r.o.Issue, err)
+		}
+	}
+	if err := r.removeLabels(ctx, r.o.Labels.Stop, r.o.Labels.Stopped); err != nil {
+		return err
+	}
+	if err := r.continuation(ctx); err != nil {
+		return err
+	}
+	r.out.Action = ActionRetry
+	r.out.Reason = r.o.Mask(fmt.Sprintf("%s (%s access) restarted the item from its last mark", who, role))
+	r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
+	return nil
+}
+
+// held leaves an item a person stopped where it is: a Job's ending that
+// would start something next (a continuation, a wait, a return, a
+// question) starts nothing. The Job's line and spend are still written and
+// booked.
+func (r *reporter) held() {
+	who, ok := r.rec.StoppedBy()
+	if !ok || who == "" {
+		return
+	}
+	switch r.d.action {
+	case ActionContinue, ActionYield, ActionReturnToStage, ActionAsk:
+	default:
+		return
+	}
+	r.heldBy = who
+	r.d = decision{class: r.d.class, action: ActionNone,
+		reason: fmt.Sprintf("%s stopped the item: the Job ended %s, and it is not continued (%s)", who, r.ending(), r.d.action)}
+	r.out.Stopped = true
+}
