@@ -116,6 +116,28 @@ func TestNoCIRun(t *testing.T) {
 			t.Errorf("implement.question = %q, want it to name the ways out", q)
 		}
 	})
+	t.Run("no push token and no CI workflow: said at once, what a person must do", func(t *testing.T) {
+		w := newWorld(t, 1, "")
+		j := w.newJob(w.conversations())
+		j.opts.NoCIPath = true
+		start := w.clock.Now()
+		res := j.run()
+		if res.Result != record.ResultReturned || res.Failure != "needs_input" {
+			t.Fatalf("Job ended %s (%s: %s), want returned needs_input\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+		}
+		if waited := w.clock.Now().Sub(start); waited >= time.Minute {
+			t.Errorf("the watch waited %s for a CI that cannot run, want no wait", waited)
+		}
+		q, _ := w.record().Question()
+		for _, want := range []string{"No CI can run", "GITHUB_TOKEN", "ROADMAP_PUSH_TOKEN", "implement.ci_workflows", "implement.ready_without_ci"} {
+			if !strings.Contains(q, want) {
+				t.Errorf("implement.question lacks %q: %s", want, q)
+			}
+		}
+		if !w.draft(t, j, res.PR) {
+			t.Error("the PR was marked ready although no CI can run")
+		}
+	})
 	t.Run("ready without CI", func(t *testing.T) {
 		w := newWorld(t, 1, "")
 		j := w.newJob(w.conversations())

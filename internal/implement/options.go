@@ -62,6 +62,11 @@ type Options struct {
 	// CIWorkflows are dispatched on the work branch when no check has
 	// reported on the head (pushes made with GITHUB_TOKEN start no run).
 	CIWorkflows []string
+	// NoCIPath: roadmap pushes with the workflow's GITHUB_TOKEN (no push
+	// token) and has no CI workflow to dispatch, so no workflow run can
+	// start on its pushes. A head no check reported on is then decided at
+	// once, not after NoChecksGrace: the item says what a person must do.
+	NoCIPath bool
 	// ReadyWithoutCI marks the PR ready when no check reported on the head
 	// within NoChecksGrace; false (the default) asks a person instead.
 	ReadyWithoutCI bool

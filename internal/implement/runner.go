@@ -144,6 +144,12 @@ func (r *runner) start(ctx context.Context) error {
 // the Job ends.
 func (r *runner) groups(ctx context.Context) ending {
 	o := r.o
+	if by, ok := r.j.Rec.StoppedBy(); ok && by != "" {
+		// A person stopped the item: a Job that starts anyway (a
+		// continuation dispatched before the stop) does nothing.
+		return ending{result: record.ResultYielded, step: "start",
+			reason: fmt.Sprintf("the item is stopped by %s; nothing is done until /roadmap retry", by)}
+	}
 	if o.Unisolated != "" {
 		return ending{result: record.ResultStopped, class: failure.Unisolated, step: "isolation", reason: o.Unisolated}
 	}
@@ -640,7 +646,7 @@ func (r *runner) watch(ctx context.Context) ending {
 				return r.fail(ctx, "dispatch CI", err)
 			}
 			since = o.Clock.Now()
-		case sum.Total == 0 && o.Clock.Now().Sub(since) >= o.NoChecksGrace:
+		case sum.Total == 0 && (o.NoCIPath || o.Clock.Now().Sub(since) >= o.NoChecksGrace):
 			// No CI ran: never called green (triage.go).
 			return r.noCI(ctx, elapsed)
 		}

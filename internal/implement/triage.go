@@ -306,6 +306,16 @@ func (r *runner) noCI(ctx context.Context, waited time.Duration) ending {
 	}
 	r.ciNotes = append(r.ciNotes, line+"; not marked ready")
 	r.j.Logf("roadmap: watch: %s; the PR is not marked ready without CI", line)
+	if r.o.NoCIPath {
+		q := fmt.Sprintf("No CI can run on PR #%d: roadmap pushes with the workflow's GITHUB_TOKEN, whose pushes start no workflow run (GitHub's rule), "+
+			"and implement.ci_workflows names no workflow to dispatch, so nothing will ever report a check on %s. A person must do one of: "+
+			"give roadmap a push token (a GitHub App installation token or a fine-grained PAT as the ROADMAP_PUSH_TOKEN secret), so your CI runs on its pushes; "+
+			"or name a CI workflow with `on: workflow_dispatch` in implement.ci_workflows; "+
+			"or set implement.ready_without_ci: true to allow ready without CI. Then reply here.",
+			r.pr.Number, short(r.head))
+		return ending{result: record.ResultReturned, class: failure.NeedsInput, step: "watch",
+			reason: "no CI can run on roadmap's pushes (no push token, no CI workflow to dispatch), and implement.ready_without_ci is false", question: q}
+	}
 	q := fmt.Sprintf("No CI reported a check on %s (PR #%d) within %s, so roadmap cannot say the checks passed. "+
 		"Pushes made with GITHUB_TOKEN start no workflow run: pass a push token (the ROADMAP_PUSH_TOKEN secret), "+
 		"or name a CI workflow with `on: workflow_dispatch` in implement.ci_workflows, "+

@@ -59,6 +59,7 @@ func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result
 		NoChecksGrace: run.NoChecksGrace,
 		CIWorkflows:   cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
 		WaitingLabel: cfg.Labels.Waiting,
+		NoCIPath:     k.s.PushToken == "" && len(cfg.Implement.CIWorkflows) == 0,
 	})
 }
 

@@ -153,6 +153,11 @@ func (r *runner) start(ctx context.Context) error {
 // the rounds are spent.
 func (r *runner) plan(ctx context.Context) ending {
 	o := r.o
+	if by, ok := r.j.Rec.StoppedBy(); ok && by != "" {
+		// A person stopped the item: a stage Job that starts anyway does
+		// nothing.
+		return ending{result: ResultYielded, reason: fmt.Sprintf("the item is stopped by %s; nothing is done until /roadmap retry", by)}
+	}
 	if o.Unisolated != "" {
 		return ending{result: ResultStopped, class: failure.Unisolated, reason: o.Unisolated}
 	}
