@@ -91,6 +91,9 @@ type LoggedRequest struct {
 	Status   int       `json:"status"`   // 0 when the connection was dropped
 	Fault    string    `json:"fault,omitempty"`
 	Body     string    `json:"body,omitempty"` // request body, for writes
+	// Login is who the request's token acts as ("" when it has none the
+	// fake accepts), so a test can tell a person's requests from a Job's.
+	Login string `json:"login,omitempty"`
 }
 
 // New returns a fake with GitHub's default labels and no issues.
@@ -186,6 +189,11 @@ const maxRequestBody = 10 << 20
 
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	entry := LoggedRequest{Time: f.clock.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
+	f.mu.Lock()
+	if _, login, _, ok := f.authenticate(r); ok {
+		entry.Login = login
+	}
+	f.mu.Unlock()
 	logBlob := strings.HasPrefix(r.URL.Path, "/_logs/")
 	path := f.rewriteRepositories(r.URL.EscapedPath())
 	var rt *route

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // The methods here set up and inspect the fake's state directly, the way a
@@ -234,6 +235,29 @@ func (f *Fake) Statuses(sha string) []Status {
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// SchedulesFiredThrough sets the time up to which the schedules have
+// fired, as if the fake had been running since then: the next RunSchedules
+// fires the entries due from t to the clock's now. A test on a real clock
+// uses it to play a schedule that came due before the test began.
+func (f *Fake) SchedulesFiredThrough(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st.ScheduledThrough = t.UTC()
+}
+
+// Reviews returns every review of pull request n, oldest first.
+func (f *Fake) Reviews(n int) []Review {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Review
+	for _, r := range f.st.Reviews {
+		if r.PullRequest == n {
+			out = append(out, *r)
+		}
+	}
 	return out
 }
 
