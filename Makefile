@@ -81,7 +81,7 @@ tools:
 # The end-to-end run: the real workflows under act on the host, offline, against the fake
 # GitHub and the replay model (docs/e2e.md). About a minute warm; -v prints its progress.
 e2e: tools
-	ROADMAP_E2E=1 GO=$(GO) $(GO) test -count=1 -timeout 15m -v ./e2e/...
+	ROADMAP_E2E=1 GO=$(GO) $(GO) test -count=1 -timeout 60m -v ./e2e/...
 
 .PHONY: tools e2e
 

@@ -73,6 +73,12 @@ type item struct {
 	// never settled (on the wire when it was killed): report counts them at
 	// their booking, so the record holds them beyond what was served.
 	booked record.Spend
+	// persons are the logins of the people acting in the scenario: their
+	// requests are not the item's.
+	persons map[string]bool
+	// pushToken is the token roadmap pushes with (ROADMAP_PUSH_TOKEN), for
+	// the fake's push events; "" is the workflow's GITHUB_TOKEN.
+	pushToken string
 }
 
 // phase is the counted GitHub requests (304s and log blobs are free) made
@@ -100,6 +106,28 @@ type itemOptions struct {
 	// Local maps remote actions the caller uses (owner/repo@ref) to
 	// stand-ins that act runs in their place.
 	Local map[string]string
+	// NoPushToken runs the caller without the ROADMAP_PUSH_TOKEN secret:
+	// roadmap pushes with the workflow's GITHUB_TOKEN, whose pushes start no
+	// workflow run, so no CI runs on them. With it (the default) roadmap
+	// pushes with a GitHub App's installation token, as a repository whose
+	// CI runs on roadmap's pushes has it set.
+	NoPushToken bool
+	// Files are more files of the user's repository (a CI workflow).
+	Files map[string]string
+}
+
+// appPushToken is the GitHub App installation token the scenarios pass as
+// ROADMAP_PUSH_TOKEN; the fake knows it as the App's.
+const appPushToken = "ghs_roadmapE2EAppInstallationToken000000"
+
+// secrets are the caller's secrets: the workflow's token, and the push
+// token unless the scenario runs without one.
+func (it *item) secrets() map[string]string {
+	s := map[string]string{"GITHUB_TOKEN": demo.Token}
+	if it.pushToken != "" {
+		s["ROADMAP_PUSH_TOKEN"] = it.pushToken
+	}
+	return s
 }
 
 // newItem lays out the item and the user's repository.
@@ -108,6 +136,9 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	ctx := t.Context()
 	dir := t.TempDir()
 	it := &item{t: t, act: act, start: time.Now(), workflow: callerWorkflow, local: o.Local}
+	if !o.NoPushToken {
+		it.pushToken = appPushToken
+	}
 	if o.Caller != "" {
 		it.workflow = ".github/workflows/" + o.Caller
 	}
@@ -127,6 +158,9 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	}
 	t.Cleanup(w.Close)
 	it.w = w
+	if it.pushToken != "" {
+		w.Fake.AddIdentity(it.pushToken, githubfake.Identity{Login: "roadmap-e2e[bot]", Kind: githubfake.AppToken})
+	}
 	for _, kv := range w.Env(0, "") {
 		if v, ok := strings.CutPrefix(kv, "GITHUB_API_URL="); ok {
 			it.apiURL = v
@@ -183,6 +217,9 @@ implement:
   repair_rounds: 2
 %s`, modelURL, o.WatchTimeout, o.Implement),
 	}
+	for name, body := range o.Files {
+		files[name] = body
+	}
 	for name, body := range files {
 		p := filepath.Join(seed, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -230,6 +267,9 @@ func (it *item) book(name string) {
 	_, verb, _ := strings.Cut(name, ": ")
 	known := slices.Contains(adopt.Verbs(), verb)
 	for _, r := range log[it.seen:] {
+		if it.persons[r.Login] {
+			continue // a person's own request (a label, a comment, a review): not the item's
+		}
 		// Each request a job made is one its verb's permissions table
 		// (internal/adopt) has: the workflows' permissions are checked
 		// against that table.
@@ -284,6 +324,7 @@ type trigger struct {
 	payload map[string]any
 	inputs  map[string]string
 	runID   int64 // GITHUB_RUN_ID: the fake's run, so report can find it
+	actor   string // github.actor: who caused the event ("" is act's default)
 }
 
 // actRun is one finished act run of the caller.
@@ -306,7 +347,7 @@ func (r *actRun) job(name string) string {
 func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *actRun {
 	t := it.t
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
 	artifacts := t.TempDir()
 	it.logf("%s: act %s (run %d)", tr.name, tr.event, tr.runID)
@@ -316,12 +357,13 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 		Event:    tr.event,
 		Payload:  tr.payload,
 		Inputs:   tr.inputs,
+		Actor:    tr.actor,
 		APIURL:   it.apiURL,
 		Env: map[string]string{
 			"GITHUB_RUN_ID":         strconv.FormatInt(tr.runID, 10),
 			"ROADMAP_E2E_ARTIFACTS": artifacts,
 		},
-		Secrets:           map[string]string{"GITHUB_TOKEN": demo.Token},
+		Secrets:           it.secrets(),
 		LocalRepositories: it.localRepositories(),
 		Scratch:           t.TempDir(),
 	})
@@ -431,11 +473,11 @@ func (it *item) labelledWith(name, label string, runID int64) trigger {
 // stage runs the caller on the roadmap:stage label: one stage Job, to a
 // draft PR holding the plan, and report after it, which has nothing to do
 // for a staged plan and asks GitHub nothing.
-func (it *item) stage() {
+func (it *item) stage(by *person) {
 	t := it.t
 	t.Helper()
-	runID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
-	r := it.run(it.labelledWith("stage", "roadmap:stage", runID), nil)
+	by.label(it.w.Issue, "roadmap:stage")
+	r := it.nextRun("stage", it.workflowFile(), "issues", nil).actRun
 	if got := r.Jobs[r.job("stage")]; got != "success" || r.ExitCode != 0 {
 		t.Fatalf("the stage run: job %q, act exit %d (jobs %v)", got, r.ExitCode, r.Jobs)
 	}

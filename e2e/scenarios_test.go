@@ -32,9 +32,12 @@ func TestE2EYieldAndContinue(t *testing.T) {
 	act := requireAct(t)
 	it := newItem(t, act, itemOptions{Latency: 20 * time.Millisecond, WatchTimeout: 2 * time.Second})
 	c := it.playCI("pending")
+	it.baselinePushes()
+	alice := it.person("alice", "admin")
 
-	run1ID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
-	run1 := it.run(it.labelled(run1ID), nil)
+	alice.label(it.w.Issue, "roadmap:implement")
+	ran1 := it.nextRun("run 1", it.workflowFile(), "issues", nil)
+	run1 := ran1.actRun
 	it.wantJobs(run1, "success", "success")
 	rec := it.record()
 	if res, _ := rec.Result(); res != record.ResultYielded {
@@ -53,7 +56,11 @@ func TestE2EYieldAndContinue(t *testing.T) {
 	it.logf("report dispatched run %d with %v; the PR's CI turns green", cont.runID, cont.inputs)
 
 	c.set("success")
-	run2 := it.run(cont, nil)
+	ran2 := it.nextRun("run 2", it.workflowFile(), "workflow_dispatch", nil)
+	run2 := ran2.actRun
+	if ran2.run.ID != cont.runID {
+		t.Errorf("GitHub started run %d, want the dispatch's run %d", ran2.run.ID, cont.runID)
+	}
 	it.wantJobs(run2, "success", "success")
 	it.checkTrace(run2, 2, it.w.Replay.Stats().Calls-served1, false)
 
@@ -77,6 +84,7 @@ func TestE2EYieldAndContinue(t *testing.T) {
 	if len(it.w.Fake.Dispatches()) != 1 {
 		t.Errorf("report dispatched again after ready: %+v", it.w.Fake.Dispatches())
 	}
+	it.noMoreRuns("after ready")
 	if n := it.requests(); n > maxRequests {
 		t.Errorf("the item made %d counted GitHub requests, want at most %d", n, maxRequests)
 	}
@@ -95,11 +103,12 @@ func TestE2EKilled(t *testing.T) {
 	act := requireAct(t)
 	it := newItem(t, act, itemOptions{Latency: time.Second, WatchTimeout: 30 * time.Second, FromIssue: true})
 	it.playCI("success")
+	it.baselinePushes()
+	alice := it.person("alice", "admin")
 	// The issue has no plan: stage writes it, checks it and opens the
 	// draft PR the implement Jobs then work on.
-	it.stage()
-
-	run1ID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
+	it.stage(alice)
+	alice.label(it.w.Issue, "roadmap:implement")
 	// On GitHub the implement job's log is complete before report, which
 	// needs it, starts. Here the test writes it after the kill: report's
 	// listing of the run's jobs waits for it (it normally has it already).
@@ -118,12 +127,13 @@ func TestE2EKilled(t *testing.T) {
 	}})
 
 	var killedCalls int
-	run1 := it.run(it.labelled(run1ID), func(ctx context.Context, s *Started) {
+	ran1 := it.nextRun("run 1", it.workflowFile(), "issues", func(ctx context.Context, s *Started, runID int64) {
 		defer close(seeded)
 		if killedCalls = it.killInGroup(ctx, s, 2); killedCalls > 0 {
-			it.seedKilledJob(ctx, s, run1ID)
+			it.seedKilledJob(ctx, s, runID)
 		}
 	})
+	run1 := ran1.actRun
 	if killedCalls == 0 {
 		t.FailNow()
 	}
@@ -158,7 +168,11 @@ func TestE2EKilled(t *testing.T) {
 	}
 	it.logf("report: killed → continuation, run %d with %v", cont.runID, cont.inputs)
 
-	run2 := it.run(cont, nil)
+	ran2 := it.nextRun("run 2", it.workflowFile(), "workflow_dispatch", nil)
+	run2 := ran2.actRun
+	if ran2.run.ID != cont.runID {
+		t.Errorf("GitHub started run %d, want the dispatch's run %d", ran2.run.ID, cont.runID)
+	}
 	it.wantJobs(run2, "success", "success")
 	it.checkTrace(run2, 2, it.w.Replay.Stats().Calls-killedCalls-it.staged, false)
 
@@ -180,6 +194,7 @@ func TestE2EKilled(t *testing.T) {
 	it.checkSpend(rec)
 	pr, _ := rec.StagePR()
 	it.checkReadyPR(pr)
+	it.noMoreRuns("after ready")
 	if n := it.requests(); n > maxRequests {
 		t.Errorf("the item made %d counted GitHub requests, want at most %d", n, maxRequests)
 	}
@@ -219,8 +234,10 @@ func TestE2ECIRerunAndRepair(t *testing.T) {
 		{Conclusion: "success"},
 	}})
 
-	run1ID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
-	run1 := it.run(it.labelled(run1ID), nil)
+	it.baselinePushes()
+	alice := it.person("alice", "admin")
+	alice.label(it.w.Issue, "roadmap:implement")
+	run1 := it.nextRun("run 1", it.workflowFile(), "issues", nil).actRun
 	it.wantJobs(run1, "success", "success")
 	rec := it.record()
 	if res, _ := rec.Result(); res != record.ResultReady {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -76,8 +75,10 @@ func TestE2ECompositeActions(t *testing.T) {
 
 	it := newItem(t, act, itemOptions{Latency: 20 * time.Millisecond, WatchTimeout: 30 * time.Second, Caller: stepsCaller, Local: local})
 	it.playCI("success")
-	runID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: stepsCaller, HeadBranch: "main", Event: "issues", Status: "in_progress"})
-	r := it.run(it.labelled(runID), nil)
+	it.baselinePushes()
+	alice := it.person("alice", "admin")
+	alice.label(it.w.Issue, "roadmap:implement")
+	r := it.nextRun("run 1", it.workflowFile(), "issues", nil).actRun
 	it.wantJobs(r, "success", "success")
 
 	// The caller's setup ran in the implement job, before roadmap's step.
