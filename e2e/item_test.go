@@ -323,7 +323,7 @@ type trigger struct {
 	event   string
 	payload map[string]any
 	inputs  map[string]string
-	runID   int64 // GITHUB_RUN_ID: the fake's run, so report can find it
+	runID   int64  // GITHUB_RUN_ID: the fake's run, so report can find it
 	actor   string // github.actor: who caused the event ("" is act's default)
 }
 

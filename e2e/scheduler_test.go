@@ -6,8 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -357,7 +357,6 @@ func senderType(k githubfake.Kind) string {
 
 // workflowFile is the caller's file name, as the fake knows its runs.
 func (it *item) workflowFile() string { return filepath.Base(it.workflow) }
-
 
 // baselinePushes tells the fake of the remote's refs as they are before
 // the item starts (the workflow's token: no run), so later pushes are the
