@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
@@ -401,4 +402,65 @@ func TestE2EAnswerResumes(t *testing.T) {
 	}
 	it.noMoreRuns("after ready")
 	it.requests()
+}
+
+// TestE2EReturnToStage: the agent finds the plan wrong at group 2
+// (plan_wrong). Report returns the item to stage by dispatching the caller
+// with phase stage: a roadmap:stage label added with the workflow's token
+// would start nothing. GitHub starts that dispatch; stage amends the plan
+// on the same PR, keeping group 1, which passed. A person approves the
+// amended plan, and implement goes on from group 2 to ready.
+func TestE2EReturnToStage(t *testing.T) {
+	act := requireAct(t)
+	it := newItem(t, act, itemOptions{Latency: 20 * time.Millisecond, WatchTimeout: 30 * time.Second, World: demo.NewReturnWorld})
+	it.playCI("success")
+	it.baselinePushes()
+	alice := it.person("alice", "admin")
+
+	alice.label(it.w.Issue, "roadmap:implement")
+	run1 := it.nextRun("run 1", it.workflowFile(), "issues", nil)
+	it.wantJobs(run1.actRun, "success", "success")
+	rec := it.record()
+	if res, _ := rec.Result(); res != record.ResultReturned {
+		t.Fatalf("implement.result = %q, want returned (plan_wrong):\n%s", res, recordText(rec))
+	}
+	if g, _ := rec.Group(); g != 1 {
+		t.Errorf("implement.group = %d, want 1 (group 2's plan is wrong)", g)
+	}
+	disp := it.w.Fake.Dispatches()
+	if len(disp) != 1 || disp[0].Inputs["phase"] != "stage" || disp[0].Workflow != it.workflowFile() {
+		t.Fatalf("report dispatched %+v, want the caller once with phase stage", disp)
+	}
+	labels := it.w.Fake.Labels(it.w.Issue)
+	if slices.Contains(labels, "roadmap:stage") || slices.Contains(labels, "roadmap:implement") {
+		t.Errorf("labels = %v, want neither roadmap:stage (it would start nothing) nor roadmap:implement", labels)
+	}
+
+	amend := it.nextRun("stage amends", it.workflowFile(), "workflow_dispatch", nil)
+	if got := amend.Jobs[amend.job("stage")]; got != "success" {
+		t.Fatalf("the amendment's run: stage job %q (jobs %v)", got, amend.Jobs)
+	}
+	rec = it.record()
+	if st, _ := rec.StageState(); st != "staged" {
+		t.Fatalf("stage.state = %q, want staged after the amendment:\n%s", st, recordText(rec))
+	}
+	pr, _ := rec.StagePR()
+	if is, _ := it.w.Fake.Issue(pr); !strings.Contains(is.Body, "Amended from group 2") || !strings.Contains(is.Body, "- [x] 1.1") {
+		t.Errorf("the PR body does not say the plan was amended, group 1 ticked:\n%s", is.Body)
+	}
+	it.noMoreRuns("after the amendment (a person approves it next)")
+
+	alice.approve(pr)
+	run2 := it.nextRun("approved", it.workflowFile(), "pull_request_review", nil)
+	it.wantJobs(run2.actRun, "success", "success")
+	rec = it.record()
+	if res, _ := rec.Result(); res != record.ResultReady {
+		t.Fatalf("implement.result = %q, want ready:\n%s", res, recordText(rec))
+	}
+	it.checkReadyPR(pr)
+	it.checkSpend(rec)
+	it.noMoreRuns("after ready")
+	if n := it.requests(); n > maxRequests {
+		t.Errorf("the item made %d counted GitHub requests, want at most %d", n, maxRequests)
+	}
 }

@@ -114,6 +114,9 @@ type itemOptions struct {
 	NoPushToken bool
 	// Files are more files of the user's repository (a CI workflow).
 	Files map[string]string
+	// World lays the item out instead of demo.NewWorld (or, with
+	// FromIssue, demo.NewIssueWorld).
+	World func(ctx context.Context, dir string, latency time.Duration) (*demo.World, error)
 }
 
 // appPushToken is the GitHub App installation token the scenarios pass as
@@ -151,6 +154,9 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	newWorld := demo.NewWorld
 	if o.FromIssue {
 		newWorld = demo.NewIssueWorld
+	}
+	if o.World != nil {
+		newWorld = o.World
 	}
 	w, err := newWorld(ctx, filepath.Join(dir, "world"), 0)
 	if err != nil {

@@ -26,6 +26,12 @@ const issueBody = `The greet package is empty: callers need a greeting and a far
 // finishes; the verifier reads the package and has no objection. They are
 // made from the plan's own files, so the demo's plan has one source.
 func stageFixtures(plan map[string]string, fixtures string) error {
+	return plannerFixtures(plan, fixtures, "stage-planner", "Write the plan for issue", "wrote the plan: Hello, Goodbye, the README")
+}
+
+// plannerFixtures writes the planner's conversation (named name, matched by
+// match) that writes plan, and the verifier's with no objection.
+func plannerFixtures(plan map[string]string, fixtures, name, match, summary string) error {
 	files := slices.Sorted(maps.Keys(plan))
 	type call struct {
 		Name      string         `json:"name"`
@@ -42,10 +48,10 @@ func stageFixtures(plan map[string]string, fixtures string) error {
 		data := plan[f]
 		planner = append(planner, turn("write_plan_file", map[string]any{"path": f, "content": data}, 1900+200*i, 60+len(data)/4))
 	}
-	planner = append(planner, turn("finish", map[string]any{"summary": "wrote the plan: Hello, Goodbye, the README"}, 2600, 30))
+	planner = append(planner, turn("finish", map[string]any{"summary": summary}, 2600, 30))
 	convs := map[string]map[string]any{
-		"stage-planner": {"comment": "Made by the demo from the sample plan's files: the planner reads the package, writes the plan and finishes.",
-			"source": "hand", "match": "Write the plan for issue", "turns": planner},
+		name: {"comment": "Made by the demo from the sample plan's files: the planner reads the package, writes the plan and finishes.",
+			"source": "hand", "match": match, "turns": planner},
 		"stage-verifier": {"comment": "Made by the demo: the verifier reads the package and has no objection.",
 			"source": "hand", "match": "Review the plan for issue", "turns": []map[string]any{
 				turn("read_file", map[string]any{"path": "greet.go"}, 2100, 40),

@@ -75,17 +75,19 @@ func (w *World) modelRequest(body []byte) {
 // NewWorld lays the item out under dir and starts the servers. The plan is
 // already staged: committed on main and named in the record comment.
 func NewWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
-	return newWorld(ctx, dir, latency, true)
+	return newWorld(ctx, dir, latency, true, nil)
 }
 
 // NewIssueWorld lays out the item as a person files it: an issue with no
 // plan, labelled roadmap:stage. The replay model's planner writes the sample
 // plan (stage's planner and verifier fixtures are made from its files).
 func NewIssueWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
-	return newWorld(ctx, dir, latency, false)
+	return newWorld(ctx, dir, latency, false, nil)
 }
 
-func newWorld(ctx context.Context, dir string, latency time.Duration, staged bool) (*World, error) {
+// newWorld lays the item out; more, when set, writes more fixtures (given
+// the repository's files and the fixtures directory) before they load.
+func newWorld(ctx context.Context, dir string, latency time.Duration, staged bool, more func(files map[string]string, fixtures string) error) (*World, error) {
 	files, err := embedded("testdata/demo/repo")
 	if err != nil {
 		return nil, err
@@ -121,6 +123,11 @@ func newWorld(ctx context.Context, dir string, latency time.Duration, staged boo
 			return nil, err
 		}
 		record = ""
+	}
+	if more != nil {
+		if err := more(files, fixtures); err != nil {
+			return nil, err
+		}
 	}
 	replay, err := llm.LoadReplay(fixtures)
 	if err != nil {
