@@ -426,6 +426,10 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 	switch {
 	case !bookedJob.Load() && r.job("stage") != "":
 		it.book(tr.name + ": stage")
+	case !bookedJob.Load() && r.job("answer") != "":
+		it.book(tr.name + ": report") // the caller's answer job runs report
+	case !bookedJob.Load() && r.job("wake") != "":
+		it.book(tr.name + ": wake")
 	case !bookedJob.Load():
 		it.book(tr.name + ": implement")
 	case r.job("report") != "":

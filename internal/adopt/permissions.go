@@ -82,6 +82,14 @@ var verbCalls = map[string][]Call{
 		// A killed Job's annotations, with its log, for the classifier.
 		Call{"GET " + repo + "/check-runs/{id}/annotations", checksRead},
 	),
+	// wake lists the waiting items, reads their records and the day's
+	// ledger, dispatches them and takes their waiting label off.
+	"wake": {
+		{"GET " + repo + "/issues", issuesRead},
+		{"GET " + repo + "/issues/{n}/comments", issuesRead},
+		{"POST " + repo + "/actions/workflows/{workflow}/dispatches", actionsWrite},
+		{"DELETE " + repo + "/issues/{n}/labels/{name}", issuesWrite},
+	},
 	// The workflows run checks without --issue (the plan from the record),
 	// so it reads no issue.
 	"checks": {
@@ -96,6 +104,7 @@ var verbNeeds = map[string][]Permission{
 	"stage":     {{"contents", "write"}, {"models", "read"}},
 	"report":    {{"contents", "read"}},
 	"checks":    {{"contents", "read"}},
+	"wake":      {{"contents", "read"}},
 }
 
 // Verbs are the verbs a workflow job runs, sorted.

@@ -182,6 +182,7 @@ func TestPermissionsTable(t *testing.T) {
 	}{
 		{"report", map[string]string{"actions": "write", "checks": "read", "contents": "read", "issues": "write", "pull-requests": "read", "statuses": "write"}},
 		{"checks", map[string]string{"contents": "read", "statuses": "write"}},
+		{"wake", map[string]string{"actions": "write", "contents": "read", "issues": "write"}},
 		{"stage", map[string]string{"contents": "write", "issues": "write", "pull-requests": "write", "models": "read"}},
 		{"implement", map[string]string{"actions": "write", "checks": "read", "contents": "write", "issues": "write", "models": "read", "pull-requests": "write", "statuses": "read"}},
 	} {
