@@ -334,6 +334,7 @@ func TestE2EWakeAfterDayBudget(t *testing.T) {
 	if err := it.roadmapClient().AddLabels(t.Context(), it.w.Issue, "roadmap:waiting"); err != nil {
 		t.Fatal(err)
 	}
+	it.book("seed: yesterday's yield") // the test's own requests, not a run's
 	it.noMoreRuns("an item waiting for the day's budget, before its schedule")
 
 	// The fake has been up for a day: the wake workflow's cron came due.

@@ -157,7 +157,14 @@ func (it *item) nextRun(name, workflow, event string, during func(ctx context.Co
 		t.Fatalf("%s: %v", name, err)
 	}
 	tr := trigger{name: name, event: ev.Name, payload: it.payload(ev), runID: run.ID, actor: ev.Actor}
-	if ev.Name == "workflow_dispatch" {
+	if ev.Name == "schedule" {
+		// act finds no job for a schedule event ("Could not find any
+		// stages to run"): the scheduled workflow runs as the dispatch it
+		// also declares. The fake's run is the schedule's.
+		tr.event, tr.payload = "workflow_dispatch", nil
+		it.logf("%s: act cannot start a schedule event; %s runs as workflow_dispatch", name, workflow)
+	}
+	if tr.event == "workflow_dispatch" {
 		tr.payload = nil
 		tr.inputs = map[string]string{}
 		for k, v := range ev.Inputs {
