@@ -331,6 +331,9 @@ type trigger struct {
 	inputs  map[string]string
 	runID   int64  // GITHUB_RUN_ID: the fake's run, so report can find it
 	actor   string // github.actor: who caused the event ("" is act's default)
+	// workflow is the workflow file the run is of, under .github/workflows
+	// ("" is the caller).
+	workflow string
 }
 
 // actRun is one finished act run of the caller.
@@ -356,10 +359,14 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
 	artifacts := t.TempDir()
-	it.logf("%s: act %s (run %d)", tr.name, tr.event, tr.runID)
+	workflow := it.workflow
+	if tr.workflow != "" {
+		workflow = ".github/workflows/" + tr.workflow
+	}
+	it.logf("%s: act %s on %s (run %d)", tr.name, tr.event, filepath.Base(workflow), tr.runID)
 	s, err := it.act.Start(ctx, Run{
 		Repo:     it.caller,
-		Workflow: it.workflow,
+		Workflow: workflow,
 		Event:    tr.event,
 		Payload:  tr.payload,
 		Inputs:   tr.inputs,

@@ -156,7 +156,7 @@ func (it *item) nextRun(name, workflow, event string, during func(ctx context.Co
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	tr := trigger{name: name, event: ev.Name, payload: it.payload(ev), runID: run.ID, actor: ev.Actor}
+	tr := trigger{name: name, event: ev.Name, payload: it.payload(ev), runID: run.ID, actor: ev.Actor, workflow: run.WorkflowFile}
 	if ev.Name == "schedule" {
 		// act finds no job for a schedule event ("Could not find any
 		// stages to run"): the scheduled workflow runs as the dispatch it
