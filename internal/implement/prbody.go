@@ -56,11 +56,14 @@ func bodyState(end ending) string {
 	return fmt.Sprintf("Draft: yielded in %s; a continuation resumes from the last mark.", end.step)
 }
 
-// keepBody keeps the PR body true at the Job's end. A ready Job's body rode
-// in its mark-ready request; any other ending rewrites it once (one request
-// per Job, none per group), and not at all when GitHub already has it.
+// keepBody keeps the PR body true at a Job's end that hands the item to a
+// person: a stop or a return. A ready Job's body rode in its mark-ready
+// request. A yield leaves the body as it is: a continuation follows at
+// once, and a write there would cost every yielding Job a request the
+// item's budget does not have (none is made per group either). Nothing is
+// written when GitHub already has the body.
 func (r *runner) keepBody(ctx context.Context, end ending) {
-	if end.result == record.ResultReady || end.result == "" || r.pr.Number == 0 {
+	if end.result != record.ResultStopped && end.result != record.ResultReturned || r.pr.Number == 0 {
 		return
 	}
 	body := r.prBody(bodyState(end))

@@ -13,8 +13,8 @@ import (
 // that stopped in group 2 it closes the issue, says the item stopped and
 // ticks group 1 only; after the Job that marks it ready it says ready and
 // ticks every task, and never again that it holds only the plan. It costs
-// one request for the Job that did not end ready and none for the ready
-// one (the body rides in its mark-ready request), none per group.
+// one request for the Job that stopped and none for the ready one (the
+// body rides in its mark-ready request), none per group.
 func TestPRBodyKeptTrue(t *testing.T) {
 	w := newWorld(t, 3, "")
 	convs := w.conversations()

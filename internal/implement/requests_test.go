@@ -94,7 +94,6 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 		createPR   = "POST /repos/{owner}/{repo}/pulls"
 		status     = "GET /repos/{owner}/{repo}/commits/{ref}/status"
 		checkRuns  = "GET /repos/{owner}/{repo}/commits/{ref}/check-runs"
-		patchPR    = "PATCH /repos/{owner}/{repo}/pulls/{n}"
 	)
 	// A write of the record costs a conditional read (free after a read,
 	// paid after our own PATCH: its ETag is not a GET's) and the PATCH.
@@ -102,13 +101,12 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 		// Fresh: the record comment found by one list; two writes (the
 		// last group's mark riding with the checked mark, then the
 		// result); the PR looked for and opened; its checks polled twice;
-		// the PR comment listed and posted; the PR body made true for the
-		// yield (the ticks of every group, the state).
+		// the PR comment listed and posted; the PR body not written for a
+		// yield (a continuation follows).
 		{getIssue: 1, listComments: 2, getComment: 1, patchComment: 2, postComment: 1,
-			listPRs: 1, createPR: 1, status: 2, checkRuns: 1, patchPR: 1},
+			listPRs: 1, createPR: 1, status: 2, checkRuns: 1},
 		// Same head: the record read by its id; nothing to do but watch; the
-		// result written; the PR comment listed and edited; the PR body,
-		// already true, not written.
+		// result written; the PR comment listed and edited.
 		{getIssue: 1, getComment: 1, patchComment: 2, listComments: 1, getPR: 1, status: 1, checkRuns: 1},
 		// New head: the person's push reconciled (published_sha), the scoped
 		// checks passed there (checked_sha), the result; the PR comment.
