@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
@@ -434,14 +435,22 @@ func TestChildProcesses(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	procs, err := childProcesses("/proc", os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := Process{PID: cmd.Process.Pid, Comm: "sleep", Args: []string{"sleep", "30"}}
-	if !slices.ContainsFunc(procs, func(p Process) bool { return cmp.Equal(p, want) }) {
-		t.Errorf("childProcesses = %+v, want it to hold %+v", procs, want)
+	// Start returns once the child exists, not once its exec is done: for a
+	// moment its comm is the new program's and its cmdline still empty. The
+	// e2e polls too, so this asks again until the exec is through.
+	var procs []Process
+	for range 200 {
+		var err error
+		if procs, err = childProcesses("/proc", os.Getpid()); err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(procs, func(p Process) bool { return cmp.Equal(p, want) }) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
+	t.Errorf("childProcesses = %+v, want it to hold %+v", procs, want)
 }
 
 // A caller's reusable workflow, mapped to a local directory, uses remote
