@@ -24,10 +24,14 @@ var sample embed.FS
 
 // The sample item. The token is the fake's own: it opens nothing real.
 const (
-	Owner   = "roadmap-dev"
-	Repo    = "greet"
-	Token   = "ghs_demoFakeGitHubToken0000000000000000"
-	planDir = "openspec/changes/add-greetings"
+	Owner = "roadmap-dev"
+	Repo  = "greet"
+	Token = "ghs_demoFakeGitHubToken0000000000000000"
+	// PushToken is what roadmap pushes with (ROADMAP_PUSH_TOKEN): the fake
+	// knows it as a GitHub App's token, so the repository's CI, which the
+	// demo plays (PlayCI), runs on roadmap's pushes as GitHub would start it.
+	PushToken = "ghs_demoFakePushToken00000000000000000000"
+	planDir   = "openspec/changes/add-greetings"
 )
 
 // World is the item's surroundings (the fake GitHub and the replay model on
@@ -134,7 +138,7 @@ func newWorld(ctx context.Context, dir string, latency time.Duration, staged boo
 		return nil, fmt.Errorf("load the recorded exchanges: %w", err)
 	}
 	w := &World{}
-	w.World, err = world.New(world.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token,
+	w.World, err = world.New(world.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token, PushToken: PushToken,
 		Files: files, SeedMessage: "greet: an empty package and a plan", Issue: issue, RecordComment: record,
 		Replay: replay, ModelLatency: latency, OnModelRequest: w.modelRequest})
 	if err != nil {
@@ -207,8 +211,8 @@ func (w *World) Env(runID int64, tmp string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "GITHUB_API_URL="+w.GitHubURL(), "GITHUB_TOKEN="+Token, "GITHUB_REPOSITORY="+Owner+"/"+Repo,
-		fmt.Sprintf("GITHUB_RUN_ID=%d", runID), "RUNNER_TEMP="+tmp)
+	return append(env, "GITHUB_API_URL="+w.GitHubURL(), "GITHUB_TOKEN="+Token, "ROADMAP_PUSH_TOKEN="+PushToken,
+		"GITHUB_REPOSITORY="+Owner+"/"+Repo, fmt.Sprintf("GITHUB_RUN_ID=%d", runID), "RUNNER_TEMP="+tmp)
 }
 
 // PlayCI gives the work branch's head a passing status, as the repository's

@@ -22,11 +22,14 @@ import (
 // The item every history plays: internal/world's sample, a plan of groups
 // task groups. The token is the fake's own.
 const (
-	owner   = "acme"
-	repo    = "widgets"
-	token   = "ghs_faultsFakeGitHubToken000000000000000"
-	planDir = theworld.SamplePlanDir
-	groups  = 2
+	owner = "acme"
+	repo  = "widgets"
+	token = "ghs_faultsFakeGitHubToken000000000000000"
+	// pushToken is roadmap's push token (an App's): CI, which the suite
+	// plays, runs on its pushes.
+	pushToken = "ghs_faultsFakePushToken00000000000000000"
+	planDir   = theworld.SamplePlanDir
+	groups    = 2
 	// personBody is the person's issue text; roadmap must never change it.
 	personBody = "Add greetings, one file per group.\n\nThe person's words, kept byte for byte.\n"
 )
@@ -82,7 +85,7 @@ func conversations(mutate func(group int, c *llm.Conversation)) ([]*llm.Conversa
 
 func newWorld(dir string, convs []*llm.Conversation, staging bool) (*world, error) {
 	w := &world{dir: dir, body: personBody, staging: staging}
-	o := theworld.Options{Dir: dir, Owner: owner, Repo: repo, Token: token, Start: epoch, CommitDate: epoch,
+	o := theworld.Options{Dir: dir, Owner: owner, Repo: repo, Token: token, PushToken: pushToken, Start: epoch, CommitDate: epoch,
 		Files:          theworld.SampleRepo(groups),
 		Issue:          &githubfake.Issue{Title: "Add greetings", Body: personBody, Author: "alice", Labels: []string{"roadmap:implement"}},
 		RecordComment:  "**roadmap** · staged\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\nstage.state: staged\n-->",

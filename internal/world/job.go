@@ -41,7 +41,7 @@ func (w *World) Setup(phase kernel.Phase, workspace, fixtures string) job.Setup 
 	cfg.Isolation = config.IsolationNone
 	s := job.Setup{
 		Phase: phase, Issue: w.Issue, Dir: workspace,
-		Config: cfg, ConfigPath: "the world's configuration", Env: env, Token: w.o.Token,
+		Config: cfg, ConfigPath: "the world's configuration", Env: env, Token: w.o.Token, PushToken: w.o.PushToken,
 		TraceOut: io.Discard, Transport: &http.Transport{DisableKeepAlives: true},
 	}
 	if w.Clock != nil {

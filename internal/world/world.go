@@ -25,6 +25,13 @@ type Options struct {
 	// Owner and Repo name the one repository the fake serves; Token is the
 	// only token it accepts (the fake's own: it opens nothing real).
 	Owner, Repo, Token string
+	// PushToken, when set, is the token roadmap pushes with
+	// (ROADMAP_PUSH_TOKEN), which the fake knows as a GitHub App's
+	// installation token: GitHub starts CI on its pushes, so a world whose
+	// test plays CI on roadmap's pushes (PassCI) has one. Without it the
+	// pushes are GITHUB_TOKEN's, and a Job that finds no CI workflow to
+	// dispatch says at once that no CI can run.
+	PushToken string
 	// Start, when set, starts the world on a manual clock (World.Clock) that
 	// the fake and the GitHub clients read; zero runs on real time.
 	Start time.Time
@@ -57,6 +64,9 @@ type Options struct {
 	// per million tokens, so spend shows.
 	ModelPrice llm.Price
 }
+
+// PushLogin is the login of a world's push token: a GitHub App's bot.
+const PushLogin = "roadmap-push[bot]"
 
 // World is one item's surroundings, built by New; Close stops its servers.
 type World struct {
@@ -95,7 +105,7 @@ func New(o Options) (_ *World, err error) {
 		o.GitHubTimeout = 10 * time.Second
 	}
 	w := &World{Dir: o.Dir, Remote: filepath.Join(o.Dir, "remote.git"), Seed: filepath.Join(o.Dir, "seed"), Replay: o.Replay,
-		Masker: redact.New(redact.Config{Secrets: []string{o.Token}}), o: o, env: GitEnv()}
+		Masker: redact.New(redact.Config{Secrets: []string{o.Token, o.PushToken}}), o: o, env: GitEnv()}
 	if !o.CommitDate.IsZero() {
 		w.env = GitEnvAt(o.CommitDate)
 	}
@@ -108,6 +118,9 @@ func New(o Options) (_ *World, err error) {
 		fo.Clock = w.Clock
 	}
 	w.Fake = githubfake.New(fo)
+	if o.PushToken != "" {
+		w.Fake.AddIdentity(o.PushToken, githubfake.Identity{Login: PushLogin, Kind: githubfake.AppToken})
+	}
 	if o.Issue != nil {
 		w.Issue = w.Fake.CreateIssue(*o.Issue)
 		if o.RecordComment != "" {
