@@ -20,6 +20,8 @@ const (
 	Killed             Class = "killed"
 	Auth               Class = "auth"
 	NoProgress         Class = "no_progress"
+	// Busy: another live Job holds the item's lease; this one did nothing.
+	Busy Class = "busy"
 	// Unisolated: no OS boundary for model-written commands could be set
 	// up, and the configuration did not say `isolation: none`.
 	Unisolated Class = "unisolated"
@@ -57,6 +59,9 @@ const (
 	ActionRetryLessParallel Action = "retry_less_parallel"
 	// ActionContinue dispatches a continuation that resumes from the last mark.
 	ActionContinue Action = "continue"
+	// ActionLeave leaves the item to the Job that holds its lease: nothing
+	// is written and nothing dispatched; that Job's ending decides.
+	ActionLeave Action = "leave"
 	// ActionStop stops the item: stop comment, roadmap:stopped, a failing
 	// commit status, all state kept. A person decides what happens next.
 	ActionStop Action = "stop"
@@ -197,6 +202,14 @@ var table = []Row{
 		Does:       "stop with the evidence (the Jobs and the class each ended on): the automatic actions are not converging",
 		Result:     ResultStopped,
 		Stop:       true,
+	},
+	{
+		Class:      Busy,
+		Recognised: "the runner's typed line class=busy: another live Job holds the item's lease (refs/roadmap/lease/<issue>), so this Job made no mark, no model call and took no number",
+		Action:     ActionLeave,
+		Does:       "leave the item to the Job that holds the lease: report writes nothing and dispatches nothing, and that Job's own report decides what follows",
+		Result:     ResultYielded,
+		Automatic:  true,
 	},
 	{
 		Class:      Unisolated,

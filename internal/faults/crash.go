@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/roadmap-dev/roadmap/internal/git"
 )
 
 // Effect names: the durable effects a kill is placed around.
@@ -217,6 +219,11 @@ func gitEffect(args []string) string {
 	}
 	switch args[i] {
 	case "push":
+		if git.NotePush(args) {
+			// The item's lease (docs/reliability.md): not the branch's
+			// push the promises count.
+			return ""
+		}
 		return EffPush
 	case "commit":
 		joined := strings.Join(args, " ")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -96,7 +97,6 @@ type ProcessSummary struct {
 // engineer is mending now: the CI sample skips them, saying why, and the
 // sweep plays them with --pending (docs/reliability.md).
 var pending = map[string]string{
-	"proc_two_jobs":      "two Jobs for one item at once (the lease of issue 26 item 4 is not built yet)",
 	"proc_person_window": "a person's edit in the read→write window is lost (the write protocol's documented window)",
 }
 
@@ -605,6 +605,20 @@ func (p *plife) check(want pstate) []string {
 	if p.sc.Kind == "proc_read_5xx" && !p.logged(github.RecoveryPrefix+github.RecoverRetry+" ") {
 		bad("recovery branch retry claimed without its event: no step logged a GitHub retry")
 	}
+	if c, ok := p.w.RecordComment(); ok {
+		if rec, err := record.Parse(c.Body); err == nil {
+			jobs, _ := rec.Jobs()
+			lines := map[int]int{}
+			for _, j := range jobs {
+				lines[j.Job]++
+			}
+			for n, c := range lines {
+				if c > 1 {
+					bad("Job %d has %d lines in implement.jobs (promise: one Job per item at a time, numbers unique)", n, c)
+				}
+			}
+		}
+	}
 	if p.keep != "" && !got.KeptKey {
 		bad("the person's record line %s was lost (promise: others' keys survive)", p.keep)
 	}
@@ -667,7 +681,7 @@ func playProcess(ctx context.Context, o ProcessOptions, dir string, sc pscenario
 		return nil, err
 	}
 	p := &plife{o: o, sc: sc, dir: dir}
-	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: owner, Repo: repo, Token: token, CommitDate: epoch,
+	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: owner, Repo: repo, Token: token, PushToken: pushToken, CommitDate: epoch,
 		Files:         theworld.SampleRepo(groups),
 		Issue:         &githubfake.Issue{Title: "Add greetings", Body: personBody, Author: "alice", Labels: []string{"roadmap:implement"}},
 		RecordComment: "**roadmap** · staged\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\nstage.state: staged\n-->",
@@ -730,7 +744,9 @@ implement:
 func (p *plife) installPostReceive(signal bool) error {
 	sig := filepath.Join(p.dir, "pushed")
 	hook := filepath.Join(p.w.Remote, "hooks", "post-receive")
-	script := "#!/bin/sh\ncat >> '" + p.pushLog() + "'\n"
+	// Only branches: the item's lease (refs/roadmap/lease/N) is pushed by
+	// every Job and is not the push the promises count or the kill aims at.
+	script := "#!/bin/sh\ngrep ' refs/heads/' >> '" + p.pushLog() + "' || exit 0\n"
 	if signal {
 		script += "[ -e '" + sig + "' ] && exit 0\n: > '" + sig + "'\nsleep 2\n"
 	}
@@ -764,7 +780,7 @@ func (p *plife) stepEnv(runID int64, attempt int, output string) []string {
 	}
 	tmp := filepath.Join(p.dir, fmt.Sprintf("runner-temp-%d-%d", runID, attempt))
 	_ = os.MkdirAll(tmp, 0o755)
-	return append(env, "GITHUB_API_URL="+p.w.GitHubURL(), "GITHUB_TOKEN="+token, "GITHUB_REPOSITORY="+owner+"/"+repo,
+	return append(env, "GITHUB_API_URL="+p.w.GitHubURL(), "GITHUB_TOKEN="+token, "ROADMAP_PUSH_TOKEN="+pushToken, "GITHUB_REPOSITORY="+owner+"/"+repo,
 		fmt.Sprintf("GITHUB_RUN_ID=%d", runID), fmt.Sprintf("GITHUB_RUN_ATTEMPT=%d", attempt), "GITHUB_OUTPUT="+output,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(tmp, "summary.md"), "GITHUB_REF_NAME=main", "RUNNER_TEMP="+tmp)
 }
@@ -835,7 +851,24 @@ func (p *plife) play(ctx context.Context) error {
 			}
 		}
 		served := len(w.Replay.Stats().Served)
-		outputs, log, killed, err := p.implement(ctx, attempt, runID, rc, n)
+		var other chan twin
+		if p.sc.twoJobs && n == 0 {
+			// The same Job started twice, by two runs (no concurrency
+			// group joins them): both run, and each run's report runs.
+			other = make(chan twin, 1)
+			id := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "workflow_dispatch", Status: "in_progress"})
+			go func() {
+				tw := twin{runID: id}
+				tw.outputs, tw.log, tw.killed, tw.err = p.implement(ctx, attempt, id, rc, fmt.Sprintf("%d-%d-twin", attempt, n))
+				other <- tw
+			}()
+		}
+		outputs, log, killed, err := p.implement(ctx, attempt, runID, rc, fmt.Sprintf("%d-%d", attempt, n))
+		var tw twin
+		if other != nil {
+			tw = <-other
+			err = errors.Join(err, tw.err)
+		}
 		if err != nil {
 			return err
 		}
@@ -858,6 +891,18 @@ func (p *plife) play(ctx context.Context) error {
 		out, err := p.report(ctx, runID, rc, outputs, log, killed)
 		if err != nil {
 			return err
+		}
+		if other != nil {
+			p.note("twin run %d: %s %s", tw.runID, tw.outputs["result"], tw.outputs["failure"])
+			tout, err := p.report(ctx, tw.runID, rc, tw.outputs, tw.log, tw.killed)
+			if err != nil {
+				return err
+			}
+			if out.Action == report.ActionNone && tout.Action != report.ActionNone {
+				// The followed Job left the item to its twin: the item goes
+				// on as the twin's report says.
+				out, outputs = tout, tw.outputs
+			}
 		}
 		if p.reportFailed != "" {
 			p.ended = "the report step failed and nothing continues the item: " + p.reportFailed
@@ -884,44 +929,38 @@ func (p *plife) play(ctx context.Context) error {
 	return nil
 }
 
-// implement runs one implement Job's step (twice at once for twoJobs) and
-// returns its step outputs as the runner reads them from $GITHUB_OUTPUT.
-func (p *plife) implement(ctx context.Context, attempt int, runID, rc int64, n int) (map[string]string, string, bool, error) {
-	ws, err := p.w.Workspace(fmt.Sprintf("job-%d-%d", attempt, n))
+// implement runs one implement Job's step, in its own workspace named by
+// tag, and returns its step outputs as the runner reads them from
+// $GITHUB_OUTPUT.
+func (p *plife) implement(ctx context.Context, attempt int, runID, rc int64, tag string) (map[string]string, string, bool, error) {
+	ws, err := p.w.Workspace("job-" + tag)
 	if err != nil {
 		return nil, "", false, err
 	}
-	output := filepath.Join(p.dir, fmt.Sprintf("output-%d-%d", attempt, n))
-	argsIn := func(ws, tr string) []string {
-		return []string{"implement", "--issue", strconv.Itoa(p.w.Issue), "--attempt", strconv.Itoa(attempt), "--config", p.cfg,
-			"--workdir", ws, "--run-id", strconv.FormatInt(runID, 10), "--record-comment", strconv.FormatInt(rc, 10),
-			"--trace-file", tr, "--json"}
-	}
-	args := argsIn(ws, filepath.Join(p.dir, fmt.Sprintf("trace-%d-%d.jsonl", attempt, n)))
-	env := p.stepEnv(runID, 1, output)
-	if p.sc.twoJobs && n == 0 {
-		// The same Job started twice (two runs, no concurrency group): the
-		// twin runs in its own workspace and is not followed further.
-		ws2, err := p.w.Workspace(fmt.Sprintf("job-%d-%d-twin", attempt, n))
-		if err != nil {
-			return nil, "", false, err
-		}
-		twin := exec.CommandContext(ctx, p.o.Binary, argsIn(ws2, filepath.Join(p.dir, "trace-twin.jsonl"))...)
-		twin.Env = p.stepEnv(runID, 1, output+"-twin")
-		if err := twin.Start(); err != nil {
-			return nil, "", false, err
-		}
-		defer twin.Wait()
-	}
-	_, log, killed, err := p.run(ctx, args, env)
+	output := filepath.Join(p.dir, "output-"+tag)
+	args := []string{"implement", "--issue", strconv.Itoa(p.w.Issue), "--attempt", strconv.Itoa(attempt), "--config", p.cfg,
+		"--workdir", ws, "--run-id", strconv.FormatInt(runID, 10), "--record-comment", strconv.FormatInt(rc, 10),
+		"--trace-file", filepath.Join(p.dir, "trace-"+tag+".jsonl"), "--json"}
+	_, log, killed, err := p.run(ctx, args, p.stepEnv(runID, 1, output))
 	if err != nil {
 		return nil, log, killed, fmt.Errorf("job %d: %w\n%s", attempt, err, log)
 	}
 	data, _ := os.ReadFile(output)
-	if p.sc.tornOutput && n == 0 && len(data) > 0 {
+	if p.sc.tornOutput && strings.HasSuffix(tag, "-0") && len(data) > 0 {
 		data = data[:len(data)*2/3]
 	}
 	return parseOutputs(string(data)), log, killed, nil
+}
+
+// twin is the second of two Jobs started for one item at once: another run
+// (a person's dispatch while the label's run goes), whose implement and
+// report run as that run's would.
+type twin struct {
+	runID   int64
+	outputs map[string]string
+	log     string
+	killed  bool
+	err     error
 }
 
 // report posts the Job to the fake (its log, as the job-log endpoint will

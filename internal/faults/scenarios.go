@@ -390,10 +390,11 @@ func (l *life) foreignCommit(name, text string) error {
 }
 
 // rejectOnce installs a pre-receive hook on the remote that refuses the next
-// push, as a server-side policy would.
+// push of a branch, as a server-side policy would (the item's lease is
+// let through).
 func (l *life) rejectOnce() error {
 	marker := filepath.Join(l.w.dir, "rejected-once")
-	hook := "#!/bin/sh\nif [ ! -e '" + marker + "' ]; then touch '" + marker + "'; echo 'push refused by the repository policy' >&2; exit 1; fi\nexit 0\n"
+	hook := "#!/bin/sh\ngrep -q ' refs/heads/' || exit 0\nif [ ! -e '" + marker + "' ]; then touch '" + marker + "'; echo 'push refused by the repository policy' >&2; exit 1; fi\nexit 0\n"
 	return os.WriteFile(filepath.Join(l.w.remote, "hooks", "pre-receive"), []byte(hook), 0o755)
 }
 

@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -242,4 +243,29 @@ func (c *Client) RerunFailedJobs(ctx context.Context, runID int64) error {
 		return fmt.Errorf("re-run the failed jobs of run %d: %w", runID, c.fail(err))
 	}
 	return nil
+}
+
+// RunState is a workflow run as GitHub reports it now.
+type RunState struct {
+	Status     string // queued, in_progress, completed …
+	Conclusion string // when completed
+}
+
+// Done reports whether the run has ended: nothing of it runs any more.
+func (s RunState) Done() bool { return s.Status == "completed" }
+
+// ReadRun reads run runID's state. found is false when GitHub has no such
+// run (404: deleted, or never in this repository).
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run
+func (c *Client) ReadRun(ctx context.Context, runID int64) (state RunState, found bool, err error) {
+	run, _, err := c.gh.Actions.GetWorkflowRunByID(c.ctx(ctx), c.owner, c.repo, runID)
+	if err != nil {
+		err = c.fail(err)
+		if errors.Is(err, ErrNotFound) {
+			return RunState{}, false, nil
+		}
+		return RunState{}, false, fmt.Errorf("read run %d: %w", runID, err)
+	}
+	return RunState{Status: run.GetStatus(), Conclusion: run.GetConclusion()}, true, nil
 }

@@ -284,32 +284,7 @@ func (f *Fake) listWorkflowRuns(c *call) reply {
 	lo, hi, link := f.paginate(c, len(list))
 	runs := []any{}
 	for _, r := range list[lo:hi] {
-		name := strings.TrimSuffix(strings.TrimSuffix(r.WorkflowFile, ".yml"), ".yaml")
-		title := r.DisplayTitle
-		if strings.TrimSpace(title) == "" {
-			title = name
-		}
-		var concl any
-		if r.Status == "completed" {
-			concl = r.Conclusion
-		}
-		api := fmt.Sprintf("%s/actions/runs/%d", f.repoAPI(c.base), r.ID)
-		at := r.CreatedAt.UTC().Format(time.RFC3339)
-		runs = append(runs, map[string]any{
-			"id": r.ID, "node_id": nodeID("WFR", r.ID), "name": name, "display_title": title, "path": ".github/workflows/" + r.WorkflowFile,
-			"run_number": r.ID, "workflow_id": workflowID(r.WorkflowFile),
-			"event": r.Event, "status": r.Status, "conclusion": concl, "head_branch": r.HeadBranch, "head_sha": r.HeadSHA,
-			"run_attempt": max(r.RunAttempt, 1), "created_at": at, "updated_at": at,
-			"url": api, "html_url": fmt.Sprintf("%s/actions/runs/%d", f.repoHTML(c.base), r.ID),
-			"jobs_url": api + "/jobs", "logs_url": api + "/logs", "check_suite_url": f.repoAPI(c.base) + "/check-suites/" + strconv.FormatInt(r.ID, 10),
-			"cancel_url": api + "/cancel", "rerun_url": api + "/rerun", "artifacts_url": api + "/artifacts",
-			"workflow_url": fmt.Sprintf("%s/actions/workflows/%d", f.repoAPI(c.base), workflowID(r.WorkflowFile)),
-			"head_commit":  nil, "head_repository": f.repoJSON(c.base), "repository": f.repoJSON(c.base), "pull_requests": []any{},
-		})
-		if r.Actor != "" {
-			runs[len(runs)-1].(map[string]any)["actor"] = f.userJSON(c.base, r.Actor)
-			runs[len(runs)-1].(map[string]any)["triggering_actor"] = f.userJSON(c.base, r.TriggeringActor)
-		}
+		runs = append(runs, f.runJSON(c.base, r))
 	}
 	return reply{status: http.StatusOK, link: link, body: map[string]any{"total_count": len(list), "workflow_runs": runs}}
 }
@@ -387,4 +362,49 @@ func workflowID(file string) int64 {
 		h = (h*31 + int64(b)) % 1_000_000
 	}
 	return 100_000 + h
+}
+
+// runJSON is a workflow run as GitHub renders it, in the runs list and alone.
+func (f *Fake) runJSON(base string, r *Run) map[string]any {
+	name := strings.TrimSuffix(strings.TrimSuffix(r.WorkflowFile, ".yml"), ".yaml")
+	title := r.DisplayTitle
+	if strings.TrimSpace(title) == "" {
+		title = name
+	}
+	var concl any
+	if r.Status == "completed" {
+		concl = r.Conclusion
+	}
+	api := fmt.Sprintf("%s/actions/runs/%d", f.repoAPI(base), r.ID)
+	at := r.CreatedAt.UTC().Format(time.RFC3339)
+	out := map[string]any{
+		"id": r.ID, "node_id": nodeID("WFR", r.ID), "name": name, "display_title": title, "path": ".github/workflows/" + r.WorkflowFile,
+		"run_number": r.ID, "workflow_id": workflowID(r.WorkflowFile),
+		"event": r.Event, "status": r.Status, "conclusion": concl, "head_branch": r.HeadBranch, "head_sha": r.HeadSHA,
+		"run_attempt": max(r.RunAttempt, 1), "created_at": at, "updated_at": at,
+		"url": api, "html_url": fmt.Sprintf("%s/actions/runs/%d", f.repoHTML(base), r.ID),
+		"jobs_url": api + "/jobs", "logs_url": api + "/logs", "check_suite_url": f.repoAPI(base) + "/check-suites/" + strconv.FormatInt(r.ID, 10),
+		"cancel_url": api + "/cancel", "rerun_url": api + "/rerun", "artifacts_url": api + "/artifacts",
+		"workflow_url": fmt.Sprintf("%s/actions/workflows/%d", f.repoAPI(base), workflowID(r.WorkflowFile)),
+		"head_commit":  nil, "head_repository": f.repoJSON(base), "repository": f.repoJSON(base), "pull_requests": []any{},
+	}
+	if r.Actor != "" {
+		out["actor"] = f.userJSON(base, r.Actor)
+		out["triggering_actor"] = f.userJSON(base, r.TriggeringActor)
+	}
+	return out
+}
+
+// getRun answers GET /repos/{owner}/{repo}/actions/runs/{run_id}: one run,
+// 404 when the repository has none with that id.
+//
+// GitHub API docs: https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run
+func (f *Fake) getRun(c *call) reply {
+	f.settleCI()
+	id, _ := strconv.ParseInt(c.params["run_id"], 10, 64)
+	r := f.findRun(id)
+	if r == nil {
+		return notFound()
+	}
+	return reply{status: http.StatusOK, body: f.runJSON(c.base, r)}
 }

@@ -63,6 +63,7 @@ func init() {
 	add("POST", repo+"/pulls/{n}/reviews", (*Fake).createReview)
 	add("GET", repo+"/actions/workflows/{workflow}/runs", (*Fake).listWorkflowRuns)
 	add("GET", repo+"/actions/runs/{run_id}/jobs", (*Fake).listJobs)
+	add("GET", repo+"/actions/runs/{run_id}", (*Fake).getRun)
 	add("GET", repo+"/actions/jobs/{job_id}/logs", (*Fake).jobLogs)
 	add("GET", repo+"/actions/jobs/{job_id}", (*Fake).getJob)
 	add("POST", repo+"/actions/runs/{run_id}/rerun-failed-jobs", (*Fake).rerunFailedJobs)

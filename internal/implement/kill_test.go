@@ -139,7 +139,7 @@ func childJob(cfgJSON string) int {
 	}}
 	pushes := 0
 	gitRepo.Hook = func(args []string, done bool, err error) {
-		if done || len(args) == 0 || args[0] != "push" || c.HangPush == 0 {
+		if done || len(args) == 0 || args[0] != "push" || git.NotePush(args) || c.HangPush == 0 {
 			return
 		}
 		if pushes++; pushes == c.HangPush {

@@ -111,6 +111,8 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 		}
 		r.keepBody(ctx, end)
 	}
+	// After the last mark: the next Job reads a record this one is done with.
+	r.j.Release(ctx)
 	res.RecordComment = r.j.RC.ID
 	r.outputs(res)
 	r.j.Logf("roadmap: Job %d ended %s%s; item spend %s", r.j.Number, end.result, suffix(end), kernel.SpendText(res.Spend))

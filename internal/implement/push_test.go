@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/report"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
@@ -70,7 +71,7 @@ func beforePushes(j *job, o *writer, n int) *[]string {
 	var notes []string
 	pushes := 0
 	j.opts.Repo.Hook = func(args []string, done bool, err error) {
-		if done || len(args) == 0 || args[0] != "push" {
+		if done || len(args) == 0 || args[0] != "push" || git.NotePush(args) {
 			return
 		}
 		if pushes++; pushes <= n {
@@ -127,6 +128,7 @@ func TestPushRejectedTwiceIsConflict(t *testing.T) {
 		// from where our push found it.
 		marker := filepath.Join(w.dir, "raced")
 		hook := fmt.Sprintf(`#!/bin/sh
+grep -q ' refs/heads/' || exit 0 # the item's lease is not the branch's push
 if [ ! -e '%[1]s' ]; then
   touch '%[1]s'
   env -i PATH="$PATH" HOME='%[2]s' GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -C '%[3]s' push -q origin HEAD:refs/heads/%[4]s >&2 || exit 1

@@ -97,10 +97,24 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	r := &runner{o: o, workdir: o.Repo.Dir, reran: map[int64]int{}}
 	if err := r.start(ctx); err != nil {
+		if r.j != nil {
+			r.j.Release(ctx)
+		}
 		return Result{}, err
+	}
+	if r.j.Busy != nil {
+		return r.leave(), nil
 	}
 	end := r.groups(ctx)
 	return r.finish(ctx, end)
+}
+
+// leave ends a Job that found a live Job holding the item's lease: no mark,
+// no number, no spend of its own; report leaves the item to the holder.
+func (r *runner) leave() Result {
+	res := Result{Result: record.ResultYielded, Failure: string(failure.Busy), Reason: r.j.Leave(), Spend: r.j.Total()}
+	r.outputs(res)
+	return res
 }
 
 // start reads the item: the record (hand-off, spend, attempt) and the branch.
@@ -116,6 +130,9 @@ func (r *runner) start(ctx context.Context) error {
 		return err
 	}
 	r.j = j
+	if j.Busy != nil {
+		return nil
+	}
 	r.title = j.Issue.Title
 	rec := j.Rec
 	// The hand-off is read before anything can clear it.

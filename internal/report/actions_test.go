@@ -29,6 +29,7 @@ func TestOneActionPerClass(t *testing.T) {
 		failure.Auth:               ActionStop,
 		failure.NoProgress:         ActionStop,
 		failure.Unisolated:         ActionStop,
+		failure.Busy:               ActionNone,
 		failure.Unknown:            ActionStop,
 	}
 

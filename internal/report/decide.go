@@ -31,6 +31,8 @@ func ActionFor(c failure.Class) Action {
 		return ActionReturnToStage
 	case failure.ActionAsk:
 		return ActionAsk
+	case failure.ActionLeave:
+		return ActionNone
 	}
 	return ActionStop
 }

@@ -41,6 +41,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if o.Phase == PhaseStage {
 		run = r.runStage
 	}
+	if o.Result == string(record.ResultYielded) && o.Failure == string(failure.Busy) {
+		run = r.leave
+	}
 	err := run(ctx)
 	r.out.Requests = o.GitHub.Requests().Sub(before).Counted()
 	return r.out, err
@@ -70,6 +73,16 @@ type reporter struct {
 	dispatchErr failure.Class
 	// heldBy: the person who stopped the item; the Job's ending starts nothing.
 	heldBy string
+}
+
+// leave reports a Job that found a live Job holding the item's lease: it
+// made no mark and took no number, and the holder's own report decides what
+// follows, so report reads nothing, writes nothing and dispatches nothing.
+func (r *reporter) leave(context.Context) error {
+	r.out.Result, r.out.Class, r.out.Action = r.o.Result, failure.Busy, ActionNone
+	r.out.Reason = r.o.Mask(r.o.Reason)
+	r.logf("report: issue #%d: the Job left the item to the Job holding its lease (%s): nothing to do", r.o.Issue, r.out.Reason)
+	return nil
 }
 
 func (r *reporter) run(ctx context.Context) error {

@@ -123,7 +123,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	r := &runner{o: o}
 	if err := r.start(ctx); err != nil {
+		if r.j != nil {
+			r.j.Release(ctx)
+		}
 		return Result{}, err
+	}
+	if r.j.Busy != nil {
+		// A live Job holds the item's lease: no mark, no number; report
+		// leaves the item to the holder.
+		res := Result{Result: ResultYielded, Failure: string(failure.Busy), Reason: r.j.Leave(), Findings: []plan.Finding{}, Spend: r.j.Total()}
+		for k, v := range map[string]string{"result": res.Result, "failure": res.Failure, "spend": spendJSON(res.Spend), "job": "0"} {
+			o.SetOutput(k, v)
+		}
+		return res, nil
 	}
 	end := r.plan(ctx)
 	return r.finish(ctx, end), nil
@@ -137,6 +149,9 @@ func (r *runner) start(ctx context.Context) error {
 		return err
 	}
 	r.j = j
+	if j.Busy != nil {
+		return nil
+	}
 	r.pr, _ = j.Rec.StagePR()
 	if st, _ := j.Rec.StageState(); st == StateReturned {
 		r.question, _ = j.Rec.Question()
@@ -525,6 +540,8 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 			}
 		}
 	}
+	// After the last mark: the next Job reads a record this one is done with.
+	r.j.Release(wctx)
 	res.Spend, res.JobSpend = r.j.Total(), r.j.Spend
 	res.RecordComment, res.Job = r.j.RC.ID, r.j.Number
 	res.Requests = o.GitHub.Requests().Counted()

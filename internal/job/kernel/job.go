@@ -64,35 +64,86 @@ type Job struct {
 	// the connection failed), so what they cost is not known, only bounded.
 	Estimated int
 
+	// Busy, when set, is the live Job that holds the item's lease: this Job
+	// does nothing (Start).
+	Busy *Busy
+
+	lease  *lease            // the item's lease, while this Job holds it
 	calls  int               // model calls of this Job, numbered for the spend lines
 	booked *trace.SpendEntry // the call in flight: booked, not yet settled
 	marks  int               // marks this Job has written
 }
 
-// Start reads the item once: the issue and its record comment (the body is
-// the person's, and a record block there is only reported). number is the
-// Job's number when the caller knows it (a continuation's dispatch input);
-// 0 takes the next after the record's.
+// Start takes the item's lease and then reads the item once: the issue and
+// its record comment (the body is the person's, and a record block there is
+// only reported). number is the Job's number when the caller knows it (a
+// continuation's dispatch input); 0 takes the next after the record's.
+//
+// When a live Job holds the lease, the Job's Busy says so and nothing else
+// is set up: the runner ends it at once, with no mark and no number.
 func Start(ctx context.Context, o Options, phase Phase, number int) (*Job, error) {
+	j := &Job{O: o, Phase: phase}
+	held, err := j.takeLease(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.read(ctx); err != nil {
+		j.Release(ctx)
+		return nil, err
+	}
+	if held != nil {
+		v, err := j.judgeHolder(ctx, *held)
+		if err == nil && !v.gone {
+			j.Busy = &Busy{Holder: v.holder, Why: v.why}
+			return j, nil
+		}
+		if err == nil {
+			err = j.takeOver(ctx, *held, v.why, v.holder)
+		}
+		var busy *Busy
+		if errors.As(err, &busy) {
+			j.Busy = busy
+			return j, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if v.byRun {
+			// The run may have ended after the record was read: read it as
+			// the holder left it. (A record that showed the holder's ending
+			// was read after its last write already.)
+			if err := j.read(ctx); err != nil {
+				j.Release(ctx)
+				return nil, err
+			}
+		}
+	}
+	j.Number = number
+	if j.Number == 0 {
+		j.Number = j.nextNumber()
+	}
+	return j, nil
+}
+
+// read reads the issue and the record comment.
+func (j *Job) read(ctx context.Context) error {
+	o := j.O
 	is, err := o.GitHub.Issue(ctx, o.Issue)
 	if err != nil {
-		return nil, fmt.Errorf("read issue %d: %w", o.Issue, err)
+		return fmt.Errorf("read issue %d: %w", o.Issue, err)
 	}
 	rc, err := o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment)
 	if err != nil {
-		return nil, fmt.Errorf("issue %d: %w", o.Issue, err)
+		return fmt.Errorf("issue %d: %w", o.Issue, err)
 	}
-	j := &Job{O: o, Phase: phase, Issue: is, RC: rc, Rec: rc.Record, Number: number}
-	j.Notes = append(j.Notes, rc.Ignored...)
+	j.Issue, j.RC, j.Rec = is, rc, rc.Record
+	j.Notes = append([]string(nil), rc.Ignored...)
 	if record.HasBlock(is.Body) {
 		j.Notes = append(j.Notes, "a record block in the issue body: the record is this comment, the body is never read for it")
 	}
 	j.Prior, _ = j.Rec.Spend()
 	j.PriorEstimated = j.Rec.SpendEstimated()
-	if j.Number == 0 {
-		j.Number = j.nextNumber()
-	}
-	return j, nil
+	return nil
 }
 
 // nextNumber is the number after the last the record knows for the phase.
