@@ -52,10 +52,14 @@ func (e *Env) gitHubClient(m *redact.Masker, deadline time.Time) (*github.Client
 	if base != "" && !strings.HasSuffix(base, "/") {
 		base += "/"
 	}
+	timeout, err := github.Timeout(e.Getenv(github.EnvTimeout))
+	if err != nil {
+		return nil, err
+	}
 	return github.New(github.Options{
 		BaseURL: base, GraphQLURL: e.Getenv("GITHUB_GRAPHQL_URL"), Token: token,
 		Owner: owner, Repo: repo, Masker: m, Deadline: deadline, Identity: e.Getenv("ROADMAP_IDENTITY"),
-		HTTPClient: &http.Client{Timeout: 60 * time.Second}, OnRecovery: github.LogRecoveries(e.Stderr),
+		HTTPClient: &http.Client{Timeout: timeout}, OnRecovery: github.LogRecoveries(e.Stderr),
 	})
 }
 

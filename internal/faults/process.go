@@ -142,6 +142,11 @@ func processScenarios(writes, reads []request, calls int, recordPatch string) []
 			pscenario{Name: "answer dropped after " + name + " was applied", Kind: "proc_write_answer_dropped", rules: func(p *plife) []githubfake.Rule {
 				return []githubfake.Rule{rule(r, githubfake.Rule{ApplyThenFail: true, Drop: true})}
 			}},
+			// Temporal's "applied, then the answer timed out": the fake
+			// holds the answer until the client gives up.
+			pscenario{Name: "answer of " + name + " delayed past the client's timeout, applied", Kind: "proc_write_answer_late", rules: func(p *plife) []githubfake.Rule {
+				return []githubfake.Rule{rule(r, githubfake.Rule{ApplyThenFail: true, Hang: true})}
+			}},
 		)
 	}
 	for _, r := range reads {
@@ -153,6 +158,9 @@ func processScenarios(writes, reads []request, calls int, recordPatch string) []
 			}},
 			pscenario{Name: "connection dropped on " + name, Kind: "proc_read_dropped", rules: func(p *plife) []githubfake.Rule {
 				return []githubfake.Rule{rule(r, githubfake.Rule{Drop: true})}
+			}},
+			pscenario{Name: name + " answered only after the client's timeout", Kind: "proc_read_timeout", rules: func(p *plife) []githubfake.Rule {
+				return []githubfake.Rule{rule(r, githubfake.Rule{Delay: stepGitHubTimeout + time.Second})}
 			}},
 		)
 	}
@@ -599,10 +607,11 @@ func (p *plife) check(want pstate) []string {
 	if p.ended != string(record.ResultReady) {
 		bad("the item is stuck (promise: it ends ready): %s", p.ended)
 	}
-	// A 502 on a read is retried by roadmap's transport, which says so. A
+	// A 502 or a timeout on a read is retried by roadmap's transport, which
+	// says so. A
 	// dropped connection is not claimed: Go's own transport may resend an
 	// idempotent request on a connection the server closed, and logs nothing.
-	if p.sc.Kind == "proc_read_5xx" && !p.logged(github.RecoveryPrefix+github.RecoverRetry+" ") {
+	if (p.sc.Kind == "proc_read_5xx" || p.sc.Kind == "proc_read_timeout") && !p.logged(github.RecoveryPrefix+github.RecoverRetry+" ") {
 		bad("recovery branch retry claimed without its event: no step logged a GitHub retry")
 	}
 	if c, ok := p.w.RecordComment(); ok {
@@ -768,6 +777,11 @@ func (p *plife) installPostReceive(signal bool) error {
 	return nil
 }
 
+// stepGitHubTimeout bounds each GitHub request of the suite's processes
+// (ROADMAP_GITHUB_TIMEOUT): the histories that answer late wait it out, so
+// it is short; the fake on loopback answers well inside it.
+const stepGitHubTimeout = 4 * time.Second
+
 // stepEnv is the environment a workflow step gives the binary.
 func (p *plife) stepEnv(runID int64, attempt int, output string) []string {
 	var env []string
@@ -780,7 +794,7 @@ func (p *plife) stepEnv(runID int64, attempt int, output string) []string {
 	}
 	tmp := filepath.Join(p.dir, fmt.Sprintf("runner-temp-%d-%d", runID, attempt))
 	_ = os.MkdirAll(tmp, 0o755)
-	return append(env, "GITHUB_API_URL="+p.w.GitHubURL(), "GITHUB_TOKEN="+token, "ROADMAP_PUSH_TOKEN="+pushToken, "GITHUB_REPOSITORY="+owner+"/"+repo,
+	return append(env, "GITHUB_API_URL="+p.w.GitHubURL(), "GITHUB_TOKEN="+token, "ROADMAP_PUSH_TOKEN="+pushToken, github.EnvTimeout+"="+stepGitHubTimeout.String(), "GITHUB_REPOSITORY="+owner+"/"+repo,
 		fmt.Sprintf("GITHUB_RUN_ID=%d", runID), fmt.Sprintf("GITHUB_RUN_ATTEMPT=%d", attempt), "GITHUB_OUTPUT="+output,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(tmp, "summary.md"), "GITHUB_REF_NAME=main", "RUNNER_TEMP="+tmp)
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/roadmap-dev/roadmap/internal/clock"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/clock"
 
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/shurcooL/githubv4"
@@ -317,4 +318,23 @@ func (g graphqlStatus) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &AuthError{Method: req.Method, Endpoint: ep, Status: resp.StatusCode, Message: msg}
 	}
 	return nil, &StatusError{Method: req.Method, Endpoint: ep, Status: resp.StatusCode, Message: msg}
+}
+
+// EnvTimeout names the environment variable that bounds each of roadmap's
+// GitHub requests (a Go duration, 1s to 10m); unset is DefaultTimeout.
+const EnvTimeout = "ROADMAP_GITHUB_TIMEOUT"
+
+// DefaultTimeout bounds a GitHub request when ROADMAP_GITHUB_TIMEOUT is unset.
+const DefaultTimeout = 60 * time.Second
+
+// Timeout reads a ROADMAP_GITHUB_TIMEOUT value: "" is DefaultTimeout.
+func Timeout(v string) (time.Duration, error) {
+	if strings.TrimSpace(v) == "" {
+		return DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < time.Second || d > 10*time.Minute {
+		return 0, fmt.Errorf("%s=%q: want a duration from 1s to 10m, such as 30s", EnvTimeout, v)
+	}
+	return d, nil
 }

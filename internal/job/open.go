@@ -267,9 +267,13 @@ func (s Setup) gitHub(m *redact.Masker) (*github.Client, error) {
 	if base != "" && !strings.HasSuffix(base, "/") {
 		base += "/"
 	}
+	timeout, err := github.Timeout(s.getenv(github.EnvTimeout))
+	if err != nil {
+		return nil, err
+	}
 	o := github.Options{BaseURL: base, GraphQLURL: s.getenv("GITHUB_GRAPHQL_URL"), Token: s.Token,
 		Owner: owner, Repo: repo, Masker: m, Deadline: s.Deadline, Identity: s.getenv("ROADMAP_IDENTITY"),
-		HTTPClient: &http.Client{Timeout: 60 * time.Second, Transport: s.Transport},
+		HTTPClient: &http.Client{Timeout: timeout, Transport: s.Transport},
 		OnRecovery: github.LogRecoveries(s.Log), NoRetry: s.GitHubNoRetry}
 	if s.Clock != nil {
 		o.Clock = s.Clock
