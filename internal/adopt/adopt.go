@@ -238,6 +238,13 @@ func toDo(o Options, res Result) []string {
 	if kept := res.files(Kept); len(kept) > 0 {
 		out = append(out, "Compare the files init left as they are with what it would write (roadmap init --dry-run): "+strings.Join(kept, ", "))
 	}
+	if res.Language.setup != "" {
+		// The reusable roadmap.yml has no setup steps of the caller's: its
+		// stage and implement jobs run on the runner's own toolchain.
+		out = append(out, "Stage and implement run your "+res.Language.Language+" tests on the runner's own toolchain, with no install step: "+
+			"if they need the dependencies "+ChecksPath+" installs, run roadmap's actions as steps of your own jobs after those setup steps "+
+			"(docs/examples/roadmap-steps.yml; docs/install.md, \"Two ways of running\")")
+	}
 	out = append(out, ciToDo(res))
 	l := config.Default().Labels
 	out = append(out, "Label an issue "+l.Stage+": stage reads it and the code, writes a plan (an OpenSpec change), checks it and opens a draft PR holding it. "+

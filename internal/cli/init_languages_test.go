@@ -267,6 +267,12 @@ func TestInitLanguages(t *testing.T) {
 					t.Errorf("the checks workflow holds %q, not for %s:\n%s", s, tc.lang, checks)
 				}
 			}
+			// roadmap.yml sets up nothing of the caller's: for a language
+			// with setup steps the to-do says where they go for the agent.
+			steps := slices.ContainsFunc(got.ToDo, func(s string) bool { return strings.Contains(s, "docs/examples/roadmap-steps.yml") })
+			if want := tc.lang != "go"; steps != want {
+				t.Errorf("the to-do names the steps example: %v, want %v:\n%s", steps, want, strings.Join(got.ToDo, "\n"))
+			}
 			lintInit(t, r.dir)
 		})
 	}
@@ -502,6 +508,38 @@ func TestInitJSON(t *testing.T) {
 		}
 	})
 
+	t.Run("the object is the documented one", func(t *testing.T) {
+		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec := string(doc)
+		if i := strings.Index(sec, "## `roadmap init`"); i >= 0 {
+			sec = sec[i:]
+		} else {
+			t.Fatal("docs/cli.md has no `roadmap init` section")
+		}
+		start := strings.Index(sec, "```json\n")
+		end := strings.Index(sec[start+1:], "\n```")
+		if start < 0 || end < 0 {
+			t.Fatal("docs/cli.md's `roadmap init` section has no JSON example")
+		}
+		example := sec[start+len("```json\n") : start+1+end]
+		example = strings.ReplaceAll(example, "…", "")
+		var documented map[string]any
+		if err := json.Unmarshal([]byte(example), &documented); err != nil {
+			t.Fatalf("docs/cli.md's init JSON example does not parse: %v\n%s", err, example)
+		}
+		out, _ := r.run("--json", "--dry-run")
+		var printed map[string]any
+		if err := json.Unmarshal([]byte(out), &printed); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(jsonShape(documented), jsonShape(printed)); diff != "" {
+			t.Errorf("the fields roadmap init --json prints and the ones docs/cli.md documents differ (-documented +printed):\n%s", diff)
+		}
+	})
+
 	t.Run("second run changes nothing", func(t *testing.T) {
 		before := map[string]string{}
 		for _, p := range initWrites {
@@ -538,4 +576,29 @@ func TestInitJSON(t *testing.T) {
 			}
 		}
 	})
+}
+
+// jsonShape is a decoded JSON value's field names, nested: what a script
+// reading it depends on, without the values.
+func jsonShape(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			out[k] = jsonShape(x)
+		}
+		return out
+	case []any:
+		// A list's shape is its objects' fields; a list of strings (or an
+		// empty one) has none.
+		if len(v) == 0 {
+			return []any{}
+		}
+		if _, ok := v[0].(map[string]any); !ok {
+			return []any{}
+		}
+		return []any{jsonShape(v[0])}
+	default:
+		return nil
+	}
 }
