@@ -37,25 +37,66 @@ type Options struct {
 	Out    io.Writer
 }
 
-// Result says what init did (or, dry, would do).
+// Result says what init did (or, dry, would do). It is also the object
+// `roadmap init --json` prints (docs/cli.md): its field names are stable.
 type Result struct {
-	Written  []string // files written
-	Kept     []string // files that exist with other content, left as they are
-	Labels   []string // labels created
-	ToDo     []string // what a person must still do, in order
-	Changed  bool
-	Settings Settings
+	Repository string `json:"repository"`
+	DryRun     bool   `json:"dry_run"`
+	// Language is the toolchain the checks and the setup steps were written for.
+	Language Toolchain     `json:"language"`
+	CI       CI            `json:"ci"`
+	Files    []FileResult  `json:"files"`
+	Labels   []LabelResult `json:"labels"`
+	// ToDo is what a person must still do, in order.
+	ToDo []string `json:"todo"`
+	// Changed is false when init found everything in place.
+	Changed  bool     `json:"changed"`
+	Settings Settings `json:"settings"`
+}
+
+// The status of a file or a label in a Result. A dry run gives the status a
+// real run would.
+const (
+	Written   = "written"   // the file was missing and init wrote it
+	Unchanged = "unchanged" // the file holds what init writes
+	Kept      = "kept"      // the file exists with other content, left as it is
+	Created   = "created"   // the label was missing and init created it
+	Exists    = "exists"    // the repository has the label
+)
+
+// FileResult is one file init writes and what it did with it.
+type FileResult struct {
+	Path   string `json:"path"`
+	Status string `json:"status"`
+}
+
+// LabelResult is one label init creates and what it did with it.
+type LabelResult struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Status      string `json:"status"`
+}
+
+func (r Result) files(status string) []string {
+	var out []string
+	for _, f := range r.Files {
+		if f.Status == status {
+			out = append(out, f.Path)
+		}
+	}
+	return out
 }
 
 // Settings is what init read of the repository's settings.
 type Settings struct {
-	DefaultBranch string
+	DefaultBranch string `json:"default_branch"`
 	// WorkflowDefault and CanApprove are "" and false when they could not
-	// be read (the token lacks administration read); Read says which.
-	WorkflowDefault string
-	CanApprove      bool
-	PermissionsRead bool
-	Private         bool
+	// be read (the token lacks administration read); PermissionsRead says
+	// which.
+	WorkflowDefault string `json:"workflow_default_permissions"`
+	CanApprove      bool   `json:"can_approve_pull_requests"`
+	PermissionsRead bool   `json:"permissions_read"`
+	Private         bool   `json:"private"`
 }
 
 // label is a label init creates; its name comes from the configuration's
@@ -65,8 +106,8 @@ type label struct{ name, color, description string }
 func labels() []label {
 	l := config.Default().Labels
 	return []label{
-		{l.Implement, "0e8a16", "roadmap: implement this issue"},
-		{l.Stage, "1d76db", "roadmap: the plan goes back to stage"},
+		{l.Stage, "1d76db", "roadmap: write a plan for this issue and open it as a draft PR (start here)"},
+		{l.Implement, "0e8a16", "roadmap: carry out this issue's plan and open a PR for review"},
 		{l.NeedsInput, "fbca04", "roadmap: a question waits for a person's answer"},
 		{l.Stopped, "b60205", "roadmap: stopped; the stop comment says why"},
 		{l.Stop, "5319e7", "roadmap: a person stops this item for good (/roadmap retry restarts it)"},
@@ -76,7 +117,14 @@ func labels() []label {
 
 // Run sets the repository up.
 func Run(ctx context.Context, o Options) (Result, error) {
-	var res Result
+	res := Result{Repository: o.Repository, DryRun: o.DryRun, Files: []FileResult{}, Labels: []LabelResult{}, ToDo: []string{}}
+	var err error
+	if res.Language, err = DetectToolchain(o.Dir); err != nil {
+		return res, err
+	}
+	if res.CI, err = DetectCI(o.Dir); err != nil {
+		return res, err
+	}
 	repo, err := o.GitHub.Repository(ctx)
 	if err != nil {
 		return res, err
@@ -97,21 +145,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return s
 	}
 	fmt.Fprintf(o.Out, "roadmap init: %s (default branch %s)\n", o.Repository, res.Settings.DefaultBranch)
+	if res.Language.Language != "" {
+		fmt.Fprintf(o.Out, "  language: %s (%s, from %s)\n", res.Language.Language, res.Language.Manager, res.Language.DetectedBy)
+	} else {
+		fmt.Fprintln(o.Out, "  language: none found (no go.mod, Cargo.toml, pyproject.toml, setup.cfg, setup.py, requirements.txt or package.json)")
+	}
 
-	for _, f := range files(o.Ref, res.Settings.DefaultBranch) {
+	for _, f := range files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI) {
 		path := filepath.Join(o.Dir, filepath.FromSlash(f.path))
 		old, err := os.ReadFile(path)
 		switch {
 		case err == nil && bytes.Equal(old, []byte(f.text)):
+			res.Files = append(res.Files, FileResult{f.path, Unchanged})
 			continue
 		case err == nil:
-			res.Kept = append(res.Kept, f.path)
+			res.Files = append(res.Files, FileResult{f.path, Kept})
 			fmt.Fprintf(o.Out, "  keep %s: it exists with other content; compare it with `roadmap init --dry-run`\n", f.path)
 			continue
 		case !errors.Is(err, os.ErrNotExist):
 			return res, fmt.Errorf("read %s: %w", f.path, err)
 		}
-		res.Written = append(res.Written, f.path)
+		res.Files = append(res.Files, FileResult{f.path, Written})
 		res.Changed = true
 		fmt.Fprintf(o.Out, "  %s %s\n", verb("write"), f.path)
 		if o.DryRun {
@@ -134,9 +188,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	for _, l := range labels() {
 		if slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, l.name) }) {
+			res.Labels = append(res.Labels, LabelResult{l.name, l.description, Exists})
 			continue
 		}
-		res.Labels = append(res.Labels, l.name)
+		res.Labels = append(res.Labels, LabelResult{l.name, l.description, Created})
 		res.Changed = true
 		fmt.Fprintf(o.Out, "  %s label %s\n", verb("create"), l.name)
 		if !o.DryRun {
@@ -172,17 +227,58 @@ func toDo(o Options, res Result) []string {
 	if res.Settings.Private {
 		out = append(out, "This repository is private: draft pull requests on private repositories need a paid plan (GitHub Pro, Team or Enterprise)")
 	}
-	if len(res.Written) > 0 {
-		paths := strings.Join(res.Written, " ")
+	if written := res.files(Written); len(written) > 0 {
+		paths := strings.Join(written, " ")
 		if o.DryRun {
 			out = append(out, "Run `roadmap init` without --dry-run, then commit and push "+paths+" to "+res.Settings.DefaultBranch)
 		} else {
 			out = append(out, "Commit and push the files to "+res.Settings.DefaultBranch+": git add "+paths+" && git commit -m 'Set up roadmap' && git push")
 		}
 	}
-	if len(res.Kept) > 0 {
-		out = append(out, "Compare the files init left as they are with what it would write: "+strings.Join(res.Kept, ", "))
+	if kept := res.files(Kept); len(kept) > 0 {
+		out = append(out, "Compare the files init left as they are with what it would write (roadmap init --dry-run): "+strings.Join(kept, ", "))
 	}
-	out = append(out, "Write a plan under openspec/changes/<id>, then label an issue "+config.Default().Labels.Implement+" (docs/install.md, \"The plan\")")
+	if res.Language.setup != "" {
+		// The reusable roadmap.yml has no setup steps of the caller's: its
+		// stage and implement jobs run on the runner's own toolchain.
+		out = append(out, "Stage and implement run your "+res.Language.Language+" tests on the runner's own toolchain, with no install step: "+
+			"if they need the dependencies "+ChecksPath+" installs, run roadmap's actions as steps of your own jobs after those setup steps "+
+			"(docs/examples/roadmap-steps.yml; docs/install.md, \"Two ways of running\")")
+	}
+	out = append(out, ciToDo(res))
+	l := config.Default().Labels
+	out = append(out, "Label an issue "+l.Stage+": stage reads it and the code, writes a plan (an OpenSpec change), checks it and opens a draft PR holding it. "+
+		"Approve that PR, or label the issue "+l.Implement+", and implement carries the plan out in the same PR (docs/install.md, \"Your first item\")")
 	return out
+}
+
+// ciToDo is the choice of how CI runs on roadmap's pushes: GITHUB_TOKEN's
+// pushes start no workflow run, and roadmap never calls a PR no CI ran on
+// green. The one setting init can make is implement.ci_workflows, from the
+// repository's own CI workflows that can be dispatched.
+func ciToDo(res Result) string {
+	const why = "CI on roadmap's pushes: roadmap pushes with GITHUB_TOKEN, whose pushes start no workflow run, and it never marks ready a PR no CI ran on. "
+	const token = "a push token, so your push and pull_request workflows run as on anyone's: a fine-grained PAT with contents: write, kept as the repository secret ROADMAP_PUSH_TOKEN, or a GitHub App's installation token (actions/create-github-app-token) as the push-token input of roadmap's implement action in a job of your own"
+	const more = " (docs/install.md, \"CI on roadmap's pushes\")"
+	wrote := false
+	for _, f := range res.Files {
+		if f.Path == ConfigPath && f.Status != Kept {
+			wrote = true
+		}
+	}
+	ci := res.CI
+	switch {
+	case len(ci.Dispatchable) > 0 && wrote:
+		return why + "init named " + strings.Join(ci.Dispatchable, ", ") + " (on: workflow_dispatch) in implement.ci_workflows in " + ConfigPath +
+			", so the watch dispatches them on the work branch. Or use " + token + ", and remove implement.ci_workflows, or CI runs twice" + more
+	case len(ci.Dispatchable) > 0:
+		return why + "Name " + strings.Join(ci.Dispatchable, ", ") + " (on: workflow_dispatch) in implement.ci_workflows in " + ConfigPath +
+			" (init left that file as it is), or use " + token + more
+	case len(ci.Workflows) > 0:
+		return why + "Choose one: add workflow_dispatch to the on: of " + strings.Join(ci.Workflows, ", ") + " and name it in implement.ci_workflows in " + ConfigPath +
+			"; or use " + token + "; or set implement.ready_without_ci: true, and the PR is marked ready with no CI, its comment saying so" + more
+	default:
+		return why + "This repository has no CI workflow on push or pull_request. Choose one: set implement.ready_without_ci: true in " + ConfigPath +
+			", and the PR is marked ready with no CI, its comment saying so; or add a CI workflow with on: workflow_dispatch and name it in implement.ci_workflows; or add CI and use " + token + more
+	}
 }

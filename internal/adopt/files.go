@@ -16,16 +16,21 @@ const (
 	WakePath   = ".github/workflows/roadmap-wake.yml"
 )
 
-// files are the caller workflow, the checks workflow and the configuration,
-// for roadmap's reusable workflows at ref and the repository's default
-// branch. The caller is docs/examples/roadmap-caller.yml, named roadmap.yml.
-func files(ref, defaultBranch string) []file {
+// files are the caller workflow, the checks workflow, the wake workflow and
+// the configuration, for roadmap's reusable workflows at ref, the
+// repository's default branch, its toolchain and its CI. The caller is
+// docs/examples/roadmap-caller.yml, named roadmap.yml.
+func files(ref, defaultBranch string, tc Toolchain, ci CI) []file {
 	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch)
+	checks := checksYAML
+	if tc.setup != "" {
+		checks = checksStepsYAML(tc)
+	}
 	return []file{
 		{CallerPath, r.Replace(callerYAML)},
-		{ChecksPath, r.Replace(checksYAML)},
+		{ChecksPath, r.Replace(checks)},
 		{WakePath, r.Replace(wakeYAML)},
-		{ConfigPath, r.Replace(configYAML)},
+		{ConfigPath, configText(defaultBranch, tc, ci)},
 	}
 }
 
@@ -65,9 +70,67 @@ jobs:
       statuses: write
 `
 
-const configYAML = `# roadmap's configuration (docs/configuration.md), written by roadmap init. A key left out
+// checksStepsYAML is the checks workflow for a language whose tests need a
+// toolchain and dependencies set up first: the steps of the reusable
+// roadmap-checks.yml, with the language's setup in place of setup-go.
+func checksStepsYAML(tc Toolchain) string {
+	return `# Written by roadmap init: the plan's group checks on every pull request, as the
+# roadmap/checks status. A pull request with no plan passes; one from a fork (whose token
+# cannot set a status) runs, sets no status and says so in the job's summary. The setup
+# steps are for ` + tc.Language + ` (` + tc.DetectedBy + `); change them as your tests need.
+name: roadmap-checks
+
+on:
+  pull_request:
+    types: [opened, synchronize, reopened, ready_for_review]
+
+permissions: {}
+
+jobs:
+  checks:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    permissions:
+      contents: read
+      statuses: write
+    # One run per PR; a newer push makes the older run moot.
+    concurrency:
+      group: roadmap-checks-${{ github.event.pull_request.number }}
+      cancel-in-progress: true
+    steps:
+      # fetch-depth 0 brings the base branch, which fail-to-pass needs for its merge base.
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+        with:
+          fetch-depth: 0
+          persist-credentials: false
+` + tc.setup + `      - uses: roadmap-dev/roadmap/actions/checks@REF
+`
+}
+
+// configText is the configuration: the base branch, the CI workflows the
+// watch dispatches, the checks and the policy rows for the language.
+func configText(defaultBranch string, tc Toolchain, ci CI) string {
+	var b strings.Builder
+	b.WriteString(`# roadmap's configuration (docs/configuration.md), written by roadmap init. A key left out
 # takes its default.
 implement:
   # The branch roadmap's pull requests target: the repository's default branch.
-  base_branch: BRANCH
-`
+  base_branch: ` + defaultBranch + "\n")
+	if len(ci.Dispatchable) > 0 {
+		b.WriteString(`  # Your CI workflows with on: workflow_dispatch. roadmap pushes with GITHUB_TOKEN, whose
+  # pushes start no workflow run, so the watch dispatches these on the work branch. With a
+  # push token (ROADMAP_PUSH_TOKEN or a GitHub App) remove this, or CI runs twice.
+  ci_workflows: [` + strings.Join(ci.Dispatchable, ", ") + "]\n")
+	}
+	if len(tc.Checks) > 0 {
+		b.WriteString(`checks:
+  # Run after every task group and at the head, for ` + tc.Language + ` (` + tc.DetectedBy + `).
+  commands:
+`)
+		for _, c := range tc.Checks {
+			b.WriteString(`    - "` + c + "\"\n")
+		}
+	}
+	b.WriteString(tc.policy)
+	return b.String()
+}

@@ -68,15 +68,36 @@ func workflowFiles(t *testing.T) map[string][]byte {
 			out[filepath.ToSlash(rel)] = b
 		}
 	}
-	for _, f := range files("v1", "main") {
+	for _, f := range files("v1", "main", goToolchain(), CI{}) {
 		if strings.HasSuffix(f.path, ".yml") && strings.HasPrefix(f.path, ".github/workflows/") {
 			out["init/"+f.path] = []byte(f.text)
+		}
+	}
+	// The checks workflow of each other toolchain, as init/<name>/<path>.
+	for name, tc := range sampleToolchains {
+		for _, f := range files("v1", "main", tc, CI{}) {
+			if f.path == ChecksPath {
+				out["init/"+name+"/"+f.path] = []byte(f.text)
+			}
 		}
 	}
 	if len(out) < 5 {
 		t.Fatalf("found only %d workflow files under %s", len(out), root)
 	}
 	return out
+}
+
+// sampleToolchains are the toolchains besides Go whose checks workflow
+// init writes with its own setup steps.
+var sampleToolchains = map[string]Toolchain{
+	"python":         pythonToolchain("pyproject.toml", true, false),
+	"python-version": pythonToolchain("requirements.txt", true, true),
+	"npm":            nodeToolchain("package-lock.json", ".nvmrc"),
+	"npm-nolock":     nodeToolchain("", ""),
+	"pnpm":           nodeToolchain("pnpm-lock.yaml", ""),
+	"yarn":           nodeToolchain("yarn.lock", ".node-version"),
+	"rust":           rustToolchain(false),
+	"rust-pinned":    rustToolchain(true),
 }
 
 func parseWorkflows(t *testing.T) map[string]*workflow {
@@ -164,6 +185,9 @@ func TestWorkflowPermissions(t *testing.T) {
 		"init/.github/workflows/roadmap.yml: roadmap",
 		"init/.github/workflows/roadmap.yml: implement-approved",
 		"init/.github/workflows/roadmap.yml: answer",
+		"init/python/.github/workflows/roadmap-checks.yml: checks",
+		"init/pnpm/.github/workflows/roadmap-checks.yml: checks",
+		"init/rust/.github/workflows/roadmap-checks.yml: checks",
 	} {
 		if !checked[want] {
 			t.Errorf("%s was not checked: it is missing, or runs no roadmap verb", want)

@@ -149,7 +149,7 @@ func actionlint(t *testing.T, dir string) {
 		t.Skip("actionlint not run: no go command to run it with")
 	}
 	cmd := exec.Command("go", "run", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12", "-no-color", "-shellcheck=", "-pyflakes=",
-		filepath.Join(dir, adopt.CallerPath), filepath.Join(dir, adopt.ChecksPath))
+		filepath.Join(dir, adopt.CallerPath), filepath.Join(dir, adopt.ChecksPath), filepath.Join(dir, adopt.WakePath))
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
