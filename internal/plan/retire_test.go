@@ -102,3 +102,82 @@ func TestArchiveRetireCapability(t *testing.T) {
 		})
 	}
 }
+
+// TestArchiveRetireVeto archives, with the marker, specs whose last
+// requirement goes together with content of every shape a deletion might take
+// unnamed, or might wrongly be thought to: wrapped and lazy bullets, fences,
+// tables, setext and HTML headings, notes. Archive and the pinned CLI must
+// both retire or both refuse, leaving byte-identical trees.
+func TestArchiveRetireVeto(t *testing.T) {
+	bin := openspecCLI(t)
+	const head = "# notifications Specification\n\n## Purpose\nTell users about events in their account by email so nothing is missed.\n"
+	const req = "\n## Requirements\n### Requirement: Email on login\nThe system SHALL send an email when a new device logs in.\n\n#### Scenario: New device\n- **WHEN** a user logs in from a new device\n- **THEN** an email is sent\n"
+	specs := map[string]string{
+		"plain":             head + req,
+		"wrapped-bullet":    head + strings.Replace(req, "- **THEN** an email is sent\n", "- **THEN** an email is sent\n  to the account address\n", 1),
+		"lazy-bullet":       head + strings.Replace(req, "- **THEN** an email is sent\n", "- **THEN** an email is sent\nto the account address\n", 1),
+		"plus-bullets":      head + strings.ReplaceAll(req, "- **", "+ **"),
+		"ordered-bullets":   head + strings.Replace(strings.Replace(req, "- **WHEN**", "1. **WHEN**", 1), "- **THEN**", "2. **THEN**", 1),
+		"note-after":        head + req + "\nAsk support before changing this.\n",
+		"bullet-note-after": head + req + "\n- Ask support before changing this.\n",
+		"table":             head + strings.Replace(req, "logs in.\n", "logs in.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", 1),
+		"fence":             head + strings.Replace(req, "logs in.\n", "logs in.\n\n```\n### Requirement: not one\n```\n", 1),
+		"inner-heading":     head + req + "\n### Notes\nkept by hand\n",
+		"setext-in-purpose": head + "More\n----\nA section of its own.\n" + req,
+		"html-heading":      head + "<h2>Extra</h2>\n" + req,
+		"second-title":      head + "# Another title\n" + req,
+		"preamble":          head + strings.Replace(req, "## Requirements\n", "## Requirements\nRead these first.\n\n", 1),
+		"after-section":     head + req + "\n## Notes\nkept\n",
+		"purpose-prose":     head + "A second paragraph of purpose.\n" + req,
+		"statement-bullets": head + strings.Replace(req, "logs in.\n", "logs in.\n- from any device\n", 1),
+		"crlf":              strings.ReplaceAll(head+req, "\n", "\r\n"),
+	}
+	const delta = "## REMOVED Requirements\n\n- `### Requirement: Email on login`\n"
+	retired := 0
+	for name, spec := range specs {
+		t.Run(name, func(t *testing.T) {
+			build := func() string {
+				root := t.TempDir()
+				files := map[string]string{
+					"openspec/specs/notifications/spec.md":                   spec,
+					"openspec/changes/retire-it/.openspec.yaml":              "schema: spec-driven\nretire_capabilities: true\n",
+					"openspec/changes/retire-it/proposal.md":                 "## Why\n\nNotifications moved to the account service, so this repository sends none.\n\n## What Changes\n\n- Remove notifications.\n",
+					"openspec/changes/retire-it/tasks.md":                    "## 1. Remove\n\n- [ ] 1.1 Remove the notifications; verify: `true`\n",
+					"openspec/changes/retire-it/specs/notifications/spec.md": delta,
+				}
+				for p, c := range files {
+					p = filepath.Join(root, p)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return root
+			}
+			ours, theirs := build(), build()
+			findings, err := Archive(ours, "retire-it", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, stderr, code := runOpenSpec(t, bin, theirs, "archive", "retire-it", "--yes")
+			if diff := cmp.Diff(snapshot(t, theirs), snapshot(t, ours)); diff != "" {
+				t.Errorf("trees differ (-openspec +roadmap), roadmap said %v:\n%s\nopenspec said (exit %d):\n%s%s", findings, diff, code, out, stderr)
+			}
+			for _, f := range findings {
+				m := strings.TrimPrefix(f.Message, "Validation errors in rebuilt spec for notifications (will not write changes): ")
+				if !strings.Contains(string(out)+string(stderr), m) {
+					t.Errorf("openspec did not say %q:\n%s%s", m, out, stderr)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(ours, "openspec/specs/notifications")); os.IsNotExist(err) {
+				retired++
+			}
+		})
+	}
+	t.Logf("%d of %d specs retired", retired, len(specs))
+	if retired == 0 || retired == len(specs) {
+		t.Errorf("%d of %d specs retired; the cases should both retire and refuse", retired, len(specs))
+	}
+}
