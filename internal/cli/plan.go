@@ -32,26 +32,35 @@ type planValidateEntry struct {
 	Findings      []plan.Finding `json:"findings"`
 }
 
-// runPlanValidate is `roadmap plan validate DIR [--json] [--issue FILE]`:
-// every OpenSpec rule of `openspec validate --strict`, roadmap's stricter
-// plan rules and the plan gates (internal/gates), on the change in DIR
-// (openspec/changes/<id>) or on every change of the repository at DIR. The
+// runPlanValidate is `roadmap plan validate DIR [--json] [--openspec]
+// [--issue FILE]`: every OpenSpec rule of `openspec validate --strict`,
+// roadmap's stricter plan rules and the plan gates (internal/gates), on the
+// change in DIR (openspec/changes/<id>) or on every change of the repository
+// at DIR. Each finding names its owner (openspec or roadmap); with --openspec
+// only OpenSpec's rules run, so the verdict is the OpenSpec CLI's. The
 // acceptance-map gate runs only with --issue, the issue body as a file;
-// premise commands are not run here (no isolation boundary). Exit 0 when
-// nothing fails, 1 with an ERROR or WARNING finding (INFO never fails), 2
-// when DIR holds no change or the issue file cannot be read.
+// premise commands are not run here (no isolation boundary). Flags may come
+// before or after DIR. Exit 0 when nothing fails, 1 with an ERROR or WARNING
+// finding (INFO never fails), 2 when DIR holds no change or the issue file
+// cannot be read.
 func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "plan validate")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	openspecOnly := fs.Bool("openspec", false, "check only what `openspec validate --strict` checks: no roadmap rules, no plan gates")
 	issueFile := fs.String("issue", "", "the issue body, as a file, for the acceptance-map gate")
 	fs.Usage = func() {
-		env.Errorf("usage: roadmap plan validate DIR [--json] [--issue FILE]  (DIR: a repository root or openspec/changes/<id>)")
+		env.Errorf("usage: roadmap plan validate DIR [--json] [--openspec] [--issue FILE]  (DIR: a repository root or openspec/changes/<id>)")
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	dirs, code, ok := parseInterspersed(fs, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
+	if len(dirs) != 1 {
 		fs.Usage()
+		return ExitUsage
+	}
+	if *openspecOnly && *issueFile != "" {
+		env.Errorf("plan validate: --issue feeds a roadmap gate, and --openspec runs OpenSpec's rules only; give one of them")
 		return ExitUsage
 	}
 	var issue *gates.Issue
@@ -63,7 +72,7 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 		}
 		issue = &gates.Issue{Body: body}
 	}
-	dir := filepath.Clean(fs.Arg(0))
+	dir := filepath.Clean(dirs[0])
 	root, ids, err := planChanges(dir)
 	if err != nil {
 		env.Errorf("plan validate: %v", err)
@@ -76,7 +85,11 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 	io := actionsio.New(env.Getenv, env.Stdout)
 	res := planValidateResult{Passed: true}
 	for _, id := range ids {
-		rep, err := plan.Validate(root, id)
+		validate := plan.Validate
+		if *openspecOnly {
+			validate = plan.ValidateOpenSpec
+		}
+		rep, err := validate(root, id)
 		if errors.Is(err, plan.ErrNoChange) {
 			env.Errorf("plan validate: %v", err)
 			return ExitUsage
@@ -85,12 +98,14 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 			env.Errorf("plan validate: %v", err)
 			return ExitInternal
 		}
-		found, err := gates.Check(ctx, gates.Input{Root: root, ChangeID: id, Issue: issue})
-		if err != nil {
-			env.Errorf("plan validate: %v", err)
-			return ExitInternal
+		if !*openspecOnly {
+			found, err := gates.Check(ctx, gates.Input{Root: root, ChangeID: id, Issue: issue})
+			if err != nil {
+				env.Errorf("plan validate: %v", err)
+				return ExitInternal
+			}
+			rep.Findings = append(rep.Findings, found...)
 		}
-		rep.Findings = append(rep.Findings, found...)
 		sort.SliceStable(rep.Findings, func(i, j int) bool {
 			a, b := rep.Findings[i], rep.Findings[j]
 			if a.File != b.File {
@@ -111,6 +126,9 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 		}
 		res.Passed = res.Passed && e.Passed
 		res.Changes = append(res.Changes, e)
+		if !e.Passed && e.OpenSpecValid {
+			env.Errorf("plan validate: %s: openspec validate --strict accepts it; only roadmap's rules fail it (--openspec checks OpenSpec's alone)", id)
+		}
 	}
 	if *asJSON {
 		if code := env.JSON(res); code != ExitOK {

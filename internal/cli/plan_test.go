@@ -182,3 +182,63 @@ func TestPlanValidateIssue(t *testing.T) {
 		t.Errorf("missing issue file: exit %d, stderr %q; want %d", code, errOut, ExitUsage)
 	}
 }
+
+// --openspec checks only what the OpenSpec CLI checks: a change it accepts
+// passes even when roadmap's own rules fail it, and every finding printed is
+// OpenSpec's. Flags may follow DIR.
+func TestPlanValidateOpenSpecOnly(t *testing.T) {
+	for _, name := range []string{"task-no-verify", "stray-header"} {
+		dir := filepath.Join(openspecCases, name)
+		code, out, errOut := planCLI(t, nil, dir)
+		if code != ExitFindings || !strings.Contains(out, ": roadmap/") {
+			t.Fatalf("%s: exit %d, stdout %q; want %d and roadmap's findings", name, code, out, ExitFindings)
+		}
+		if !strings.Contains(errOut, "only roadmap's rules fail it") {
+			t.Errorf("%s: stderr %q does not say OpenSpec accepts the change", name, errOut)
+		}
+		code, out, errOut = planCLI(t, nil, dir, "--openspec")
+		if code != ExitOK || strings.Contains(out, "roadmap/") {
+			t.Errorf("%s --openspec: exit %d, stdout %q, stderr %q; want 0 and no roadmap finding", name, code, out, errOut)
+		}
+	}
+	code, _, _ := planCLI(t, nil, filepath.Join(openspecCases, "no-scenario"), "--openspec")
+	if code != ExitFindings {
+		t.Errorf("--openspec on a change OpenSpec rejects: exit %d, want %d", code, ExitFindings)
+	}
+	if code, _, _ := planCLI(t, nil, "--openspec", "--issue", "x.md", filepath.Join(openspecCases, "valid-added")); code != ExitUsage {
+		t.Errorf("--openspec with --issue: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// Each finding of --json says whose rule it is, and flags after DIR count.
+func TestPlanValidateJSONOwner(t *testing.T) {
+	code, out, errOut := planCLI(t, nil, filepath.Join(openspecCases, "stray-header"), "--json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d; stderr %s", code, ExitFindings, errOut)
+	}
+	var res struct {
+		Changes []struct {
+			OpenSpecValid bool `json:"openspec_valid"`
+			Findings      []struct {
+				Rule  string `json:"rule"`
+				Owner string `json:"owner"`
+			} `json:"findings"`
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	owners := map[string]int{}
+	for _, f := range res.Changes[0].Findings {
+		owners[f.Owner]++
+		if !strings.HasPrefix(f.Rule, f.Owner+"/") {
+			t.Errorf("finding %s has owner %q", f.Rule, f.Owner)
+		}
+	}
+	if owners["openspec"] == 0 || owners["roadmap"] == 0 || len(owners) != 2 {
+		t.Errorf("owners %v; want both openspec and roadmap findings and no other owner", owners)
+	}
+	if !res.Changes[0].OpenSpecValid {
+		t.Error("openspec_valid is false for a change OpenSpec accepts")
+	}
+}

@@ -34,6 +34,11 @@ func ArchiveName(id string, date time.Time) string {
 // the same tree, byte for byte. date is the day the archive is made (OpenSpec
 // takes the local date).
 //
+// A capability whose last requirement the change removes is retired (its
+// main spec deleted, with the folders that leaves empty) when .openspec.yaml
+// sets `retire_capabilities: true`, as OpenSpec does; without the marker the
+// archive is refused with OpenSpec's hint naming it.
+//
 // A change OpenSpec would refuse — delta errors, a delta that cannot apply
 // (a MODIFIED requirement that no longer exists), a rebuilt spec that would
 // not validate, an archive directory already taken — comes back as findings,
@@ -82,11 +87,18 @@ func Archive(root, id string, date time.Time) ([]Finding, error) {
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", id, err)
 	}
-	type write struct {
-		target  string
-		content string
+	// Every delta is merged before any rebuilt spec is validated, and every
+	// spec validated before anything is written, as OpenSpec orders it: the
+	// first refusal is the one it gives, and a refusal writes nothing.
+	retireDeclared, retireInvalid := v.meta.flag("retire_capabilities")
+	type prepared struct {
+		capability string
+		delta      string // the delta spec, relative to the work tree
+		target     *Doc   // the main spec; nil when the delta creates it
+		m          *merged
+		outcome    specOutcome
 	}
-	var writes []write
+	var all []prepared
 	for _, sf := range files {
 		rel := v.rel + "/specs/" + sf.id + "/spec.md"
 		src, err := v.t.readFile(sf.path)
@@ -106,29 +118,49 @@ func Archive(root, id string, date time.Time) ([]Finding, error) {
 		if err != nil {
 			return nil, fmt.Errorf("archive %s: %w", id, err)
 		}
-		if msgs := specErrors(m.rebuilt); len(msgs) > 0 {
-			var out []Finding
-			for _, msg := range msgs {
-				out = append(out, Finding{Level: LevelError, Rule: "openspec/archive", File: rel, Line: 1,
-					Message: fmt.Sprintf("Validation errors in rebuilt spec for %s (will not write changes): %s", sf.id, msg)})
-			}
-			return out, nil
+		all = append(all, prepared{sf.id, rel, target, m, m.outcome(target != nil, retireDeclared)})
+	}
+	for _, p := range all {
+		if p.outcome != outcomeWrite {
+			continue // a retirement has been validated already: no requirement is its only fault
 		}
-		if m.counts.Total() == 0 {
+		msgs := specErrors(p.m.rebuilt)
+		if len(msgs) == 0 {
+			continue
+		}
+		var out []Finding
+		for _, msg := range msgs {
+			out = append(out, Finding{Level: LevelError, Rule: "openspec/archive", File: p.delta, Line: 1,
+				Message: fmt.Sprintf("Validation errors in rebuilt spec for %s (will not write changes): %s", p.capability, msg)})
+		}
+		for _, hint := range p.m.retireHints(p.capability, p.target != nil, retireDeclared, retireInvalid) {
+			out = append(out, Finding{Level: LevelError, Rule: "openspec/archive", File: p.delta, Line: 1, Message: hint})
+		}
+		return out, nil
+	}
+	// Writes first, then retirements, then the move.
+	for _, p := range all {
+		if p.outcome != outcomeWrite || p.m.counts.Total() == 0 {
 			continue // already in sync: OpenSpec leaves the file alone
 		}
-		content := m.rebuilt
-		if target != nil {
-			content = matchLineEnding(content, string(target.Bytes()))
+		content := p.m.rebuilt
+		if p.target != nil {
+			content = matchLineEnding(content, string(p.target.Bytes()))
 		}
-		writes = append(writes, write{path.Join(SpecsDir, sf.id, "spec.md"), content})
+		target := path.Join(SpecsDir, p.capability, "spec.md")
+		if err := v.t.mkdirAll(path.Dir(target)); err != nil {
+			return nil, fmt.Errorf("archive %s: %w", id, err)
+		}
+		if err := v.t.writeFile(target, []byte(content)); err != nil {
+			return nil, fmt.Errorf("archive %s: %w", id, err)
+		}
 	}
-	for _, w := range writes {
-		if err := v.t.mkdirAll(path.Dir(w.target)); err != nil {
-			return nil, fmt.Errorf("archive %s: %w", id, err)
+	for _, p := range all {
+		if p.outcome != outcomeRetire {
+			continue
 		}
-		if err := v.t.writeFile(w.target, []byte(w.content)); err != nil {
-			return nil, fmt.Errorf("archive %s: %w", id, err)
+		if err := v.t.retire(path.Join(SpecsDir, p.capability, "spec.md")); err != nil {
+			return nil, fmt.Errorf("archive %s: retire capability %s: %w", id, p.capability, err)
 		}
 	}
 	if err := v.t.rename(v.rel, dest); err != nil {

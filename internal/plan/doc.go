@@ -11,8 +11,10 @@
 // openspec/specs (ParseMainSpec) and .openspec.yaml, each with the line of
 // everything found and rendered back byte for byte. Validate checks a change
 // exactly as the pinned `openspec validate --strict` does, then with roadmap's
-// stricter rules; Archive applies a finished change to the main specs as
-// `openspec archive --yes` does. Both report a plan's faults as Findings and
+// stricter rules, each finding naming its owner; ValidateOpenSpec runs
+// OpenSpec's rules alone. Archive applies a finished change to the main specs
+// as `openspec archive --yes` does, retiring a capability whose last
+// requirement goes when the change's retire_capabilities marker asks. Both report a plan's faults as Findings and
 // keep errors for what is not the plan's fault.
 //
 // The text is written by a model, so the readers never fail on it, name the

@@ -17,6 +17,10 @@ type merged struct {
 	rebuilt  string // LF endings
 	counts   Counts
 	warnings []string
+	// What a retirement is decided on: no requirement block is left, and the
+	// lines of the spec as it was that a deletion could not name (unaccounted).
+	noBlocks    bool
+	unaccounted []string
 }
 
 // mergeError is a delta that cannot apply. Its message is OpenSpec's own.
@@ -63,6 +67,7 @@ func mergeDelta(d *DeltaSpec, target *Doc, change string) (*merged, error) {
 		return nil, err
 	}
 	out.rebuilt = m.rebuild(parts)
+	out.unaccounted = unaccounted(parts)
 	return out, nil
 }
 
@@ -446,6 +451,7 @@ func (m *specMerge) rebuild(parts reqParts) string {
 			kept = append(kept, m.byName[k])
 		}
 	}
+	m.out.noBlocks = len(kept) == 0
 	var body []string
 	if jsTrim(parts.preamble) != "" {
 		body = append(body, jsTrimEnd(parts.preamble))

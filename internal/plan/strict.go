@@ -31,8 +31,34 @@ func (v *validation) roadmapChecks() {
 			}
 		}
 		v.unknownNames(d)
+		v.retirement(d)
 	}
 	v.verifyCommands()
+}
+
+// retirement reports a delta that removes the last requirement of a
+// capability in a way archive will refuse: without retire_capabilities, or
+// with content the deletion would take. OpenSpec's validate is silent; its
+// archive aborts, at the end of an implement run.
+func (v *validation) retirement(d *DeltaSpec) {
+	if len(d.Removed) == 0 {
+		return
+	}
+	target, err := readMain(v.t, d.Capability)
+	if err != nil || target == nil {
+		return
+	}
+	m, err := mergeDelta(d, target, v.id)
+	if err != nil {
+		return // archive-blocker and the other rules say why
+	}
+	declared, invalid := v.meta.flag("retire_capabilities")
+	if m.outcome(true, declared) != outcomeWrite || len(specErrors(m.rebuilt)) == 0 {
+		return
+	}
+	for _, hint := range m.retireHints(d.Capability, true, declared, invalid) {
+		v.addOurs(LevelError, "retire-capability", d.Doc.Path, 1, "archive will refuse this change: %s", hint)
+	}
 }
 
 // unknownNames reports MODIFIED, REMOVED and RENAMED names that the main spec

@@ -69,6 +69,17 @@ func (t *tree) rename(oldRel, newRel string) error {
 	return linkErr(nofollow.Rename(t.root, oldRel, newRel))
 }
 
+// remove deletes the file or empty directory rel, reached through no
+// symlink; a symlink at rel itself is removed, never followed.
+func (t *tree) remove(rel string) error {
+	d, err := nofollow.OpenDir(t.root, path.Dir(rel))
+	if err != nil {
+		return linkErr(err)
+	}
+	defer d.Close()
+	return d.Remove(path.Base(rel))
+}
+
 // stat describes rel, which may not be a symlink either.
 func (t *tree) stat(rel string) (fs.FileInfo, error) {
 	fi, err := nofollow.Lstat(t.root, rel)

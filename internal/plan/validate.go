@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,6 +37,31 @@ type Finding struct {
 	// tasks.md, or "file" for the change as a whole) and whether it gives a line.
 	OpenSpecPath string `json:"-"`
 	OpenSpecLine bool   `json:"-"`
+}
+
+// The two owners of a rule.
+const (
+	OwnerOpenSpec = "openspec"
+	OwnerRoadmap  = "roadmap"
+)
+
+// Owner is whose rule the finding is: "openspec" for a rule of the pinned
+// `openspec validate --strict` (or archive), "roadmap" for roadmap's own.
+func (f Finding) Owner() string {
+	if f.Ours {
+		return OwnerRoadmap
+	}
+	return OwnerOpenSpec
+}
+
+// MarshalJSON adds the owner to the finding's JSON, so a reader of --json
+// need not know which rule prefixes are whose.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding
+	return json.Marshal(struct {
+		plain
+		Owner string `json:"owner"`
+	}{plain(f), f.Owner()})
 }
 
 // String is the finding as `roadmap plan validate` prints it.
@@ -90,14 +116,33 @@ func Validate(root, id string) (*Report, error) {
 	defer v.t.close()
 	v.openspec()
 	v.roadmapChecks()
-	sort.SliceStable(v.r.Findings, func(i, j int) bool {
-		a, b := v.r.Findings[i], v.r.Findings[j]
+	sortFindings(v.r.Findings)
+	return v.r, nil
+}
+
+// ValidateOpenSpec checks change id under the repository root with OpenSpec's
+// rules only: what the pinned `openspec validate <id> --strict` checks, and
+// nothing of roadmap's. Its report is Clean exactly when the OpenSpec CLI
+// accepts the change.
+func ValidateOpenSpec(root, id string) (*Report, error) {
+	v, err := newValidation(root, id)
+	if err != nil {
+		return nil, fmt.Errorf("validate %s: %w", id, err)
+	}
+	defer v.t.close()
+	v.openspec()
+	sortFindings(v.r.Findings)
+	return v.r, nil
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
 		if a.File != b.File {
 			return a.File < b.File
 		}
 		return a.Line < b.Line
 	})
-	return v.r, nil
 }
 
 type validation struct {
