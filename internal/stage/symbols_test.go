@@ -144,9 +144,9 @@ func TestStageContextSymbols(t *testing.T) {
 	for _, line := range []string{
 		"Hello: internal/text/hello.go:4 (func)",
 		"Greeter: internal/text/hello.go:6 (type)",
-		"Wave: internal/text/hello.go:8 (method)",
+		"Wave: internal/text/hello.go:8 (method of Greeter)",
 		"NewGreeter: declared nowhere in the repository and used nowhere",
-		"retry_count: no Go declaration; used in config/app.yml",
+		"retry_count: no declaration found; used in config/app.yml",
 	} {
 		if !strings.Contains(index, line) {
 			t.Errorf("the symbol index lacks %q:\n%s", line, index)
