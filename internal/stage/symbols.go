@@ -102,8 +102,9 @@ func hasCapital(w string) bool {
 	return false
 }
 
-// goWords are keywords and predeclared names: an issue that writes
-// `return` or `string` names no symbol of the repository.
+// goWords are keywords and predeclared names of the languages the index
+// reads (Go, Python, JavaScript/TypeScript, Rust): an issue that writes
+// `return`, `string`, `None` or `Option` names no symbol of the repository.
 var goWords = map[string]bool{}
 
 func init() {
@@ -111,7 +112,16 @@ func init() {
 		import interface map package range return select struct switch type var
 		any bool byte comparable complex64 complex128 error float32 float64 int int8 int16 int32 int64
 		rune string uint uint8 uint16 uint32 uint64 uintptr true false iota nil
-		append cap clear close complex copy delete imag len make max min new panic print println real recover`) {
+		append cap clear close complex copy delete imag len make max min new panic print println real recover
+
+		None True False and def del elif except finally from global lambda nonlocal not pass raise try
+		while with yield async await self cls dict list tuple set str float print isinstance super
+
+		undefined null this typeof instanceof function let void throw catch class extends export
+		number boolean object unknown never symbol bigint Promise Array Object String Number Boolean
+
+		Self fn impl pub mod crate use mut ref match loop where dyn unsafe extern trait enum static
+		Some Ok Err Option Result Vec Box usize isize u8 u16 u32 u64 u128 i8 i16 i32 i64 i128 f32 f64 str`) {
 		goWords[w] = true
 	}
 }

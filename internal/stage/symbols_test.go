@@ -23,6 +23,7 @@ func TestNamedSymbols(t *testing.T) {
 		{"a qualified name in a code span", "Change `greet.Hello` to trim.", []string{"Hello"}},
 		{"code-shaped words in prose", "parseArgs and NewClient break; max_jobs too, and HTTP.", []string{"parseArgs", "NewClient", "max_jobs"}},
 		{"keywords and builtins", "`return` a `string` from `len(x)` and `append()`", nil},
+		{"other languages' keywords and builtins", "`None`, `self()`, `Promise`, `Option`, `Some(x)`, `Result` and `isinstance()`", nil},
 		{"a lower-case call", "then `trimName()` is called", []string{"trimName"}},
 		{"in order, once", "NewClient then Hello() then NewClient again", []string{"NewClient", "Hello"}},
 		{"bounded", strings.Join(many, " "), many[:maxNamedSymbols]},
