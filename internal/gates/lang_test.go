@@ -11,12 +11,13 @@ import (
 
 // langRepo is a repository of Python, TypeScript and Rust code at the
 // staging commit: a function and a method, a caller of each, a test of
-// each, and the names written where code does not use them (a comment, a
-// string).
+// each, the names written where code does not use them (a comment, a
+// string), and a function that shares a method's name.
 var langRepo = map[string]string{
 	"shop/cart.py":       "def new_cart():\n    return Cart()\n\n\nclass Cart:\n    def add_item(self, n):\n        pass\n",
 	"shop/checkout.py":   "from shop.cart import new_cart\n\n\ndef checkout():\n    cart = new_cart()\n    cart.add_item(1)\n    # new_cart in a comment\n",
 	"shop/report.py":     "TITLE = \"new_cart\"  # new_cart only as text\n",
+	"shop/inventory.py":  "def add_item(stock, n):\n    return stock + n\n\n\ndef restock(stock):\n    return add_item(stock, 1)\n",
 	"tests/test_cart.py": "from shop.cart import new_cart\n\n\ndef test_new_cart():\n    assert new_cart()\n",
 	"web/cart.ts":        "export function newCart() {\n  return new Cart();\n}\n\nexport class Cart {\n  addItem(n: number) {}\n}\n",
 	"web/app.tsx":        "import { newCart } from \"./cart\";\n\nexport function App() {\n  const c = newCart();\n  c.addItem(1);\n  return <p>it's newCart</p>;\n}\n",

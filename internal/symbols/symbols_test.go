@@ -37,6 +37,8 @@ func TestDeclarations(t *testing.T) {
 			[]string{"var x @1-1", "var y @4-4", "func go @6-9"}},
 		{"python constants and non-assignments", "m.py", "MAX_SIZE = 10\nname: str\nif x == 1:\n    Y = 2\nprint(1)\nz += 1\ntype Alias = list[int]\n",
 			[]string{"const MAX_SIZE @1-1", "var name @2-2", "type Alias @7-7"}},
+		{"python continuation at column 0", "m.py", "class A:\n    X = 1 + \\\n2\n    def m(self): pass\n",
+			[]string{"class A @1-4", "method A.m @4-4"}},
 		{"python tabs", "m.py", "class A:\n\tdef m(self):\n\t\tpass\n\tdef n(self): pass\n",
 			[]string{"class A @1-4", "method A.m @2-3", "method A.n @4-4"}},
 
@@ -53,8 +55,8 @@ func TestDeclarations(t *testing.T) {
 			[]string{"struct S @1-1", "enum E @2-2", "func twice @3-3", "func ffi @4-4", "static COUNT @6-6", "type R @7-7", "union U @8-8", "mod tests @9-9"}},
 		{"rust impl and trait blocks", "lib.rs", "impl<T: Clone> From<T> for crate::a::Wrapper<T>\nwhere\n    T: Copy,\n{\n    fn from(t: T) -> Self {\n        let c = '}';\n        Self(t)\n    }\n}\ntrait Shape {\n    const SIDES: u32;\n    fn area(&self) -> f64;\n    fn name(&self) -> &'static str { \"shape\" }\n}\n",
 			[]string{"method Wrapper.from @5-8", "trait Shape @10-14", "method Shape.area @12-12", "method Shape.name @13-13"}},
-		{"rust modules, strings and comments", "lib.rs", "/* fn fake() { /* nested */ } */\nconst S: &str = r#\"\nfn fake2() {}\n\"#;\npub mod inner {\n    pub fn deep() {}\n    fn f<'a>(x: &'a str) -> &'a str { x }\n}\nmacro_rules! m { () => {} }\nfn main() { fn nested() {} }\n",
-			[]string{"const S @2-4", "mod inner @5-8", "func deep @6-6", "func f @7-7", "macro m @9-9", "func main @10-10"}},
+		{"rust modules, strings and comments", "lib.rs", "/* fn fake() { /* nested */ } */\nconst S: &str = r#\"\nfn fake2() {}\n\"#;\nconst Q: &str = r#\"say \" { \"#;\npub mod inner {\n    pub fn deep() {}\n    fn f<'a>(x: &'a str) -> &'a str { x }\n}\nmacro_rules! m { () => {} }\nfn main() { fn nested() {} }\n",
+			[]string{"const S @2-4", "const Q @5-5", "mod inner @6-9", "func deep @7-7", "func f @8-8", "macro m @10-10", "func main @11-11"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, decls(tt.file, tt.src)); diff != "" {
