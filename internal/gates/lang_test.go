@@ -88,7 +88,8 @@ func TestGateCallersAndTestsLanguages(t *testing.T) {
 }
 
 // TestGatePremiseLanguages: "is defined in" and "is not defined in" are
-// probed in Python, TypeScript and Rust files too.
+// probed in Python, TypeScript and Rust files too, and never through a
+// symlink out of the work tree.
 func TestGatePremiseLanguages(t *testing.T) {
 	premises := []string{
 		"`Cart.add_item` is defined in `shop/cart.py`",
@@ -96,9 +97,18 @@ func TestGatePremiseLanguages(t *testing.T) {
 		"`newCart` is not defined in `web/cart.ts`",
 		"`Cart.add_item` is defined in `src/cart.rs`",
 		"`Cart` is defined in `shop/cart.rb`",
+		"`outside_secret` is defined in `shop/evil.py`",
 	}
 	proposal := "# Carts\n\n## Premises\n\n- " + strings.Join(premises, "\n- ") + "\n"
-	fs := run(t, PremiseProbe, Input{Root: setupLang(t, map[string]string{"proposal.md": proposal, "tasks.md": "## 1. Carts\n\n- [ ] 1.1 Carts; verify: `make test`\n"})})
+	root := setupLang(t, map[string]string{"proposal.md": proposal, "tasks.md": "## 1. Carts\n\n- [ ] 1.1 Carts; verify: `make test`\n"})
+	secret := filepath.Join(t.TempDir(), "secret.py")
+	if err := os.WriteFile(secret, []byte("def outside_secret():\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(root, "shop", "evil.py")); err != nil {
+		t.Fatal(err)
+	}
+	fs := run(t, PremiseProbe, Input{Root: root})
 	var got []string
 	for _, f := range fs {
 		got = append(got, f.Message)
@@ -107,6 +117,7 @@ func TestGatePremiseLanguages(t *testing.T) {
 		"premise \"`remove_item` is defined in `shop/cart.py`\" is false at the staging commit: shop/cart.py does not declare remove_item; it declares new_cart, Cart, Cart.add_item",
 		"premise \"`newCart` is not defined in `web/cart.ts`\" is false at the staging commit: web/cart.ts declares newCart at line 1",
 		"premise \"`Cart` is defined in `shop/cart.rb`\" is false at the staging commit: shop/cart.rb is not a Go, Python, JavaScript/TypeScript or Rust file",
+		"premise \"`outside_secret` is defined in `shop/evil.py`\" is false at the staging commit: shop/evil.py cannot be read",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)

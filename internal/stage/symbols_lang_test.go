@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +90,34 @@ func TestSymbolIndexLanguages(t *testing.T) {
 				t.Errorf("the symbol index (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSymbolIndexSymlinks: a symlink in the work tree, to a file or a
+// directory outside it, is not followed: what it leads to is neither
+// declared nor used as far as the index says.
+func TestSymbolIndexSymlinks(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.py"), []byte("def outside_secret():\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "lib.rs"), []byte("pub fn outside_fn() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "cart.py"), []byte("def new_cart():\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"evil.py": filepath.Join(outside, "secret.py"), "src": outside} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newRepoMap(root, "`new_cart`, `outside_secret` and `outside_fn`")
+	want := "new_cart: cart.py:1 (func)\n" +
+		"outside_secret: declared nowhere in the repository and used nowhere\n" +
+		"outside_fn: declared nowhere in the repository and used nowhere\n"
+	if m.index == nil || m.index.Text != want {
+		t.Errorf("the symbol index:\n%v\nwant:\n%s", m.index, want)
 	}
 }
