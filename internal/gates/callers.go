@@ -144,7 +144,7 @@ func (s *state) symbolUsers(c citation, d decl, uses []use, text string) {
 		if len(w.fns) > 0 {
 			label += " (" + listed(w.fns) + ")"
 		}
-		if strings.HasSuffix(f, "_test.go") {
+		if isTestFile(f) {
 			tests = append(tests, label)
 		} else {
 			callers = append(callers, label)

@@ -10,13 +10,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/symbols"
 )
 
-// decl is one top-level Go declaration: Name, or Recv.Name for a method.
+// decl is one top-level declaration: Name, or Recv.Name for a method.
 type decl struct {
 	name string
 	file string // slash path
 	line int
+	lang symbols.Lang
 }
 
 // goFile is one parsed Go file of the repository.
@@ -29,22 +32,29 @@ type goFile struct {
 	ast  *ast.File
 }
 
-// goIndex is the repository's Go source, parsed once (bounded).
+// goIndex is the repository's source, parsed once (bounded): its Go files
+// by go/parser, its Python, JavaScript/TypeScript and Rust files by package
+// symbols (other).
 type goIndex struct {
 	module string // the root go.mod's module path; "" without one
 	files  []*goFile
+	other  []*srcFile
 	decls  map[string][]decl // by name (both "Name" and "Recv.Name")
 }
 
-// declsIn parses one Go file of the work tree and lists its top-level
+// declsIn reads one source file of the work tree and lists its top-level
 // declarations.
 func (s *state) declsIn(rel string) ([]decl, error) {
-	if path.Ext(rel) != ".go" {
-		return nil, fmt.Errorf("%s is not a Go file", rel)
+	lang := symbols.LangOf(rel)
+	if lang == "" {
+		return nil, fmt.Errorf("%s is not a Go, Python, JavaScript/TypeScript or Rust file", rel)
 	}
 	src, err := s.readFile(rel, maxRepoFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s", readProblem(rel, err))
+	}
+	if lang != symbols.Go {
+		return otherDecls(rel, lang, symbols.Declarations(rel, src)), nil
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
@@ -60,7 +70,7 @@ func topDecls(fset *token.FileSet, rel string, f *ast.File) []decl {
 		if name == "_" || name == "" {
 			return
 		}
-		out = append(out, decl{name: name, file: rel, line: fset.Position(pos).Line})
+		out = append(out, decl{name: name, file: rel, line: fset.Position(pos).Line, lang: symbols.Go})
 	}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
@@ -110,7 +120,8 @@ func recvName(e ast.Expr) string {
 
 var moduleRe = regexp.MustCompile(`(?m)^module[ \t]+"?([^\s"]+)"?`)
 
-// goSource parses every Go file of the repository once.
+// goSource reads every source file of the repository once, at most
+// maxRepoBytes in all.
 func (s *state) goSource() *goIndex {
 	if s.gosrc != nil {
 		return s.gosrc
@@ -124,7 +135,8 @@ func (s *state) goSource() *goIndex {
 	}
 	total := 0
 	for _, rel := range s.files {
-		if path.Ext(rel) != ".go" || strings.Contains("/"+rel, "/testdata/") {
+		lang := symbols.LangOf(rel)
+		if lang == "" || strings.Contains("/"+rel, "/testdata/") {
 			continue
 		}
 		src, err := s.readFile(rel, maxRepoFile)
@@ -133,6 +145,10 @@ func (s *state) goSource() *goIndex {
 		}
 		if total += len(src); total > maxRepoBytes {
 			break
+		}
+		if lang != symbols.Go {
+			ix.addOther(rel, lang, src)
+			continue
 		}
 		fset := token.NewFileSet()
 		f, _ := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
@@ -177,6 +193,9 @@ type use struct {
 // selector of a method's name in a file that imports the package). The
 // declaration itself is not a use.
 func (ix *goIndex) uses(d decl) []use {
+	if d.lang != symbols.Go {
+		return ix.textUses(d)
+	}
 	name, method := d.name, false
 	if i := strings.IndexByte(name, '.'); i >= 0 {
 		name, method = name[i+1:], true
@@ -276,13 +295,17 @@ func importName(f *ast.File, ipath string) string {
 }
 
 // resolve finds the declarations a backticked identifier names: `Name`,
-// `Name()`, `Type.Method`, `pkg.Name` (pkg a package's name or directory's
-// base name). Identifiers of one or two characters are not resolved: too
-// many words are one.
+// `Name()`, `Type.Method` (`Type::method` in Rust), `pkg.Name` (pkg a
+// package's name or directory's base name; for another language also the
+// file's, a Python or JavaScript module). Identifiers of one or two
+// characters are not resolved: too many words are one.
 func (ix *goIndex) resolve(span string) []decl {
 	span = strings.TrimSpace(span)
 	if i := strings.IndexByte(span, '('); i > 0 && strings.HasSuffix(span, ")") {
 		span = span[:i]
+	}
+	if strings.Count(span, "::") == 1 {
+		span = strings.Replace(span, "::", ".", 1)
 	}
 	if !goSymbolRe.MatchString(span) || len(span) < 3 {
 		return nil
@@ -298,7 +321,8 @@ func (ix *goIndex) resolve(span string) []decl {
 	var out []decl
 	for _, d := range ix.decls[name] {
 		dir := path.Dir(d.file)
-		if path.Base(dir) == qual || ix.pkgOf(dir) == qual {
+		module := d.lang != symbols.Go && strings.TrimSuffix(path.Base(d.file), path.Ext(d.file)) == qual
+		if path.Base(dir) == qual || ix.pkgOf(dir) == qual || module {
 			out = append(out, d)
 		}
 	}

@@ -3,14 +3,11 @@ package stage
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path"
 	"sort"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/symbols"
 )
 
 // The symbols an issue names, and where the repository declares them: the
@@ -105,8 +102,9 @@ func hasCapital(w string) bool {
 	return false
 }
 
-// goWords are keywords and predeclared names: an issue that writes
-// `return` or `string` names no symbol of the repository.
+// goWords are keywords and predeclared names of the languages the index
+// reads (Go, Python, JavaScript/TypeScript, Rust): an issue that writes
+// `return`, `string`, `None` or `Option` names no symbol of the repository.
 var goWords = map[string]bool{}
 
 func init() {
@@ -114,7 +112,16 @@ func init() {
 		import interface map package range return select struct switch type var
 		any bool byte comparable complex64 complex128 error float32 float64 int int8 int16 int32 int64
 		rune string uint uint8 uint16 uint32 uint64 uintptr true false iota nil
-		append cap clear close complex copy delete imag len make max min new panic print println real recover`) {
+		append cap clear close complex copy delete imag len make max min new panic print println real recover
+
+		None True False and def del elif except finally from global lambda nonlocal not pass raise try
+		while with yield async await self cls dict list tuple set str float print isinstance super
+
+		undefined null this typeof instanceof function let void throw catch class extends export
+		number boolean object unknown never symbol bigint Promise Array Object String Number Boolean
+
+		Self fn impl pub mod crate use mut ref match loop where dyn unsafe extern trait enum static
+		Some Ok Err Option Result Vec Box usize isize u8 u16 u32 u64 u128 i8 i16 i32 i64 i128 f32 f64 str`) {
 		goWords[w] = true
 	}
 }
@@ -125,41 +132,20 @@ type declaration struct {
 	line               int
 }
 
-// goDeclarations are the top-level declarations of a Go file among want:
-// functions, methods (by their name), types, constants and variables, by
-// Go's own parser. A file that does not parse declares nothing.
-func goDeclarations(file string, src []byte, want map[string]bool) []declaration {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, src, parser.SkipObjectResolution)
-	if err != nil {
-		return nil
-	}
+// declarations are the declarations of a file among want, by the symbols
+// index: Go's parser for Go, a declaration scanner for Python,
+// JavaScript/TypeScript and Rust. A method is shown with its type.
+func declarations(file string, src []byte, want map[string]bool) []declaration {
 	var out []declaration
-	add := func(id *ast.Ident, kind string) {
-		if id != nil && want[id.Name] {
-			out = append(out, declaration{symbol: id.Name, file: file, kind: kind, line: fset.Position(id.Pos()).Line})
+	for _, d := range symbols.Declarations(file, src) {
+		if !want[d.Name] {
+			continue
 		}
-	}
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			kind := "func"
-			if d.Recv != nil {
-				kind = "method"
-			}
-			add(d.Name, kind)
-		case *ast.GenDecl:
-			for _, s := range d.Specs {
-				switch s := s.(type) {
-				case *ast.TypeSpec:
-					add(s.Name, "type")
-				case *ast.ValueSpec:
-					for _, n := range s.Names {
-						add(n, d.Tok.String())
-					}
-				}
-			}
+		kind := d.Kind
+		if d.Recv != "" {
+			kind += " of " + d.Recv
 		}
+		out = append(out, declaration{symbol: d.Name, file: file, kind: kind, line: d.Line})
 	}
 	return out
 }
@@ -191,12 +177,13 @@ type symbolScan struct {
 }
 
 // maxUsersListed bounds the files the index names for a symbol that has no
-// Go declaration.
+// declaration the index reads.
 const maxUsersListed = 3
 
 // scanSymbols reads the files (repository-relative, slash-separated) with
-// read, at most maxSymbolScan bytes in all, for the symbols: Go files by
-// Go's parser for their declarations, every file by text for a use.
+// read, at most maxSymbolScan bytes in all, for the symbols: Go, Python,
+// JavaScript/TypeScript and Rust files for their declarations (package
+// symbols), every file by text for a use.
 func scanSymbols(files, symbols []string, read func(rel string, max int64) (string, error)) symbolScan {
 	s := symbolScan{declares: map[string]int{}, refers: map[string]int{}, users: map[string][]string{}}
 	if len(symbols) == 0 {
@@ -233,11 +220,9 @@ func scanSymbols(files, symbols []string, read func(rel string, max int64) (stri
 			continue
 		}
 		declared := map[string]bool{}
-		if path.Ext(f) == ".go" {
-			for _, d := range goDeclarations(f, src, want) {
-				s.decls = append(s.decls, d)
-				declared[d.symbol] = true
-			}
+		for _, d := range declarations(f, src, want) {
+			s.decls = append(s.decls, d)
+			declared[d.symbol] = true
 		}
 		s.declares[f] = len(declared)
 		s.refers[f] = len(used) - len(declared)
@@ -251,8 +236,8 @@ func (s symbolScan) part(symbols []string, priority int) agent.ContextPart {
 }
 
 // index is the prompt's list of where each symbol is declared, in the
-// issue's order. A symbol with no Go declaration names the first files that
-// use it (a repository in another language, a configuration key); one found
+// issue's order. A symbol with no declaration the index reads names the
+// first files that use it (another language, a configuration key); one found
 // nowhere says so, for the planner to treat as new (or as a premise to
 // check).
 func (s symbolScan) index(symbols []string) string {
@@ -265,7 +250,7 @@ func (s symbolScan) index(symbols []string) string {
 		ds := by[sym]
 		if len(ds) == 0 {
 			if us := s.users[sym]; len(us) > 0 {
-				fmt.Fprintf(&b, "%s: no Go declaration; used in %s\n", sym, strings.Join(us, ", "))
+				fmt.Fprintf(&b, "%s: no declaration found; used in %s\n", sym, strings.Join(us, ", "))
 			} else {
 				fmt.Fprintf(&b, "%s: declared nowhere in the repository and used nowhere\n", sym)
 			}

@@ -23,6 +23,7 @@ func TestNamedSymbols(t *testing.T) {
 		{"a qualified name in a code span", "Change `greet.Hello` to trim.", []string{"Hello"}},
 		{"code-shaped words in prose", "parseArgs and NewClient break; max_jobs too, and HTTP.", []string{"parseArgs", "NewClient", "max_jobs"}},
 		{"keywords and builtins", "`return` a `string` from `len(x)` and `append()`", nil},
+		{"other languages' keywords and builtins", "`None`, `self()`, `Promise`, `Option`, `Some(x)`, `Result` and `isinstance()`", nil},
 		{"a lower-case call", "then `trimName()` is called", []string{"trimName"}},
 		{"in order, once", "NewClient then Hello() then NewClient again", []string{"NewClient", "Hello"}},
 		{"bounded", strings.Join(many, " "), many[:maxNamedSymbols]},
@@ -144,9 +145,9 @@ func TestStageContextSymbols(t *testing.T) {
 	for _, line := range []string{
 		"Hello: internal/text/hello.go:4 (func)",
 		"Greeter: internal/text/hello.go:6 (type)",
-		"Wave: internal/text/hello.go:8 (method)",
+		"Wave: internal/text/hello.go:8 (method of Greeter)",
 		"NewGreeter: declared nowhere in the repository and used nowhere",
-		"retry_count: no Go declaration; used in config/app.yml",
+		"retry_count: no declaration found; used in config/app.yml",
 	} {
 		if !strings.Contains(index, line) {
 			t.Errorf("the symbol index lacks %q:\n%s", line, index)
