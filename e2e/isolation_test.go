@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/demo"
-	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
@@ -59,8 +58,11 @@ func TestIsolationUnderAct(t *testing.T) {
 	it.w.Replay = replay
 	it.playCI("success")
 
-	runID := it.w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap-caller.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
-	r := it.run(it.labelled(runID), nil)
+	// A person labels the issue, and the run GitHub starts for it is the
+	// one act runs (the driver's rule: only the runs the fake decides).
+	alice := it.person("alice", "admin")
+	alice.label(it.w.Issue, "roadmap:implement")
+	r := it.nextRun("run 1", it.workflowFile(), "issues", nil).actRun
 	rec := it.record()
 	res, _ := rec.Result()
 	if res == "" {
