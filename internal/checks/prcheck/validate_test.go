@@ -80,7 +80,7 @@ func TestChecksPlanRules(t *testing.T) {
 	}
 
 	var gotRoot, gotID string
-	gate := func(_ context.Context, root, id string) ([]plan.Finding, error) {
+	gate := func(_ context.Context, root, id string, _ *config.Config) ([]plan.Finding, error) {
 		gotRoot, gotID = root, id
 		return []plan.Finding{
 			{Level: plan.LevelInfo, Rule: "gates/size", File: "openspec/changes/bye/tasks.md", Line: 1, Message: "one group"},
@@ -107,7 +107,9 @@ func TestChecksPlanRules(t *testing.T) {
 		t.Errorf("findings = %+v, want the rule's two", res.Findings)
 	}
 
-	broken := func(context.Context, string, string) ([]plan.Finding, error) { return nil, errors.New("gate crashed") }
+	broken := func(context.Context, string, string, *config.Config) ([]plan.Finding, error) {
+		return nil, errors.New("gate crashed")
+	}
 	if res, _, err := runIn(t, soundChange, broken); err == nil || !strings.Contains(err.Error(), "gate crashed") || res != nil {
 		t.Errorf("a rule that cannot run: result %+v, err %v; want no result and its error", res, err)
 	}
