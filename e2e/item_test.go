@@ -463,30 +463,6 @@ func (it *item) localRepositories() map[string]string {
 	return m
 }
 
-// labelled is the issues.labeled event the user's label starts the item with.
-func (it *item) labelled(runID int64) trigger {
-	return it.labelledWith("run 1", "roadmap:implement", runID)
-}
-
-// labelledWith is the issues.labeled event of label.
-func (it *item) labelledWith(name, label string, runID int64) trigger {
-	is, _ := it.w.Fake.Issue(it.w.Issue)
-	return trigger{
-		name:  name,
-		event: "issues",
-		payload: map[string]any{
-			"action": "labeled",
-			"label":  map[string]any{"name": label},
-			"issue": map[string]any{
-				"number": it.w.Issue, "title": is.Title, "body": is.Body, "state": "open",
-				"labels": []any{map[string]any{"name": label}},
-				"user":   map[string]any{"login": is.Author},
-			},
-		},
-		runID: runID,
-	}
-}
-
 // stage runs the caller on the roadmap:stage label: one stage Job, to a
 // draft PR holding the plan, and report after it, which has nothing to do
 // for a staged plan and asks GitHub nothing.

@@ -78,10 +78,15 @@ func runChecks(ctx context.Context, env *Env, args []string) int {
 // checkGates are the plan gates that need no model, on a plan not yet
 // archived (an archived plan is history: implement passed it). A premise's
 // command is not run here ("not run", INFO), and there is no issue to map
-// acceptance criteria from.
-func checkGates(ctx context.Context, root, changeID string) ([]plan.Finding, error) {
+// acceptance criteria from. The verify forms are the trusted configuration's.
+func checkGates(ctx context.Context, root, changeID string, cfg *config.Config) ([]plan.Finding, error) {
 	if strings.HasPrefix(changeID, "archive/") {
 		return nil, nil
 	}
-	return gates.Check(ctx, gates.Input{Root: root, ChangeID: changeID})
+	return gates.Check(ctx, gates.Input{Root: root, ChangeID: changeID, Config: gateConfig(cfg)})
+}
+
+// gateConfig is the plan gates' part of the configuration.
+func gateConfig(cfg *config.Config) gates.Config {
+	return gates.Config{VerifyForms: cfg.Gates.VerifyForms, ExtraVerifyForms: cfg.Gates.ExtraVerifyForms}
 }

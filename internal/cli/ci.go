@@ -157,6 +157,9 @@ func printF2P(env *Env, rep f2p.Report) {
 		side string
 		run  f2p.Run
 	}{{"base", rep.Base}, {"head", rep.Head}} {
+		if r.run.Note != "" {
+			fmt.Fprintf(w, "the %s run: %s\n", r.side, actionsio.PlainLine(r.run.Note))
+		}
 		if r.run.Tests == 0 && r.run.Stderr != "" {
 			fmt.Fprintf(w, "the %s run reported no test and exited %d:\n", r.side, r.run.ExitCode)
 			for _, l := range strings.Split(strings.TrimRight(r.run.Stderr, "\n"), "\n") {

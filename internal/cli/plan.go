@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
@@ -33,23 +34,25 @@ type planValidateEntry struct {
 }
 
 // runPlanValidate is `roadmap plan validate DIR [--json] [--openspec]
-// [--issue FILE]`: every OpenSpec rule of `openspec validate --strict`,
-// roadmap's stricter plan rules and the plan gates (internal/gates), on the
-// change in DIR (openspec/changes/<id>) or on every change of the repository
-// at DIR. Each finding names its owner (openspec or roadmap); with --openspec
-// only OpenSpec's rules run, so the verdict is the OpenSpec CLI's. The
-// acceptance-map gate runs only with --issue, the issue body as a file;
-// premise commands are not run here (no isolation boundary). Flags may come
-// before or after DIR. Exit 0 when nothing fails, 1 with an ERROR or WARNING
-// finding (INFO never fails), 2 when DIR holds no change or the issue file
-// cannot be read.
+// [--issue FILE] [--config FILE]`: every OpenSpec rule of `openspec validate
+// --strict`, roadmap's stricter plan rules and the plan gates
+// (internal/gates), on the change in DIR (openspec/changes/<id>) or on every
+// change of the repository at DIR. Each finding names its owner (openspec or
+// roadmap); with --openspec only OpenSpec's rules run, so the verdict is the
+// OpenSpec CLI's. The acceptance-map gate runs only with --issue, the issue
+// body as a file; premise commands are not run here (no isolation boundary).
+// The verify forms come from the configuration (gates.*), the repository's
+// own by default. Flags may come before or after DIR. Exit 0 when nothing
+// fails, 1 with an ERROR or WARNING finding (INFO never fails), 2 when DIR
+// holds no change or the issue file cannot be read.
 func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "plan validate")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
 	openspecOnly := fs.Bool("openspec", false, "check only what `openspec validate --strict` checks: no roadmap rules, no plan gates")
 	issueFile := fs.String("issue", "", "the issue body, as a file, for the acceptance-map gate")
+	cfgPath := fs.String("config", "", "configuration file, for the gates' settings (default: the repository's "+config.DefaultPath+", if any)")
 	fs.Usage = func() {
-		env.Errorf("usage: roadmap plan validate DIR [--json] [--openspec] [--issue FILE]  (DIR: a repository root or openspec/changes/<id>)")
+		env.Errorf("usage: roadmap plan validate DIR [--json] [--openspec] [--issue FILE] [--config FILE]  (DIR: a repository root or openspec/changes/<id>)")
 	}
 	dirs, code, ok := parseInterspersed(fs, args)
 	if !ok {
@@ -78,6 +81,16 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("plan validate: %v", err)
 		return ExitUsage
 	}
+	var cfg *config.Config
+	if *cfgPath != "" {
+		cfg, err = config.LoadExplicit(*cfgPath)
+	} else {
+		cfg, err = config.Load(filepath.Join(root, config.DefaultPath))
+	}
+	if err != nil {
+		env.Errorf("plan validate: %v", err)
+		return ExitUsage
+	}
 	// Findings name files relative to the repository root; printed, they are
 	// joined to the root as given, so they open from where the command ran
 	// and annotate the right file in Actions.
@@ -99,7 +112,7 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 			return ExitInternal
 		}
 		if !*openspecOnly {
-			found, err := gates.Check(ctx, gates.Input{Root: root, ChangeID: id, Issue: issue})
+			found, err := gates.Check(ctx, gates.Input{Root: root, ChangeID: id, Issue: issue, Config: gateConfig(cfg)})
 			if err != nil {
 				env.Errorf("plan validate: %v", err)
 				return ExitInternal

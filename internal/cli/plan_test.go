@@ -161,6 +161,43 @@ func TestPlanValidateGates(t *testing.T) {
 	}
 }
 
+// The verify forms are the configuration's: gates.extra_verify_forms in the
+// repository's .github/roadmap.yml adds a runner to the default, and
+// gates.verify_forms in a --config file replaces the default.
+func TestPlanValidateConfiguredVerifyForms(t *testing.T) {
+	root := gatedRepo(t, "## 1. Headers\n\n"+
+		"- [ ] 1.1 Add a failing test; verify: `bazel test //api:headers_test` fails\n"+
+		"- [ ] 1.2 Set the header; verify: `go build ./...`\n")
+	refused := func(cmd string) string { return "verify command `" + cmd + "` is not of a configured form" }
+	code, out, errOut := planCLI(t, nil, root)
+	if code != ExitFindings || !strings.Contains(out, refused("bazel test //api:headers_test")) {
+		t.Fatalf("no configuration: exit %d, stdout %q, stderr %q; want bazel test refused", code, out, errOut)
+	}
+	write := func(p, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, ".github", "roadmap.yml"), "gates:\n  extra_verify_forms: [bazel test]\n")
+	if code, out, errOut := planCLI(t, nil, root); code != ExitOK {
+		t.Errorf("extra_verify_forms: exit %d, stdout %q, stderr %q; want %d", code, out, errOut, ExitOK)
+	}
+	only := filepath.Join(t.TempDir(), "roadmap.yml")
+	write(only, "gates:\n  verify_forms: [bazel test]\n")
+	code, out, errOut = planCLI(t, nil, "--config", only, root)
+	if code != ExitFindings || !strings.Contains(out, refused("go build ./...")) || strings.Contains(out, refused("bazel test //api:headers_test")) {
+		t.Errorf("verify_forms: exit %d, stdout %q, stderr %q; want go build refused, bazel test taken", code, out, errOut)
+	}
+	write(only, "gates:\n  verify_forms: [\"^(\"]\n")
+	if code, _, errOut := planCLI(t, nil, "--config", only, root); code != ExitUsage || !strings.Contains(errOut, "gates.verify_forms[0]") {
+		t.Errorf("a bad form: exit %d, stderr %q; want %d naming the key", code, errOut, ExitUsage)
+	}
+}
+
 // --issue FILE gives the acceptance-map gate the issue body; without it the
 // gate does not run.
 func TestPlanValidateIssue(t *testing.T) {

@@ -34,6 +34,8 @@ type Config struct {
 	// Implement tunes the implement loop.
 	Implement Implement `yaml:"implement"`
 	Stage     Stage     `yaml:"stage"`
+	// Gates tunes the plan gates (docs/gates.md).
+	Gates Gates `yaml:"gates"`
 	// Isolation is the OS boundary model-written commands run in
 	// (docs/isolation.md). Only an explicit "none" runs them without one.
 	Isolation Isolation `yaml:"isolation"`
@@ -186,6 +188,17 @@ type Stage struct {
 	Verifier string `yaml:"verifier"`
 }
 
+// Gates tunes the plan gates.
+type Gates struct {
+	// VerifyForms replace the verify-form gate's default forms (the common
+	// test runners, make, file checks): a plain entry is a command prefix,
+	// one starting with ^ a regular expression over the whole command.
+	// Empty keeps the default.
+	VerifyForms []string `yaml:"verify_forms"`
+	// ExtraVerifyForms are added to VerifyForms, or to the default.
+	ExtraVerifyForms []string `yaml:"extra_verify_forms"`
+}
+
 // Default returns the configuration used when the repository has none.
 func Default() *Config {
 	return &Config{
@@ -311,6 +324,7 @@ var configShape = shape{
 	"implement": {"poll_interval": nil, "watch_timeout": nil, "repair_rounds": nil, "max_jobs": nil,
 		"base_branch": nil, "ci_workflows": nil, "ready_without_ci": nil, "check_reruns": nil},
 	"stage":     {"rounds": nil, "verifier": nil},
+	"gates":     {"verify_forms": nil, "extra_verify_forms": nil},
 	"isolation": nil,
 	"sandbox":   {"network": nil},
 	"eval":      {"stage": {"floor": nil}, "implement": {"floor": nil}},
@@ -562,6 +576,14 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 	} else if st.Verifier != "" && !slices.ContainsFunc(c.Models, func(m Model) bool { return m.Name == st.Verifier }) {
 		return &Error{File: file, Line: lineOf(doc, "stage", "verifier"), Key: "stage.verifier", Msg: fmt.Sprintf("%q is not the name of one of models", st.Verifier)}
 	}
+	for _, f := range []struct {
+		key   string
+		forms []string
+	}{{"verify_forms", c.Gates.VerifyForms}, {"extra_verify_forms", c.Gates.ExtraVerifyForms}} {
+		if err := validateForms(file, doc, f.key, f.forms); err != nil {
+			return err
+		}
+	}
 	for _, e := range []struct {
 		set   string
 		floor float64
@@ -584,6 +606,31 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 	if c.Sandbox.Network != "loopback" && c.Sandbox.Network != "none" {
 		return &Error{File: file, Line: lineOf(doc, "sandbox", "network"), Key: "sandbox.network",
 			Msg: fmt.Sprintf("%q is not loopback or none (anything wider is the runner's firewall: docs/isolation.md)", c.Sandbox.Network)}
+	}
+	return nil
+}
+
+// validateForms refuses a verify form the gate could not use: an empty one
+// (it would match nothing, and a person meant something) or a regular
+// expression that does not compile.
+func validateForms(file string, doc *yaml.Node, key string, forms []string) error {
+	list := lookup(doc, "gates", key)
+	for i, f := range forms {
+		line := lineOf(doc, "gates", key)
+		if list != nil && list.Kind == yaml.SequenceNode && i < len(list.Content) {
+			line = list.Content[i].Line
+		}
+		at := func(msg string) error {
+			return &Error{File: file, Line: line, Key: fmt.Sprintf("gates.%s[%d]", key, i), Msg: msg}
+		}
+		if strings.TrimSpace(f) == "" {
+			return at("empty form")
+		}
+		if strings.HasPrefix(f, "^") {
+			if _, err := regexp.Compile(f); err != nil {
+				return at(fmt.Sprintf("%q is not a regular expression: %v", f, err))
+			}
+		}
 	}
 	return nil
 }

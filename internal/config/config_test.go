@@ -293,3 +293,35 @@ func TestImplementCI(t *testing.T) {
 		}
 	}
 }
+
+// gates.verify_forms replaces the verify-form gate's default and
+// gates.extra_verify_forms adds to it; a form the gate could not use is an
+// error at its line.
+func TestGatesVerifyForms(t *testing.T) {
+	cfg, err := Parse("roadmap.yml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Gates.VerifyForms) != 0 || len(cfg.Gates.ExtraVerifyForms) != 0 {
+		t.Errorf("default gates = %+v, want none (the gate's default forms)", cfg.Gates)
+	}
+	src := "gates:\n  verify_forms: [bazel test, \"^tox -e py3\\\\d+$\"]\n  extra_verify_forms:\n    - deno test\n"
+	if cfg, err = Parse("roadmap.yml", []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	want := Gates{VerifyForms: []string{"bazel test", `^tox -e py3\d+$`}, ExtraVerifyForms: []string{"deno test"}}
+	if diff := cmp.Diff(want, cfg.Gates); diff != "" {
+		t.Errorf("gates (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct{ src, want string }{
+		{"gates:\n  verify_forms:\n    - pytest\n    - \"^(\"\n", `roadmap.yml:4: gates.verify_forms[1]: "^(" is not a regular expression`},
+		{"gates:\n  extra_verify_forms: [\"  \"]\n", "roadmap.yml:2: gates.extra_verify_forms[0]: empty form"},
+		{"gates:\n  verify_form: [pytest]\n", "roadmap.yml:2: gates.verify_form: unknown key"},
+		{"gates:\n  verify_forms: pytest\n", "roadmap.yml:2"},
+	} {
+		_, err := Parse("roadmap.yml", []byte(c.src))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want one saying %q", c.src, err, c.want)
+		}
+	}
+}

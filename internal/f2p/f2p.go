@@ -43,6 +43,13 @@ type Run struct {
 	ExitCode int    `json:"exit_code"`
 	TimedOut bool   `json:"timed_out,omitempty"`
 	Tests    int    `json:"tests"`
+	// Results is how the run's tests were read: "go test -json", "junit"
+	// or "exit code".
+	Results Kind `json:"results"`
+	// Note says, for a person, when the run gave nothing to read test by
+	// test: no JUnit file, a report with no test case, a runner read by
+	// its exit code alone.
+	Note string `json:"note,omitempty"`
 	// Stderr is the masked tail of the command's stderr, for a person when
 	// the run reported no test.
 	Stderr string `json:"stderr,omitempty"`
@@ -58,9 +65,10 @@ const (
 )
 
 // KindOf is the kind of results argv gives: JUnit when a glob names its
-// files, `go test -json` when argv is one, else its exit code.
+// files (given, or DetectJUnit's), `go test -json` when argv is one, else
+// its exit code.
 func KindOf(argv []string, junitGlob string) Kind {
-	if junitGlob != "" {
+	if junitGlob != "" || DetectJUnit(argv) != "" {
 		return KindJUnit
 	}
 	if len(argv) >= 2 && argv[0] == "go" && argv[1] == "test" {
@@ -133,6 +141,11 @@ func (o Options) Compare(ctx context.Context) (Report, error) {
 	if len(o.Command) == 0 {
 		return Report{}, errors.New("no test command")
 	}
+	if o.JUnit == "" {
+		if o.JUnit = DetectJUnit(o.Command); o.JUnit != "" {
+			o.Log("reading the JUnit XML %s writes at %s", o.Command[0], o.JUnit)
+		}
+	}
 	if o.JUnit != "" {
 		if err := checkGlob(o.JUnit); err != nil {
 			return Report{}, err
@@ -165,6 +178,7 @@ func (o Options) run(ctx context.Context, side, commit string) (*Results, Run, e
 	defer tree.Close()
 	o.Log("running %s at the %s, %s", strings.Join(o.Command, " "), side, commit)
 	kind := KindOf(o.Command, o.JUnit)
+	run.Results = kind
 	var res *Results
 	var exit Exit
 	switch kind {
@@ -191,8 +205,21 @@ func (o Options) run(ctx context.Context, side, commit string) (*Results, Run, e
 	}
 	switch kind {
 	case KindJUnit:
-		if res, err = readJUnit(wt.Dir, o.JUnit); err != nil {
+		var files int
+		if res, files, err = readJUnit(wt.Dir, o.JUnit); err != nil {
 			return nil, run, fmt.Errorf("the %s run: %w", side, err)
+		}
+		switch {
+		case files == 0 && exit.Code == 0 && !exit.TimedOut:
+			return nil, run, inputErr("--junit %q: the test command exited 0 and wrote no JUnit file there", o.JUnit)
+		case files == 0:
+			// A build that failed before any test ran (a Rust crate whose
+			// new test calls code the base lacks) writes no report: no
+			// test passed here.
+			res.FailedRun = true
+			run.Note = fmt.Sprintf("the %s run exited %d and wrote no JUnit file at %s: none of its tests passed", side, exit.Code, o.JUnit)
+		case len(res.Tests) == 0:
+			run.Note = fmt.Sprintf("the %s run's JUnit files at %s hold no test case", side, o.JUnit)
 		}
 	case KindExit:
 		res = newResults()
@@ -201,6 +228,10 @@ func (o Options) run(ctx context.Context, side, commit string) (*Results, Run, e
 			st = Fail
 		}
 		_ = res.set(Test{Name: strings.Join(o.Command, " "), Status: st})
+		run.Note = exitNote(o.Command)
+	}
+	if run.Note != "" {
+		o.Log("%s", run.Note)
 	}
 	run.ExitCode, run.TimedOut, run.Tests = exit.Code, exit.TimedOut, len(res.Tests)
 	if exit.Code != 0 || exit.TimedOut {
@@ -226,25 +257,35 @@ func checkGlob(g string) error {
 	return nil
 }
 
+// exitNote says plainly that argv gives nothing to read test by test.
+func exitNote(argv []string) string {
+	cmd := strings.Join(argv, " ")
+	if len(argv) >= 2 && argv[0] == "go" && argv[1] == "test" {
+		return fmt.Sprintf("%s reports no test by name without -json: each run is judged by its exit code alone, as one test named by the command", cmd)
+	}
+	return fmt.Sprintf("%s gives no test results to read (no go test -json, no JUnit XML): each run is judged by its exit code alone, as one test named by the command; "+
+		"have it write JUnit XML (pytest --junitxml=FILE, jest with the jest-junit reporter, a cargo-nextest profile with junit) and name the files with --junit GLOB", cmd)
+}
+
 // readJUnit parses the files the glob names in the tree dir: regular files
 // only, each opened inside the tree through no symlink (the test command
 // wrote them, and one of its processes may swap a name for a symlink to a
-// file of the runner's), within the limits.
-func readJUnit(dir, glob string) (*Results, error) {
+// file of the runner's), within the limits. files is how many it read.
+func readJUnit(dir, glob string) (res *Results, files int, err error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer root.Close()
 	matches, err := fs.Glob(root.FS(), path.Clean(filepath.ToSlash(glob)))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sort.Strings(matches)
 	if len(matches) > MaxJUnitFiles {
-		return nil, inputErr("--junit %q names %d files, more than %d", glob, len(matches), MaxJUnitFiles)
+		return nil, 0, inputErr("--junit %q names %d files, more than %d", glob, len(matches), MaxJUnitFiles)
 	}
-	res := newResults()
+	res = newResults()
 	left := int64(MaxJUnitBytes)
 	read := 0
 	for _, rel := range matches {
@@ -254,7 +295,7 @@ func readJUnit(dir, glob string) (*Results, error) {
 			continue // a symlink, or a file in a symlinked directory: not followed
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", rel, err)
+			return nil, 0, fmt.Errorf("read %s: %w", rel, err)
 		}
 		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 			f.Close()
@@ -265,15 +306,12 @@ func readJUnit(dir, glob string) (*Results, error) {
 		err = ParseJUnit(lr, left, rel, res)
 		f.Close()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		left = before - lr.n
 		read++
 	}
-	if read == 0 {
-		return nil, inputErr("--junit %q: the test command wrote no JUnit file there", glob)
-	}
-	return res, nil
+	return res, read, nil
 }
 
 type countingReader struct {

@@ -5,13 +5,51 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // MaxJUnitDepth bounds how deeply JUnit elements may nest (suites in suites).
 const MaxJUnitDepth = 64
 
+// DetectJUnit returns the JUnit XML file argv says it writes, as a glob
+// relative to the tree's top, or "" when it says none: pytest's
+// --junitxml=FILE (or --junit-xml, or the file as the next word), and jest's
+// jest-junit reporter (--reporters=jest-junit), which writes junit.xml in the
+// directory it runs in unless its environment says otherwise. A file outside
+// the tree (an absolute path, a ".." element) is not detected.
+// cargo-nextest writes JUnit only as its profile's configuration says:
+// name that file with --junit.
+func DetectJUnit(argv []string) string {
+	file := ""
+	for i, a := range argv {
+		for _, flag := range []string{"--junitxml", "--junit-xml"} {
+			switch {
+			case strings.HasPrefix(a, flag+"="):
+				file = strings.TrimPrefix(a, flag+"=")
+			case a == flag && i+1 < len(argv):
+				file = argv[i+1]
+			}
+		}
+		if a == "--reporters=jest-junit" || a == "--reporters" && i+1 < len(argv) && argv[i+1] == "jest-junit" {
+			file = "junit.xml"
+		}
+	}
+	if file == "" {
+		return ""
+	}
+	glob := globEscaper.Replace(strings.TrimPrefix(file, "./"))
+	if checkGlob(glob) != nil {
+		return ""
+	}
+	return glob
+}
+
+// globEscaper makes a file name a glob that matches only it.
+var globEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`)
+
 // ParseJUnit reads one JUnit XML document into res: each <testcase> is a test
-// named "CLASSNAME.NAME" (NAME alone without a classname), failed when it
+// named "CLASSNAME.NAME" (NAME alone without a classname, or when the two are
+// the same, as jest-junit writes them by default), failed when it
 // holds <failure> or <error>, skipped when it holds <skipped>, else passed.
 // group names the file, for the Test's Group. It reads at most limit bytes;
 // a longer document is an error, as is one nested deeper than MaxJUnitDepth
@@ -53,7 +91,10 @@ func ParseJUnit(r io.Reader, limit int64, group string, res *Results) error {
 						class = a.Value
 					}
 				}
-				if class != "" {
+				switch {
+				case name == "":
+					name = class
+				case class != "" && class != name:
 					name = class + "." + name
 				}
 				cur, curDepth = &Test{Name: name, Group: group, Status: Pass}, depth
@@ -69,8 +110,11 @@ func ParseJUnit(r io.Reader, limit int64, group string, res *Results) error {
 			}
 		case xml.EndElement:
 			if cur != nil && depth == curDepth {
-				if err := res.set(*cur); err != nil {
-					return err
+				// A nameless <testcase> names nothing to compare.
+				if cur.Name != "" {
+					if err := res.set(*cur); err != nil {
+						return err
+					}
 				}
 				cur = nil
 			}

@@ -41,6 +41,9 @@ type Results struct {
 	// FailedGroups are the groups whose run failed as a whole: a Go package
 	// that did not build, or whose test binary died between tests.
 	FailedGroups map[string]bool
+	// FailedRun: the run failed as a whole and reported no test (a JUnit
+	// runner whose build failed wrote no report); no test passed in it.
+	FailedRun bool
 }
 
 func newResults() *Results {
@@ -84,7 +87,7 @@ func (r *Results) failed(name, group string) bool {
 	if t, ok := r.Tests[name]; ok {
 		return t.Status == Fail
 	}
-	return group != "" && r.FailedGroups[group]
+	return r.FailedRun || group != "" && r.FailedGroups[group]
 }
 
 // Compare sorts the tests of a base run and a head run. Every list is sorted.

@@ -45,6 +45,9 @@ type Config struct {
 	// an entry starting with ^ is a regular expression matched against the
 	// whole command. Empty means DefaultVerifyForms.
 	VerifyForms []string
+	// ExtraVerifyForms are added to VerifyForms (to the default, when it
+	// is empty): a repository with one more runner keeps the common ones.
+	ExtraVerifyForms []string
 }
 
 // Input is what the gates look at.

@@ -10,13 +10,32 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
-// DefaultVerifyForms are the verify command forms of a Go repository: its
-// test, vet and build commands, make targets, and file checks that exit
-// non-zero when the file or the text is missing.
+// DefaultVerifyForms are the verify command forms roadmap accepts when the
+// configuration names none: the test runners of the common languages (Go,
+// Python, JavaScript and TypeScript, Rust), Go's vet and build, make
+// targets, and file checks that exit non-zero when the file or the text is
+// missing. A plain entry is a command prefix, so "pytest" admits
+// "pytest tests/test_api.py" but not "pytestx" or "echo pytest".
 var DefaultVerifyForms = []string{
 	"go test",
 	"go vet",
 	"go build",
+	"pytest",
+	"python -m pytest",
+	"python3 -m pytest",
+	"npm test",
+	"npm run test",
+	"pnpm test",
+	"pnpm run test",
+	"yarn test",
+	"yarn run test",
+	"node --test",
+	"jest",
+	"npx jest",
+	"vitest",
+	"npx vitest",
+	"cargo test",
+	"cargo nextest run",
 	"make",
 	"test -f",
 	"test -e",
@@ -31,10 +50,13 @@ type form struct {
 	re     *regexp.Regexp
 }
 
-func compileForms(forms []string) ([]form, error) {
+// compileForms compiles the configured set: forms, or DefaultVerifyForms
+// when forms is empty, with extra after it.
+func compileForms(forms, extra []string) ([]form, error) {
 	if len(forms) == 0 {
 		forms = DefaultVerifyForms
 	}
+	forms = append(forms[:len(forms):len(forms)], extra...)
 	out := make([]form, 0, len(forms))
 	for _, f := range forms {
 		if strings.HasPrefix(f, "^") {
@@ -77,7 +99,7 @@ func formNames(forms []form) string {
 // keeps tests for the code it tests (#3015): a verify command nobody can run
 // in CI proves nothing, and a test in the wrong place does not run.
 func verifyForm(_ context.Context, s *state) error {
-	forms, err := compileForms(s.in.Config.VerifyForms)
+	forms, err := compileForms(s.in.Config.VerifyForms, s.in.Config.ExtraVerifyForms)
 	if err != nil {
 		return err
 	}
@@ -85,6 +107,10 @@ func verifyForm(_ context.Context, s *state) error {
 		good := false
 		for _, t := range g.Tasks {
 			if t.Verify == "" {
+				continue
+			}
+			if op := shellSyntax(t.Verify); op != "" {
+				s.add(plan.LevelError, VerifyForm, s.tasksFile(), t.Line, "task %s: verify command `%s` uses shell syntax (%s): a verify command runs without a shell, as one program and its arguments; give each command a task of its own", t.ID, oneLine(t.Verify, 200), op)
 				continue
 			}
 			ok := false
@@ -106,6 +132,55 @@ func verifyForm(_ context.Context, s *state) error {
 	}
 	s.testPlacement()
 	return nil
+}
+
+// shellSyntax returns the first piece of cmd a shell would take as more than
+// one program and its arguments (a command chained after it, a pipe, a
+// substitution, a redirection, a subshell), or "". It is policy.Split's
+// refusal (the rule verify commands run under; TestShellSyntaxAgreesWithSplit
+// holds the two together), repeated here so that a command which only
+// starts with a configured form cannot pass the gate and carry a second
+// command behind it: "go test ./... && curl …" is not a go test.
+func shellSyntax(cmd string) string {
+	for i := 0; i < len(cmd); i++ {
+		switch c := cmd[i]; c {
+		case '\'':
+			j := strings.IndexByte(cmd[i+1:], '\'')
+			if j < 0 {
+				return "an unclosed quote"
+			}
+			i += j + 1
+		case '"':
+			for i++; i < len(cmd) && cmd[i] != '"'; i++ {
+				switch cmd[i] {
+				case '\\':
+					i++
+				case '$':
+					return "$"
+				case '`':
+					return "`"
+				}
+			}
+			if i >= len(cmd) {
+				return "an unclosed quote"
+			}
+		case '\\':
+			i++
+		case ';', '&', '|', '<', '>', '(', ')', '`', '$':
+			if c == '$' && i+1 < len(cmd) && cmd[i+1] == '(' {
+				return "$("
+			}
+			if (c == '&' || c == '|') && i+1 < len(cmd) && cmd[i+1] == c {
+				return string([]byte{c, c})
+			}
+			return string(c)
+		case '\n', '\r':
+			return "a newline"
+		case 0:
+			return "a NUL byte"
+		}
+	}
+	return ""
 }
 
 // testPlacement checks each new test file a task names.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/policy"
@@ -89,5 +90,6 @@ func (k *Kit) Stage(ctx context.Context, run StageRun) (stage.Result, error) {
 	return stage.Run(ctx, stage.Options{
 		Options: k.JobOptions(),
 		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates, WaitingLabel: cfg.Labels.Waiting,
+		GateConfig: gates.Config{VerifyForms: cfg.Gates.VerifyForms, ExtraVerifyForms: cfg.Gates.ExtraVerifyForms},
 	})
 }

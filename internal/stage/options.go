@@ -46,6 +46,8 @@ type Options struct {
 	Gates Gates
 	// Rounds bounds the planner's revision rounds (default 3).
 	Rounds int
+	// GateConfig tunes the default Gates (configuration gates.*).
+	GateConfig gates.Config
 }
 
 // Defaults.
@@ -96,7 +98,7 @@ func (o *Options) defaultGates(ctx context.Context, in GateInput) ([]plan.Findin
 		return res.ExitCode, o.Mask(res.Output), nil
 	})
 	is := &gates.Issue{Number: in.Issue.Number, Title: in.Issue.Title, Body: in.Issue.Body}
-	gf, err := gates.Check(ctx, gates.Input{Issue: is, Root: in.Root, ChangeID: in.ChangeID, Run: run})
+	gf, err := gates.Check(ctx, gates.Input{Issue: is, Root: in.Root, ChangeID: in.ChangeID, Run: run, Config: o.GateConfig})
 	if err != nil {
 		return nil, err
 	}

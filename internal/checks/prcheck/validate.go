@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
@@ -14,7 +15,9 @@ import (
 // it returns its findings on change changeID under the repository root, each
 // File relative to root as plan.Validate's are, and an error only when it
 // could not run. A finding that fails (ERROR or WARNING) fails the checks.
-type PlanRule func(ctx context.Context, root, changeID string) ([]plan.Finding, error)
+// cfg is the trusted configuration (TrustedConfig: the base's, never the
+// change's own), so a plan cannot loosen the rules it is checked by.
+type PlanRule func(ctx context.Context, root, changeID string, cfg *config.Config) ([]plan.Finding, error)
 
 // validatePlan validates the loaded change as `openspec validate --strict`
 // does, with roadmap's own rules, then with each of Options.PlanRules, and
@@ -36,7 +39,7 @@ func (j *job) validatePlan(ctx context.Context) ([]plan.Finding, error) {
 	}
 	found := rep.Findings
 	for _, rule := range j.PlanRules {
-		fs, err := rule(ctx, root, id)
+		fs, err := rule(ctx, root, id, j.cfg)
 		if err != nil {
 			return nil, fmt.Errorf("plan rules: %w", err)
 		}

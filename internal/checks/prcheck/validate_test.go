@@ -80,8 +80,9 @@ func TestChecksPlanRules(t *testing.T) {
 	}
 
 	var gotRoot, gotID string
-	gate := func(_ context.Context, root, id string) ([]plan.Finding, error) {
-		gotRoot, gotID = root, id
+	var gotCfg *config.Config
+	gate := func(_ context.Context, root, id string, cfg *config.Config) ([]plan.Finding, error) {
+		gotRoot, gotID, gotCfg = root, id, cfg
 		return []plan.Finding{
 			{Level: plan.LevelInfo, Rule: "gates/size", File: "openspec/changes/bye/tasks.md", Line: 1, Message: "one group"},
 			{Level: plan.LevelError, Rule: "gates/test-first", File: "openspec/changes/bye/tasks.md", Line: 3, Message: "the group starts with no failing test"},
@@ -93,6 +94,9 @@ func TestChecksPlanRules(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(plan.ChangeDir(gotRoot, gotID), "tasks.md")); gotID != "bye" || err != nil {
 		t.Errorf("the rule saw root %q, change %q; want the checkout and bye", gotRoot, gotID)
+	}
+	if gotCfg == nil {
+		t.Error("the rule saw no configuration; want the trusted one, for the gates' settings")
 	}
 	if res.Passed {
 		t.Error("a rule's ERROR finding did not fail the checks")
@@ -107,7 +111,9 @@ func TestChecksPlanRules(t *testing.T) {
 		t.Errorf("findings = %+v, want the rule's two", res.Findings)
 	}
 
-	broken := func(context.Context, string, string) ([]plan.Finding, error) { return nil, errors.New("gate crashed") }
+	broken := func(context.Context, string, string, *config.Config) ([]plan.Finding, error) {
+		return nil, errors.New("gate crashed")
+	}
 	if res, _, err := runIn(t, soundChange, broken); err == nil || !strings.Contains(err.Error(), "gate crashed") || res != nil {
 		t.Errorf("a rule that cannot run: result %+v, err %v; want no result and its error", res, err)
 	}
