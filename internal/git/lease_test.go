@@ -57,7 +57,13 @@ func TestSetRefIfOneCreateWins(t *testing.T) {
 		t.Fatalf("ReadRef = %+v, %v, %v; want the winner's note %s", note, found, err, shas[winner])
 	}
 
+	// A create that comes after the winner's, when the remote already
+	// advertises the ref, is refused too: the race above may let every
+	// create read the ref as absent, and this one may not.
 	var rej *PushRejected
+	if _, err := reader.SetRefIf(ctx, "origin", ref, "", "second"); !errors.As(err, &rej) {
+		t.Fatalf("a create over the winner's ref: %v, want refused", err)
+	}
 	if _, err := reader.SetRefIf(ctx, "origin", ref, "0123456789012345678901234567890123456789", "late"); !errors.As(err, &rej) {
 		t.Errorf("a set against a stale value: %v, want refused", err)
 	}
