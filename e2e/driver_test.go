@@ -92,8 +92,8 @@ func TestFindRemoteActions(t *testing.T) {
 		uses = append(uses, a.Uses)
 	}
 	for _, want := range []string{
-		"actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683",
-		"actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02",
+		"actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1",
+		"actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f",
 	} {
 		if !slices.Contains(uses, want) {
 			t.Errorf("FindRemoteActions = %v, want it to hold %s", uses, want)

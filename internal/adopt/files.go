@@ -99,7 +99,7 @@ jobs:
       cancel-in-progress: true
     steps:
       # fetch-depth 0 brings the base branch, which fail-to-pass needs for its merge base.
-      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+      - uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1
         with:
           fetch-depth: 0
           persist-credentials: false
