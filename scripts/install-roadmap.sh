@@ -152,10 +152,14 @@ build() {
     dir="$cache_root/src/build-$$"
   fi
   mkdir -p "$dir"
-  # -trimpath keeps the build cache valid when the action's path changes between runs.
-  (cd "$root" && go build -trimpath -o "$dir/roadmap.new" ./cmd/roadmap)
+  # -trimpath keeps the build cache valid when the action's path changes between runs. A
+  # commit's build carries the commit (`roadmap version` names it): a checkout without .git
+  # (the reusable workflows' pinned one) gives Go no VCS stamp of its own.
+  local stamp=()
+  if is_sha "$ref"; then stamp=(-ldflags "-X github.com/roadmap-dev/roadmap/internal/cli.Commit=$ref"); fi
+  (cd "$root" && go build -trimpath ${stamp[@]+"${stamp[@]}"} -o "$dir/roadmap.new" ./cmd/roadmap)
   mv "$dir/roadmap.new" "$dir/roadmap"
-  echo "roadmap built from source at ref '${ref:-local}' ($(go env GOVERSION))"
+  echo "roadmap built from source at ref '${ref:-local}' ($(go env GOVERSION)): $("$dir/roadmap" version 2>/dev/null || echo "roadmap version failed")"
   output bin "$dir/roadmap"
   exit 0
 }

@@ -6,8 +6,13 @@ import (
 	"runtime/debug"
 )
 
-// Version is set at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
-var Version = "dev"
+// Version and Commit are set at build time with -ldflags
+// "-X .../internal/cli.Version=v1.2.3 -X .../internal/cli.Commit=<sha>" (the release, and
+// scripts/install-roadmap.sh when it builds a pinned commit from a checkout without .git).
+var (
+	Version = "dev"
+	Commit  = ""
+)
 
 func runVersion(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "version")
@@ -19,11 +24,11 @@ func runVersion(ctx context.Context, env *Env, args []string) int {
 		Version string `json:"version"`
 		Commit  string `json:"commit,omitempty"`
 		Go      string `json:"go"`
-	}{Version: Version}
+	}{Version: Version, Commit: Commit}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		v.Go = info.GoVersion
 		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" {
+			if s.Key == "vcs.revision" && v.Commit == "" {
 				v.Commit = s.Value
 			}
 		}

@@ -65,7 +65,11 @@ type Fake struct {
 	rules     []*ruleState
 	log       []LoggedRequest
 	logGrants map[string]logGrant
-	requests  atomic.Int64 // numbers x-github-request-id
+	// idGrants are the runs' OIDC request tokens (IDTokenRequest), and
+	// otherRepos the refs of repositories a workflow calls (SetCalledRepository).
+	idGrants   map[string]int64
+	otherRepos map[string]map[string]string
+	requests   atomic.Int64 // numbers x-github-request-id
 	// parseCache holds parsed workflow files by name and content.
 	parseCache map[[32]byte]workflow
 }
@@ -134,6 +138,7 @@ func New(opts Options) *Fake {
 		budgets:    map[string]*budget{},
 		content:    map[string][]time.Time{},
 		logGrants:  map[string]logGrant{},
+		idGrants:   map[string]int64{},
 		parseCache: map[[32]byte]workflow{},
 	}
 	if opts.Token != "" {
@@ -195,12 +200,15 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 	logBlob := strings.HasPrefix(r.URL.Path, "/_logs/")
+	idToken := r.URL.Path == idTokenPath
 	path := f.rewriteRepositories(r.URL.EscapedPath())
 	var rt *route
 	var params map[string]string
 	switch {
 	case logBlob:
 		entry.Endpoint = "GET /_logs/{token}"
+	case idToken:
+		entry.Endpoint = r.Method + " " + idTokenPath
 	default:
 		rt, params = match(r.Method, path)
 		if rt == nil {
@@ -260,9 +268,12 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var rep reply
 	var rate *rateView
-	if logBlob {
+	switch {
+	case logBlob:
 		rep = f.serveLogBlob(r)
-	} else {
+	case idToken:
+		rep = f.serveIDToken(r)
+	default:
 		rep, rate = f.handle(r, rt, params, path, body)
 	}
 	entry.Status = rep.status

@@ -221,8 +221,8 @@ func (m *repoMap) symbolParts(priority int) []agent.ContextPart {
 }
 
 // repoFiles are the work tree's regular files, repository-relative and
-// sorted, at most maxListedFiles, without .git, node_modules, vendor and
-// archive folders; symlinks are not followed, and the walk stays inside the
+// sorted, at most maxListedFiles, without hidden folders (but .github),
+// node_modules, vendor and archive folders; symlinks are not followed, and the walk stays inside the
 // work tree even if a directory is swapped for a symlink during it.
 func repoFiles(root string) []string {
 	rt, err := os.OpenRoot(root)
@@ -236,7 +236,9 @@ func repoFiles(root string) []string {
 			return nil
 		}
 		name := d.Name()
-		if d.IsDir() && (name == ".git" || name == "node_modules" || name == "vendor" || name == "archive") {
+		// Hidden directories are tools' (.venv, .tox, .idea) or roadmap's own checkout in the
+		// reusable workflow's jobs (.roadmap-run): not the project's code. .github is kept.
+		if d.IsDir() && p != "." && (strings.HasPrefix(name, ".") && name != ".github" || name == "node_modules" || name == "vendor" || name == "archive") {
 			return filepath.SkipDir
 		}
 		if len(files) == maxListedFiles {
