@@ -45,6 +45,9 @@ type Options struct {
 	Progress io.Writer
 	// Latency is added to every model call (default 150 ms).
 	Latency time.Duration
+	// World lays the item out; nil is NewIssueWorld, the Go sample.
+	// NewPythonIssueWorld plays the same life on a Python project.
+	World func(ctx context.Context, dir string, latency time.Duration) (*World, error)
 }
 
 // Summary is the final state, what `roadmap demo --json` prints.
@@ -152,7 +155,11 @@ func (d *run) phase(name string) {
 }
 
 func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
-	w, err := NewIssueWorld(ctx, dir, d.o.Latency)
+	newWorld := d.o.World
+	if newWorld == nil {
+		newWorld = NewIssueWorld
+	}
+	w, err := newWorld(ctx, dir, d.o.Latency)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +175,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.step("issue #%d %q on %s: no plan yet, labelled roadmap:stage", w.Issue, "Add greetings", "a local bare remote")
+	d.step("issue #%d %q on %s: no plan yet, labelled roadmap:stage", w.Issue, w.item.title, "a local bare remote")
 	d.phase("setup")
 
 	// Stage: the planner writes the plan, the gates and the verifier check

@@ -20,18 +20,13 @@ const issueBody = `The greet package is empty: callers need a greeting and a far
 - The README documents both.
 `
 
-// stageFixtures writes the stage planner's and verifier's conversations
-// into fixtures: the planner reads the package, writes each file of the
-// sample plan (plan: path in planDir to content) with write_plan_file and
-// finishes; the verifier reads the package and has no objection. They are
-// made from the plan's own files, so the demo's plan has one source.
-func stageFixtures(plan map[string]string, fixtures string) error {
-	return plannerFixtures(plan, fixtures, "stage-planner", "Write the plan for issue", "wrote the plan: Hello, Goodbye, the README")
-}
-
-// plannerFixtures writes the planner's conversation (named name, matched by
-// match) that writes plan, and the verifier's with no objection.
-func plannerFixtures(plan map[string]string, fixtures, name, match, summary string) error {
+// plannerFixtures writes into fixtures the planner's conversation (named
+// name, matched by match): it reads the file reads, writes each file of plan
+// (path in the change's folder to content) with write_plan_file and
+// finishes with summary; and the verifier's: it reads the same file and has
+// no objection. They are made from the plan's own files, so a sample plan
+// has one source.
+func plannerFixtures(plan map[string]string, fixtures, reads, name, match, summary string) error {
 	files := slices.Sorted(maps.Keys(plan))
 	type call struct {
 		Name      string         `json:"name"`
@@ -43,7 +38,7 @@ func plannerFixtures(plan map[string]string, fixtures, name, match, summary stri
 			"usage":      map[string]int{"tokens_in": in, "tokens_out": out},
 		}}
 	}
-	planner := []map[string]any{turn("read_file", map[string]any{"path": "greet.go"}, 1650, 40)}
+	planner := []map[string]any{turn("read_file", map[string]any{"path": reads}, 1650, 40)}
 	for i, f := range files {
 		data := plan[f]
 		planner = append(planner, turn("write_plan_file", map[string]any{"path": f, "content": data}, 1900+200*i, 60+len(data)/4))
@@ -54,7 +49,7 @@ func plannerFixtures(plan map[string]string, fixtures, name, match, summary stri
 			"source": "hand", "match": match, "turns": planner},
 		"stage-verifier": {"comment": "Made by the demo: the verifier reads the package and has no objection.",
 			"source": "hand", "match": "Review the plan for issue", "turns": []map[string]any{
-				turn("read_file", map[string]any{"path": "greet.go"}, 2100, 40),
+				turn("read_file", map[string]any{"path": reads}, 2100, 40),
 				turn("verdict", map[string]any{"objections": "none"}, 2300, 20)}},
 	}
 	for name, c := range convs {

@@ -19,7 +19,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
 
-//go:embed all:testdata/demo
+//go:embed all:testdata/demo all:testdata/python
 var sample embed.FS
 
 // The sample item. The token is the fake's own: it opens nothing real.
@@ -45,7 +45,32 @@ type World struct {
 	mu     sync.Mutex
 	onCall func(firstUser string, turn int)
 	onBody func(body []byte)
+
+	// item is the sample the world holds: its language's checks.
+	item *sampleItem
 }
+
+// sampleItem is one sample item: its repository and fixtures under
+// testdata, the issue a person files, and what the configuration and the
+// repository's CI say in its language.
+type sampleItem struct {
+	root   string // repo/ and fixtures/ beneath it
+	title  string
+	body   string // the issue as a person files it
+	seed   string // the seed commit's message
+	reads  string // the file the stage planner and verifier read first
+	finish string // the stage planner's summary
+	// checks is the configuration's checks (and a policy row when the
+	// language's runner needs one), YAML at the top level.
+	checks string
+	// ci is the description of the passing status PlayCI gives.
+	ci string
+}
+
+// goItem is the demo's item: a Go package.
+var goItem = &sampleItem{root: "testdata/demo", title: "Add greetings", body: issueBody,
+	seed: "greet: an empty package and a plan", reads: "greet.go", finish: "wrote the plan: Hello, Goodbye, the README",
+	checks: "checks:\n  commands: [\"go vet ./...\"]\n", ci: "go test ./... passed"}
 
 // OnModelRequest sets a hook that sees the whole body of each chat request
 // (what left the Job for the model).
@@ -92,11 +117,16 @@ func NewIssueWorld(ctx context.Context, dir string, latency time.Duration) (*Wor
 // newWorld lays the item out; more, when set, writes more fixtures (given
 // the repository's files and the fixtures directory) before they load.
 func newWorld(ctx context.Context, dir string, latency time.Duration, staged bool, more func(files map[string]string, fixtures string) error) (*World, error) {
-	files, err := embedded("testdata/demo/repo")
+	return newItemWorld(ctx, dir, latency, goItem, staged, more)
+}
+
+// newItemWorld lays out the sample item s.
+func newItemWorld(ctx context.Context, dir string, latency time.Duration, s *sampleItem, staged bool, more func(files map[string]string, fixtures string) error) (*World, error) {
+	files, err := embedded(s.root + "/repo")
 	if err != nil {
 		return nil, err
 	}
-	fixtureFiles, err := embedded("testdata/demo/fixtures")
+	fixtureFiles, err := embedded(s.root + "/fixtures")
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +135,7 @@ func newWorld(ctx context.Context, dir string, latency time.Duration, staged boo
 		return nil, err
 	}
 	labels := config.Default().Labels
-	issue := &githubfake.Issue{Title: "Add greetings", Body: issueBody, Author: "maintainer", Labels: []string{labels.Stage}}
+	issue := &githubfake.Issue{Title: s.title, Body: s.body, Author: "maintainer", Labels: []string{labels.Stage}}
 	// The stage phase left the plan in the record comment, written as
 	// roadmap's identity.
 	record := "**roadmap** · staged: planned\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\nstage.state: staged\n-->"
@@ -123,7 +153,7 @@ func newWorld(ctx context.Context, dir string, latency time.Duration, staged boo
 				delete(files, name)
 			}
 		}
-		if err := stageFixtures(plan, fixtures); err != nil {
+		if err := plannerFixtures(plan, fixtures, s.reads, "stage-planner", "Write the plan for issue", s.finish); err != nil {
 			return nil, err
 		}
 		record = ""
@@ -137,9 +167,9 @@ func newWorld(ctx context.Context, dir string, latency time.Duration, staged boo
 	if err != nil {
 		return nil, fmt.Errorf("load the recorded exchanges: %w", err)
 	}
-	w := &World{}
+	w := &World{item: s}
 	w.World, err = world.New(world.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token, PushToken: PushToken,
-		Files: files, SeedMessage: "greet: an empty package and a plan", Issue: issue, RecordComment: record,
+		Files: files, SeedMessage: s.seed, Issue: issue, RecordComment: record,
 		Replay: replay, ModelLatency: latency, OnModelRequest: w.modelRequest})
 	if err != nil {
 		return nil, err
@@ -189,13 +219,11 @@ models:
     base_url: %s
 prices:
   demo-model: {input: 0.15, output: 0.60}
-checks:
-  commands: ["go vet ./..."]
-implement:
+%simplement:
   poll_interval: 1s
   watch_timeout: 60s
   repair_rounds: 2
-`, w.ModelURL())
+`, w.ModelURL(), w.item.checks)
 	return p, os.WriteFile(p, []byte(cfg), 0o644)
 }
 
@@ -226,7 +254,7 @@ func (w *World) PlayCI(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		w.PassCI(w.Branch(), "go test ./... passed")
+		w.PassCI(w.Branch(), w.item.ci)
 	}
 }
 

@@ -1,0 +1,47 @@
+package demo
+
+import (
+	"context"
+	"time"
+)
+
+// pythonIssueBody is the Python sample's issue as a person files it.
+const pythonIssueBody = "The greet package greets by name but cannot bid farewell, and `hello()` needs a name even when there is nobody to name.\n" + `
+## Acceptance
+
+- goodbye("Ada") returns "Goodbye, Ada!".
+- hello() with no name returns "Hello, world!"; hello("Ada") still returns "Hello, Ada!".
+- The README documents goodbye and the default name.
+`
+
+// pythonItem is the Python sample: a greet package with hello and its
+// pytest test under tests/, configured by pyproject.toml. Its checks run
+// pytest through python3 (python3 -m pytest), which the default shell
+// policy refuses as an interpreter: the configuration allows it for pytest
+// alone, as roadmap init writes it for a Python repository.
+var pythonItem = &sampleItem{root: "testdata/python", title: "Add greetings", body: pythonIssueBody,
+	seed: "greet: hello and its test", reads: "greet/__init__.py",
+	finish: "wrote the plan: goodbye, hello's default name, the README",
+	checks: `checks:
+  commands: ["python3 -m pytest -q"]
+policy:
+  programs:
+    # The default table refuses interpreters; this row allows the tests alone.
+    python3:
+      allow: true
+      args: ["-m pytest"]
+`,
+	ci: "python3 -m pytest passed"}
+
+// NewPythonIssueWorld is NewIssueWorld for a Python project: a greet
+// package (greet/__init__.py, hello) with its pytest test in
+// tests/test_greet.py and pytest configured in pyproject.toml; an issue
+// asking for goodbye and a default name for hello, labelled roadmap:stage,
+// with no plan. The replay model's planner writes the plan
+// (testdata/python/repo/openspec/changes/add-greetings: three groups whose
+// verify commands are python3 -m pytest node ids), and its implement agent
+// writes the Python code and tests group by group. The checks run
+// python3 -m pytest -q: the python3 on the Jobs' PATH must have pytest.
+func NewPythonIssueWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
+	return newItemWorld(ctx, dir, latency, pythonItem, false, nil)
+}

@@ -1,0 +1,5 @@
+from greet import hello
+
+
+def test_hello():
+    assert hello("Ada") == "Hello, Ada!"
