@@ -227,6 +227,11 @@ prices:
 	return p, os.WriteFile(p, []byte(cfg), 0o644)
 }
 
+// Checks is the configuration's checks for the sample's language, with the
+// policy row its test runner needs, as YAML at the top level: what Config
+// writes between the prices and implement.
+func (w *World) Checks() string { return w.item.checks }
+
 // Env is the environment of a step of the item's workflow run: the machine's
 // environment without anything of a real runner or a real token, git kept
 // apart from the machine's configuration, and the fakes' addresses.
