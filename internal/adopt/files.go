@@ -66,6 +66,7 @@ jobs:
   checks:
     uses: roadmap-dev/roadmap/.github/workflows/roadmap-checks.yml@REF
     permissions:
+      id-token: write  # the pin job: which roadmap commit this call runs (docs/install.md)
       contents: read
       statuses: write
 `
