@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -58,10 +59,16 @@ type item struct {
 	// that do what the caller's own setup actions would (itemOptions.Caller).
 	local map[string]string
 	// roadmap is the snapshot of this project the caller's
-	// roadmap-dev/roadmap references resolve to.
-	roadmap string
-	apiURL  string
-	start   time.Time
+	// roadmap-dev/roadmap references resolve to; tag (roadmapRef's tag,
+	// v1) is the directory act maps that tag to, roadmap unless the
+	// scenario moved the tag (itemOptions.Pinned).
+	roadmap, tag string
+	// repos is ROADMAP_E2E_REPOS: the bare repositories the checkout
+	// stand-in clones (roadmap-dev/roadmap.git, which the reusable
+	// workflows check out at the commit the OIDC token names).
+	repos  string
+	apiURL string
+	start  time.Time
 
 	mu     sync.Mutex
 	seen   int // requests of the fake's log already booked
@@ -117,7 +124,14 @@ type itemOptions struct {
 	// World lays the item out instead of demo.NewWorld (or, with
 	// FromIssue, demo.NewIssueWorld).
 	World func(ctx context.Context, dir string, latency time.Duration) (*demo.World, error)
+	// Pinned pins the caller by SHA: its roadmap-dev/roadmap references
+	// name the snapshot's commit instead of v1, and v1 moves on to a later
+	// commit whose scripts fail, so a run that used the tag anywhere fails.
+	Pinned bool
 }
+
+// movedTag is what every script of the moved v1 says before it fails.
+const movedTag = "the moving tag ran, not the pinned commit"
 
 // appPushToken is the GitHub App installation token the scenarios pass as
 // ROADMAP_PUSH_TOKEN; the fake knows it as the App's.
@@ -196,7 +210,27 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it.roadmap = snap.Dir
+	it.roadmap, it.tag = snap.Dir, snap.Dir
+	// GitHub's side of the caller's `uses:`: the fake names the called
+	// workflow's commit in the OIDC token from these refs, and the
+	// reusable workflows check roadmap out at it from ROADMAP_E2E_REPOS.
+	it.repos = filepath.Join(dir, "repos")
+	if err := os.MkdirAll(filepath.Join(it.repos, "roadmap-dev"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(snap.Remote, filepath.Join(it.repos, "roadmap-dev", "roadmap.git")); err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]string{"refs/heads/main": snap.SHA, "refs/tags/v1": snap.SHA}
+	if o.Pinned {
+		it.tag, refs["refs/tags/v1"] = moveTag(t, snap, filepath.Join(dir, "roadmap-v1"))
+		it.local = maps.Clone(it.local)
+		if it.local == nil {
+			it.local = map[string]string{}
+		}
+		it.local["roadmap-dev/roadmap@"+snap.SHA] = snap.Dir
+	}
+	w.Fake.SetCalledRepository("roadmap-dev/roadmap", refs)
 
 	// The user's repository: the sample as the world pushed it, plus the
 	// example caller (unchanged: its roadmap-dev/roadmap references are
@@ -205,6 +239,14 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	caller, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "examples", filepath.Base(it.workflow)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.Pinned {
+		// As docs/install.md pins it: every roadmap reference at one commit.
+		pinned := strings.ReplaceAll(string(caller), "@v1\n", "@"+snap.SHA+" # v1\n")
+		if pinned == string(caller) {
+			t.Fatalf("the example caller %s has no roadmap-dev/roadmap reference at v1 to pin", it.workflow)
+		}
+		caller = []byte(pinned)
 	}
 	files := map[string]string{
 		it.workflow: string(caller),
@@ -279,13 +321,11 @@ func (it *item) book(name string) {
 		// Each request a job made is one its verb's permissions table
 		// (internal/adopt) has: the workflows' permissions are checked
 		// against that table.
-		if known && r.Endpoint != "" && !strings.HasPrefix(r.Path, "/_logs/") && !isGitProtocol(r.Path) && !adopt.Allows(verb, r.Endpoint) {
+		if known && r.Endpoint != "" && !notAPI(r.Path) && !adopt.Allows(verb, r.Endpoint) {
 			it.t.Errorf("the %s job called %s, which internal/adopt's table of %s's calls lacks: add it with the permission it needs", verb, r.Endpoint, verb)
 		}
-		// Counted: REST and GraphQL requests that are not a free 304. The
-		// job-log blobs and git's own protocol (the install script's
-		// ls-remote) are not API requests and spend no rate limit.
-		if strings.HasPrefix(r.Path, "/_logs/") || isGitProtocol(r.Path) {
+		// Counted: REST and GraphQL requests that are not a free 304.
+		if notAPI(r.Path) {
 			continue
 		}
 		api++
@@ -295,6 +335,14 @@ func (it *item) book(name string) {
 	}
 	it.seen = len(log)
 	it.phases = append(it.phases, phase{name, n, api})
+}
+
+// notAPI reports whether path is none of GitHub's API: the job-log blobs,
+// git's own protocol (the install script's ls-remote) and the Actions OIDC
+// token service (the pin job's) spend no rate limit and need no permission
+// of internal/adopt's table.
+func notAPI(path string) bool {
+	return strings.HasPrefix(path, "/_logs/") || strings.HasPrefix(path, "/_services/token/") || isGitProtocol(path)
 }
 
 // isGitProtocol reports whether path is git's smart HTTP protocol.
@@ -365,17 +413,14 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 	}
 	it.logf("%s: act %s on %s (run %d)", tr.name, tr.event, filepath.Base(workflow), tr.runID)
 	s, err := it.act.Start(ctx, Run{
-		Repo:     it.caller,
-		Workflow: workflow,
-		Event:    tr.event,
-		Payload:  tr.payload,
-		Inputs:   tr.inputs,
-		Actor:    tr.actor,
-		APIURL:   it.apiURL,
-		Env: map[string]string{
-			"GITHUB_RUN_ID":         strconv.FormatInt(tr.runID, 10),
-			"ROADMAP_E2E_ARTIFACTS": artifacts,
-		},
+		Repo:              it.caller,
+		Workflow:          workflow,
+		Event:             tr.event,
+		Payload:           tr.payload,
+		Inputs:            tr.inputs,
+		Actor:             tr.actor,
+		APIURL:            it.apiURL,
+		Env:               it.runEnv(tr.runID, artifacts),
 		Secrets:           it.secrets(),
 		LocalRepositories: it.localRepositories(),
 		Scratch:           t.TempDir(),
@@ -453,10 +498,67 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 	return r
 }
 
+// runEnv is a run's base environment: its id, where the guarded uploads
+// go, the bare repositories the checkout stand-in clones, and what the
+// runner gives a job for its OIDC token (on GitHub, only a job granted
+// id-token: write; act gives every job the variables, and the fake refuses
+// the token to a caller that does not grant it).
+func (it *item) runEnv(runID int64, artifacts string) map[string]string {
+	u, err := url.Parse(it.apiURL)
+	if err != nil {
+		it.t.Fatal(err)
+	}
+	path, token := it.w.Fake.IDTokenRequest(runID)
+	return map[string]string{
+		"GITHUB_RUN_ID":                  strconv.FormatInt(runID, 10),
+		"ROADMAP_E2E_ARTIFACTS":          artifacts,
+		"ROADMAP_E2E_REPOS":              it.repos,
+		"ACTIONS_ID_TOKEN_REQUEST_URL":   u.Scheme + "://" + u.Host + path,
+		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": token,
+	}
+}
+
+// moveTag makes v1 a later commit of snap than the one the scenario pins,
+// in a worktree at dir, whose scripts all fail saying movedTag: a run that
+// took anything of roadmap from v1 fails. The tag is pushed to snap's
+// remote, where the checkout stand-in would find it. It returns the
+// worktree and the tag's commit.
+func moveTag(t *testing.T, snap *Repo, dir string) (string, string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := git(ctx, "-C", snap.Dir, "worktree", "add", "--quiet", "--detach", dir, snap.SHA); err != nil {
+		t.Fatal(err)
+	}
+	scripts, err := filepath.Glob(filepath.Join(dir, "scripts", "*.sh"))
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("the moved tag's scripts: %v (%d found)", err, len(scripts))
+	}
+	for _, f := range scripts {
+		body := "#!/usr/bin/env bash\necho \"::error::" + movedTag + " (" + filepath.Base(f) + ")\"\nexit 1\n"
+		if err := os.WriteFile(f, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"-C", dir, "commit", "--quiet", "--no-verify", "--all", "--message", "v1 moves on"},
+		{"-C", dir, "tag", "v1"},
+		{"-C", dir, "push", "--quiet", "origin", "v1"},
+	} {
+		if _, err := git(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sha, err := git(ctx, "-C", dir, "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, strings.TrimSpace(sha)
+}
+
 // localRepositories is act's --local-repository mapping: this project for
 // the caller's roadmap-dev/roadmap references, and the stand-ins.
 func (it *item) localRepositories() map[string]string {
-	m := map[string]string{roadmapRef: it.roadmap}
+	m := map[string]string{roadmapRef: it.tag}
 	for k, v := range it.local {
 		m[k] = v
 	}

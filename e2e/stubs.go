@@ -131,6 +131,46 @@ runs:
         exit 1
 `
 
+// checkoutAction stands in for actions/checkout where act does not skip it:
+// a checkout of another repository (the reusable workflows check out roadmap
+// at the commit the caller pinned, docs/install.md). It clones
+// $ROADMAP_E2E_REPOS/<repository>.git, a bare repository the scenario lays
+// out, at ref (a branch, a tag or a commit) into the workspace's path, as
+// the real action does; a repository the scenario has not laid out fails
+// the step and says so. act skips a checkout of the repository under test
+// itself (the workspace is that repository already).
+const checkoutAction = `name: e2e stand-in for actions/checkout
+description: Clones a repository the e2e laid out under ROADMAP_E2E_REPOS.
+inputs:
+  repository: {description: owner/name, default: ""}
+  ref: {description: a branch, tag or commit, default: ""}
+  path: {description: where under the workspace, default: ""}
+  fetch-depth: {description: ignored, default: "1"}
+  persist-credentials: {description: ignored, default: "false"}
+  sparse-checkout: {description: ignored, default: ""}
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        REPOSITORY: ${{ inputs.repository }}
+        REF: ${{ inputs.ref }}
+        DEST: ${{ inputs.path }}
+      run: |
+        set -euo pipefail
+        src="${ROADMAP_E2E_REPOS:-}/$REPOSITORY.git"
+        if [ -z "${ROADMAP_E2E_REPOS:-}" ] || [ -z "$REPOSITORY" ] || [ ! -d "$src" ]; then
+          echo "::error::actions/checkout of '$REPOSITORY': the e2e laid out no such repository under ROADMAP_E2E_REPOS (docs/e2e.md)"
+          exit 1
+        fi
+        case "$DEST" in /*|*..*) echo "::error::actions/checkout: path '$DEST' leaves the workspace"; exit 1;; esac
+        dest="$GITHUB_WORKSPACE/$DEST"
+        rm -rf "$dest"
+        git clone --quiet --no-checkout "$src" "$dest"
+        git -C "$dest" checkout --quiet --detach "${REF:-HEAD}"
+        echo "actions/checkout (e2e stand-in): $REPOSITORY at $(git -C "$dest" rev-parse HEAD) into ${DEST:-.}"
+`
+
 // WriteStubs writes a stand-in repository under dir for each owner/repo@ref
 // in actions, with an action.yml at every path used, and returns the
 // --local-repository mapping (owner/repo@ref → directory) for act. A stand-in
@@ -151,7 +191,10 @@ func WriteStubs(dir string, actions []RemoteAction) (map[string]string, error) {
 			return nil, fmt.Errorf("stand-in for %s: %w", a.Uses, err)
 		}
 		body := fmt.Sprintf(stubAction, a.Repo+"/"+a.Path)
-		if a.Path == "" {
+		switch {
+		case a.Repo == "actions/checkout" && a.Path == "":
+			body = checkoutAction
+		case a.Path == "":
 			body = fmt.Sprintf(stubAction, a.Repo)
 		}
 		if err := os.WriteFile(filepath.Join(actionDir, "action.yml"), []byte(body), 0o644); err != nil {

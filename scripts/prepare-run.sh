@@ -28,8 +28,12 @@ setup="${setup#./}"
 setup="${setup%/}"
 # A plain relative path inside the repository: no absolute path, no '..', nothing a
 # shell or a `uses:` reads differently.
-if ! [[ "$setup" =~ ^[A-Za-z0-9_][A-Za-z0-9._/-]*$ ]] || [[ "/$setup/" == */../* ]] || [[ "/$setup/" == */./* ]]; then
+if ! [[ "$setup" =~ ^[A-Za-z0-9._][A-Za-z0-9._/-]*$ ]] || [[ "/$setup/" == */../* ]] || [[ "/$setup/" == */./* ]] || [[ "/$setup/" == *//* ]]; then
   echo "::error::roadmap: setup '$SETUP' is not a relative path of a directory in the repository (letters, digits, '.', '_', '-', '/'; no '..')"
+  exit 1
+fi
+if [[ "$setup/" == "$run/"* ]]; then
+  echo "::error::roadmap: setup '$setup' is inside $run, roadmap's own: name an action of your repository"
   exit 1
 fi
 rm -rf "$run/setup"

@@ -239,11 +239,8 @@ func toDo(o Options, res Result) []string {
 		out = append(out, "Compare the files init left as they are with what it would write (roadmap init --dry-run): "+strings.Join(kept, ", "))
 	}
 	if res.Language.setup != "" {
-		// The reusable roadmap.yml has no setup steps of the caller's: its
-		// stage and implement jobs run on the runner's own toolchain.
-		out = append(out, "Stage and implement run your "+res.Language.Language+" tests on the runner's own toolchain, with no install step: "+
-			"if they need the dependencies "+ChecksPath+" installs, run roadmap's actions as steps of your own jobs after those setup steps "+
-			"(docs/examples/roadmap-steps.yml; docs/install.md, \"Two ways of running\")")
+		out = append(out, "Check that "+SetupPath+" installs what your "+res.Language.Language+" tests need: roadmap's stage and implement jobs run it "+
+			"before roadmap (the caller's setup input), as "+ChecksPath+" runs the same steps before the checks (docs/install.md, \"The project's setup\")")
 	}
 	out = append(out, ciToDo(res))
 	l := config.Default().Labels

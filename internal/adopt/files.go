@@ -14,6 +14,11 @@ const (
 	ChecksPath = ".github/workflows/roadmap-checks.yml"
 	ConfigPath = ".github/roadmap.yml"
 	WakePath   = ".github/workflows/roadmap-wake.yml"
+	// SetupDir is the project's setup, a composite action the caller names
+	// in the reusable workflow's setup input (docs/install.md, "The
+	// project's setup"); init writes it for a language with setup steps.
+	SetupDir  = ".github/actions/roadmap-setup"
+	SetupPath = SetupDir + "/action.yml"
 )
 
 // files are the caller workflow, the checks workflow, the wake workflow and
@@ -22,16 +27,57 @@ const (
 // docs/examples/roadmap-caller.yml, named roadmap.yml.
 func files(ref, defaultBranch string, tc Toolchain, ci CI) []file {
 	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch)
-	checks := checksYAML
+	checks, caller := checksYAML, callerYAML
 	if tc.setup != "" {
 		checks = checksStepsYAML(tc)
+		// Both jobs that call roadmap.yml run the project's setup first.
+		caller = strings.ReplaceAll(caller, "      dispatch-workflow: roadmap.yml\n",
+			"      dispatch-workflow: roadmap.yml\n      setup: "+SetupDir+"\n")
 	}
-	return []file{
-		{CallerPath, r.Replace(callerYAML)},
+	out := []file{
+		{CallerPath, r.Replace(caller)},
 		{ChecksPath, r.Replace(checks)},
 		{WakePath, r.Replace(wakeYAML)},
 		{ConfigPath, configText(defaultBranch, tc, ci)},
 	}
+	if tc.setup != "" {
+		out = append(out, file{SetupPath, setupActionYAML(tc)})
+	}
+	return out
+}
+
+// setupActionYAML is the project's setup as a composite action: the
+// language's setup steps, which the checks workflow runs in its job, for the
+// stage and implement jobs of roadmap.yml to run before roadmap. A composite
+// action's run steps must name their shell.
+func setupActionYAML(tc Toolchain) string {
+	var b strings.Builder
+	b.WriteString(`# Written by roadmap init: the project's setup, which roadmap's stage and implement jobs run
+# after the checkout and before roadmap (the caller's setup input; docs/install.md, "The
+# project's setup"), so the agent's and the checks' commands find the ` + tc.Language + ` toolchain
+# and the dependencies (` + tc.DetectedBy + `). Change the steps as your tests need.
+name: roadmap-setup
+description: The ` + tc.Language + ` toolchain and dependencies roadmap's jobs need.
+runs:
+  using: composite
+  steps:
+`)
+	for _, line := range strings.Split(strings.TrimRight(tc.setup, "\n"), "\n") {
+		// The checks job's steps are indented six spaces; a composite
+		// action's four.
+		line = strings.TrimPrefix(line, "  ")
+		trimmed := strings.TrimLeft(line, " ")
+		indent := line[:len(line)-len(trimmed)]
+		switch {
+		case strings.HasPrefix(trimmed, "run: "):
+			b.WriteString(indent + "shell: bash\n" + line + "\n")
+		case strings.HasPrefix(trimmed, "- run: "):
+			b.WriteString(line + "\n" + indent + "  shell: bash\n")
+		default:
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
 }
 
 // callerYAML is docs/examples/roadmap-caller.yml as init writes it
@@ -66,6 +112,7 @@ jobs:
   checks:
     uses: roadmap-dev/roadmap/.github/workflows/roadmap-checks.yml@REF
     permissions:
+      id-token: write  # the pin job: which roadmap commit this call runs (docs/install.md)
       contents: read
       statuses: write
 `

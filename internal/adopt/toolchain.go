@@ -35,8 +35,8 @@ type Toolchain struct {
 
 // The actions the setup steps use, pinned to a release's commit.
 const (
-	setupPython = "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065 # v5.6.0"
-	setupNode   = "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020 # v4.4.0"
+	setupPython = "actions/setup-python@a309ff8b426b58ec0e2a45f0f869d46889d02405 # v6.2.0"
+	setupNode   = "actions/setup-node@6044e13b5dc448c55e2357c09f80417699197238 # v6.2.0"
 )
 
 // DetectToolchain reads the work tree's root for the files that name its

@@ -37,6 +37,7 @@ type job struct {
 type step struct {
 	ID   string `yaml:"id"`
 	Uses string `yaml:"uses"`
+	Run  string `yaml:"run"`
 }
 
 type action struct {
@@ -44,7 +45,9 @@ type action struct {
 }
 
 // roadmapAction matches a step's use of one of roadmap's verb actions.
-var roadmapAction = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./)actions/(stage|implement|report|checks)(?:@|$)`)
+// Inside the reusable workflows they are roadmap's checkout at the pinned
+// commit (./.roadmap-run/roadmap, docs/install.md "A pin pins everything").
+var roadmapAction = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./(?:\.roadmap-run/roadmap/)?)actions/(stage|implement|report|checks)(?:@|$)`)
 
 // reusable matches a job's call of one of roadmap's reusable workflows.
 var reusable = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./)\.github/workflows/([a-z-]+\.yml)(?:@|$)`)
@@ -113,16 +116,24 @@ func parseWorkflows(t *testing.T) map[string]*workflow {
 	return out
 }
 
-// jobVerbs are the verbs a job's steps run.
+// jobVerbs are the verbs a job's steps run. The reusable workflows' pin job,
+// which reads the Actions OIDC token, counts as the verb "pin".
 func jobVerbs(j *job) []string {
 	var out []string
 	for _, s := range j.Steps {
 		if m := roadmapAction.FindStringSubmatch(s.Uses); m != nil {
 			out = append(out, m[1])
 		}
+		if strings.Contains(s.Run, "ACTIONS_ID_TOKEN_REQUEST_URL") {
+			out = append(out, "pin")
+		}
 	}
 	return out
 }
+
+// pinPermissions is what the pin job needs: the OIDC token, which names the
+// commit of roadmap the caller called. No other job may have it.
+var pinPermissions = map[string]string{"id-token": "write"}
 
 // need is what a job must declare: the union of its verbs' permissions, or
 // of the called reusable workflow's jobs'.
@@ -150,6 +161,10 @@ func need(t *testing.T, all map[string]*workflow, j *job) (map[string]string, bo
 	}
 	verbs := jobVerbs(j)
 	for _, v := range verbs {
+		if v == "pin" {
+			merge(pinPermissions)
+			continue
+		}
 		merge(Permissions(v))
 	}
 	return out, len(verbs) > 0
@@ -178,7 +193,9 @@ func TestWorkflowPermissions(t *testing.T) {
 		".github/workflows/roadmap.yml: stage",
 		".github/workflows/roadmap.yml: implement",
 		".github/workflows/roadmap.yml: report",
+		".github/workflows/roadmap.yml: pin",
 		".github/workflows/roadmap-checks.yml: checks",
+		".github/workflows/roadmap-checks.yml: pin",
 		"docs/examples/roadmap-caller.yml: roadmap",
 		"docs/examples/roadmap-caller.yml: implement-approved",
 		"docs/examples/roadmap-caller.yml: answer",
@@ -459,6 +476,9 @@ func cond(t *testing.T, expr string, ctx exprCtx) bool {
 	return truthy(v)
 }
 
+// pinSHA is the commit the pin job read from the OIDC token.
+const pinSHA = "0123456789abcdef0123456789abcdef01234567"
+
 // TestRoadmapWorkflowPhases: roadmap.yml runs stage or implement by its phase
 // input, and report after either, with the inputs of the job that ran — also
 // when that job was killed and wrote no outputs, and the skipped one has none.
@@ -475,11 +495,13 @@ func TestRoadmapWorkflowPhases(t *testing.T) {
 	}
 	var needs []string
 	rj := w.Jobs["report"]
-	if err := rj.Needs.Decode(&needs); err != nil || !cmp.Equal(needs, []string{"stage", "implement"}) {
-		t.Errorf("report needs %v, want [stage implement] (%v)", needs, err)
+	if err := rj.Needs.Decode(&needs); err != nil || !cmp.Equal(needs, []string{"pin", "stage", "implement"}) {
+		t.Errorf("report needs %v, want [pin stage implement] (%v)", needs, err)
 	}
-	if rj.If != "always()" {
-		t.Errorf("report runs if %q, want always()", w.Jobs["report"].If)
+	// After either Job, whatever its result; not when the pin failed (there
+	// is no roadmap to run it with).
+	if rj.If != "always() && needs.pin.result == 'success'" {
+		t.Errorf("report runs if %q, want always() && needs.pin.result == 'success'", w.Jobs["report"].If)
 	}
 
 	stageOut := map[string]any{"result": "staged", "failure": "", "plan": "openspec/changes/x", "pr": "12",
@@ -497,7 +519,8 @@ func TestRoadmapWorkflowPhases(t *testing.T) {
 	}
 	skipped := map[string]any{"result": "skipped", "outputs": unread}
 	common := map[string]string{"issue": "7", "identity": "github-actions[bot]", "workflow": "roadmap-caller.yml",
-		"dashboard": "0", "day-budget-usd": "2.5", "config": ""}
+		"dashboard": "0", "day-budget-usd": "2.5", "config": "",
+		"roadmap-ref": pinSHA, "roadmap-repository": "roadmap-dev/roadmap"}
 	for _, tt := range []struct {
 		name             string
 		phase            any // the phase input; nil as a caller that sets none (the default)
@@ -545,7 +568,8 @@ func TestRoadmapWorkflowPhases(t *testing.T) {
 			ctx := exprCtx{
 				"inputs": map[string]any{"issue": 7.0, "phase": phase, "record-comment": 55.0, "identity": "github-actions[bot]",
 					"dispatch-workflow": "roadmap-caller.yml", "dashboard": 0.0, "day-budget-usd": 2.5, "config": ""},
-				"needs": map[string]any{"stage": tt.stage, "implement": tt.implement},
+				"needs": map[string]any{"stage": tt.stage, "implement": tt.implement,
+					"pin": map[string]any{"result": "success", "outputs": map[string]any{"sha": pinSHA, "repository": "roadmap-dev/roadmap"}}},
 			}
 			// Which of stage and implement runs.
 			ran := map[string]bool{"stage": cond(t, w.Jobs["stage"].If, ctx), "implement": cond(t, w.Jobs["implement"].If, ctx)}
@@ -671,4 +695,61 @@ func jobUses(t *testing.T, path, id string) string {
 		t.Fatal(err)
 	}
 	return w.Jobs[id].Uses
+}
+
+// TestPinJobsAgree: roadmap.yml and roadmap-checks.yml read the pinned
+// commit with the same pin job (it cannot be shared: nothing of roadmap can
+// be used before the pin is known), and every job after it that runs
+// roadmap checks roadmap out at the pin and uses its actions from there,
+// never a roadmap-dev/roadmap reference of its own (which would run a
+// moving tag whatever the caller pinned).
+func TestPinJobsAgree(t *testing.T) {
+	type anyWorkflow struct {
+		Jobs map[string]map[string]any `yaml:"jobs"`
+	}
+	read := func(path string) anyWorkflow {
+		b, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w anyWorkflow
+		if err := yaml.Unmarshal(b, &w); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return w
+	}
+	main, checks := read(".github/workflows/roadmap.yml"), read(".github/workflows/roadmap-checks.yml")
+	for _, key := range []string{"permissions", "outputs", "steps", "timeout-minutes"} {
+		if diff := cmp.Diff(main.Jobs["pin"][key], checks.Jobs["pin"][key]); diff != "" || main.Jobs["pin"][key] == nil {
+			t.Errorf("the pin jobs' %s differ (-roadmap.yml +roadmap-checks.yml):\n%s", key, diff)
+		}
+	}
+	for name, w := range map[string]anyWorkflow{"roadmap.yml": main, "roadmap-checks.yml": checks} {
+		for id, j := range w.Jobs {
+			if id == "pin" {
+				continue
+			}
+			steps, _ := j["steps"].([]any)
+			pinned := false
+			for _, s := range steps {
+				st, _ := s.(map[string]any)
+				uses, _ := st["uses"].(string)
+				with, _ := st["with"].(map[string]any)
+				if strings.HasPrefix(uses, "roadmap-dev/roadmap") {
+					t.Errorf("%s: job %s uses %s: inside the reusable workflows roadmap runs from the pinned checkout", name, id, uses)
+				}
+				if with["ref"] == "${{ needs.pin.outputs.sha }}" && with["path"] == ".roadmap-run/roadmap" {
+					pinned = true
+				}
+				if strings.HasPrefix(uses, "./.roadmap-run/roadmap/actions/") {
+					if !pinned {
+						t.Errorf("%s: job %s uses %s before checking roadmap out at the pin", name, id, uses)
+					}
+					if with["roadmap-ref"] != "${{ needs.pin.outputs.sha }}" {
+						t.Errorf("%s: job %s: %s's roadmap-ref is %v, want the pin's sha (the install step builds or downloads that)", name, id, uses, with["roadmap-ref"])
+					}
+				}
+			}
+		}
+	}
 }

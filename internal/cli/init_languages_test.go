@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 
 	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/config"
@@ -142,8 +143,9 @@ type initJSON struct {
 	} `json:"settings"`
 }
 
-// initWrites are the files roadmap init writes.
-var initWrites = []string{adopt.CallerPath, adopt.ChecksPath, adopt.WakePath, adopt.ConfigPath}
+// initWrites are the files roadmap init writes for a language with setup
+// steps (the JSON test's Node repository): the project's setup action last.
+var initWrites = []string{adopt.CallerPath, adopt.ChecksPath, adopt.WakePath, adopt.ConfigPath, adopt.SetupPath}
 
 // lintInit runs the pinned actionlint (the Makefile's, v1.7.12: the
 // go.mod's actionlint package predates the models permission) over every
@@ -267,11 +269,13 @@ func TestInitLanguages(t *testing.T) {
 					t.Errorf("the checks workflow holds %q, not for %s:\n%s", s, tc.lang, checks)
 				}
 			}
-			// roadmap.yml sets up nothing of the caller's: for a language
-			// with setup steps the to-do says where they go for the agent.
-			steps := slices.ContainsFunc(got.ToDo, func(s string) bool { return strings.Contains(s, "docs/examples/roadmap-steps.yml") })
-			if want := tc.lang != "go"; steps != want {
-				t.Errorf("the to-do names the steps example: %v, want %v:\n%s", steps, want, strings.Join(got.ToDo, "\n"))
+			// A language with setup steps gets them as the project's setup
+			// action too, which the caller names for stage and implement,
+			// and the to-do says to check it.
+			checkSetupAction(t, r, tc.lang != "go", tc.setup)
+			named := slices.ContainsFunc(got.ToDo, func(s string) bool { return strings.Contains(s, adopt.SetupPath) })
+			if want := tc.lang != "go"; named != want {
+				t.Errorf("the to-do names %s: %v, want %v:\n%s", adopt.SetupPath, named, want, strings.Join(got.ToDo, "\n"))
 			}
 			lintInit(t, r.dir)
 		})
@@ -600,5 +604,59 @@ func jsonShape(v any) any {
 		return []any{jsonShape(v[0])}
 	default:
 		return nil
+	}
+}
+
+// checkSetupAction: with want, init wrote the project's setup as a
+// composite action holding the setup steps (those not about the checks
+// workflow itself), every run step with its shell, and the caller passes it
+// as the setup input of both jobs that call roadmap.yml; without, neither.
+func checkSetupAction(t *testing.T, r *initRepo, want bool, steps []string) {
+	t.Helper()
+	caller := r.read(adopt.CallerPath)
+	if n := strings.Count(caller, "setup: "+adopt.SetupDir+"\n"); want && n != 2 || !want && n != 0 {
+		t.Errorf("the caller passes setup: %s %d times, want %d:\n%s", adopt.SetupDir, n, map[bool]int{true: 2}[want], caller)
+	}
+	b, err := os.ReadFile(filepath.Join(r.dir, adopt.SetupPath))
+	if !want {
+		if err == nil {
+			t.Errorf("init wrote %s for a language with no setup steps", adopt.SetupPath)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("init wrote no %s: %v", adopt.SetupPath, err)
+	}
+	var action struct {
+		Runs struct {
+			Using string `yaml:"using"`
+			Steps []struct {
+				Uses  string `yaml:"uses"`
+				Run   string `yaml:"run"`
+				Shell string `yaml:"shell"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(b, &action); err != nil {
+		t.Fatalf("%s does not parse: %v\n%s", adopt.SetupPath, err, b)
+	}
+	if action.Runs.Using != "composite" || len(action.Runs.Steps) == 0 {
+		t.Errorf("%s is not a composite action with steps:\n%s", adopt.SetupPath, b)
+	}
+	for i, s := range action.Runs.Steps {
+		if s.Run != "" && s.Shell != "bash" {
+			t.Errorf("%s: step %d runs %q with no shell (a composite action's run step needs one)", adopt.SetupPath, i, s.Run)
+		}
+		if s.Run == "" && s.Uses == "" {
+			t.Errorf("%s: step %d neither runs nor uses anything", adopt.SetupPath, i)
+		}
+	}
+	for _, s := range steps {
+		if strings.HasPrefix(s, "uses: roadmap-dev/roadmap/") {
+			continue // the checks workflow's own step
+		}
+		if !strings.Contains(string(b), s) {
+			t.Errorf("%s lacks the setup step %q:\n%s", adopt.SetupPath, s, b)
+		}
 	}
 }
