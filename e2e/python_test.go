@@ -108,6 +108,7 @@ func TestE2EPythonRepository(t *testing.T) {
 	ran := it.nextRun("run 1", it.workflowFile(), "issues", nil)
 	run1 := ran.actRun
 	it.wantJobs(run1, "success", "success")
+	it.logf("the project's setup in the implement job: %s", pythonSetupRan(t, run1, "implement"))
 	it.checkTrace(run1, 1, it.w.Replay.Stats().Calls-it.staged, false)
 
 	rec := it.record()
@@ -141,4 +142,31 @@ func TestE2EPythonRepository(t *testing.T) {
 	if n := it.requests(); n > maxRequests {
 		t.Errorf("the item made %d counted GitHub requests, want at most %d", n, maxRequests)
 	}
+}
+
+// pythonSetupRan returns what the project's setup (the reusable workflow's
+// step "The project's setup", running the caller's roadmap-setup action)
+// printed in the run's job, and fails the test when it did not run or did
+// not find pytest.
+func pythonSetupRan(t *testing.T, r *actRun, job string) string {
+	t.Helper()
+	name := r.job(job)
+	var out strings.Builder
+	ran := false
+	for _, s := range r.Steps {
+		if s.Job == name && s.Step == "The project's setup" && s.Stage == "Main" {
+			ran = ran || s.Result == "success"
+			out.WriteString(r.StepOutput(name, s.ID))
+		}
+	}
+	line := ""
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, "roadmap-setup: pytest ") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	if !ran || line == "" {
+		t.Errorf("the %s job's project setup: ran %v, printed %q; want it to run the roadmap-setup action and find pytest (steps %+v)", job, ran, out.String(), r.Steps)
+	}
+	return line
 }
