@@ -73,7 +73,12 @@ func parseFlags(fs *pflag.FlagSet, args []string) (code int, ok bool) {
 		sink.env.collect(fs)
 		return ExitOK, false
 	}
+	// The flag package calls Usage on -h and on a bad flag; parseFlags
+	// says both its own way, so a verb's Usage stays for the verb's own calls.
+	usage := fs.Usage
+	fs.Usage = func() {}
 	err := fs.Parse(longDashes(fs, args))
+	fs.Usage = usage
 	if err == nil {
 		fs.Visit(func(f *pflag.Flag) {
 			if f.Deprecated == "" {

@@ -48,7 +48,7 @@ type planValidateEntry struct {
 func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "plan validate")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
-	openspecOnly := fs.Bool("openspec", false, "check only what `openspec validate --strict` checks: no roadmap rules, no plan gates")
+	openspecOnly := fs.Bool("openspec", false, "check only what openspec validate --strict checks: no roadmap rules, no plan gates")
 	issueFile := fs.String("body-file", "", "the issue body, as a `FILE`, for the acceptance-map gate")
 	cfgPath := fs.String("config", "", "configuration file, for the gates' settings (default: the repository's "+config.DefaultPath+", if any)")
 	fs.Usage = func() {
