@@ -221,7 +221,8 @@ func TestTerminalOutput(t *testing.T) {
 		tty, screen := openPTY(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "demo")
+		keep := filepath.Join(t.TempDir(), "kept")
+		cmd := exec.CommandContext(ctx, bin, "demo", "--keep", keep)
 		cmd.Stdout, cmd.Stderr = tty, tty
 		cmd.Env = append(demoEnviron(), "NO_COLOR=1")
 		if err := cmd.Run(); err != nil {
@@ -240,6 +241,12 @@ func TestTerminalOutput(t *testing.T) {
 		}
 		if strings.Contains(got, "map[") || strings.Contains(got, "\x1b") {
 			t.Errorf("a Go map or an escape sequence reaches the terminal (NO_COLOR set):\n%q", got)
+		}
+		// It ends by naming the step summary and the timeline it kept.
+		end := "\nthe step summary (what GITHUB_STEP_SUMMARY got): " + filepath.Join(keep, "step-summary.md") +
+			"\nthe timeline of the Jobs (Mermaid):             " + filepath.Join(keep, "timeline.md") + "\n"
+		if !strings.HasSuffix(got, end) {
+			t.Errorf("the demo does not end by naming both kept files (%q):\n%s", end, got)
 		}
 	})
 }
