@@ -19,7 +19,7 @@ import (
 func runChecks(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "checks")
 	planDir := fs.String("plan", "", "the OpenSpec change directory, relative to the workspace (default: --issue's stage.plan, else the only change under "+plan.ChangesDir+")")
-	workdir := fs.String("workdir", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
+	workdir := fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
 	sha := fs.String("sha", "", "the commit the status goes on (default: the pull_request event's head, else git rev-parse HEAD)")
 	group := fs.Int("group", 0, "check only group N (default: every group)")
 	cfgPath := fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")")

@@ -24,7 +24,7 @@ func runCIFailToPass(ctx context.Context, env *Env, args []string) int {
 	base := fs.String("base", "", "the commit the change starts from (required), e.g. origin/main or HEAD~1")
 	test := fs.String("test", "", "the test command, without a shell (default for a Go module: go test -json ./...)")
 	junit := fs.String("junit", "", "a glob, relative to the repository's top, naming the JUnit XML files the test command writes")
-	dir := fs.String("C", "", "the repository (default $GITHUB_WORKSPACE or .)")
+	dir := fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
 	cfgPath := fs.String("config", "", "configuration file, for isolation and the shell policy (default DIR/"+config.DefaultPath+")")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {

@@ -3,14 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes. Scripts depend on them; docs/cli.md documents them.
@@ -44,6 +43,14 @@ type Env struct {
 	// ghAuthToken asks the gh CLI for its login's token; nil runs
 	// `gh auth token`. Tests replace it.
 	ghAuthToken func(ctx context.Context) (string, error)
+
+	// collect, when set, receives the flag set of the verb instead of a
+	// run (verbFlags: shell completion and the flag-name checks).
+	collect func(*pflag.FlagSet)
+
+	// repoDir is the work tree whose origin remote names the repository
+	// when neither -R nor GITHUB_REPOSITORY does; "" is the workspace.
+	repoDir string
 
 	// verb is the verb running ("explain", "record show"), for Errorf.
 	verb string
@@ -118,8 +125,12 @@ func verbs() []verb {
 }
 
 // Main runs the roadmap command line and returns its exit code.
+// At a terminal, workflow commands are rendered for a person (terminal.go).
 func Main(ctx context.Context, args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return run(ctx, newEnv(args, environ, stdin, stdout, stderr))
+	env := newEnv(args, environ, stdin, stdout, stderr)
+	flush := env.terminalOutput()
+	defer flush()
+	return run(ctx, env)
 }
 
 // newEnv is the Env of one command line; environ is KEY=VALUE lines.
@@ -144,67 +155,6 @@ func (e *Env) runVerb(ctx context.Context, v verb, args []string) int {
 		return ExitAuth
 	}
 	return code
-}
-
-// newFlags returns a flag set for the verb name. It prints nothing itself:
-// parseFlags writes the verb's help on -h and one line on a bad flag.
-func newFlags(env *Env, name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("roadmap "+name, flag.ContinueOnError)
-	fs.SetOutput(flagSink{env: env, name: name})
-	fs.Usage = func() {}
-	return fs
-}
-
-// flagSink is a flag set's output: it swallows what the flag package prints
-// (the error and the whole usage) and carries the verb's Env to parseFlags.
-type flagSink struct {
-	env  *Env
-	name string
-}
-
-func (flagSink) Write(p []byte) (int, error) { return len(p), nil }
-
-// parseFlags parses args and maps a parse failure to an exit code. ok is false
-// when the verb should return code at once: -h prints the verb's help on
-// stdout and exits 0; a bad flag prints one line naming the verb and
-// pointing at --help, and exits 2.
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	err := fs.Parse(args)
-	if err == nil {
-		return ExitOK, true
-	}
-	sink, _ := fs.Output().(flagSink)
-	if errors.Is(err, flag.ErrHelp) {
-		if sink.env != nil {
-			verbHelp(sink.env.Stdout, sink.name, fs)
-		}
-		return ExitOK, false
-	}
-	if sink.env != nil {
-		sink.env.Errorf("%v (see 'roadmap %s --help')", err, sink.name)
-	}
-	return ExitUsage, false
-}
-
-// verbHelp writes a verb's help: its summary, its usage and its flags.
-func verbHelp(w io.Writer, name string, fs *flag.FlagSet) {
-	summary := ""
-	for _, v := range verbs() {
-		if v.name == name {
-			summary = v.summary
-		}
-	}
-	fmt.Fprintf(w, "roadmap %s: %s\n\nusage: roadmap %s [flags]\n", name, summary, name)
-	has := false
-	fs.VisitAll(func(*flag.Flag) { has = true })
-	if has {
-		fmt.Fprintln(w, "\nflags:")
-		out := fs.Output()
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(out)
-	}
-	fmt.Fprintf(w, "\n%s\n", exitCodesLine)
 }
 
 // exitCodesLine is the help's list of exit codes; docs/cli.md says the same.

@@ -15,15 +15,19 @@ import (
 // name is a command of the root, a two-word name ("dev fake-github") a
 // subcommand of a parent made for its first word. Cobra gives the tree the
 // gh CLI's habits (help for every command, `help VERB`, --version, shell
-// completion); each verb still parses its own flags with the flag package
-// (DisableFlagParsing), so no verb file depends on cobra.
+// completion); each verb still parses its own flags (DisableFlagParsing,
+// parseFlags in flags.go: single-dash long flags and old names are read
+// there), so no verb file depends on cobra. For shell completion the verbs'
+// flag sets are also registered on their commands, where cobra's
+// `__complete` offers them.
 
 // run runs the command line env.Args.
 func run(ctx context.Context, env *Env) int {
 	code := ExitOK
-	root := newRoot(ctx, env, &code)
 	args := make([]string, len(env.Args)) // non-nil: cobra reads os.Args for nil
 	copy(args, env.Args)
+	completing := len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd)
+	root := newRoot(ctx, env, &code, completing)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
 		env.Errorf("%v (see 'roadmap --help')", err)
@@ -32,7 +36,9 @@ func run(ctx context.Context, env *Env) int {
 	return code
 }
 
-func newRoot(ctx context.Context, env *Env, code *int) *cobra.Command {
+// newRoot builds the command tree; with flags, each verb's flag set is
+// registered on its command (shell completion asks for them).
+func newRoot(ctx context.Context, env *Env, code *int, flags bool) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "roadmap",
 		Short: "turn GitHub issues into reviewed, tested pull requests",
@@ -73,7 +79,13 @@ func newRoot(ctx context.Context, env *Env, code *int) *cobra.Command {
 				root.AddCommand(parent)
 			}
 		}
-		parent.AddCommand(newLeaf(ctx, env, v, leaf, code))
+		c := newLeaf(ctx, env, v, leaf, code)
+		if flags {
+			if fs := verbFlags(v); fs != nil {
+				c.Flags().AddFlagSet(fs)
+			}
+		}
+		parent.AddCommand(c)
 	}
 	for _, p := range parents {
 		p.Short = summaryOf(p)

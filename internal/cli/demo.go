@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,7 @@ import (
 
 func runDemo(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "demo")
-	keep := fs.String("keep", "", "leave the demo's state (fake GitHub, repositories, traces) in this directory")
+	keep := fs.String("keep", "", "leave the demo's state (fake GitHub, repositories, traces, the step summary and a timeline) in this `DIR`")
 	asJSON := fs.Bool("json", false, "print the final state as one JSON object")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -31,34 +32,86 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintln(progress, "roadmap demo: the life of an item, locally, against the fakes")
 	start := time.Now()
-	sum, err := demo.Run(ctx, demo.Options{
+	o := demo.Options{
 		Dir:      *keep,
 		Progress: progress,
 		Command: func(ctx context.Context, args []string) *exec.Cmd {
 			return exec.CommandContext(ctx, self, args...)
 		},
-	})
+	}
+	if !*asJSON {
+		o.Render = env.termRenderer()
+	}
+	var kept keptFiles
+	if *keep != "" {
+		// Every Job appends its step summary here, as the runner's
+		// GITHUB_STEP_SUMMARY file would get it.
+		kept.StepSummary = filepath.Join(*keep, demoStepSummary)
+		if err := os.MkdirAll(*keep, 0o755); err != nil {
+			env.Errorf("demo: %v", err)
+			return ExitInternal
+		}
+		if err := os.WriteFile(kept.StepSummary, nil, 0o644); err != nil {
+			env.Errorf("demo: %v", err)
+			return ExitInternal
+		}
+		o.ExtraEnv = append(o.ExtraEnv, "GITHUB_STEP_SUMMARY="+kept.StepSummary)
+	}
+	sum, err := demo.Run(ctx, o)
 	if err != nil {
 		env.Errorf("demo: %v", err)
 		return ExitInternal
 	}
 	if *keep == "" {
 		sum.Dir = ""
+	} else {
+		traces, err := readTraces(*keep)
+		if err == nil && len(traces) == 0 {
+			err = errors.New("the Jobs left no trace")
+		}
+		if err != nil {
+			env.Errorf("demo: the timeline: %v", err)
+			return ExitInternal
+		}
+		kept.Timeline = filepath.Join(*keep, demoTimeline)
+		md := timelineMarkdown(fmt.Sprintf("roadmap demo, the Jobs of issue #%d", sum.Issue), traces)
+		if err := os.WriteFile(kept.Timeline, []byte(md), 0o644); err != nil {
+			env.Errorf("demo: %v", err)
+			return ExitInternal
+		}
 	}
 	if *asJSON {
-		if code := env.JSON(sum); code != ExitOK {
+		if code := env.JSON(struct {
+			*demo.Summary
+			keptFiles
+		}{sum, kept}); code != ExitOK {
 			return code
 		}
 	} else {
 		sum.Print(env.Stdout)
 		fmt.Fprintf(env.Stdout, "\ndone in %.1fs\n", time.Since(start).Seconds())
 		explore(env.Stdout, *keep, sum.Issue)
+		if *keep != "" {
+			fmt.Fprintf(env.Stdout, "\nthe step summary (what GITHUB_STEP_SUMMARY got): %s\nthe timeline of the Jobs (Mermaid):             %s\n", kept.StepSummary, kept.Timeline)
+		}
 	}
 	if sum.Result != record.ResultReady || !sum.SpendMatches() {
 		env.Errorf("demo: the item ended %s (spend matches: %v)", sum.Result, sum.SpendMatches())
 		return ExitFindings
 	}
 	return ExitOK
+}
+
+// The files a kept demo adds beside the state, named at its end.
+const (
+	demoStepSummary = "step-summary.md"
+	demoTimeline    = "timeline.md"
+)
+
+// keptFiles are the paths of those files, in --json too.
+type keptFiles struct {
+	StepSummary string `json:"step_summary,omitempty"`
+	Timeline    string `json:"timeline,omitempty"`
 }
 
 // explore says how to look at what the demo left with roadmap's own tools.

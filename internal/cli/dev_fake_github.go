@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
@@ -23,7 +24,23 @@ func runDevFakeGitHub(ctx context.Context, env *Env, args []string) int {
 	addr := flags.String("addr", "127.0.0.1:0", "`HOST:PORT` to listen on; port 0 picks a free one")
 	statePath := flags.String("state", "", "state `FILE`: loaded at start when it exists, saved on exit")
 	owner := flags.String("owner", "roadmap-dev", "repository `OWNER`")
-	repo := flags.String("repo", "demo", "repository `NAME`")
+	repo := "demo"
+	// -R/--repo as on the verbs that read GitHub; a bare NAME (the old
+	// --repo) takes its owner from --owner.
+	flags.FuncP("repo", "R", "the repository `OWNER/REPO`, or its NAME with --owner (default roadmap-dev/demo)", func(s string) error {
+		o, r, two := strings.Cut(s, "/")
+		if !two {
+			o, r = "", s
+		}
+		if r == "" || (two && o == "") || strings.ContainsAny(r, "/ ") {
+			return fmt.Errorf("%q is not OWNER/REPO or NAME", s)
+		}
+		if two {
+			*owner = o
+		}
+		repo = r
+		return nil
+	})
 	token := flags.String("token", "", "the only `TOKEN` accepted (empty: any)")
 	gitRemote := flags.String("git-remote", "", "bare repository `DIR` whose branches are the pull requests' heads")
 	rateLimit := flags.Int("rate-limit", 1000, "primary budget: requests per hour per token")
@@ -35,7 +52,7 @@ func runDevFakeGitHub(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	fake := githubfake.New(githubfake.Options{
-		Token: *token, Owner: *owner, Repo: *repo, RateLimit: *rateLimit, GitRemote: *gitRemote,
+		Token: *token, Owner: *owner, Repo: repo, RateLimit: *rateLimit, GitRemote: *gitRemote,
 	})
 	if *statePath != "" {
 		if _, err := os.Stat(*statePath); err == nil {
@@ -59,7 +76,7 @@ func runDevFakeGitHub(ctx context.Context, env *Env, args []string) int {
 
 	// The URL is the one line on stdout, so a script can read it.
 	fmt.Fprintf(env.Stdout, "http://%s\n", ln.Addr())
-	env.Errorf("fake GitHub serving %s/%s; GraphQL at /graphql; see docs/fake-github.md", *owner, *repo)
+	env.Errorf("fake GitHub serving %s/%s; GraphQL at /graphql; see docs/fake-github.md", *owner, repo)
 
 	code := ExitOK
 	select {

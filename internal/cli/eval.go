@@ -30,7 +30,7 @@ func runEvalStage(ctx context.Context, env *Env, args []string) int {
 // [--json]`: the implement golden set replayed through the real implement
 // Job and scored FULL, PARTIAL or NO (docs/eval.md).
 func runEvalImplement(ctx context.Context, env *Env, args []string) int {
-	return runEval(ctx, env, args, "eval implement", "fixtures", filepath.Join("testdata", "golden", "implement"),
+	return runEval(ctx, env, args, "eval implement", "golden", filepath.Join("testdata", "golden", "implement"),
 		func(c *config.Config) float64 { return c.Eval.Implement.Floor },
 		func(ctx context.Context, o eval.Options) (any, float64, bool, error) {
 			rep, err := eval.Implement(ctx, o)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,10 +28,10 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	state := fs.String("state", "", "read the issue from a saved fake GitHub state: a `DIR` kept by 'roadmap demo --keep DIR', or its "+explain.StateFile)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	repoFlag(fs, env)
-	pos, code, ok := parseInterspersed(fs, args)
-	if !ok {
+	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	pos := fs.Args()
 	if len(pos) != 1 {
 		env.Errorf("usage: roadmap explain ISSUE [-R OWNER/REPO] [--trace] [--trace-file FILE] [--state DIR] [--json]")
 		return ExitUsage
@@ -63,6 +62,7 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 			env.Errorf("%v", err)
 			return ExitUsage
 		}
+		o.Repository = env.Getenv("GITHUB_REPOSITORY") // perhaps from the origin remote
 	}
 
 	out, note, err := explain.Explain(ctx, o)
@@ -88,23 +88,4 @@ func explainFailed(env *Env, err error) int {
 		return ExitUsage
 	}
 	return ExitInternal
-}
-
-// parseInterspersed parses flags before and after the positional arguments,
-// so `explain 12 --trace` and `explain --trace 12` mean the same.
-func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
-	for {
-		if code, ok := parseFlags(fs, args); !ok {
-			return nil, code, false
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, ExitOK, true
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), ExitOK, true
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

@@ -482,7 +482,7 @@ func TestExplainErrors(t *testing.T) {
 		{"two issues", []string{"1", "2"}, nil, ExitUsage, "usage"},
 		{"not a number", []string{"twelve"}, nil, ExitUsage, `"twelve" is not an issue number`},
 		{"zero", []string{"0"}, nil, ExitUsage, "not an issue number"},
-		{"unknown flag", []string{"1", "--verbose"}, nil, ExitUsage, "flag provided but not defined"},
+		{"unknown flag", []string{"1", "--verbose"}, nil, ExitUsage, "unknown flag: --verbose"},
 		{"no such issue", []string{"999"}, nil, ExitUsage, "issue #999 not found in acme/widgets"},
 		{"no record", []string{strconv.Itoa(noRecord)}, nil, ExitUsage, "has no roadmap record"},
 		{"a record block in the body only", []string{strconv.Itoa(inBody)}, nil, ExitUsage, "a record block in the issue body or in a comment not by github-actions[bot] is ignored"},
@@ -587,9 +587,9 @@ func TestParseInterspersed(t *testing.T) {
 		env := &Env{Stderr: &bytes.Buffer{}}
 		fs := newFlags(env, "explain")
 		tr := fs.Bool("trace", false, "")
-		pos, _, ok := parseInterspersed(fs, tt.args)
-		if !ok || !cmp.Equal(pos, tt.pos) || *tr != tt.trace {
-			t.Errorf("parseInterspersed(%q) = %q, trace %v, ok %v; want %q, trace %v", tt.args, pos, *tr, ok, tt.pos, tt.trace)
+		_, ok := parseFlags(fs, tt.args)
+		if pos := fs.Args(); !ok || !cmp.Equal(pos, tt.pos) || *tr != tt.trace {
+			t.Errorf("parseFlags(%q): args %q, trace %v, ok %v; want %q, trace %v", tt.args, pos, *tr, ok, tt.pos, tt.trace)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/spf13/pflag"
 )
 
 // What the two Job verbs (stage, implement) set up the same way before their
@@ -74,7 +74,7 @@ type jobBudgetFlags struct {
 	dashboard *int
 }
 
-func addBudgetFlags(fs *flag.FlagSet) jobBudgetFlags {
+func addBudgetFlags(fs *pflag.FlagSet) jobBudgetFlags {
 	return jobBudgetFlags{
 		item:      fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs, stage's and implement's (default: configuration budgets.item.usd)"),
 		day:       fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard"),
@@ -113,11 +113,11 @@ type jobFlags struct {
 
 // addJobFlags defines the shared flags of verb on fs: issueHelp says what
 // the Job does with the issue, baseHelp what the base branch is for.
-func addJobFlags(fs *flag.FlagSet, verb, issueHelp, baseHelp string) jobFlags {
+func addJobFlags(fs *pflag.FlagSet, verb, issueHelp, baseHelp string) jobFlags {
 	return jobFlags{
 		issue:         fs.Int("issue", 0, issueHelp+" (default: from the event)"),
 		config:        fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")"),
-		workdir:       fs.String("workdir", "", "the repository checkout (default $GITHUB_WORKSPACE or .)"),
+		workdir:       fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)"),
 		remote:        fs.String("remote", "origin", "the git remote to push to"),
 		base:          fs.String("base", "", baseHelp+" (default: configuration, main)"),
 		timeout:       fs.Int("timeout-minutes", 0, "the job's timeout-minutes; with --started-at it sets the deadline"),

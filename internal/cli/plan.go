@@ -34,12 +34,12 @@ type planValidateEntry struct {
 }
 
 // runPlanValidate is `roadmap plan validate DIR [--json] [--openspec]
-// [--issue FILE] [--config FILE]`: every OpenSpec rule of `openspec validate
+// [--body-file FILE] [--config FILE]`: every OpenSpec rule of `openspec validate
 // --strict`, roadmap's stricter plan rules and the plan gates
 // (internal/gates), on the change in DIR (openspec/changes/<id>) or on every
 // change of the repository at DIR. Each finding names its owner (openspec or
 // roadmap); with --openspec only OpenSpec's rules run, so the verdict is the
-// OpenSpec CLI's. The acceptance-map gate runs only with --issue, the issue
+// OpenSpec CLI's. The acceptance-map gate runs only with --body-file, the issue
 // body as a file; premise commands are not run here (no isolation boundary).
 // The verify forms come from the configuration (gates.*), the repository's
 // own by default. Flags may come before or after DIR. Exit 0 when nothing
@@ -48,22 +48,22 @@ type planValidateEntry struct {
 func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "plan validate")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
-	openspecOnly := fs.Bool("openspec", false, "check only what `openspec validate --strict` checks: no roadmap rules, no plan gates")
-	issueFile := fs.String("issue", "", "the issue body, as a file, for the acceptance-map gate")
+	openspecOnly := fs.Bool("openspec", false, "check only what openspec validate --strict checks: no roadmap rules, no plan gates")
+	issueFile := fs.String("body-file", "", "the issue body, as a `FILE`, for the acceptance-map gate")
 	cfgPath := fs.String("config", "", "configuration file, for the gates' settings (default: the repository's "+config.DefaultPath+", if any)")
 	fs.Usage = func() {
-		env.Errorf("usage: roadmap plan validate DIR [--json] [--openspec] [--issue FILE] [--config FILE]  (DIR: a repository root or openspec/changes/<id>)")
+		env.Errorf("usage: roadmap plan validate DIR [--json] [--openspec] [--body-file FILE] [--config FILE]  (DIR: a repository root or openspec/changes/<id>)")
 	}
-	dirs, code, ok := parseInterspersed(fs, args)
-	if !ok {
+	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	dirs := fs.Args()
 	if len(dirs) != 1 {
 		fs.Usage()
 		return ExitUsage
 	}
 	if *openspecOnly && *issueFile != "" {
-		env.Errorf("plan validate: --issue feeds a roadmap gate, and --openspec runs OpenSpec's rules only; give one of them")
+		env.Errorf("plan validate: --body-file feeds a roadmap gate, and --openspec runs OpenSpec's rules only; give one of them")
 		return ExitUsage
 	}
 	var issue *gates.Issue

@@ -198,7 +198,7 @@ func TestPlanValidateConfiguredVerifyForms(t *testing.T) {
 	}
 }
 
-// --issue FILE gives the acceptance-map gate the issue body; without it the
+// --body-file FILE gives the acceptance-map gate the issue body; without it the
 // gate does not run.
 func TestPlanValidateIssue(t *testing.T) {
 	dir := filepath.Join(openspecCases, "valid-added")
@@ -207,15 +207,15 @@ func TestPlanValidateIssue(t *testing.T) {
 	if err := os.WriteFile(issue, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := planCLI(t, nil, "--issue", issue, dir)
+	code, out, errOut := planCLI(t, nil, "--body-file", issue, dir)
 	want := filepath.ToSlash(dir) + "/openspec/changes/add-rate-limit-headers/tasks.md:1: roadmap/gate/acceptance-map: acceptance criterion 1 of the issue maps to no task group: \"Every response carries the remaining quota\""
 	if code != ExitFindings || !strings.Contains(out, want) {
 		t.Errorf("exit %d, output %q, stderr %q; want %d and %q", code, out, errOut, ExitFindings, want)
 	}
 	if code, _, _ := planCLI(t, nil, dir); code != ExitOK {
-		t.Errorf("without --issue: exit %d, want %d", code, ExitOK)
+		t.Errorf("without --body-file: exit %d, want %d", code, ExitOK)
 	}
-	if code, _, errOut := planCLI(t, nil, "--issue", filepath.Join(t.TempDir(), "missing.md"), dir); code != ExitUsage || !strings.Contains(errOut, "read issue") {
+	if code, _, errOut := planCLI(t, nil, "--body-file", filepath.Join(t.TempDir(), "missing.md"), dir); code != ExitUsage || !strings.Contains(errOut, "read issue") {
 		t.Errorf("missing issue file: exit %d, stderr %q; want %d", code, errOut, ExitUsage)
 	}
 }
@@ -242,7 +242,7 @@ func TestPlanValidateOpenSpecOnly(t *testing.T) {
 	if code != ExitFindings {
 		t.Errorf("--openspec on a change OpenSpec rejects: exit %d, want %d", code, ExitFindings)
 	}
-	if code, _, _ := planCLI(t, nil, "--openspec", "--issue", "x.md", filepath.Join(openspecCases, "valid-added")); code != ExitUsage {
+	if code, _, _ := planCLI(t, nil, "--openspec", "--body-file", "x.md", filepath.Join(openspecCases, "valid-added")); code != ExitUsage {
 		t.Errorf("--openspec with --issue: exit %d, want %d", code, ExitUsage)
 	}
 }

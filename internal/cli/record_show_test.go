@@ -160,7 +160,7 @@ func TestRecordShowUsage(t *testing.T) {
 		{name: "no body file", args: []string{}, code: ExitUsage, err: "usage: roadmap record show --body-file FILE"},
 		{name: "extra argument", args: []string{"--body-file", records("valid.md"), "extra"}, code: ExitUsage, err: "usage"},
 		{name: "missing file", args: []string{"--body-file", records("no-such-file.md")}, code: ExitUsage, err: "no-such-file.md"},
-		{name: "unknown flag", args: []string{"--bodyfile", "x"}, code: ExitUsage, err: "flag provided but not defined"},
+		{name: "unknown flag", args: []string{"--bodyfile", "x"}, code: ExitUsage, err: "unknown flag: --bodyfile"},
 		{name: "help", args: []string{"-h"}, code: ExitOK, outHas: "-body-file FILE"},
 		{name: "stdin", stdin: "x\n<!-- roadmap:record v1\nimplement.group: 3\n-->", args: []string{"--body-file", "-"}, code: ExitOK, out: "implement.group  3\n"},
 		{name: "stdin, bad body", stdin: "x\n<!-- roadmap:record v1\n", args: []string{"--body-file", "-"}, code: ExitUsage, err: "-:2: the record block has no closing"},

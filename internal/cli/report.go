@@ -44,7 +44,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 	refFlag := fs.String("ref", "", "the ref the continuation runs on (default $GITHUB_REF_NAME)")
 	maxJobs := fs.Int("max-jobs", 0, "cap of Jobs per item (default: configuration implement.max_jobs)")
 	dashboard := fs.Int("dashboard", 0, "the issue holding the day ledger (0: no ledger)")
-	dayUSD := fs.Float64("day-usd", -1, "the day's budget in USD across items (default: configuration budgets.day.usd)")
+	dayUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
 	cfgPath := fs.String("config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
 	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout")
 	repoFlag(fs, env)
@@ -75,7 +75,11 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		*maxJobs = cfg.Implement.MaxJobs
 	}
 	budget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
-	if *dayUSD >= 0 {
+	if *dayUSD < 0 {
+		env.Errorf("report: --day-budget-usd must not be negative")
+		return ExitUsage
+	}
+	if *dayUSD > 0 {
 		budget.USD = *dayUSD
 	}
 	labels := report.Labels{Stage: cfg.Labels.Stage, Implement: cfg.Labels.Implement,

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/spf13/pflag"
 )
 
 // What the GitHub-facing verbs share: the masker built from the environment
@@ -36,9 +37,14 @@ func (e *Env) masker(extra ...string) *redact.Masker {
 	return redact.New(redact.Config{Secrets: append(redact.SecretsFromEnv(e.environ()), extra...)})
 }
 
-// gitHubClient is a client for the repository the environment names.
+// gitHubClient is a client for the repository the environment names: -R,
+// else GITHUB_REPOSITORY, else the origin remote of the work tree
+// (e.repository).
 func (e *Env) gitHubClient(m *redact.Masker, deadline time.Time) (*github.Client, error) {
-	repoFull := e.Getenv("GITHUB_REPOSITORY")
+	repoFull := e.repository()
+	if repoFull == "" {
+		return nil, errors.New("no repository: pass -R OWNER/REPO, set GITHUB_REPOSITORY, or run in a clone whose origin remote is on GitHub")
+	}
 	owner, repo, ok := strings.Cut(repoFull, "/")
 	if !ok || owner == "" || repo == "" {
 		return nil, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/repo", repoFull)
@@ -103,8 +109,8 @@ func ghAuthToken(ctx context.Context) (string, error) {
 }
 
 // repoFlag adds -R and --repo OWNER/REPO to a verb that reads GitHub: the
-// repository to read, over GITHUB_REPOSITORY.
-func repoFlag(fs *flag.FlagSet, env *Env) {
+// repository to read, over GITHUB_REPOSITORY and the origin remote.
+func repoFlag(fs *pflag.FlagSet, env *Env) {
 	set := func(s string) error {
 		owner, repo, ok := strings.Cut(s, "/")
 		if !ok || owner == "" || repo == "" || strings.ContainsAny(repo, "/ ") {
@@ -113,8 +119,7 @@ func repoFlag(fs *flag.FlagSet, env *Env) {
 		env.Vars["GITHUB_REPOSITORY"] = s
 		return nil
 	}
-	fs.Func("R", "read the repository `OWNER/REPO` (default: $GITHUB_REPOSITORY)", set)
-	fs.Func("repo", "the same as -R", set)
+	fs.FuncP("repo", "R", "the repository `OWNER/REPO` (default: $GITHUB_REPOSITORY, else the origin remote's)", set)
 }
 
 // workdir is the workspace: the flag, else GITHUB_WORKSPACE, else the current directory.

@@ -22,7 +22,7 @@ func runWake(ctx context.Context, env *Env, args []string) int {
 	workflow := fs.String("workflow", "roadmap.yml", "the caller workflow file to dispatch the items' Jobs on (it has workflow_dispatch)")
 	refFlag := fs.String("ref", "", "the ref the Jobs run on (default $GITHUB_REF_NAME, else main)")
 	dashboard := fs.Int("dashboard", 0, "the issue holding the day ledger (0: no ledger, every due item is dispatched)")
-	dayUSD := fs.Float64("day-usd", -1, "the day's budget in USD across items (default: configuration budgets.day.usd)")
+	dayUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
 	cfgPath := fs.String("config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
 	dryRun := fs.Bool("dry-run", false, "say what would be dispatched, and dispatch nothing")
 	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout")
@@ -50,7 +50,11 @@ func runWake(ctx context.Context, env *Env, args []string) int {
 		*refFlag = "main"
 	}
 	budget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
-	if *dayUSD >= 0 {
+	if *dayUSD < 0 {
+		env.Errorf("wake: --day-budget-usd must not be negative")
+		return ExitUsage
+	}
+	if *dayUSD > 0 {
 		budget.USD = *dayUSD
 	}
 	labels := report.Labels{Stage: cfg.Labels.Stage, Implement: cfg.Labels.Implement, NeedsInput: cfg.Labels.NeedsInput,

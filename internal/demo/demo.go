@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,11 @@ type Options struct {
 	// World lays the item out; nil is NewIssueWorld, the Go sample.
 	// NewPythonIssueWorld plays the same life on a Python project.
 	World func(ctx context.Context, dir string, latency time.Duration) (*World, error)
+	// Render, when set, renders each line of the Jobs' and report's logs
+	// before it goes to Progress; a line it does not keep is left out. The
+	// CLI renders the workflow commands (::group::, ::notice::, …) for a
+	// terminal with it; without it the lines are shown as they are.
+	Render func(line string) (string, bool)
 }
 
 // Summary is the final state, what `roadmap demo --json` prints.
@@ -122,12 +128,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	d := &run{o: o, p: o.Progress, start: time.Now()}
+	d.log = indented{w: o.Progress, render: o.Render}
 	return d.play(ctx, dir)
 }
 
 type run struct {
 	o     Options
 	p     io.Writer
+	log   indented // the Jobs' and report's log lines, under the steps
 	w     *World
 	gh    *github.Client
 	mask  *redact.Masker
@@ -233,7 +241,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	d.phase("job 1")
 
 	out1, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "failure", RunID: run1, RecordComment: st.RecordComment,
-		Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: indent(d.p)})
+		Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: d.log})
 	if err != nil {
 		return nil, fmt.Errorf("report on Job 1: %w", err)
 	}
@@ -249,7 +257,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	}
 	last := disp[len(disp)-1]
 	attempt, _ := strconv.Atoi(fmt.Sprint(last.Inputs["attempt"]))
-	d.step("the dispatched run %d starts Job %d (inputs %v)", last.RunID, attempt, last.Inputs)
+	d.step("the dispatched run %d starts Job %d (inputs: %s)", last.RunID, attempt, inputsLine(last.Inputs))
 
 	// Job 2, the continuation, while the repository's CI passes what it pushes.
 	ciCtx, stopCI := context.WithCancel(ctx)
@@ -268,7 +276,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	spendJSON, _ := json.Marshal(res2.Spend)
 	out2, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "success", RunID: last.RunID,
 		Result: string(res2.Result), Failure: res2.Failure, Group: res2.Group, Spend: string(spendJSON), HeadSHA: res2.HeadSHA,
-		PR: res2.PR, Attempt: res2.Attempt, RecordComment: res2.RecordComment, Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: indent(d.p)})
+		PR: res2.PR, Attempt: res2.Attempt, RecordComment: res2.RecordComment, Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: d.log})
 	if err != nil {
 		return nil, fmt.Errorf("report on Job 2: %w", err)
 	}
@@ -303,7 +311,7 @@ func (d *run) stage(ctx context.Context, runID int64, cfg string) (stage.Result,
 	cmd.Env = append(w.Env(runID, tmp), d.o.ExtraEnv...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
-	cmd.Stderr = lineFilter{indent(d.p)}
+	cmd.Stderr = lineFilter{d.log}
 	runErr := cmd.Run()
 	var res stage.Result
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
@@ -378,7 +386,7 @@ func (d *run) job(ctx context.Context, attempt int, runID int64, cfg string, kil
 		line := sc.Text()
 		log.WriteString(line + "\n")
 		if !strings.HasPrefix(line, trace.SpendPrefix) {
-			fmt.Fprintf(d.p, "        │ %s\n", line)
+			d.log.Write([]byte(line + "\n"))
 		}
 	}
 	err = cmd.Wait()
@@ -454,18 +462,47 @@ func stamp(log string) string {
 	return b.String()
 }
 
-type indented struct{ w io.Writer }
+// indented writes log lines under the demo's steps, each rendered first
+// when render is set.
+type indented struct {
+	w      io.Writer
+	render func(string) (string, bool)
+}
 
 func (i indented) Write(p []byte) (int, error) {
 	for _, l := range strings.SplitAfter(string(p), "\n") {
-		if l != "" {
-			fmt.Fprintf(i.w, "        │ %s", l)
+		if l == "" {
+			continue
 		}
+		if i.render != nil {
+			text, keep := i.render(strings.TrimSuffix(l, "\n"))
+			if !keep {
+				continue
+			}
+			l = text + "\n"
+		}
+		fmt.Fprintf(i.w, "        │ %s", l)
 	}
 	return len(p), nil
 }
 
-func indent(w io.Writer) io.Writer { return indented{w} }
+// inputsLine is a dispatch's inputs for a person, sorted by name:
+// "attempt 2, issue 1, record-comment 1015".
+func inputsLine(in map[string]any) string {
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %v", k, in[k])
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
 
 // Print writes the summary for a person: the PR comment, the record, the
 // spend check and the GitHub requests.
