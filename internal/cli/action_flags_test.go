@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,6 +55,14 @@ func TestActionFlagsAreVerbFlags(t *testing.T) {
 					used[name] = true
 					// Every input set, so the flags passed only when set are passed too.
 					vars = append(vars, k+"=1")
+				}
+			}
+			// The pin (roadmap-ref, roadmap-repository) is the install
+			// step's: which roadmap to download or build.
+			_, installEnv, _ := actionStep(t, filepath.Join("..", "..", "actions", verb, "action.yml"), "install")
+			for _, name := range []string{"roadmap-ref", "roadmap-repository"} {
+				if _, ok := inputs[name]; ok && strings.Contains(strings.Join(slices.Collect(maps.Values(installEnv)), "\n"), "inputs."+name+" ") {
+					used[name] = true
 				}
 			}
 			for name := range inputs {

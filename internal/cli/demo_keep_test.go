@@ -117,7 +117,7 @@ func TestDemoKeepsSummaryAndTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		fmt.Sprintf("### roadmap stage · issue #%d: staged", got.Issue), // the stage Job's
+		fmt.Sprintf("### roadmap stage · issue #%d: staged", got.Issue),     // the stage Job's
 		fmt.Sprintf("## roadmap · implement #%d · Job 2: ready", got.Issue), // the continuation's
 		"```mermaid\ngantt",
 	} {
