@@ -17,10 +17,6 @@ tools="$PWD/.tools/bin"
 mkdir -p "$tools"
 GOBIN="$tools" "$GO" install "$CYCLONEDX"
 export PATH="$tools:$PATH"
-# The SBOM step runs cyclonedx-gomod with few of this environment's variables: the module
-# cache and proxy are named so that it reads the modules the build used.
-GOMODCACHE="$("$GO" env GOMODCACHE)" GOPROXY="$("$GO" env GOPROXY)"
-export GOMODCACHE GOPROXY
 
 # GoReleaser reads the commit only with a remote configured (`git ls-remote --get-url`);
 # without one (a worktree, a bare local clone) a snapshot would say commit "none". The
