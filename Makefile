@@ -5,15 +5,19 @@
 GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# The release tools: GoReleaser by `go run` (never in go.mod, whose modules it would multiply;
+# release.yml pins the same version), cyclonedx-gomod installed into .tools/bin for its SBOMs.
+GORELEASER  := github.com/goreleaser/goreleaser/v2@v2.15.1
+CYCLONEDX   := github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
 FUZZTIME    ?= 10s
 BIN         := bin/roadmap
 
-.PHONY: build test lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-process
+.PHONY: build test release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-process
 
 build:
 	$(GO) build -o $(BIN) ./cmd/roadmap
 
-test: lint unit
+test: lint unit release-check
 
 lint: fmt-check vet actionlint mod-tidy
 	$(GO) run $(STATICCHECK) ./...
@@ -72,7 +76,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# The release, short of publishing (docs/release.md): `goreleaser check`, a snapshot of
+# .goreleaser.yaml into dist/ (every platform's archive, checksums.txt, the SBOMs; no tag
+# needed), the host's binary must print the snapshot's version, and TestInstallGoReleaserDist
+# installs the archives through scripts/install-roadmap.sh.
+release-check:
+	GO=$(GO) GORELEASER=$(GORELEASER) CYCLONEDX=$(CYCLONEDX) scripts/release-check.sh
 
 # Pinned command-line tools (act) into ./.tools/bin, from the Go module proxy.
 tools:

@@ -4,7 +4,7 @@
 # actions' `run:` does) to the first line the verb prints. docs/install.md has the figure.
 #
 # It builds roadmap once, publishes it as a local release (file://, the asset and
-# checksums.txt named as scripts/release.sh names them), lets the install script fill a
+# checksums.txt named as .goreleaser.yaml names them), lets the install script fill a
 # fresh tool cache from it, then times RUNS steps that find it there.
 # Usage: scripts/bench-setup.sh [RUNS] [VERB...]   (default 20 runs of `roadmap version`)
 set -euo pipefail

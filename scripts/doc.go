@@ -1,5 +1,6 @@
 // Package scripts holds the tests of the shell scripts beside it: the install
-// script every action runs first (scripts/install-roadmap.sh) and the release
-// build whose assets it installs (scripts/release.sh). The tests run the real
-// scripts with bash against a release server on loopback.
+// script every action runs first (scripts/install-roadmap.sh), the release notes
+// (scripts/release.sh), and the GoReleaser release whose assets the install
+// script installs (.goreleaser.yaml, through `make release-check`). The tests
+// run the real scripts with bash against a release server on loopback.
 package scripts

@@ -6,13 +6,17 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +24,8 @@ import (
 
 const repository = "roadmap-dev/roadmap"
 
-// targets are the platforms a release has assets for (scripts/release.sh).
+// targets are the runner platforms a release has assets for (.goreleaser.yaml; it builds
+// windows/amd64 too, which the install script does not pick).
 var targets = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"}
 
 // releaseServer plays the release side of GitHub on loopback: the assets of
@@ -440,4 +445,130 @@ func TestInstallScript(t *testing.T) {
 			t.Errorf("binary prints %q, want %q", got, want)
 		}
 	})
+}
+
+// TestInstallGoReleaserDist holds .goreleaser.yaml to scripts/install-roadmap.sh: the dist/
+// a GoReleaser run wrote (ROADMAP_RELEASE_DIST; `make release-check` sets it after its
+// snapshot) has the archives and checksums.txt the script reads, the SBOMs, and archives
+// that the script installs from a loopback release into a binary that names the version.
+func TestInstallGoReleaserDist(t *testing.T) {
+	dist := os.Getenv("ROADMAP_RELEASE_DIST")
+	if dist == "" {
+		t.Skip("ROADMAP_RELEASE_DIST is not set: `make release-check` runs this against its GoReleaser snapshot")
+	}
+	var meta struct {
+		Version string `json:"version"`
+		Commit  string `json:"commit"`
+	}
+	raw, err := os.ReadFile(filepath.Join(dist, "metadata.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version == "" || len(meta.Commit) != 40 {
+		t.Fatalf("dist/metadata.json: %v, version %q commit %q", err, meta.Version, meta.Commit)
+	}
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			files[e.Name()], _ = os.ReadFile(filepath.Join(dist, e.Name()))
+		}
+	}
+
+	// checksums.txt: a `<sha256>  <name>` line for every archive, each sum right.
+	sums := map[string]string{}
+	line := regexp.MustCompile(`^([0-9a-f]{64})  (\S+)$`)
+	for _, l := range strings.Split(strings.TrimSpace(string(files["checksums.txt"])), "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("checksums.txt line %q is not `<sha256>  <name>`", l)
+		}
+		body, present := files[m[2]]
+		if sum := sha256.Sum256(body); !present || hex.EncodeToString(sum[:]) != m[1] {
+			t.Errorf("checksums.txt says %s for %s; in dist/: %v, sha256 %x", m[1], m[2], present, sum)
+		}
+		sums[m[2]] = m[1]
+	}
+	for _, target := range targets {
+		goos, arch, _ := strings.Cut(target, "/")
+		archive := fmt.Sprintf("roadmap_%s_%s_%s.tar.gz", meta.Version, goos, arch)
+		if _, listed := sums[archive]; !listed {
+			t.Errorf("checksums.txt does not list %s, the name install-roadmap.sh asks for on %s", archive, target)
+			continue
+		}
+		if got, want := tarNames(t, files[archive]), []string{"LICENSE", "roadmap"}; strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s holds %v, want %v at the top", archive, got, want)
+		}
+		sbom := fmt.Sprintf("roadmap_%s_%s_%s.cdx.json", meta.Version, goos, arch)
+		var doc struct {
+			BOMFormat  string `json:"bomFormat"`
+			Components []struct {
+				Name string `json:"name"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(files[sbom], &doc); err != nil || doc.BOMFormat != "CycloneDX" {
+			t.Errorf("%s is no CycloneDX SBOM: %v (format %q)", sbom, err, doc.BOMFormat)
+		} else if !slices.ContainsFunc(doc.Components, func(c struct {
+			Name string `json:"name"`
+		}) bool {
+			return c.Name == "gopkg.in/yaml.v3"
+		}) {
+			t.Errorf("%s does not list gopkg.in/yaml.v3, a module roadmap is built of", sbom)
+		}
+	}
+
+	// A snapshot's version (0.0.1-snapshot+abc1234) is no release the install script would
+	// pick, so its bytes are published as the release of the version's X.Y.Z: the same
+	// archives and checksums.txt with that version in the names, as a tag builds them.
+	plain, _, _ := strings.Cut(meta.Version, "-")
+	plain, _, _ = strings.Cut(plain, "+")
+	tag := "v" + plain
+	release := map[string][]byte{}
+	for name, body := range files {
+		if strings.HasPrefix(name, "roadmap_") || name == "checksums.txt" {
+			if name == "checksums.txt" {
+				body = []byte(strings.ReplaceAll(string(body), "_"+meta.Version+"_", "_"+plain+"_"))
+			}
+			release[strings.Replace(name, "_"+meta.Version+"_", "_"+plain+"_", 1)] = body
+		}
+	}
+	bare, _ := tagRepo(t)
+	srv := newReleaseServer(t, bare)
+	srv.mu.Lock()
+	srv.assets[tag] = release
+	srv.mu.Unlock()
+	in := (&install{root: t.TempDir(), ref: tag, cache: t.TempDir(), server: srv.URL}).run(t)
+	if in.code != 0 || !strings.Contains(in.log, "checksum verified") {
+		t.Fatalf("install of the GoReleaser archives: exit %d\n%s", in.code, in.log)
+	}
+	out, err := exec.Command(in.outputs["bin"], "version").CombinedOutput()
+	if want := fmt.Sprintf("roadmap v%s (%s) ", meta.Version, meta.Commit); err != nil || !strings.HasPrefix(string(out), want) {
+		t.Errorf("the installed roadmap version prints %q (%v), want it to start %q", out, err, want)
+	}
+}
+
+// tarNames lists the entries of a tar.gz, sorted.
+func tarNames(t *testing.T, body []byte) []string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("not a gzip: %v", err)
+	}
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not a tar: %v", err)
+		}
+		names = append(names, h.Name)
+	}
+	slices.Sort(names)
+	return names
 }

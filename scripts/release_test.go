@@ -4,24 +4,23 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 )
 
-// release runs scripts/release.sh TAG in the module at root, for this
-// platform only, and returns the output directory, the exit code and the log.
-func release(t *testing.T, root, tag string) (string, int, string) {
+// notes runs scripts/release.sh TAG in a directory holding changelog as CHANGELOG.md and
+// returns the notes it wrote ("" when it wrote none), its exit code and its log.
+func notes(t *testing.T, changelog, tag string) (string, bool, int, string) {
 	t.Helper()
 	script, err := filepath.Abs("release.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "dist")
-	cmd := exec.Command("bash", script, tag, out)
+	root := t.TempDir()
+	write(t, filepath.Join(root, "CHANGELOG.md"), changelog)
+	file := filepath.Join(root, "dist", "notes.md")
+	cmd := exec.Command("bash", script, tag, file)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "ROADMAP_TARGETS="+runtime.GOOS+"/"+runtime.GOARCH, "SOURCE_DATE_EPOCH=1764547200")
 	log, err := cmd.CombinedOutput()
 	code := 0
 	if err != nil {
@@ -31,56 +30,66 @@ func release(t *testing.T, root, tag string) (string, int, string) {
 		}
 		code = ee.ExitCode()
 	}
-	return out, code, string(log)
+	b, err := os.ReadFile(file)
+	return string(b), err == nil, code, string(log)
 }
 
-// TestReleaseScript holds the release build and the install script to one
-// format: what release.sh makes, install-roadmap.sh installs.
-func TestReleaseScript(t *testing.T) {
-	root := sourceRoot(t)
-	write(t, filepath.Join(root, "cmd", "roadmap", "main.go"),
-		"package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"roadmap from release.sh\") }\n")
-	write(t, filepath.Join(root, "LICENSE"), "MIT License\n")
-	write(t, filepath.Join(root, "CHANGELOG.md"), "# Changelog\n\n## [Unreleased]\n\n- not yet\n\n## [2.0.0] - 2026-12-01\n\n### Added\n\n- the thing\n\n## [1.0.0] - 2026-11-01\n\n- the first\n")
+const changelog = `# Changelog
 
-	t.Run("a tag without a changelog section is refused", func(t *testing.T) {
-		_, code, log := release(t, root, "v2.0.1")
-		if code == 0 || !strings.Contains(log, "CHANGELOG.md has no section '## [2.0.1]'") {
-			t.Errorf("exit %d, want a refusal naming the section:\n%s", code, log)
-		}
-	})
+## [Unreleased]
 
-	out, code, log := release(t, root, "v2.0.0")
-	if code != 0 {
-		t.Fatalf("release.sh: exit %d\n%s", code, log)
-	}
-	notes, _ := os.ReadFile(filepath.Join(out, "notes.md"))
-	if got := strings.TrimSpace(string(notes)); got != "### Added\n\n- the thing" {
-		t.Errorf("notes.md = %q, want the 2.0.0 section only", got)
-	}
-	time.Sleep(1100 * time.Millisecond) // a later second: file times must not reach the archive
-	again, _, log := release(t, root, "v2.0.0")
-	a, _ := os.ReadFile(filepath.Join(out, "checksums.txt"))
-	b, _ := os.ReadFile(filepath.Join(again, "checksums.txt"))
-	if len(a) == 0 || string(a) != string(b) {
-		t.Errorf("two builds of one commit differ:\n%s\n%s\n%s", a, b, log)
-	}
+- not yet
 
-	bare, _ := tagRepo(t)
-	srv := newReleaseServer(t, bare)
-	files := map[string][]byte{}
-	entries, _ := os.ReadDir(out)
-	for _, e := range entries {
-		files[e.Name()], _ = os.ReadFile(filepath.Join(out, e.Name()))
+## [2.0.0] - 2026-12-01
+
+### Added
+
+- the thing
+
+## [2.0.0-rc.1] - 2026-11-20
+
+- the candidate
+
+## [1.1.0] - 2026-11-10
+
+## [1.0.0] - 2026-11-01
+
+- the first
+`
+
+// TestReleaseNotes holds the release notes to CHANGELOG.md: release.yml publishes what
+// scripts/release.sh extracts, and refuses a tag the changelog does not describe.
+func TestReleaseNotes(t *testing.T) {
+	for _, tc := range []struct{ name, tag, want string }{
+		{"a release's section, up to the next heading", "v2.0.0", "### Added\n\n- the thing"},
+		{"a pre-release's own section", "v2.0.0-rc.1", "- the candidate"},
+		{"the last section, to the end", "v1.0.0", "- the first"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, code, log := notes(t, changelog, tc.tag)
+			if code != 0 || !ok {
+				t.Fatalf("exit %d, notes written %v\n%s", code, ok, log)
+			}
+			if strings.TrimSpace(got) != tc.want {
+				t.Errorf("notes = %q, want %q", got, tc.want)
+			}
+		})
 	}
-	srv.mu.Lock()
-	srv.assets["v2.0.0"] = files
-	srv.mu.Unlock()
-	in := (&install{root: t.TempDir(), ref: "v2.0.0", cache: t.TempDir(), server: srv.URL}).run(t)
-	if in.code != 0 {
-		t.Fatalf("install: exit %d\n%s", in.code, in.log)
-	}
-	if got, want := runBin(t, in.outputs["bin"]), "roadmap from release.sh"; got != want {
-		t.Errorf("installed binary prints %q, want %q", got, want)
+	for _, tc := range []struct{ name, tag, says string }{
+		{"a tag without a changelog section is refused", "v2.0.1", "CHANGELOG.md has no section '## [2.0.1]'"},
+		{"a section that says nothing is refused", "v1.1.0", "CHANGELOG.md has no section '## [1.1.0]'"},
+		{"a pre-release is not its release", "v1.0.0-rc.1", "CHANGELOG.md has no section '## [1.0.0-rc.1]'"},
+		{"Unreleased is no tag", "Unreleased", "is not a version tag"},
+		{"a tag without its v", "2.0.0", "is not a version tag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, code, log := notes(t, changelog, tc.tag)
+			if code == 0 || !strings.Contains(log, tc.says) {
+				t.Errorf("exit %d, want a refusal saying %q:\n%s", code, tc.says, log)
+			}
+			if ok {
+				t.Errorf("a refused tag left notes %q for the release to publish", got)
+			}
+		})
 	}
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The release short of publishing (`make release-check`, docs/release.md): `goreleaser
+# check`, a snapshot of .goreleaser.yaml into dist/ (every platform's archive,
+# checksums.txt, the SBOMs; no tag needed), the host's binary must print the snapshot's
+# version, and TestInstallGoReleaserDist installs the archives through
+# scripts/install-roadmap.sh from a loopback release.
+#
+# Environment: GORELEASER and CYCLONEDX (pinned module@version, from the Makefile), GO.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO="${GO:-go}"
+: "${GORELEASER:?GORELEASER (module@version) is not set; run make release-check}"
+: "${CYCLONEDX:?CYCLONEDX (module@version) is not set; run make release-check}"
+
+# cyclonedx-gomod, which GoReleaser's sboms step runs from PATH.
+tools="$PWD/.tools/bin"
+mkdir -p "$tools"
+GOBIN="$tools" "$GO" install "$CYCLONEDX"
+export PATH="$tools:$PATH"
+
+# GoReleaser reads the commit only with a remote configured (`git ls-remote --get-url`);
+# without one (a worktree, a bare local clone) a snapshot would say commit "none". The
+# repository itself stands in, for GoReleaser's git reads only: nothing is fetched or written.
+gitenv=()
+if [ -z "$(git remote)" ]; then
+  gitenv=(GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0="$PWD")
+fi
+goreleaser() { env ${gitenv[@]+"${gitenv[@]}"} "$GO" run "$GORELEASER" "$@"; }
+
+goreleaser check
+goreleaser release --snapshot --clean --skip=publish
+
+version=$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' dist/metadata.json)
+commit=$(git rev-parse HEAD)
+bin=$(ls dist/roadmap_"$("$GO" env GOOS)"_"$("$GO" env GOARCH)"*/roadmap)
+got=$("$bin" version)
+echo "$bin version: $got"
+case "$got" in
+  "roadmap v$version ($commit) "*) ;;
+  *)
+    echo "release-check: $bin does not print the snapshot's version and commit (roadmap v$version ($commit) …)" >&2
+    exit 1
+    ;;
+esac
+ROADMAP_RELEASE_DIST="$PWD/dist" "$GO" test -count=1 -run '^TestInstallGoReleaserDist$' ./scripts
