@@ -110,8 +110,14 @@ func (f *Fake) idClaims(run *Run) (map[string]any, int, string) {
 	if branch == "" {
 		branch = f.opts.DefaultBranch
 	}
+	// A dispatched run's workflow is the ref's at the dispatch (the fake
+	// keeps no head SHA on it): the branch's head.
+	head := run.HeadSHA
+	if head == "" {
+		head = f.ciHead(branch)
+	}
 	var caller *workflow
-	for _, w := range f.workflowsAt(branch, run.HeadSHA) {
+	for _, w := range f.workflowsAt(branch, head) {
 		if w.file == run.WorkflowFile {
 			caller = &w
 			break
@@ -125,12 +131,12 @@ func (f *Fake) idClaims(run *Run) (map[string]any, int, string) {
 		"repository":       repo,
 		"repository_owner": f.opts.Owner,
 		"ref":              "refs/heads/" + branch,
-		"sha":              run.HeadSHA,
+		"sha":              head,
 		"run_id":           strconv.FormatInt(run.ID, 10),
 		"run_attempt":      strconv.Itoa(max(run.RunAttempt, 1)),
 		"event_name":       run.Event,
 		"workflow_ref":     repo + "/" + run.WorkflowFile + "@refs/heads/" + branch,
-		"workflow_sha":     run.HeadSHA,
+		"workflow_sha":     head,
 	}
 	// The reusable workflows the caller's jobs call, by `uses:`.
 	called := map[string]*actionlint.Job{}
@@ -148,7 +154,7 @@ func (f *Fake) idClaims(run *Run) (map[string]any, int, string) {
 		if !grantsIDToken(caller.wf, nil) {
 			return nil, http.StatusForbidden, "githubfake: no job of " + run.WorkflowFile + " has id-token: write"
 		}
-		claims["job_workflow_ref"], claims["job_workflow_sha"] = claims["workflow_ref"], run.HeadSHA
+		claims["job_workflow_ref"], claims["job_workflow_sha"] = claims["workflow_ref"], head
 		return claims, 0, ""
 	}
 	if len(called) > 1 {
@@ -168,7 +174,7 @@ func (f *Fake) idClaims(run *Run) (map[string]any, int, string) {
 		if len(parts) != 3 {
 			return nil, http.StatusBadRequest, "githubfake: " + uses + " is not owner/repo/path@ref"
 		}
-		sha, full, ok := f.resolveCalled(parts[0]+"/"+parts[1], ref, repo, run.HeadSHA)
+		sha, full, ok := f.resolveCalled(parts[0]+"/"+parts[1], ref, repo, head)
 		if !ok {
 			return nil, http.StatusNotFound, fmt.Sprintf("githubfake: %s: ref %s of %s/%s is unknown (SetCalledRepository)", run.WorkflowFile, ref, parts[0], parts[1])
 		}
