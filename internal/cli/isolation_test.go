@@ -156,8 +156,24 @@ func (h *hostile) useDemoAgent(t *testing.T) {
 func (h *hostile) env(runID int64) []string {
 	env := h.w.Env(runID, h.temp)
 	return append(env, "HOME="+h.home, "GITHUB_ENV="+h.githubEnv, "GITHUB_OUTPUT="+h.githubOut,
-		"GITHUB_STEP_SUMMARY="+h.summary, canaryKeyVar+"="+canaryKey)
+		"GITHUB_STEP_SUMMARY="+h.summary, canaryKeyVar+"="+canaryKey, "GOCACHE="+runnerGoCache())
 }
+
+// runnerGoCache is this machine's Go build cache. A hosted runner's job has
+// one warm from setup-go's cache; the runner HOME a test makes has none, and
+// every verify command would compile the standard library afresh in the
+// sandbox (most of a hostile row's time). The sandbox only links the
+// runner's cache entries into its own (sandbox.Options.GoCache).
+var runnerGoCache = sync.OnceValue(func() string {
+	if c := os.Getenv("GOCACHE"); c != "" {
+		return c
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
 
 func (h *hostile) args(traceFile string) []string {
 	return append([]string{"implement", "--issue", fmt.Sprint(h.w.Issue), "--attempt", "1", "--config", h.cfg,
