@@ -34,6 +34,9 @@ type Config struct {
 	// Implement tunes the implement loop.
 	Implement Implement `yaml:"implement"`
 	Stage     Stage     `yaml:"stage"`
+	// Review is the independent review of the diff before the PR is
+	// marked ready (docs/review.md).
+	Review Review `yaml:"review"`
 	// Gates tunes the plan gates (docs/gates.md).
 	Gates Gates `yaml:"gates"`
 	// Isolation is the OS boundary model-written commands run in
@@ -95,6 +98,14 @@ const (
 	// MinPollInterval is the shortest implement.poll_interval: a faster
 	// watch spends the API rate limit without learning anything.
 	MinPollInterval = time.Second
+	// DefaultMaxFindings and MaxFindingsLimit bound review.max_findings:
+	// a review that raises more than a few blocking findings is noise.
+	DefaultMaxFindings = 3
+	MaxFindingsLimit   = 10
+	// MaxReviewRounds bounds review.rounds.
+	MaxReviewRounds = 5
+	// DefaultTestStrengthFloor is implement.test_strength_floor when unset.
+	DefaultTestStrengthFloor = 0.6
 )
 
 // Model is one tier of the ladder.
@@ -177,6 +188,30 @@ type Implement struct {
 	// CheckReruns bounds the re-runs of a head's failed CI jobs whose log
 	// shows the infrastructure failed (network, rate limit, runner lost).
 	CheckReruns int `yaml:"check_reruns"`
+	// TestStrength runs mutants on each group's changed, covered Go lines
+	// after its checks pass (docs/strength.md): survivors go back to the
+	// agent, and a score under TestStrengthFloor keeps the PR a draft.
+	TestStrength bool `yaml:"test_strength"`
+	// TestStrengthFloor is the least share of measured mutants a group's
+	// tests must kill (0 to 1). A group where no mutant ran, or every one
+	// timed out, never passes, whatever the floor.
+	TestStrengthFloor float64 `yaml:"test_strength_floor"`
+}
+
+// Review tunes the review before ready.
+type Review struct {
+	// Enabled runs the review after the last group's checks. Off when the
+	// key is absent, so a configuration written before it keeps its model
+	// calls; roadmap init writes it on.
+	Enabled bool `yaml:"enabled"`
+	// Model names the reviewer (one of models); "" takes the last model
+	// of the ladder: a different tier than the implementer starts on.
+	Model string `yaml:"model"`
+	// MaxFindings bounds the blocking findings one review raises.
+	MaxFindings int `yaml:"max_findings"`
+	// Rounds bounds the repair rounds blocking findings get; a finding
+	// still standing after them stops the item (review_blocked).
+	Rounds int `yaml:"rounds"`
 }
 
 // Stage is the stage phase's settings.
@@ -214,8 +249,9 @@ func Default() *Config {
 		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped",
 			Stop: "roadmap:stop", Waiting: "roadmap:waiting"},
 		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6,
-			BaseBranch: "main", CheckReruns: DefaultCheckReruns},
+			BaseBranch: "main", CheckReruns: DefaultCheckReruns, TestStrengthFloor: DefaultTestStrengthFloor},
 		Stage:     Stage{Rounds: 3},
+		Review:    Review{MaxFindings: DefaultMaxFindings, Rounds: 1},
 		Isolation: IsolationAuto,
 		Sandbox:   Sandbox{Network: "loopback"},
 	}
@@ -322,8 +358,10 @@ var configShape = shape{
 	"checks":  {"commands": nil, "timeout": nil},
 	"labels":  {"stage": nil, "implement": nil, "needs_input": nil, "stopped": nil},
 	"implement": {"poll_interval": nil, "watch_timeout": nil, "repair_rounds": nil, "max_jobs": nil,
-		"base_branch": nil, "ci_workflows": nil, "ready_without_ci": nil, "check_reruns": nil},
+		"base_branch": nil, "ci_workflows": nil, "ready_without_ci": nil, "check_reruns": nil,
+		"test_strength": nil, "test_strength_floor": nil},
 	"stage":     {"rounds": nil, "verifier": nil},
+	"review":    {"enabled": nil, "model": nil, "max_findings": nil, "rounds": nil},
 	"gates":     {"verify_forms": nil, "extra_verify_forms": nil},
 	"isolation": nil,
 	"sandbox":   {"network": nil},
@@ -565,6 +603,20 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		return at("max_jobs", fmt.Sprintf("must be from 1 to %d", MaxJobsLimit))
 	case im.CheckReruns < 0 || im.CheckReruns > MaxCheckReruns:
 		return at("check_reruns", fmt.Sprintf("must be from 0 to %d", MaxCheckReruns))
+	case math.IsNaN(im.TestStrengthFloor) || im.TestStrengthFloor < 0 || im.TestStrengthFloor > 1:
+		return at("test_strength_floor", "must be a number from 0 to 1")
+	}
+	rv := c.Review
+	rat := func(key, msg string) error {
+		return &Error{File: file, Line: lineOf(doc, "review", key), Key: "review." + key, Msg: msg}
+	}
+	switch {
+	case rv.MaxFindings < 1 || rv.MaxFindings > MaxFindingsLimit:
+		return rat("max_findings", fmt.Sprintf("must be from 1 to %d", MaxFindingsLimit))
+	case rv.Rounds < 0 || rv.Rounds > MaxReviewRounds:
+		return rat("rounds", fmt.Sprintf("must be from 0 to %d", MaxReviewRounds))
+	case rv.Model != "" && !slices.ContainsFunc(c.Models, func(m Model) bool { return m.Name == rv.Model }):
+		return rat("model", fmt.Sprintf("%q is not the name of one of models", rv.Model))
 	}
 	for _, wf := range im.CIWorkflows {
 		if !workflowFileRE.MatchString(wf) {

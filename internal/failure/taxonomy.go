@@ -25,7 +25,14 @@ const (
 	// Unisolated: no OS boundary for model-written commands could be set
 	// up, and the configuration did not say `isolation: none`.
 	Unisolated Class = "unisolated"
-	Unknown    Class = "unknown"
+	// ReviewBlocked: a blocking finding of the review before ready still
+	// stands after its repair rounds (docs/review.md).
+	ReviewBlocked Class = "review_blocked"
+	// TestsWeak: a group's tests still let mutants of its changed lines
+	// survive, or none could be measured, after the repair rounds
+	// (docs/strength.md).
+	TestsWeak Class = "tests_weak"
+	Unknown   Class = "unknown"
 )
 
 // Action is the one thing the product does when a class is met.
@@ -216,6 +223,22 @@ var table = []Row{
 		Recognised: "implement or checks could not set up the isolation boundary (not Linux, not root, no passwordless sudo) and the configuration does not say `isolation: none`",
 		Action:     ActionStop,
 		Does:       "stop before any model-written command runs: a person sets the runner up (docs/isolation.md) or opts out explicitly",
+		Result:     ResultStopped,
+		Stop:       true,
+	},
+	{
+		Class:      ReviewBlocked,
+		Recognised: "the runner's typed line class=review_blocked: a blocking finding of the review before ready (its quote in the head, not refuted by the second call) still stands after review.rounds repair rounds",
+		Action:     ActionStop,
+		Does:       "stop with the findings in the PR comment and the record (implement.review): a person fixes the code, dismisses a finding with /roadmap dismiss ID, or retries; the PR stays a draft",
+		Result:     ResultStopped,
+		Stop:       true,
+	},
+	{
+		Class:      TestsWeak,
+		Recognised: "the runner's typed line class=tests_weak: a group's test strength is under implement.test_strength_floor, or no mutant could be measured (none ran, or every one timed out), after the repair rounds",
+		Action:     ActionStop,
+		Does:       "stop with the surviving mutants in the PR comment and the score in the record (implement.strength): a person adds the tests the survivors show, or lowers the floor, and retries",
 		Result:     ResultStopped,
 		Stop:       true,
 	},

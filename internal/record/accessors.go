@@ -157,7 +157,7 @@ func (r *Record) JSON(k Key) (json.RawMessage, bool) {
 	}
 	if sp, known := specOf(k); known {
 		switch sp.kind {
-		case kindCount, kindSpend, kindFiles, kindJobs, kindTrace, kindSeconds:
+		case kindCount, kindSpend, kindFiles, kindJobs, kindTrace, kindSeconds, kindReview, kindStrength:
 			return json.RawMessage(raw), true
 		}
 		s, _ := r.str(k)

@@ -56,6 +56,21 @@ func worstCase(t *testing.T) *Record {
 	c.SetAnswer(escaped(10 * MaxQuestion))
 	c.SetStageState(word)
 	c.SetStagePR(MaxCount)
+	open := make([]OpenFinding, MaxReviewOpen+3)
+	for i := range open {
+		open[i] = OpenFinding{ID: strings.Repeat("f", 16), File: escaped(500), Line: MaxCount, Title: escaped(500)}
+	}
+	closed := make([]ClosedFinding, MaxReviewClosed+7)
+	for i := range closed {
+		closed[i] = ClosedFinding{ID: strings.Repeat("e", 16), Why: escaped(500)}
+	}
+	c.SetReview(ReviewLedger{SHA: sha, Open: open, Closed: closed})
+	strengths := make([]GroupStrength, 50)
+	for i := range strengths {
+		strengths[i] = GroupStrength{Group: MaxCount, Generated: MaxCount, Killed: MaxCount, Survived: MaxCount, NotCovered: MaxCount,
+			TimedOut: MaxCount, Score: 0.123456789, Unmeasured: escaped(500)}
+	}
+	c.SetStrength(strengths)
 	c.SetStagePlan("openspec/changes/" + strings.Repeat("p", MaxLine-len("openspec/changes/")))
 	r := &Record{}
 	if err := r.Apply(c); err != nil {
@@ -92,7 +107,7 @@ func TestRecordRenderedBound(t *testing.T) {
 		t.Errorf("the worst case reads back different")
 	}
 	// Each bounded text key is bounded as written, not only as decoded.
-	for _, k := range []Key{KeyImplementCheckLog, KeyImplementQuestion, KeyImplementAnswer, KeyImplementStopped, KeyImplementConflict} {
+	for _, k := range []Key{KeyImplementCheckLog, KeyImplementQuestion, KeyImplementAnswer, KeyImplementStopped, KeyImplementConflict, KeyImplementReview, KeyImplementStrength} {
 		raw, _ := back.Raw(k)
 		sp, _ := specOf(k)
 		if got := utf8.RuneCountInString(raw); got > sp.bound {

@@ -80,6 +80,13 @@ const (
 	// (GOMAXPROCS, go test -p): set after an oom, so the continuation's checks
 	// use less memory.
 	KeyImplementParallelism Key = "implement.parallelism"
+	// KeyImplementReview is the review before ready: the head the last
+	// review read, the blocking findings standing there and the finding
+	// ids never raised again (a ReviewLedger).
+	KeyImplementReview Key = "implement.review"
+	// KeyImplementStrength is the test strength of each group measured: a
+	// list of GroupStrength.
+	KeyImplementStrength Key = "implement.strength"
 )
 
 // AllKeys returns every Key this release knows, sorted.
@@ -98,10 +105,12 @@ func AllKeys() []Key {
 		KeyImplementPublishedSHA,
 		KeyImplementQuestion,
 		KeyImplementResult,
+		KeyImplementReview,
 		KeyImplementSHA,
 		KeyImplementSpend,
 		KeyImplementSpendEstimated,
 		KeyImplementStopped,
+		KeyImplementStrength,
 		KeyImplementTier,
 		KeyImplementTrace,
 		KeyImplementWIP,
@@ -138,6 +147,8 @@ const (
 	kindJobs                    // a JSON array of JobOutcome
 	kindSeconds                 // a JSON array of integers >= 0
 	kindPlan                    // a plan path: a directory under openspec/changes/
+	kindReview                  // a ReviewLedger as a JSON object
+	kindStrength                // a JSON array of GroupStrength
 )
 
 // Bounds. Text bounds count characters (code points) of the value as it is
@@ -181,7 +192,7 @@ const (
 	MaxRunID int64 = 1 << 53
 	// RecordMargin is what the largest record comment leaves free under
 	// MaxBodyChars, for unknown keys a newer release or a person adds.
-	RecordMargin = 5000
+	RecordMargin = 3000
 )
 
 type spec struct {
@@ -245,6 +256,10 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindLine, bound: MaxLine, what: "a time (RFC 3339, e.g. 2026-11-30T00:00:00Z)"}, true
 	case KeyImplementParallelism:
 		return spec{kind: kindCount, what: "a parallelism (an integer >= 1)"}, true
+	case KeyImplementReview:
+		return spec{kind: kindReview, bound: MaxReviewChars, what: `a review ledger ({"sha":"…","open":[{"id":"…","file":"…"}],"closed":[{"id":"…","why":"repaired"}]})`}, true
+	case KeyImplementStrength:
+		return spec{kind: kindStrength, bound: MaxStrengthChars, what: `group strengths (a JSON array of {"group":N,"generated":N,"killed":N,...,"score":X})`}, true
 	case KeyStagePlan:
 		return spec{kind: kindPlan, bound: MaxLine, what: "a plan path (a directory under openspec/changes/, e.g. openspec/changes/add-backoff)"}, true
 	}

@@ -62,6 +62,8 @@ func readers() map[Key]reader {
 		KeyItemStoppedBy:           {fn: "report.(*reporter).held"},
 		KeyItemWakeAt:              {fn: "report.Waiting"},
 		KeyImplementParallelism:    {fn: "implement.(*runner).parallelism"},
+		KeyImplementReview:         {fn: "report.(*reporter).personDismiss"},
+		KeyImplementStrength:       {fn: "implement.(*runner).strengthRows"},
 	}
 }
 

@@ -66,6 +66,9 @@ func everyKey() Changes {
 	c.SetStoppedBy("alice")
 	c.SetWakeAt(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	c.SetParallelism(1)
+	c.SetReview(ReviewLedger{SHA: "0123456789abcdef0123456789abcdef01234567", Open: []OpenFinding{{ID: "a1b2c3d4e5f6", File: "calc/add.go", Line: 7, Title: "off by one"}},
+		Closed: []ClosedFinding{{ID: "00ff00ff00ff", Why: "dismissed by octocat"}}})
+	c.SetStrength([]GroupStrength{{Group: 1, Generated: 4, Killed: 3, Survived: 1, Score: 0.75}})
 	c.SetStagePR(41)
 	c.SetStageState("planned")
 	c.SetStageRound(2)

@@ -269,6 +269,36 @@ func decode(sp spec, raw string, out any) error {
 		if p, ok := out.(*[]int); ok {
 			*p = secs
 		}
+	case kindReview:
+		if n := utf8.RuneCountInString(raw); n > sp.bound {
+			return fmt.Errorf("%d characters as written, at most %d", n, sp.bound)
+		}
+		var l ReviewLedger
+		if err := decodeJSON(raw, '{', &l); err != nil {
+			return err
+		}
+		if err := l.check(); err != nil {
+			return err
+		}
+		if p, ok := out.(*ReviewLedger); ok {
+			*p = l
+		}
+	case kindStrength:
+		if n := utf8.RuneCountInString(raw); n > sp.bound {
+			return fmt.Errorf("%d characters as written, at most %d", n, sp.bound)
+		}
+		var gs []GroupStrength
+		if err := decodeJSON(raw, '[', &gs); err != nil {
+			return err
+		}
+		for _, g := range gs {
+			if err := g.check(); err != nil {
+				return err
+			}
+		}
+		if p, ok := out.(*[]GroupStrength); ok {
+			*p = gs
+		}
 	case kindTrace:
 		if raw == "" || !strings.ContainsRune(`"{[`, rune(raw[0])) || !json.Valid([]byte(raw)) {
 			return errors.New("not a JSON string, object or array")

@@ -29,6 +29,8 @@ func TestOneActionPerClass(t *testing.T) {
 		failure.Auth:               ActionStop,
 		failure.NoProgress:         ActionStop,
 		failure.Unisolated:         ActionStop,
+		failure.ReviewBlocked:      ActionStop,
+		failure.TestsWeak:          ActionStop,
 		failure.Busy:               ActionNone,
 		failure.Unknown:            ActionStop,
 	}

@@ -7,16 +7,26 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
 // A person's commands on an item. A command is the first line of an issue
 // comment, "/roadmap stop" or "/roadmap retry" (anything after the word is
-// the person's note), or, for stop, the stop label (labels.stop).
+// the person's note), "/roadmap dismiss ID [ID ...]" (the review findings
+// never raised again), or, for stop, the stop label (labels.stop).
 const (
-	CommandStop  = "stop"
-	CommandRetry = "retry"
+	CommandStop    = "stop"
+	CommandRetry   = "retry"
+	CommandDismiss = "dismiss"
 )
+
+// ActionDismiss: a person dismissed review findings; the item goes on when
+// none is left standing.
+const ActionDismiss Action = "dismiss"
+
+// maxDismiss bounds the ids one comment dismisses.
+const maxDismiss = 10
 
 // ActionRetry: a person restarted a stopped item; its next Job was dispatched.
 const ActionRetry Action = "retry"
@@ -37,6 +47,10 @@ func ParseCommand(body string) (string, bool) {
 		switch f[1] {
 		case CommandStop, CommandRetry:
 			return f[1], true
+		case CommandDismiss:
+			if len(DismissIDs(body)) > 0 {
+				return f[1], true
+			}
 		}
 		return "", false
 	}
@@ -60,10 +74,96 @@ func (r *reporter) command(ctx context.Context, cmd, who, via string) error {
 	if err := r.read(ctx); err != nil {
 		return err
 	}
-	if cmd == CommandStop {
+	switch cmd {
+	case CommandStop:
 		return r.personStop(ctx, who, role, via)
+	case CommandDismiss:
+		return r.personDismiss(ctx, who, role)
 	}
 	return r.personRetry(ctx, who, role)
+}
+
+// DismissIDs reads the finding ids of a "/roadmap dismiss" line: the words
+// after "dismiss" that have the form of an id, up to the first that does
+// not (the person's note), at most maxDismiss, each once.
+func DismissIDs(body string) []string {
+	for line := range strings.SplitSeq(body, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) < 3 || f[0] != "/roadmap" || f[1] != CommandDismiss {
+			return nil
+		}
+		var ids []string
+		for _, w := range f[2:] {
+			w = strings.ToLower(strings.Trim(w, ",;."))
+			if !record.ValidFindingID(w) || len(ids) == maxDismiss {
+				break
+			}
+			if !slices.Contains(ids, w) {
+				ids = append(ids, w)
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
+// personDismiss closes review findings in the record's ledger
+// (implement.review): the review never raises them again. When none is left
+// standing at the reviewed head and the item stopped on them
+// (review_blocked), the next Job is dispatched as for a retry: it finds the
+// review passed at that head and marks the PR ready when CI passes.
+func (r *reporter) personDismiss(ctx context.Context, who, role string) error {
+	ids := DismissIDs(r.cmdBody)
+	ledger, _ := r.rec.Review()
+	var done, unknown []string
+	for _, id := range ids {
+		open := slices.ContainsFunc(ledger.Open, func(f record.OpenFinding) bool { return f.ID == id })
+		if _, closed := ledger.IsClosed(id); !open && !closed {
+			unknown = append(unknown, id)
+			continue
+		}
+		ledger.Close(id, "dismissed by "+who)
+		done = append(done, id)
+	}
+	if len(done) == 0 {
+		r.out.Action = ActionNone
+		r.out.Reason = r.o.Mask(fmt.Sprintf("no finding of the record's review has the id %s", strings.Join(unknown, ", ")))
+		r.logf("report: issue #%d: command \"dismiss\" ignored: %s", r.o.Issue, r.out.Reason)
+		return nil
+	}
+	var ch record.Changes
+	ch.SetReview(ledger)
+	view := func(*record.Record) record.View {
+		return record.View{RunURL: r.o.RunURL, Doing: r.o.Mask(fmt.Sprintf("%s dismissed review finding %s", who, strings.Join(done, ", ")))}
+	}
+	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+		func(*record.Record) (record.Changes, error) { return ch, nil }, view); err != nil {
+		return fmt.Errorf("write issue %d dismiss: %w", r.o.Issue, err)
+	}
+	r.out.Action = ActionDismiss
+	r.out.Reason = r.o.Mask(fmt.Sprintf("%s (%s access) dismissed review finding %s", who, role, strings.Join(done, ", ")))
+	if len(unknown) > 0 {
+		r.out.Reason += r.o.Mask("; no finding has the id " + strings.Join(unknown, ", "))
+	}
+	r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
+	if class, _ := r.rec.Failure(); class != string(failure.ReviewBlocked) || len(ledger.Open) > 0 {
+		return nil
+	}
+	if res, _ := r.rec.Result(); res != record.ResultStopped {
+		return nil
+	}
+	// Nothing stands: the item goes on, as a person's retry would.
+	reason := r.out.Reason
+	if err := r.personRetry(ctx, who, role); err != nil {
+		return err
+	}
+	if r.out.Action == ActionRetry {
+		r.out.Reason = reason + "; no finding stands, so the item goes on from its last mark"
+	}
+	return nil
 }
 
 // personStop stops the item for good: item.stopped_by in the record (every

@@ -55,6 +55,8 @@ type reporter struct {
 	rc    github.RecordComment
 	rec   *record.Record
 	out   Outcome
+	// cmdBody is the comment a person's command came in (its arguments).
+	cmdBody string
 
 	job   int
 	typed record.Result

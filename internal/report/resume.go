@@ -95,6 +95,7 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 		return r.ignore("the comment is empty")
 	}
 	if cmd, ok := ParseCommand(c.Body); ok {
+		r.cmdBody = c.Body
 		return r.command(ctx, cmd, c.Author, "a `/roadmap "+cmd+"` comment")
 	}
 	is, err := r.readIssue(ctx)

@@ -1,0 +1,86 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+func TestDismissIDs(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want []string
+	}{
+		{"/roadmap dismiss a1b2c3d4e5f6", []string{"a1b2c3d4e5f6"}},
+		{"\n /roadmap dismiss A1B2C3D4E5F6, 00ff00ff00ff the quote is test data", []string{"a1b2c3d4e5f6", "00ff00ff00ff"}},
+		{"/roadmap dismiss a1b2c3d4e5f6 a1b2c3d4e5f6", []string{"a1b2c3d4e5f6"}},
+		{"/roadmap dismiss because", nil},
+		{"/roadmap dismiss", nil},
+		{"please /roadmap dismiss a1b2c3d4e5f6", nil},
+		{"/roadmap dismiss ../../etc", nil},
+	} {
+		if got := DismissIDs(tc.body); !cmp.Equal(got, tc.want) {
+			t.Errorf("DismissIDs(%q) = %v, want %v", tc.body, got, tc.want)
+		}
+		if _, ok := ParseCommand(tc.body); ok != (len(tc.want) > 0) {
+			t.Errorf("ParseCommand(%q) ok = %v", tc.body, ok)
+		}
+	}
+}
+
+// TestDismissWritersOnly: a writer's "/roadmap dismiss ID" closes the finding
+// in the record's ledger for good and, when it was the last one standing on
+// an item stopped review_blocked, dispatches the next Job; a reader's is
+// ignored and changes nothing; an id the ledger does not hold is refused.
+func TestDismissWritersOnly(t *testing.T) {
+	const id, other = "a1b2c3d4e5f6", "0f0f0f0f0f0f"
+	stopped := func() record.Changes {
+		ch := base()
+		ch.SetResult(record.ResultStopped)
+		ch.SetFailure(string(failure.ReviewBlocked))
+		ch.SetReview(record.ReviewLedger{SHA: record.SHA(headSHA), Open: []record.OpenFinding{{ID: id, File: "calc/add.go", Line: 3, Title: "off by one"}}})
+		return ch
+	}
+	command := func(t *testing.T, e *env, n int, login, body string) (Outcome, string) {
+		t.Helper()
+		var log bytes.Buffer
+		ev := commentEvent(t, n, "created", login, "User", "MEMBER", body)
+		out, err := Resume(ctx, ResumeOptions{GitHub: e.client(t), Event: ev, Workflow: workflow, Ref: ref, Mask: e.mask.Mask, Log: &log})
+		if err != nil {
+			t.Fatalf("Resume: %v", err)
+		}
+		return out, log.String()
+	}
+
+	e := newEnv(t)
+	n := e.issue(t, stopped(), "roadmap:implement", "roadmap:stopped")
+	e.fake.SetPermission("alice", "write")
+	e.fake.SetPermission("bob", "read")
+
+	before := e.body(t, n)
+	if out, log := command(t, e, n, "bob", "/roadmap dismiss "+id); out.Action != ActionNone || !strings.Contains(log, "ignored") {
+		t.Errorf("a reader's dismiss: Action %s, log %q; want none and ignored", out.Action, log)
+	}
+	if e.body(t, n) != before || len(e.fake.Dispatches()) != 0 {
+		t.Fatal("a reader's dismiss changed the record or dispatched")
+	}
+	if out, _ := command(t, e, n, "alice", "/roadmap dismiss "+other); out.Action != ActionNone || !strings.Contains(out.Reason, other) {
+		t.Errorf("dismiss of an unknown id: Action %s (%s); want none, naming the id", out.Action, out.Reason)
+	}
+
+	out, _ := command(t, e, n, "alice", "/roadmap dismiss "+id+" the quote is fixture data")
+	if out.Action != ActionRetry || !strings.Contains(out.Reason, "dismissed review finding "+id) {
+		t.Fatalf("a writer's dismiss of the last finding: Action %s (%s); want retry", out.Action, out.Reason)
+	}
+	l, _ := e.record(t, n).Review()
+	if why, ok := l.IsClosed(id); !ok || why != "dismissed by alice" || len(l.Open) != 0 || !l.PassedAt(record.SHA(headSHA)) {
+		t.Errorf("ledger after dismiss = %+v; want %s closed by alice, nothing open, passed at the head", l, id)
+	}
+	if len(e.fake.Dispatches()) != 1 {
+		t.Errorf("dispatches = %v, want the next Job once", e.fake.Dispatches())
+	}
+}
