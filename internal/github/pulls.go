@@ -153,6 +153,47 @@ func (c *Client) MarkReady(ctx context.Context, pr PullRequest) error {
 //
 // GitHub API docs: https://docs.github.com/graphql/reference/mutations#updatepullrequest
 func (c *Client) MarkReadyWithBody(ctx context.Context, pr PullRequest, body string) error {
+	return c.markReady(ctx, pr, body, "")
+}
+
+// HeadMovedError says a pull request's head was another commit than the one
+// the caller checked and reviewed when GitHub marked it ready; it was put back
+// to a draft.
+type HeadMovedError struct {
+	PR        int
+	Want, Got string
+}
+
+func (e *HeadMovedError) Error() string {
+	return fmt.Sprintf("pull request %d: its head is %s, not the reviewed %s: put back to a draft", e.PR, e.Got, e.Want)
+}
+
+// MarkReadyAtHead is MarkReadyWithBody for exactly head: the mutation
+// answers with the pull request's head as GitHub saw it when it marked it
+// ready, in the same request. When that is another commit (a push landed
+// after the head was checked and reviewed), the pull request is converted
+// back to a draft (convertPullRequestToDraft) and *HeadMovedError returned.
+// The happy path costs no request more than MarkReadyWithBody.
+//
+// GitHub API docs: https://docs.github.com/graphql/reference/mutations#convertpullrequesttodraft
+func (c *Client) MarkReadyAtHead(ctx context.Context, pr PullRequest, body, head string) error {
+	if head == "" {
+		return fmt.Errorf("mark pull request %d ready: no head to mark it ready at", pr.Number)
+	}
+	return c.markReady(ctx, pr, body, head)
+}
+
+// readyPayload is what the mark-ready mutation asks of the pull request.
+type readyPayload struct {
+	PullRequest struct {
+		IsDraft    githubv4.Boolean
+		// HeadRefOid is the head when the mutation ran (asked always: a
+		// field costs nothing).
+		HeadRefOid githubv4.GitObjectID
+	}
+}
+
+func (c *Client) markReady(ctx context.Context, pr PullRequest, body, head string) error {
 	id := pr.NodeID
 	if id == "" {
 		p, err := c.PR(ctx, pr.Number)
@@ -161,51 +202,62 @@ func (c *Client) MarkReadyWithBody(ctx context.Context, pr PullRequest, body str
 		}
 		id = p.NodeID
 	}
-	if body == "" {
-		var m struct {
-			MarkPullRequestReadyForReview struct {
-				PullRequest struct {
-					IsDraft githubv4.Boolean
-				}
-			} `graphql:"markPullRequestReadyForReview(input: $input)"`
-		}
-		err := c.again(ctx, func() error {
-			return c.fail(c.gql.Mutate(c.ctx(ctx), &m, githubv4.MarkPullRequestReadyForReviewInput{PullRequestID: githubv4.ID(id)}, nil))
-		})
-		if err != nil {
-			return fmt.Errorf("mark pull request %d ready: %w", pr.Number, err)
-		}
-		if m.MarkPullRequestReadyForReview.PullRequest.IsDraft {
-			return fmt.Errorf("mark pull request %d ready: GitHub still reports it as a draft", pr.Number)
-		}
-		return nil
-	}
 	body = c.mask(body)
 	if tooLong(body) {
 		return fmt.Errorf("mark pull request %d ready: body: %w", pr.Number, ErrTooLong)
 	}
-	var m struct {
-		UpdatePullRequest struct {
-			PullRequest struct {
-				ID githubv4.ID
-			}
-		} `graphql:"updatePullRequest(input: $body)"`
-		MarkPullRequestReadyForReview struct {
-			PullRequest struct {
-				IsDraft githubv4.Boolean
-			}
-		} `graphql:"markPullRequestReadyForReview(input: $input)"`
+	var payload readyPayload
+	input := githubv4.MarkPullRequestReadyForReviewInput{PullRequestID: githubv4.ID(id)}
+	var err error
+	if body == "" {
+		var m struct {
+			MarkPullRequestReadyForReview readyPayload `graphql:"markPullRequestReadyForReview(input: $input)"`
+		}
+		err = c.again(ctx, func() error {
+			return c.fail(c.gql.Mutate(c.ctx(ctx), &m, input, nil))
+		})
+		payload = m.MarkPullRequestReadyForReview
+	} else {
+		var m struct {
+			UpdatePullRequest struct {
+				PullRequest struct {
+					ID githubv4.ID
+				}
+			} `graphql:"updatePullRequest(input: $body)"`
+			MarkPullRequestReadyForReview readyPayload `graphql:"markPullRequestReadyForReview(input: $input)"`
+		}
+		b := githubv4.String(body)
+		vars := map[string]any{"body": githubv4.UpdatePullRequestInput{PullRequestID: githubv4.ID(id), Body: &b}}
+		err = c.again(ctx, func() error {
+			return c.fail(c.gql.Mutate(c.ctx(ctx), &m, input, vars))
+		})
+		payload = m.MarkPullRequestReadyForReview
 	}
-	b := githubv4.String(body)
-	vars := map[string]any{"body": githubv4.UpdatePullRequestInput{PullRequestID: githubv4.ID(id), Body: &b}}
-	err := c.again(ctx, func() error {
-		return c.fail(c.gql.Mutate(c.ctx(ctx), &m, githubv4.MarkPullRequestReadyForReviewInput{PullRequestID: githubv4.ID(id)}, vars))
-	})
 	if err != nil {
 		return fmt.Errorf("mark pull request %d ready: %w", pr.Number, err)
 	}
-	if m.MarkPullRequestReadyForReview.PullRequest.IsDraft {
+	if payload.PullRequest.IsDraft {
 		return fmt.Errorf("mark pull request %d ready: GitHub still reports it as a draft", pr.Number)
 	}
+	if got := string(payload.PullRequest.HeadRefOid); head != "" && got != head {
+		if err := c.toDraft(ctx, id); err != nil {
+			return fmt.Errorf("mark pull request %d ready: its head is %s, not %s, and putting it back to a draft failed: %w", pr.Number, got, head, err)
+		}
+		return &HeadMovedError{PR: pr.Number, Want: head, Got: got}
+	}
 	return nil
+}
+
+// toDraft converts a pull request back to a draft.
+func (c *Client) toDraft(ctx context.Context, id string) error {
+	var m struct {
+		ConvertPullRequestToDraft struct {
+			PullRequest struct {
+				IsDraft githubv4.Boolean
+			}
+		} `graphql:"convertPullRequestToDraft(input: $input)"`
+	}
+	return c.again(ctx, func() error {
+		return c.fail(c.gql.Mutate(c.ctx(ctx), &m, githubv4.ConvertPullRequestToDraftInput{PullRequestID: githubv4.ID(id)}, nil))
+	})
 }

@@ -140,3 +140,43 @@ func TestMarkReadyWithBody(t *testing.T) {
 		t.Errorf("GraphQL requests: %d, want 1 (the body and ready in one)", got)
 	}
 }
+
+// TestMarkReadyAtHead: the PR is marked ready only at the head the caller
+// checked, read in the same mutation (no request more); a head that moved
+// puts it back to a draft and says so.
+func TestMarkReadyAtHead(t *testing.T) {
+	const reviewed, pushed = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	e := newEnv(t, githubfake.Options{})
+	n := e.fake.CreatePullRequest("b", "main", "T", "", true)
+	if err := e.fake.SetPRHead(n, reviewed); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := e.c.PR(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.count("POST /graphql")
+	if err := e.c.MarkReadyAtHead(ctx, pr, "Ready.", reviewed); err != nil {
+		t.Fatalf("MarkReadyAtHead at the PR's head: %v", err)
+	}
+	if is, _ := e.fake.Issue(n); is.Pull.Draft {
+		t.Error("still a draft")
+	}
+	if got := e.count("POST /graphql") - before; got != 1 {
+		t.Errorf("GraphQL requests: %d, want 1", got)
+	}
+
+	m := e.fake.CreatePullRequest("c", "main", "T", "", true)
+	if err := e.fake.SetPRHead(m, pushed); err != nil {
+		t.Fatal(err)
+	}
+	pr, _ = e.c.PR(ctx, m)
+	err = e.c.MarkReadyAtHead(ctx, pr, "Ready.", reviewed)
+	var moved *HeadMovedError
+	if !errors.As(err, &moved) || moved.Got != pushed || moved.Want != reviewed {
+		t.Fatalf("MarkReadyAtHead after a push = %v, want a HeadMovedError naming both heads", err)
+	}
+	if is, _ := e.fake.Issue(m); !is.Pull.Draft {
+		t.Error("a PR whose head moved after the review was left ready")
+	}
+}

@@ -14,6 +14,8 @@ import (
 //	  markPullRequestReadyForReview(input:$input){pullRequest{id,isDraft}}}
 //	mutation($input:UpdatePullRequestInput!){
 //	  updatePullRequest(input:$input){pullRequest{id}}}
+//	mutation($input:ConvertPullRequestToDraftInput!){
+//	  convertPullRequestToDraft(input:$input){pullRequest{isDraft}}}
 //
 // It reads the selection set so the answer has exactly the fields asked for,
 // which is what GitHub does and what githubv4's decoder requires. Anything
@@ -35,7 +37,7 @@ func (f *Fake) graphql(c *call) reply {
 	}
 	q := strings.TrimSpace(in.Query)
 	if !strings.HasPrefix(q, "mutation") {
-		return gqlErr("", "the fake GitHub serves only the markPullRequestReadyForReview and updatePullRequest mutations")
+		return gqlErr("", "the fake GitHub serves only the markPullRequestReadyForReview, updatePullRequest and convertPullRequestToDraft mutations")
 	}
 	q = strings.TrimSpace(strings.TrimPrefix(q, "mutation"))
 	if strings.HasPrefix(q, "(") {
@@ -52,9 +54,10 @@ func (f *Fake) graphql(c *call) reply {
 	}
 	data := map[string]any{}
 	for _, m := range top {
-		typ := map[string]string{"markPullRequestReadyForReview": "MarkPullRequestReadyForReview", "updatePullRequest": "UpdatePullRequest"}[m.name]
+		typ := map[string]string{"markPullRequestReadyForReview": "MarkPullRequestReadyForReview", "updatePullRequest": "UpdatePullRequest",
+			"convertPullRequestToDraft": "ConvertPullRequestToDraft"}[m.name]
 		if typ == "" {
-			return gqlErr("", "the fake GitHub serves only the markPullRequestReadyForReview and updatePullRequest mutations")
+			return gqlErr("", "the fake GitHub serves only the markPullRequestReadyForReview, updatePullRequest and convertPullRequestToDraft mutations")
 		}
 		var input struct {
 			PullRequestID    string  `json:"pullRequestId"`
@@ -89,6 +92,12 @@ func (f *Fake) graphql(c *call) reply {
 				pr.UpdatedAt = f.stamp()
 				f.issueEvent(c, pr, "ready_for_review", "")
 			}
+		case "convertPullRequestToDraft":
+			if !pr.Pull.Draft {
+				pr.Pull.Draft = true
+				pr.UpdatedAt = f.stamp()
+				f.issueEvent(c, pr, "converted_to_draft", "")
+			}
 		case "updatePullRequest":
 			if input.Body != nil && *input.Body != pr.Body {
 				if len([]rune(*input.Body)) > maxBody {
@@ -114,6 +123,10 @@ func (f *Fake) graphql(c *call) reply {
 						obj["isDraft"] = pr.Pull.Draft
 					case "number":
 						obj["number"] = pr.Number
+					case "headRefOid":
+						// Read when the mutation runs: a push just before it
+						// shows here, as on GitHub.
+						obj["headRefOid"] = f.headSHA(pr.Pull)
 					case "title":
 						obj["title"] = pr.Title
 					case "body":
