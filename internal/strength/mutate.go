@@ -50,7 +50,8 @@ func (s site) better(t site) bool {
 
 // fileSites is what a Go file offers: the one chosen site per line, and the
 // lines that hold code at all (a line with only braces, parentheses or
-// comments is neither mutable nor skipped).
+// comments, the package clause and imports are neither mutable nor
+// skipped).
 type fileSites struct {
 	best map[int]site
 	code map[int]bool
@@ -72,7 +73,18 @@ func sitesOf(name string, src []byte) (fileSites, error) {
 	}
 	m := &mutator{fset: fset, src: src, best: map[int]site{}}
 	m.inspect(f, nil)
-	return fileSites{best: m.best, code: codeLines(src)}, nil
+	code := codeLines(src)
+	// The package clause and the imports are not behaviour.
+	delete(code, m.line(f.Package))
+	for _, imp := range f.Imports {
+		delete(code, m.line(imp.Pos()))
+	}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+			delete(code, m.line(g.Pos()))
+		}
+	}
+	return fileSites{best: m.best, code: code}, nil
 }
 
 // codeLines are the lines holding a token other than a comment, a brace, a

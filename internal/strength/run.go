@@ -197,6 +197,9 @@ func (r *run) mutate(ctx context.Context) error {
 	built := map[string]string{} // package → why its unmutated build failed ("" built)
 	ran := 0
 	for _, c := range r.cands {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("test strength: %w", err)
+		}
 		c.cmds = r.covers(c, r.profileKeys(c.file, mods))
 		m := Mutant{File: c.file, Line: c.site.line, Operator: c.site.op,
 			Diff: r.mask(c.site.unifiedDiff(c.file, r.files[c.file]))}
