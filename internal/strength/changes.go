@@ -59,7 +59,7 @@ func newPath(s string) (string, bool) {
 		s = u
 	}
 	p, ok := strings.CutPrefix(s, "b/")
-	if !ok || p == "" || path.Clean(p) != p || strings.HasPrefix(p, "../") || path.IsAbs(p) {
+	if !ok || p == "" || p == "." || p == ".." || path.Clean(p) != p || strings.HasPrefix(p, "../") || path.IsAbs(p) {
 		return "", false
 	}
 	return p, true

@@ -221,8 +221,19 @@ func (m *mutator) swapAt(pos token.Pos, tok token.Token) {
 	if end > len(m.src) || string(m.src[start:end]) != tok.String() {
 		return
 	}
-	m.add(site{line: m.line(pos), op: sw.op, start: start, end: end, repl: sw.to.String()})
+	repl := sw.to.String()
+	// a+-b must not become a--b: a space keeps the tokens apart.
+	if start > 0 && strings.ContainsRune(opChars, rune(m.src[start-1])) {
+		repl = " " + repl
+	}
+	if end < len(m.src) && strings.ContainsRune(opChars, rune(m.src[end])) {
+		repl += " "
+	}
+	m.add(site{line: m.line(pos), op: sw.op, start: start, end: end, repl: repl})
 }
+
+// opChars are the characters an operator token is made of.
+const opChars = "+-*/%&|^<>=!:."
 
 func (m *mutator) binary(b *ast.BinaryExpr) {
 	if b.Op == token.ADD && (isString(b.X) || isString(b.Y)) {
