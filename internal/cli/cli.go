@@ -119,6 +119,7 @@ func verbs() []verb {
 		{"eval implement", "replay the implement golden set through the implement Job: FULL, PARTIAL or NO", runEvalImplement},
 		{"faults run", "the fault-injection suite: kills at every durable effect, GitHub, git, model and process faults", runFaultsRun},
 		{"ci fail-to-pass", "run the tests at --base and at HEAD: F2P, P2P and broken P2P", runCIFailToPass},
+		{"ci test-strength", "mutants of the lines changed since --base, run against the tests: killed, survived, score", runCITestStrength},
 		{"dev replay-model", "serve recorded model exchanges over the OpenAI API", runDevReplayModel},
 		{"dev fake-github", "run the fake GitHub as a server", runDevFakeGitHub},
 	}
