@@ -14,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/strength"
 )
 
@@ -114,6 +115,7 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 			env.Errorf("ci test-strength: close the isolation boundary: %v", err)
 		}
 	}()
+	env.Errorf("ci test-strength: %s", b.Describe())
 	masker := env.masker()
 	o := strength.Options{Dir: repo.Dir, Base: baseSHA, Tests: tests, Split: policy.Split,
 		Runner:  checks.SandboxRunner(policy.NewSandbox(b, pol, env.environ())),
@@ -130,6 +132,9 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 		}
 	} else {
 		printStrength(env, rep)
+		if !b.Isolated() {
+			fmt.Fprintln(env.Stdout, "\n"+sandbox.NotIsolatedWarning)
+		}
 	}
 	if !rep.Passed {
 		return ExitFindings

@@ -22,18 +22,6 @@ type Coverage map[string]map[int]bool
 // Covered reports whether line of file ran.
 func (c Coverage) Covered(file string, line int) bool { return c[file][line] }
 
-// merge adds o's lines to c.
-func (c Coverage) merge(o Coverage) {
-	for f, lines := range o {
-		if c[f] == nil {
-			c[f] = map[int]bool{}
-		}
-		for l := range lines {
-			c[f][l] = true
-		}
-	}
-}
-
 // ParseCoverProfile reads a Go cover profile ("mode: set" and lines of
 // "file:L1.C1,L2.C2 statements count") and returns the lines of the blocks
 // whose count is above zero. It reads at most 64 MiB and 2^20 blocks;

@@ -158,8 +158,8 @@ func (s *sample) options(tests ...string) Options {
 // counts is the part of a Report TestTestStrengthCounts pins.
 type counts struct {
 	Generated, Killed, Survived, NotCovered, TimedOut, Errors, Skipped int
-	Score                                                             float64
-	Passed                                                            bool
+	Score                                                              float64
+	Passed                                                             bool
 }
 
 func countsOf(r Report) counts {

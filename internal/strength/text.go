@@ -15,7 +15,7 @@ func (r Report) Summary() string {
 		verdict = "failed: " + r.Reason
 	}
 	fmt.Fprintf(&b, "test strength %s\n", verdict)
-	fmt.Fprintf(&b, "%d mutants generated: %d killed, %d survived, %d timed out, %d not covered, %d did not build; %d lines skipped\n",
+	fmt.Fprintf(&b, "%d mutants generated: %d killed, %d survived, %d timed out, %d not covered, %d did not build; %d skipped\n",
 		r.Generated, r.Killed, r.Survived, r.TimedOut, r.NotCovered, r.Errors, r.Skipped)
 	if n := r.Measured(); n > 0 {
 		fmt.Fprintf(&b, "score %.2f (%d of %d measured mutants killed; floor %.2f)\n", r.Score, r.Killed, n, r.Floor)
