@@ -19,7 +19,7 @@ func RenderDiff(diff string) string {
 	var b strings.Builder
 	var old, neu []string
 	inHunk := false
-	next := 0
+	next, pending := 0, 0
 	flush := func() {
 		if !inHunk {
 			return
@@ -34,13 +34,15 @@ func RenderDiff(diff string) string {
 				b.WriteString(l + "\n")
 			}
 		}
-		old, neu, inHunk = nil, nil, false
+		old, neu, inHunk, pending = nil, nil, false, 0
 	}
 	for _, line := range strings.Split(diff, "\n") {
-		if b.Len() > maxRendered {
+		if b.Len()+pending > maxRendered {
+			flush()
 			b.WriteString("\n[... the rest of the diff is cut ...]\n")
-			return b.String()
+			return strings.TrimLeft(b.String(), "\n")
 		}
+		pending += 2*len(line) + 16
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
 			flush()
