@@ -108,6 +108,7 @@ func verbs() []verb {
 		{"report", "read how an implement Job ended and take the one action its class has", runReport},
 		{"wake", "dispatch the items waiting for the day's budget, oldest first, within it", runWake},
 		{"checks", "run the plan's group checks on a PR head and set the roadmap/checks status", runChecks},
+		{"review", "the independent review of a PR's change: typed findings, refuted or upheld, against the plan and the issue", runReview},
 		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"explain", "what ran for an issue, what it cost, what waits", runExplain},
