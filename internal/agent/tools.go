@@ -132,8 +132,8 @@ var implementTools = []tool{
 	},
 }
 
-// tools is every tool: implement's toolbox, then stage's.
-var tools = append(implementTools, stageTools...)
+// tools is every tool: implement's toolbox, then stage's, then the review's.
+var tools = append(append(implementTools, stageTools...), reviewTools...)
 
 var toolIndex = func() map[string]int {
 	m := map[string]int{}

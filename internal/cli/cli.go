@@ -108,6 +108,7 @@ func verbs() []verb {
 		{"report", "read how an implement Job ended and take the one action its class has", runReport},
 		{"wake", "dispatch the items waiting for the day's budget, oldest first, within it", runWake},
 		{"checks", "run the plan's group checks on a PR head and set the roadmap/checks status", runChecks},
+		{"review", "the independent review of a PR's change: typed findings, refuted or upheld, against the plan and the issue", runReview},
 		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"explain", "what ran for an issue, what it cost, what waits", runExplain},
@@ -119,6 +120,7 @@ func verbs() []verb {
 		{"eval implement", "replay the implement golden set through the implement Job: FULL, PARTIAL or NO", runEvalImplement},
 		{"faults run", "the fault-injection suite: kills at every durable effect, GitHub, git, model and process faults", runFaultsRun},
 		{"ci fail-to-pass", "run the tests at --base and at HEAD: F2P, P2P and broken P2P", runCIFailToPass},
+		{"ci test-strength", "mutants of the lines changed since --base, run against the tests: killed, survived, score", runCITestStrength},
 		{"dev replay-model", "serve recorded model exchanges over the OpenAI API", runDevReplayModel},
 		{"dev fake-github", "run the fake GitHub as a server", runDevFakeGitHub},
 	}

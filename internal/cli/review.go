@@ -1,0 +1,320 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/review"
+)
+
+// runReview is `roadmap review --pr N`: the independent review of a pull
+// request's change (internal/review) from a checkout at its head. It prints
+// the findings, or the Result with --json. Exit 0 when no blocking finding
+// stands, 1 when one does, 2 on bad input, 3 when the review could not run
+// to its end (a budget, a model error).
+func runReview(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "review")
+	pr := fs.Int("pr", 0, "the pull request to review")
+	workdir := fs.StringP("workdir", "C", "", "the checkout at the PR's head (default $GITHUB_WORKSPACE or .)")
+	cfgPath := fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")")
+	base := fs.String("base", "", "the base to diff against (default: origin/ the PR's base branch, else the branch)")
+	planDir := fs.String("plan", "", "the OpenSpec change directory (default: the one the PR body names, if any)")
+	maxFindings := fs.Int("max-findings", review.DefaultMaxFindings, "blocking findings kept; the rest are made advisory")
+	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		env.Errorf("review: unexpected argument %q", fs.Arg(0))
+		return ExitUsage
+	}
+	if *pr <= 0 || *maxFindings <= 0 {
+		env.Errorf("review: --pr N (N > 0) is required, and --max-findings must be above 0")
+		return ExitUsage
+	}
+	in, opts, closeAll, code := env.reviewSetup(ctx, *pr, env.workdir(*workdir), *cfgPath, *base, *planDir)
+	if code != ExitOK {
+		return code
+	}
+	defer closeAll()
+	opts.MaxFindings = *maxFindings
+	res, err := review.Run(ctx, opts, in)
+	if err != nil {
+		env.Errorf("review: %v", err)
+		return ExitInternal
+	}
+	if *asJSON {
+		if code := env.JSON(res); code != ExitOK {
+			return code
+		}
+	} else {
+		fmt.Fprint(env.Stdout, res.Table())
+	}
+	switch {
+	case res.Status != agent.StatusFinished:
+		env.Errorf("review: the review ended %s: %s", res.Status, res.Reason)
+		return ExitInternal
+	case len(res.Blocking()) > 0:
+		return ExitFindings
+	}
+	return ExitOK
+}
+
+// reviewSetup reads what the review needs: the PR, its issue's acceptance
+// criteria, the diff from the checkout, the plan when the PR names one, and
+// the reviewer's ladder and sandbox. The returned func closes the sandbox's
+// boundary.
+func (e *Env) reviewSetup(ctx context.Context, n int, dir, cfgPath, base, planDir string) (review.Input, review.Options, func(), int) {
+	none := func() {}
+	io := actionsio.New(e.Getenv, e.Stdout)
+	cfg, code := e.jobConfig(io, dir, &cfgPath)
+	if code != ExitOK {
+		return review.Input{}, review.Options{}, none, code
+	}
+	masker := e.masker(modelKeys(e, cfg)...)
+	gh, err := e.gitHubClient(masker, time.Time{})
+	if err != nil {
+		e.Errorf("review: %v", err)
+		return review.Input{}, review.Options{}, none, ExitUsage
+	}
+	p, err := gh.PR(ctx, n)
+	if err != nil {
+		e.Errorf("review: %s", masker.Mask(err.Error()))
+		return review.Input{}, review.Options{}, none, ExitUsage
+	}
+	repo, err := git.Open(ctx, dir, e.environ())
+	if err != nil {
+		e.Errorf("review: %v", err)
+		return review.Input{}, review.Options{}, none, ExitUsage
+	}
+	in, code := e.reviewInput(ctx, repo, p.HeadSHA, p.BaseRef, base)
+	if code != ExitOK {
+		return review.Input{}, review.Options{}, none, code
+	}
+	if issue := closesIssue(p.Body); issue > 0 {
+		is, err := gh.Issue(ctx, issue)
+		if err != nil {
+			e.Errorf("review: %s", masker.Mask(err.Error()))
+			return review.Input{}, review.Options{}, none, ExitInternal
+		}
+		in.Acceptance = acceptanceCriteria(is.Body)
+	}
+	if planDir == "" {
+		planDir = prPlan(p.Body)
+	}
+	if planDir != "" {
+		in.Plan, in.Tests = e.reviewPlan(repo.Dir, planDir)
+	}
+	opts, closeAll, code := e.reviewOptions(ctx, cfg, repo.Dir, masker)
+	return in, opts, closeAll, code
+}
+
+// reviewInput is the diff of the checkout from the merge base with the base
+// branch; the checkout must be at the PR's head.
+func (e *Env) reviewInput(ctx context.Context, repo *git.Repo, headSHA, baseRef, base string) (review.Input, int) {
+	head, err := repo.RevParse(ctx, "HEAD")
+	if err != nil {
+		e.Errorf("review: %v", err)
+		return review.Input{}, ExitUsage
+	}
+	if headSHA != "" && head != headSHA {
+		e.Errorf("review: the checkout is at %s, the PR's head is %s: check the head out first", head, headSHA)
+		return review.Input{}, ExitUsage
+	}
+	if base == "" {
+		base = baseRef
+		if _, err := repo.RevParse(ctx, "refs/remotes/origin/"+baseRef); err == nil {
+			base = "origin/" + baseRef
+		}
+	}
+	mb, err := repo.MergeBase(ctx, base, "HEAD")
+	if err != nil {
+		e.Errorf("review: the base %q: %v", base, err)
+		return review.Input{}, ExitUsage
+	}
+	diff, err := repo.Diff(ctx, mb)
+	if err != nil {
+		e.Errorf("review: %v", err)
+		return review.Input{}, ExitInternal
+	}
+	return review.Input{Dir: repo.Dir, Diff: diff}, ExitOK
+}
+
+// reviewPlan is the plan's proposal and tasks and the groups' verify
+// commands, read inside the work tree; a plan that does not load is said
+// and left out (the plan is optional to the review).
+func (e *Env) reviewPlan(dir, planDir string) (string, []string) {
+	c, err := plan.LoadChangeIn(dir, planDir)
+	if err != nil {
+		e.Errorf("review: the plan is left out: %v", err)
+		return "", nil
+	}
+	var text strings.Builder
+	for _, name := range []string{"proposal.md", "tasks.md"} {
+		if data, err := c.ReadFile(name); err == nil {
+			fmt.Fprintf(&text, "### %s\n\n%s\n\n", name, data)
+		}
+	}
+	var tests []string
+	for _, g := range c.Tasks.Groups {
+		tests = append(tests, g.VerifyCommands()...)
+	}
+	return text.String(), tests
+}
+
+// reviewOptions are the reviewer's ladder (by default the configuration's
+// last tier: another tier than the one implement starts on) and a sandbox
+// whose read-only tools read the work tree; commands run inside the
+// isolation boundary, or not at all when it is unavailable.
+func (e *Env) reviewOptions(ctx context.Context, cfg *config.Config, dir string, masker *redact.Masker) (review.Options, func(), int) {
+	none := func() {}
+	if len(cfg.Models) == 0 {
+		e.Errorf("review: the configuration names no model")
+		return review.Options{}, none, ExitUsage
+	}
+	m := cfg.Models[len(cfg.Models)-1]
+	prices := map[string]llm.Price{}
+	for name, p := range cfg.Prices {
+		prices[name] = llm.Price{Input: p.Input, Output: p.Output}
+	}
+	client, err := llm.New(llm.Config{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Name, APIKeyEnv: m.APIKeyEnv,
+		InputWindow: m.InputWindow, MaxOutput: m.MaxOutput, Prices: prices, Fixtures: m.Fixtures}, llm.WithGetenv(e.Getenv))
+	if err != nil {
+		e.Errorf("review: models[%d]: %v", len(cfg.Models)-1, err)
+		return review.Options{}, none, ExitUsage
+	}
+	p := prices[m.Name]
+	tier := agent.Tier{Name: m.Name, Model: agent.Masked(client, masker.Mask), USDPerMTokIn: p.Input, USDPerMTokOut: p.Output,
+		MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)}
+	pol, err := policy.ParseNode(&cfg.Policy)
+	if err != nil {
+		e.Errorf("review: policy: %v", err)
+		return review.Options{}, none, ExitUsage
+	}
+	sb := agent.Sandbox(readOnlyTree{dir: dir, why: "no command runs: the isolation boundary is unavailable"})
+	closeAll := none
+	b, err := e.boundary(ctx, cfg, dir)
+	switch _, unavail := unavailable(err); {
+	case err == nil:
+		sb, closeAll = sandboxTools{policy.NewSandbox(b, pol, e.environ())}, func() { _ = b.Close() }
+	case unavail:
+		e.Errorf("review: %v (the reviewer reads files only)", err)
+	default:
+		e.Errorf("review: isolation: %v", err)
+		return review.Options{}, none, ExitUsage
+	}
+	return review.Options{Config: agent.Config{Models: []agent.Tier{tier}, Sandbox: sb,
+		Budget: stepBudget(cfg.Budgets.Step), MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)}}, closeAll, ExitOK
+}
+
+func stepBudget(b config.Budget) agent.Budget {
+	return agent.Budget{Turns: b.Turns, TokensIn: b.TokensIn, TokensOut: b.TokensOut, USD: b.USD, Wall: b.Wall}
+}
+
+// modelKeys are the values of the model keys the configuration names by
+// variable, masked like every secret.
+func modelKeys(e *Env, cfg *config.Config) []string {
+	var keys []string
+	for _, m := range cfg.Models {
+		if v := e.Getenv(m.APIKeyEnv); m.APIKeyEnv != "" && v != "" {
+			keys = append(keys, v)
+		}
+	}
+	return keys
+}
+
+// sandboxTools gives the policy sandbox the agent's Run signature.
+type sandboxTools struct{ *policy.Sandbox }
+
+func (s sandboxTools) Run(ctx context.Context, argv []string) (agent.RunResult, error) {
+	r, err := s.Sandbox.Run(ctx, argv)
+	return agent.RunResult(r), err
+}
+
+// readOnlyTree is the reviewer's sandbox without a boundary: the file tools
+// read the work tree, no command runs.
+type readOnlyTree struct{ dir, why string }
+
+func (s readOnlyTree) Workspace() (string, error)         { return s.dir, nil }
+func (s readOnlyTree) Resolve(p string) (string, error)   { return policy.Resolve(s.dir, p) }
+func (s readOnlyTree) Split(cmd string) ([]string, error) { return policy.Split(cmd) }
+func (s readOnlyTree) Run(context.Context, []string) (agent.RunResult, error) {
+	return agent.RunResult{}, refusal(s.why)
+}
+
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+func (refusal) Refused() bool   { return true }
+
+var (
+	closesRE = regexp.MustCompile(`(?im)^closes #([0-9]{1,9})\b`)
+	planRE   = regexp.MustCompile("(?m)^\\*\\*Plan:\\*\\* `([^`\n]{1,200})`")
+)
+
+// closesIssue is the issue a roadmap PR body closes ("Closes #N."), 0 when
+// none.
+func closesIssue(body string) int {
+	m := closesRE.FindStringSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// prPlan is the plan directory a roadmap PR body names ("**Plan:** `dir`").
+func prPlan(body string) string {
+	if m := planRE.FindStringSubmatch(body); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// Bounds on the acceptance criteria read from an issue body.
+const (
+	maxCriteria      = 50
+	maxCriterionSize = 500
+)
+
+var headingRE = regexp.MustCompile(`^#{1,6}\s+(.*)$`)
+
+// acceptanceCriteria are the list items under an issue's "Acceptance"
+// heading (up to the next heading), bounded. The issue is a person's text,
+// and anyone may have written it: it is data for the prompt only.
+func acceptanceCriteria(body string) []string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(line)
+		if m := headingRE.FindStringSubmatch(line); m != nil {
+			in = strings.Contains(strings.ToLower(m[1]), "acceptance")
+			continue
+		}
+		if !in || len(out) == maxCriteria {
+			continue
+		}
+		item := strings.TrimSpace(strings.TrimLeft(line, "-*+"))
+		if item == line || item == "" {
+			continue
+		}
+		item = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(item, "[ ]"), "[x]"), "[X]"))
+		if len(item) > maxCriterionSize {
+			item = item[:maxCriterionSize]
+		}
+		out = append(out, strings.ToValidUTF8(item, ""))
+	}
+	return out
+}

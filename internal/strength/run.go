@@ -1,0 +1,393 @@
+package strength
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"time"
+)
+
+// coverFile is the cover profile's name in the work tree: the boundary lets
+// tests write there and nowhere else roadmap reads.
+const coverFile = ".roadmap-strength-cover.out"
+
+// outputTail is how much of a failing command's output an error keeps.
+const outputTail = 2000
+
+// baseline runs every test command once on the unmutated tree, with a
+// cover profile for `go test` commands. Every one must pass: a mutant of a
+// tree whose tests fail measures nothing.
+func (r *run) baseline(ctx context.Context) error {
+	tests := r.o.Tests
+	if len(tests) == 0 && len(r.pkgs) > 0 {
+		tests = []string{"go test " + strings.Join(r.pkgs, " ")}
+	}
+	var total time.Duration
+	seen := map[string]bool{}
+	for _, line := range tests {
+		line = strings.TrimSpace(line)
+		if line == "" || seen[line] {
+			continue
+		}
+		seen[line] = true
+		argv, err := r.o.Split(line)
+		if err != nil || len(argv) == 0 {
+			return fmt.Errorf("test strength: test command %q: cannot be split: %v", line, err)
+		}
+		tc := testCmd{line: line, argv: argv}
+		if len(r.cands) > 0 {
+			d, err := r.baselineOne(ctx, &tc)
+			if err != nil {
+				return err
+			}
+			total += d
+		}
+		r.cmds = append(r.cmds, tc)
+		r.rep.Tests = append(r.rep.Tests, r.mask(line))
+	}
+	r.rep.Timeout = r.o.Timeout
+	if r.rep.Timeout <= 0 {
+		r.rep.Timeout = min(max(3*total, minTimeout), maxTimeout)
+	}
+	return nil
+}
+
+// baselineOne runs one command on the unmutated tree and records its
+// coverage, returning how long it took.
+func (r *run) baselineOne(ctx context.Context, tc *testCmd) (time.Duration, error) {
+	argv := tc.argv
+	goTest := isGoTest(argv)
+	if goTest {
+		if err := r.root.Remove(coverFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("test strength: remove a stale %s: %w", coverFile, err)
+		}
+		argv = coverArgv(argv, r.pkgs)
+		defer r.root.Remove(coverFile)
+	}
+	r.progress("unmutated run: %s", strings.Join(argv, " "))
+	res, err := r.o.Runner.Run(ctx, r.dir, argv)
+	if err != nil {
+		return 0, fmt.Errorf("test strength: unmutated run of %q: %w", tc.line, err)
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		how := fmt.Sprintf("exit %d", res.ExitCode)
+		if res.TimedOut {
+			how = "timed out"
+		}
+		return 0, fmt.Errorf("test strength: the tests fail on the unmutated tree, so no mutant can be measured: %s: %s\n%s",
+			r.mask(tc.line), how, r.mask(tailOf(res.Output, outputTail)))
+	}
+	if goTest {
+		f, err := r.root.Open(coverFile)
+		if err != nil {
+			return 0, fmt.Errorf("test strength: %q wrote no cover profile: %w", tc.line, err)
+		}
+		cov, err := ParseCoverProfile(f)
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("test strength: %q: %w", tc.line, err)
+		}
+		tc.cov = cov
+	}
+	return res.Duration, nil
+}
+
+// isGoTest reports whether argv is `go test …`.
+func isGoTest(argv []string) bool { return len(argv) >= 2 && argv[0] == "go" && argv[1] == "test" }
+
+// coverArgv is a `go test` command with a cover profile of pkgs added
+// right after "test" (before any -args), and its own cover flags dropped.
+func coverArgv(argv, pkgs []string) []string {
+	out := []string{"go", "test", "-coverprofile=" + coverFile, "-coverpkg=" + strings.Join(pkgs, ",")}
+	rest := argv[2:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "-args" || a == "--args" {
+			out = append(out, rest[i:]...)
+			break
+		}
+		name, _, glued := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "coverprofile" || name == "coverpkg") {
+			if !glued {
+				i++ // its value is the next word
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// covers returns the commands whose unmutated run covered the candidate:
+// those with coverage that includes its line, and those of unknown coverage.
+func (r *run) covers(c candidate, keys []string) []int {
+	var out []int
+	for i, tc := range r.cmds {
+		if tc.cov == nil {
+			out = append(out, i)
+			continue
+		}
+		for _, k := range keys {
+			if tc.cov.Covered(k, c.site.line) {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// profileKeys are the names a cover profile may give file: its import path
+// (module path of the nearest go.mod and the path below it), and its
+// absolute path.
+func (r *run) profileKeys(file string, mods map[string]string) []string {
+	keys := []string{path.Join(r.dir, file)}
+	for d := path.Dir(file); ; d = path.Dir(d) {
+		mod, ok := mods[d]
+		if !ok {
+			mod = r.modulePath(d)
+			mods[d] = mod
+		}
+		if mod != "" {
+			rel := strings.TrimPrefix(file, d+"/")
+			if d == "." {
+				rel = file
+			}
+			keys = append(keys, mod+"/"+rel)
+			break
+		}
+		if d == "." {
+			break
+		}
+	}
+	return keys
+}
+
+// modulePath reads the module line of dir/go.mod, "" when there is none.
+func (r *run) modulePath(dir string) string {
+	f, err := r.root.Open(path.Join(dir, "go.mod"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4096), 4096)
+	for n := 0; sc.Scan() && n < 1000; n++ {
+		l := strings.TrimSpace(sc.Text())
+		if m, ok := strings.CutPrefix(l, "module"); ok && (strings.HasPrefix(m, " ") || strings.HasPrefix(m, "\t")) {
+			m, _, _ = strings.Cut(m, "//")
+			return strings.Trim(strings.TrimSpace(m), `"`+"`")
+		}
+	}
+	return ""
+}
+
+// mutate runs the covered candidates, up to MaxMutants, one at a time.
+func (r *run) mutate(ctx context.Context) error {
+	limit := r.o.MaxMutants
+	if limit <= 0 {
+		limit = DefaultMaxMutants
+	}
+	mods := map[string]string{}
+	built := map[string]string{} // package → why its unmutated build failed ("" built)
+	ran := 0
+	for _, c := range r.cands {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("test strength: %w", err)
+		}
+		c.cmds = r.covers(c, r.profileKeys(c.file, mods))
+		m := Mutant{File: c.file, Line: c.site.line, Operator: c.site.op,
+			Diff: r.mask(c.site.unifiedDiff(c.file, r.files[c.file]))}
+		switch {
+		case len(c.cmds) == 0:
+			m.Status = NotCovered
+		case ran >= limit:
+			r.rep.Skipped++
+			continue
+		default:
+			ran++
+			why, ok := built[c.pkg]
+			if !ok {
+				why = r.buildCheck(ctx, c.pkg, r.rep.Timeout)
+				built[c.pkg] = why
+			}
+			if why != "" {
+				m.Status, m.Note = Error, "the unmutated package does not build on its own: "+why
+				break
+			}
+			if err := r.runMutant(ctx, c, &m); err != nil {
+				return err
+			}
+		}
+		r.progress("mutant %s:%d %s: %s", m.File, m.Line, m.Operator, m.Status)
+		r.rep.Mutants = append(r.rep.Mutants, m)
+	}
+	return nil
+}
+
+// buildCheck builds the package pkg (`go build -o /dev/null`) and returns
+// "" when it built, else why not.
+func (r *run) buildCheck(ctx context.Context, pkg string, budget time.Duration) string {
+	bctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	res, err := r.o.Runner.Run(bctx, r.dir, []string{"go", "build", "-o", os.DevNull, pkg})
+	switch {
+	case err != nil:
+		return err.Error()
+	case res.TimedOut || bctx.Err() != nil:
+		return "the build ran out of time"
+	case res.ExitCode != 0:
+		return fmt.Sprintf("exit %d: %s", res.ExitCode, strings.TrimSpace(tailOf(res.Output, 300)))
+	}
+	return ""
+}
+
+// runMutant writes c's mutant into the tree, checks that it builds, runs
+// its covering commands until one fails, and restores the file's original
+// bytes whatever happens (an error, ctx's end, a panic).
+func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (err error) {
+	orig := r.files[c.file]
+	if err := r.write(c.file, c.site.apply(orig)); err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := r.write(c.file, orig); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("test strength: RESTORE FAILED, %s holds a mutant: %w", c.file, rerr))
+		}
+	}()
+	mctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
+	defer cancel()
+	if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout); why != "" {
+		if ctx.Err() != nil {
+			return fmt.Errorf("test strength: %w", ctx.Err())
+		}
+		m.Status, m.Note = Error, r.mask("the mutant does not build: "+why)
+		return nil
+	}
+	m.Status = Survived
+	for _, i := range c.cmds {
+		tc := r.cmds[i]
+		res, err := r.o.Runner.Run(mctx, r.dir, tc.argv)
+		if ctx.Err() != nil {
+			return fmt.Errorf("test strength: %w", ctx.Err())
+		}
+		if res.TimedOut || errors.Is(mctx.Err(), context.DeadlineExceeded) {
+			m.Status = TimedOut
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("test strength: run %q on a mutant of %s:%d: %w", tc.line, c.file, c.site.line, err)
+		}
+		if res.ExitCode == 0 {
+			continue
+		}
+		if buildFailed(res.Output) {
+			m.Status, m.Note = Error, "the tests did not build with the mutant (go vet or the test files)"
+			return nil
+		}
+		m.Status, m.Test = Killed, r.mask(tc.line)
+		return nil
+	}
+	return nil
+}
+
+// buildFailed reports whether go test said a package did not build.
+func buildFailed(out string) bool {
+	return strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]")
+}
+
+// write replaces file's content through the root, keeping its mode and
+// owner (the file exists: it is rewritten in place).
+func (r *run) write(file string, data []byte) error {
+	f, err := r.root.OpenFile(file, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return fmt.Errorf("test strength: write %s: %w", file, err)
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("test strength: write %s: %w", file, werr)
+	}
+	return nil
+}
+
+// finish counts, sorts survivors first, scores and judges.
+func (r *run) finish() {
+	rep := &r.rep
+	var survivors, rest []Mutant
+	for _, m := range rep.Mutants {
+		switch m.Status {
+		case Killed:
+			rep.Killed++
+		case Survived:
+			rep.Survived++
+		case TimedOut:
+			rep.TimedOut++
+		case NotCovered:
+			rep.NotCovered++
+		case Error:
+			rep.Errors++
+		}
+		if m.Status == Survived {
+			survivors = append(survivors, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	rep.Mutants = append(survivors, rest...)
+	if rep.Mutants == nil {
+		rep.Mutants = []Mutant{}
+	}
+	if rep.Unsupported == nil {
+		rep.Unsupported = []string{}
+	}
+	if rep.Tests == nil {
+		rep.Tests = []string{}
+	}
+	rep.Generated = len(rep.Mutants)
+	if n := rep.Measured(); n > 0 {
+		rep.Score = float64(rep.Killed) / float64(n)
+	}
+	rep.Passed, rep.Reason = judge(*rep)
+}
+
+// judge is Passed and, when not, why.
+func judge(rep Report) (bool, string) {
+	switch {
+	case rep.Measured() == 0:
+		why := "0 mutants ran: nothing measured the tests"
+		switch {
+		case rep.Generated > 0 && rep.NotCovered == rep.Generated:
+			why += fmt.Sprintf(" (no test covers any of the %d mutable changed lines)", rep.NotCovered)
+		case rep.Errors > 0:
+			why += fmt.Sprintf(" (%d mutants did not build)", rep.Errors)
+		case rep.Generated == 0:
+			why += " (no changed line of Go code to mutate)"
+		}
+		return false, why
+	case rep.TimedOut == rep.Measured():
+		return false, fmt.Sprintf("every mutant that ran (%d) timed out: nothing shows the tests catch a change", rep.TimedOut)
+	case rep.Score < rep.Floor:
+		return false, fmt.Sprintf("score %.2f is below the floor %.2f: %d mutants survived", rep.Score, rep.Floor, rep.Survived)
+	}
+	return true, ""
+}
+
+// tailOf is the last n bytes of s, cut at a line start when one is near.
+func tailOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	t := s[len(s)-n:]
+	if i := bytes.IndexByte([]byte(t), '\n'); i >= 0 && i < 200 {
+		t = t[i+1:]
+	}
+	return "[…]\n" + t
+}
