@@ -207,3 +207,15 @@ func (s *state) issueRef() string {
 	}
 	return "the issue"
 }
+
+// AcceptanceCriteria returns the acceptance criteria of an issue body as the
+// acceptance gate reads them (parseCriteria): the review before ready reads
+// the diff against them.
+func AcceptanceCriteria(body string) []string {
+	cs := parseCriteria(body)
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.text
+	}
+	return out
+}

@@ -186,7 +186,7 @@ func (c *Client) MarkReadyAtHead(ctx context.Context, pr PullRequest, body, head
 // readyPayload is what the mark-ready mutation asks of the pull request.
 type readyPayload struct {
 	PullRequest struct {
-		IsDraft    githubv4.Boolean
+		IsDraft githubv4.Boolean
 		// HeadRefOid is the head when the mutation ran (asked always: a
 		// field costs nothing).
 		HeadRefOid githubv4.GitObjectID

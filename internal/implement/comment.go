@@ -25,6 +25,7 @@ func (r *runner) comment(end ending) string {
 	total, _ := r.j.Rec.Spend()
 	fmt.Fprintf(&b, "\nItem spend: %s.\n", kernel.SpendText(total))
 	b.WriteString(r.failToPassLines())
+	b.WriteString(r.qualityLines())
 	if r.o.IsolationNote != "" {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.o.IsolationNote)
 	}

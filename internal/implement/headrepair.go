@@ -29,6 +29,7 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 	if noGroupRan && r.handoffLog != "" {
 		log, why = r.handoffLog, "the check log an earlier Job handed on"
 	}
+	reviews := 0 // repair rounds the review's findings have had
 	for round := 0; ; round++ {
 		// A repair after the archive reads the change where the archive
 		// moved it, and the scoped checks do not archive it again.
@@ -40,7 +41,19 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 		}
 		end, ok := r.scopedChecks(ctx, change)
 		if ok {
+			end, ok = r.reviewHead(ctx, change, reviews) // quality.go
+		}
+		if ok {
 			end = r.watch(ctx)
+		}
+		if end.repairable {
+			// The review's blocking findings, with rounds left: the agent
+			// repairs the head with them, and the new head is checked and
+			// reviewed again. These rounds are the review's own.
+			reviews++
+			round--
+			log, why = end.checkLog, "the review's blocking findings"
+			continue
 		}
 		if end.class != failure.ChecksFailed || end.checkLog == "" {
 			return end

@@ -76,6 +76,11 @@ type Options struct {
 
 	// Title of the draft PR when the runner has to open one.
 	PRTitle string
+
+	// Review is the review before ready; Strength the test strength of each
+	// group (quality.go). Both off when zero.
+	Review   ReviewOptions
+	Strength StrengthOptions
 }
 
 func (o *Options) defaults() error {

@@ -17,6 +17,8 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/review"
+	"github.com/roadmap-dev/roadmap/internal/strength"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -52,6 +54,9 @@ type ending struct {
 	checkLog string
 	conflict []string
 	question string
+	// repairable: the review's blocking findings, with rounds left; atHead
+	// repairs the head with checkLog (the findings) and reviews again.
+	repairable bool
 }
 
 type runner struct {
@@ -86,6 +91,17 @@ type runner struct {
 	pending record.Changes
 	// f2p is the fail-to-pass of this Job's groups (failtopass.go).
 	f2p map[int]groupF2P
+
+	// The quality before ready (quality.go): this Job's test strength per
+	// group, the last measurement and whether the last failing round was
+	// it; the last review, the ledger as this Job left it, and the head the
+	// review passed at (the watch marks the PR ready only there).
+	strengths      []record.GroupStrength
+	lastStrength   strength.Report
+	strengthFailed bool
+	reviewRes      *review.Result
+	ledger         *record.ReviewLedger
+	reviewed       string
 }
 
 // Run runs one Job for the item and returns how it ended. An error is
@@ -367,11 +383,18 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		startTier = r.j.Rec.Tier()
 	}
 	check := func(ctx context.Context) (bool, string, error) {
+		r.strengthFailed = false
 		rep, err := r.runChecks(ctx, g, cmds)
 		if err != nil || !rep.Passed {
 			return rep.Passed, rep.Log, err
 		}
-		return r.failToPass(ctx, g) // failtopass.go
+		if ok, log, err := r.failToPass(ctx, g); err != nil || !ok { // failtopass.go
+			return ok, log, err
+		}
+		if !o.Strength.On {
+			return true, "", nil
+		}
+		return r.strengthCheck(ctx, g) // quality.go
 	}
 	cfg := r.j.AgentConfig(o.Models)
 	cfg.StartTier = startTier
@@ -406,6 +429,9 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	switch out.Status {
 	case agent.StatusFinished:
 	case agent.StatusChecksFailed:
+		if r.strengthFailed {
+			return r.strengthEnding(g, out.Attempts), false
+		}
 		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: groupStep(g),
 			reason: fmt.Sprintf("checks still fail after %d rounds", out.Attempts), checkLog: out.CheckLog}, false
 	case agent.StatusNeedsInput:
@@ -482,6 +508,9 @@ func (r *runner) publishGroup(ctx context.Context, g plan.Group, deferMark bool)
 	ch.SetSHA(record.SHA(r.head))
 	ch.SetPublishedSHA(record.SHA(r.head))
 	ch.SetGroupSeconds(r.groupSecs)
+	if len(r.strengths) > 0 {
+		ch.SetStrength(r.strengthRows())
+	}
 	if deferMark {
 		r.pending.Merge(ch)
 	} else if err := r.mark(ctx, ch); err != nil {
@@ -653,8 +682,8 @@ func (r *runner) watch(ctx context.Context) ending {
 		case sum.State == "success":
 			r.ci = ciPassed
 			r.ciNotes = append(r.ciNotes, fmt.Sprintf("%d PR checks passed at %s", sum.Total, short(r.head)))
-			if err := o.GitHub.MarkReadyWithBody(ctx, r.pr, r.prBody(readyState(r.pr.Number, ""))); err != nil {
-				return r.fail(ctx, "mark ready", err)
+			if end, ok := r.markReady(ctx, r.prBody(readyState(r.pr.Number, ""))); !ok {
+				return end
 			}
 			return ending{result: record.ResultReady, step: "ready"}
 		case sum.Total == 0 && !dispatched:

@@ -298,9 +298,9 @@ func (r *runner) noCI(ctx context.Context, waited time.Duration) ending {
 		r.ci = ciNone
 		r.ciNotes = append(r.ciNotes, line+"; ready without CI (implement.ready_without_ci: true)")
 		r.j.Logf("roadmap: watch: %s; implement.ready_without_ci allows ready without CI", line)
-		if err := r.o.GitHub.MarkReadyWithBody(ctx, r.pr, r.prBody(readyState(r.pr.Number,
-			"No CI reported a check on the head; ready because implement.ready_without_ci is true."))); err != nil {
-			return r.fail(ctx, "mark ready", err)
+		if end, ok := r.markReady(ctx, r.prBody(readyState(r.pr.Number,
+			"No CI reported a check on the head; ready because implement.ready_without_ci is true."))); !ok {
+			return end
 		}
 		return ending{result: record.ResultReady, step: "ready"}
 	}

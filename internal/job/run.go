@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
@@ -61,7 +62,31 @@ func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result
 		CIWorkflows:   cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
 		WaitingLabel: cfg.Labels.Waiting,
 		NoCIPath:     k.s.PushToken == "" && len(cfg.Implement.CIWorkflows) == 0,
+		Review:       k.reviewOptions(),
+		Strength:     implement.StrengthOptions{On: cfg.Implement.TestStrength, Floor: cfg.Implement.TestStrengthFloor},
 	})
+}
+
+// reviewOptions is the review before ready: off unless review.enabled; the
+// reviewer is the tier review.model names, else the ladder's last (another
+// tier than the implementer starts on, when the ladder has two).
+func (k *Kit) reviewOptions() implement.ReviewOptions {
+	cfg := k.cfg
+	if !cfg.Review.Enabled {
+		return implement.ReviewOptions{}
+	}
+	return implement.ReviewOptions{Models: k.namedTier(cfg.Review.Model), MaxFindings: cfg.Review.MaxFindings, Rounds: cfg.Review.Rounds}
+}
+
+// namedTier is the one-tier ladder of the model name names, else the
+// ladder's last tier.
+func (k *Kit) namedTier(name string) []agent.Tier {
+	for i, m := range k.cfg.Models {
+		if m.Name == name && i < len(k.Tiers) {
+			return k.Tiers[i : i+1]
+		}
+	}
+	return k.Tiers[len(k.Tiers)-1:]
 }
 
 // StageRun is what a stage Job takes besides its Setup.
@@ -81,12 +106,7 @@ func (k *Kit) Stage(ctx context.Context, run StageRun) (stage.Result, error) {
 	if rounds == 0 {
 		rounds = cfg.Stage.Rounds
 	}
-	verifier := k.Tiers[len(k.Tiers)-1:]
-	for i, m := range cfg.Models {
-		if m.Name == cfg.Stage.Verifier && i < len(k.Tiers) {
-			verifier = k.Tiers[i : i+1]
-		}
-	}
+	verifier := k.namedTier(cfg.Stage.Verifier)
 	return stage.Run(ctx, stage.Options{
 		Options: k.JobOptions(),
 		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates, WaitingLabel: cfg.Labels.Waiting,

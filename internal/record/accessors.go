@@ -199,3 +199,17 @@ func (r *Record) Parallelism() int {
 	n, _ := r.count(KeyImplementParallelism)
 	return n
 }
+
+// Review returns implement.review.
+func (r *Record) Review() (ReviewLedger, bool) {
+	var v ReviewLedger
+	ok := r.get(KeyImplementReview, &v)
+	return v, ok
+}
+
+// Strength returns implement.strength, one entry per group measured.
+func (r *Record) Strength() ([]GroupStrength, bool) {
+	var v []GroupStrength
+	ok := r.get(KeyImplementStrength, &v)
+	return v, ok
+}

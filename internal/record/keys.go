@@ -135,20 +135,20 @@ func (k Key) Known() bool {
 type kind int
 
 const (
-	kindResult  kind = iota + 1 // a Result word
-	kindWord                    // a lowercase word: a failure class, a stage state
-	kindLine                    // one line of text
-	kindText                    // text that may span lines (a JSON string when it does)
-	kindSHA                     // a commit SHA
-	kindCount                   // an integer >= 1
-	kindSpend                   // a Spend as a JSON object
-	kindFiles                   // a JSON array of file paths
-	kindTrace                   // a JSON string, object or array
-	kindJobs                    // a JSON array of JobOutcome
-	kindSeconds                 // a JSON array of integers >= 0
-	kindPlan                    // a plan path: a directory under openspec/changes/
-	kindReview                  // a ReviewLedger as a JSON object
-	kindStrength                // a JSON array of GroupStrength
+	kindResult   kind = iota + 1 // a Result word
+	kindWord                     // a lowercase word: a failure class, a stage state
+	kindLine                     // one line of text
+	kindText                     // text that may span lines (a JSON string when it does)
+	kindSHA                      // a commit SHA
+	kindCount                    // an integer >= 1
+	kindSpend                    // a Spend as a JSON object
+	kindFiles                    // a JSON array of file paths
+	kindTrace                    // a JSON string, object or array
+	kindJobs                     // a JSON array of JobOutcome
+	kindSeconds                  // a JSON array of integers >= 0
+	kindPlan                     // a plan path: a directory under openspec/changes/
+	kindReview                   // a ReviewLedger as a JSON object
+	kindStrength                 // a JSON array of GroupStrength
 )
 
 // Bounds. Text bounds count characters (code points) of the value as it is

@@ -64,7 +64,9 @@ func ValidFindingID(id string) bool { return findingIDRE.MatchString(id) }
 
 // PassedAt reports whether the last review read head and left no blocking
 // finding standing.
-func (l ReviewLedger) PassedAt(head SHA) bool { return l.SHA != "" && l.SHA == head && len(l.Open) == 0 }
+func (l ReviewLedger) PassedAt(head SHA) bool {
+	return l.SHA != "" && l.SHA == head && len(l.Open) == 0
+}
 
 // IsClosed reports whether id is closed, and why.
 func (l ReviewLedger) IsClosed(id string) (string, bool) {
@@ -145,20 +147,6 @@ func (g GroupStrength) check() error {
 		return errors.New("an unmeasured reason over 200 characters")
 	}
 	return nil
-}
-
-// Review returns implement.review.
-func (r *Record) Review() (ReviewLedger, bool) {
-	var v ReviewLedger
-	ok := r.get(KeyImplementReview, &v)
-	return v, ok
-}
-
-// Strength returns implement.strength, one entry per group measured.
-func (r *Record) Strength() ([]GroupStrength, bool) {
-	var v []GroupStrength
-	ok := r.get(KeyImplementStrength, &v)
-	return v, ok
 }
 
 // SetReview sets implement.review, cut to its bounds: the newest closed

@@ -74,12 +74,16 @@ const (
 	// Stage's spans: the plan gates and the independent verifier of a round.
 	PhaseGates    Phase = "gates"
 	PhaseVerifier Phase = "verifier"
+	// Implement's quality spans: a group's test strength (mutants on its
+	// changed lines) and the review of the diff before ready.
+	PhaseStrength Phase = "test_strength"
+	PhaseReview   Phase = "review"
 )
 
 // Span reports whether p is recorded as a span with a Duration.
 func (p Phase) Span() bool {
 	switch p {
-	case PhaseAgent, PhaseChecks, PhaseCommit, PhasePush, PhaseWatch, PhaseGates, PhaseVerifier:
+	case PhaseAgent, PhaseChecks, PhaseCommit, PhasePush, PhaseWatch, PhaseGates, PhaseVerifier, PhaseStrength, PhaseReview:
 		return true
 	}
 	return false
