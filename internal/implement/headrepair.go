@@ -52,7 +52,7 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 			// reviewed again. These rounds are the review's own.
 			reviews++
 			round--
-			log, why = end.checkLog, "the review's blocking findings"
+			log, why = end.checkLog, "the independent review raised blocking findings (below): repair each one the review shows"
 			continue
 		}
 		if end.class != failure.ChecksFailed || end.checkLog == "" {

@@ -92,7 +92,17 @@ func (r *runner) strengthCheck(ctx context.Context, g plan.Group) (bool, string,
 	}
 	r.strengthFailed = true
 	r.j.Command("error", fmt.Sprintf("roadmap: test strength: group %d: %s", g.Number, rep.Reason))
-	return false, rep.RepairTask(5), nil
+	return false, strengthTask(rep), nil
+}
+
+// strengthTask is the repair instruction of a weak group: the survivors as
+// diffs, or, when none survived (nothing covered, every mutant timed out),
+// what the tests miss.
+func strengthTask(rep strength.Report) string {
+	if task := rep.RepairTask(5); task != "" {
+		return task
+	}
+	return fmt.Sprintf("The group's tests do not measure its change: %s. Add tests that run the changed lines and check what they do, quickly enough to finish within the time budget of a mutant's run.", rep.Reason)
 }
 
 // unmeasured says why a group has no score.
@@ -179,7 +189,7 @@ func (r *runner) strengthEnding(g plan.Group, rounds int) ending {
 		reason = fmt.Sprintf("group %d: %s (after %d rounds)", g.Number, rep.Reason, rounds)
 	}
 	return ending{result: record.ResultStopped, class: failure.TestsWeak, step: groupStep(g), reason: reason,
-		checkLog: rep.RepairTask(5)}
+		checkLog: strengthTask(rep)}
 }
 
 // reviewHead reviews the diff at r.head before the watch. A head the
