@@ -235,8 +235,8 @@ func onlyPRComment(t *testing.T, w *world) string {
 // go test: the changed lines test strength measures.
 func calcRepo() map[string]string {
 	return map[string]string{
-		"go.mod":       "module example.com/widgets\n\ngo 1.22\n",
-		"calc/calc.go": "package calc\n\n// Add is a + b.\nfunc Add(a, b int) int { return a + b }\n",
+		"go.mod":                 "module example.com/widgets\n\ngo 1.22\n",
+		"calc/calc.go":           "package calc\n\n// Add is a + b.\nfunc Add(a, b int) int { return a + b }\n",
 		planDir + "/proposal.md": "# Add Max\n\nAdd calc.Max.\n",
 		planDir + "/tasks.md":    "## 1. Max\n\n- [ ] 1.1 Add calc.Max(a, b) returning the larger; verify: `go test ./calc`\n",
 	}
