@@ -168,7 +168,7 @@ func TestReviewVerb(t *testing.T) {
 	})
 	t.Run("the prompt holds the plan and the diff", func(t *testing.T) {
 		w := newReviewWorld(t)
-		w.fixture("reviewer", "Review this change", "go test ./...", "review_findings", "findings", "[]")
+		w.fixture("reviewer", "Review this change", "## The groups' tests\n\n- go test ./...", "review_findings", "findings", "[]")
 		code, stdout, stderr := w.review("--pr", fmt.Sprint(w.pr), "--json", "-C", w.ws, "--config", w.cfg)
 		if code != ExitOK {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)

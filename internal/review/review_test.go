@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -120,6 +121,13 @@ func TestReviewDropsQuoteNotInHead(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(w.dir, "linkdir")); err != nil {
 		t.Fatal(err)
 	}
+	if err := syscall.Mkfifo(filepath.Join(w.dir, "fifo.go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(w.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.dir, "big.go", "return a / b\n"+strings.Repeat("// padding\n", maxHeadFile/10))
 	advisory := func(edit func(finding)) finding {
 		f := divZero()
 		f["severity"] = "advisory"
@@ -134,8 +142,13 @@ func TestReviewDropsQuoteNotInHead(t *testing.T) {
 		"a symlink in":         advisory(func(f finding) { f["file"] = "alias.go" }),
 		"a directory link out": advisory(func(f finding) { f["file"] = "linkdir/secret.go" }),
 		"absent":               advisory(func(f finding) { f["file"] = "nosuch.go" }),
-		"a directory":          advisory(func(f finding) { f["file"] = "linkdir" }),
+		"a directory":          advisory(func(f finding) { f["file"] = "sub" }),
+		"a FIFO":               advisory(func(f finding) { f["file"] = "fifo.go" }),
+		"a file too large":     advisory(func(f finding) { f["file"] = "big.go" }),
 	}
+	// Each file the review must not read says why in its own words.
+	why := map[string]string{"out.go": "is a symlink", "alias.go": "is a symlink", "linkdir/secret.go": "is a symlink",
+		"nosuch.go": "no such file", "sub": "not a regular file", "fifo.go": "not a regular file", "big.go": "larger than", "calc.go": "the quote is not in the head file"}
 	entries := []finding{kept}
 	for _, f := range cases {
 		entries = append(entries, f)
@@ -148,8 +161,8 @@ func TestReviewDropsQuoteNotInHead(t *testing.T) {
 		t.Errorf("dropped %d, want %d:\n%s", len(res.Dropped), len(cases), reasons(res.Dropped))
 	}
 	for _, d := range res.Dropped {
-		if d.Reason == "" {
-			t.Errorf("dropped without a reason: %+v", d)
+		if !strings.Contains(d.Reason, why[d.Finding.File]) {
+			t.Errorf("%s dropped because %q, want %q", d.Finding.File, d.Reason, why[d.Finding.File])
 		}
 	}
 	if got := served(rp); !cmp.Equal(got, []string{"reviewer"}) {
