@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
@@ -310,11 +311,19 @@ func acceptanceCriteria(body string) []string {
 		if item == line || item == "" {
 			continue
 		}
-		item = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(item, "[ ]"), "[x]"), "[X]"))
+		item = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(item, "[ ]"), "[x]"), "[X]")
 		if len(item) > maxCriterionSize {
 			item = item[:maxCriterionSize]
 		}
-		out = append(out, strings.ToValidUTF8(item, ""))
+		item = strings.TrimSpace(strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return ' '
+			}
+			return r
+		}, strings.ToValidUTF8(item, "")))
+		if item != "" {
+			out = append(out, item)
+		}
 	}
 	return out
 }

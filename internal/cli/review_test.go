@@ -212,3 +212,46 @@ func TestReviewVerb(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewIssueText: the acceptance criteria are the list items under an
+// Acceptance heading only, and the PR body's issue and plan are read from
+// roadmap's own lines.
+func TestReviewIssueText(t *testing.T) {
+	body := "Intro\n- not this\n\n### Acceptance criteria\n- [ ] first\n* [x] second\n+ third\nplain text\n\n## Out of scope\n- not this either\n"
+	if got, want := acceptanceCriteria(body), []string{"first", "second", "third"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("acceptanceCriteria = %q, want %q", got, want)
+	}
+	many := "## Acceptance\n" + strings.Repeat("- "+strings.Repeat("x", 2*maxCriterionSize)+"\n", 2*maxCriteria)
+	if got := acceptanceCriteria(many); len(got) != maxCriteria || len(got[0]) != maxCriterionSize {
+		t.Errorf("unbounded: %d criteria, the first %d bytes", len(got), len(got[0]))
+	}
+	pr := "Closes #42.\n\n**State:** implementing\n\n**Plan:** `openspec/changes/add-avg` (OpenSpec change)\n"
+	if closesIssue(pr) != 42 || prPlan(pr) != "openspec/changes/add-avg" {
+		t.Errorf("closesIssue %d prPlan %q", closesIssue(pr), prPlan(pr))
+	}
+	if closesIssue("Mentions closes #7 inline") != 0 || prPlan("**Plan:** none") != "" {
+		t.Error("a body without roadmap's lines named an issue or a plan")
+	}
+}
+
+// FuzzReviewIssueText: the issue and PR bodies are anyone's text; reading
+// them never panics and stays bounded.
+func FuzzReviewIssueText(f *testing.F) {
+	for _, s := range []string{"## Acceptance\n- a\n", "Closes #1.\n**Plan:** `x`", "#\n-\n", "## acceptance\n- [ ]\n- \xff\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cs := acceptanceCriteria(s)
+		if len(cs) > maxCriteria {
+			t.Fatalf("%d criteria", len(cs))
+		}
+		for _, c := range cs {
+			if len(c) > maxCriterionSize || c == "" {
+				t.Fatalf("criterion %q", c)
+			}
+		}
+		if n := closesIssue(s); n < 0 || len(prPlan(s)) > 200 {
+			t.Fatalf("closesIssue %d prPlan %q", n, prPlan(s))
+		}
+	})
+}
