@@ -52,8 +52,12 @@ type Options struct {
 
 // Result is what the review found and what it cost.
 type Result struct {
+	// Findings are the findings that stand, blocking and advisory, in the
+	// reviewer's order.
 	Findings []Finding `json:"findings"`
-	Dropped  []Dropped `json:"dropped"`
+	// Dropped are the entries not kept, each with its reason: malformed,
+	// a quote not in the head, closed in the ledger, past a bound.
+	Dropped []Dropped `json:"dropped"`
 	// Demoted counts blocking findings made advisory by the MaxFindings
 	// bound.
 	Demoted int `json:"demoted"`
