@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
@@ -44,23 +46,19 @@ func runReview(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("review: --pr N (N > 0) is required, and --max-findings must be above 0")
 		return ExitUsage
 	}
-	in, opts, closeAll, code := env.reviewSetup(ctx, *pr, env.workdir(*workdir), *cfgPath, *base, *planDir)
+	rr, code := env.reviewSetup(ctx, *pr, env.workdir(*workdir), *cfgPath, *base, *planDir)
 	if code != ExitOK {
 		return code
 	}
-	defer closeAll()
-	opts.MaxFindings = *maxFindings
-	res, err := review.Run(ctx, opts, in)
+	defer rr.close()
+	rr.opts.MaxFindings = *maxFindings
+	res, err := review.Run(ctx, rr.opts, rr.in)
 	if err != nil {
-		env.Errorf("review: %v", err)
+		env.Errorf("review: %s", rr.mask(err.Error()))
 		return ExitInternal
 	}
-	if *asJSON {
-		if code := env.JSON(res); code != ExitOK {
-			return code
-		}
-	} else {
-		fmt.Fprint(env.Stdout, res.Table())
+	if code := env.reviewOutput(res, *asJSON, rr.mask); code != ExitOK {
+		return code
 	}
 	switch {
 	case res.Status != agent.StatusFinished:
@@ -72,42 +70,64 @@ func runReview(ctx context.Context, env *Env, args []string) int {
 	return ExitOK
 }
 
+// reviewRun is what the verb runs the review with.
+type reviewRun struct {
+	in    review.Input
+	opts  review.Options
+	close func()              // closes the sandbox's boundary
+	mask  func(string) string // every secret of the environment, the model keys too
+}
+
+// reviewOutput prints the Result as JSON, or its table, masked: a finding
+// quotes the work tree, which a model wrote.
+func (e *Env) reviewOutput(res review.Result, asJSON bool, mask func(string) string) int {
+	if !asJSON {
+		fmt.Fprint(e.Stdout, mask(res.Table()))
+		return ExitOK
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		e.Errorf("review: write json: %v", err)
+		return ExitInternal
+	}
+	fmt.Fprintf(e.Stdout, "%s\n", mask(string(data)))
+	return ExitOK
+}
+
 // reviewSetup reads what the review needs: the PR, its issue's acceptance
 // criteria, the diff from the checkout, the plan when the PR names one, and
-// the reviewer's ladder and sandbox. The returned func closes the sandbox's
-// boundary.
-func (e *Env) reviewSetup(ctx context.Context, n int, dir, cfgPath, base, planDir string) (review.Input, review.Options, func(), int) {
-	none := func() {}
+// the reviewer's ladder and sandbox.
+func (e *Env) reviewSetup(ctx context.Context, n int, dir, cfgPath, base, planDir string) (reviewRun, int) {
 	io := actionsio.New(e.Getenv, e.Stdout)
 	cfg, code := e.jobConfig(io, dir, &cfgPath)
 	if code != ExitOK {
-		return review.Input{}, review.Options{}, none, code
+		return reviewRun{}, code
 	}
 	masker := e.masker(modelKeys(e, cfg)...)
 	gh, err := e.gitHubClient(masker, time.Time{})
 	if err != nil {
 		e.Errorf("review: %v", err)
-		return review.Input{}, review.Options{}, none, ExitUsage
+		return reviewRun{}, ExitUsage
 	}
 	p, err := gh.PR(ctx, n)
 	if err != nil {
 		e.Errorf("review: %s", masker.Mask(err.Error()))
-		return review.Input{}, review.Options{}, none, ExitUsage
+		return reviewRun{}, ExitUsage
 	}
 	repo, err := git.Open(ctx, dir, e.environ())
 	if err != nil {
-		e.Errorf("review: %v", err)
-		return review.Input{}, review.Options{}, none, ExitUsage
+		e.Errorf("review: %s", masker.Mask(err.Error()))
+		return reviewRun{}, ExitUsage
 	}
 	in, code := e.reviewInput(ctx, repo, p.HeadSHA, p.BaseRef, base)
 	if code != ExitOK {
-		return review.Input{}, review.Options{}, none, code
+		return reviewRun{}, code
 	}
 	if issue := closesIssue(p.Body); issue > 0 {
 		is, err := gh.Issue(ctx, issue)
 		if err != nil {
 			e.Errorf("review: %s", masker.Mask(err.Error()))
-			return review.Input{}, review.Options{}, none, ExitInternal
+			return reviewRun{}, ExitInternal
 		}
 		in.Acceptance = acceptanceCriteria(is.Body)
 	}
@@ -118,7 +138,7 @@ func (e *Env) reviewSetup(ctx context.Context, n int, dir, cfgPath, base, planDi
 		in.Plan, in.Tests = e.reviewPlan(repo.Dir, planDir)
 	}
 	opts, closeAll, code := e.reviewOptions(ctx, cfg, repo.Dir, masker)
-	return in, opts, closeAll, code
+	return reviewRun{in: in, opts: opts, close: closeAll, mask: masker.Mask}, code
 }
 
 // reviewInput is the diff of the checkout from the merge base with the base
@@ -310,11 +330,19 @@ func acceptanceCriteria(body string) []string {
 		if item == line || item == "" {
 			continue
 		}
-		item = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(item, "[ ]"), "[x]"), "[X]"))
+		item = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(item, "[ ]"), "[x]"), "[X]")
 		if len(item) > maxCriterionSize {
 			item = item[:maxCriterionSize]
 		}
-		out = append(out, strings.ToValidUTF8(item, ""))
+		item = strings.TrimSpace(strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return ' '
+			}
+			return r
+		}, strings.ToValidUTF8(item, "")))
+		if item != "" {
+			out = append(out, item)
+		}
 	}
 	return out
 }

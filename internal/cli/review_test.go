@@ -21,7 +21,7 @@ const reviewToken = "ghs_reviewtesttoken0000000000000000000"
 
 const reviewBaseGo = "package calc\n\n// Div divides a by b.\nfunc Div(a, b int) int {\n\tif b == 0 {\n\t\treturn 0\n\t}\n\treturn a / b\n}\n"
 
-const reviewHeadGo = "package calc\n\n// Div divides a by b.\nfunc Div(a, b int) int {\n\treturn a / b\n}\n\n// Avg is the mean of xs.\nfunc Avg(xs []int) int {\n\tsum := 0\n\tfor _, x := range xs {\n\t\tsum += x\n\t}\n\treturn sum / len(xs)\n}\n"
+const reviewHeadGo = "package calc\n\n// Div divides a by b.\nfunc Div(a, b int) int {\n\treturn a / b\n}\n\n// Avg is the mean of xs.\nfunc Avg(xs []int) int {\n\tsum := 0\n\tfor _, x := range xs {\n\t\tsum += x\n\t}\n\treturn sum / len(xs)\n}\n\n// deploy key: " + reviewToken + "\n"
 
 const reviewTasks = "## 1. Add Avg\n\n- [x] 1.1 Add `Avg` to calc.go, verify: `go test ./...`\n"
 
@@ -128,7 +128,8 @@ func TestReviewVerb(t *testing.T) {
 		findings := `[
  {"file": "calc.go", "start": 5, "end": 5, "severity": "blocking", "kind": "bug", "title": "Div panics when b is 0", "trigger": "Div(1, 0)", "quote": "return a / b"},
  {"file": "calc.go", "start": 14, "end": 14, "severity": "blocking", "kind": "bug", "title": "Avg panics on an empty list", "trigger": "Avg(nil), against the criterion", "quote": "return sum / len(xs)"},
- {"file": "calc.go", "start": 3, "end": 3, "severity": "blocking", "kind": "bug", "title": "invented", "trigger": "x", "quote": "if b == 0 {"}]`
+ {"file": "calc.go", "start": 3, "end": 3, "severity": "blocking", "kind": "bug", "title": "invented", "trigger": "x", "quote": "if b == 0 {"},
+ {"file": "calc.go", "start": 17, "end": 17, "severity": "advisory", "kind": "security", "title": "a key in the code: ` + reviewToken + `", "trigger": "anyone reads it", "quote": "// deploy key: ` + reviewToken + `"}]`
 		div := review.FindingID("calc.go", "return a / b", "bug")
 		avg := review.FindingID("calc.go", "return sum / len(xs)", "bug")
 		// The reviewer's prompt must hold the acceptance criteria, the plan's
@@ -154,21 +155,29 @@ func TestReviewVerb(t *testing.T) {
 		if f := got[div]; f.Severity != review.SeverityAdvisory || f.Refuted != "the plan's callers never pass 0" {
 			t.Errorf("the refuted finding: %+v", f)
 		}
-		if len(res.Findings) != 2 || len(res.Dropped) != 1 || !strings.Contains(res.Dropped[0].Reason, "not in the head") {
+		if len(res.Findings) != 3 || len(res.Dropped) != 1 || !strings.Contains(res.Dropped[0].Reason, "not in the head") {
 			t.Errorf("findings %+v dropped %+v", res.Findings, res.Dropped)
 		}
 		if res.Usage.ModelCalls != 2 || res.Usage.TokensIn != 2400 || res.Status != "finished" {
 			t.Errorf("usage %+v status %s", res.Usage, res.Status)
+		}
+		// The finding that quotes a secret of the work tree is kept (the
+		// quote is in the head) and printed masked.
+		if !strings.Contains(stdout, "deploy key: [masked]") {
+			t.Errorf("the security finding is not shown masked:\n%s", stdout)
 		}
 		for _, s := range []string{stdout, stderr} {
 			if strings.Contains(s, reviewToken) {
 				t.Error("the token reached the output")
 			}
 		}
+		if code, stdout, _ := w.review("--pr", fmt.Sprint(w.pr), "-C", w.ws, "--config", w.cfg); code != ExitFindings || strings.Contains(stdout, reviewToken) || !strings.Contains(stdout, "| blocking |") {
+			t.Errorf("the table: exit %d\n%s", code, stdout)
+		}
 	})
 	t.Run("the prompt holds the plan and the diff", func(t *testing.T) {
 		w := newReviewWorld(t)
-		w.fixture("reviewer", "Review this change", "go test ./...", "review_findings", "findings", "[]")
+		w.fixture("reviewer", "Review this change", "## The groups' tests\n\n- go test ./...", "review_findings", "findings", "[]")
 		code, stdout, stderr := w.review("--pr", fmt.Sprint(w.pr), "--json", "-C", w.ws, "--config", w.cfg)
 		if code != ExitOK {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -209,6 +218,49 @@ func TestReviewVerb(t *testing.T) {
 			if code != ExitUsage || !strings.Contains(stderr, tc.want) {
 				t.Errorf("%s: exit %d, want %d and %q on stderr\n%s\n%s", tc.name, code, ExitUsage, tc.want, stdout, stderr)
 			}
+		}
+	})
+}
+
+// TestReviewIssueText: the acceptance criteria are the list items under an
+// Acceptance heading only, and the PR body's issue and plan are read from
+// roadmap's own lines.
+func TestReviewIssueText(t *testing.T) {
+	body := "Intro\n- not this\n\n### Acceptance criteria\n- [ ] first\n* [x] second\n+ third\nplain text\n\n## Out of scope\n- not this either\n"
+	if got, want := acceptanceCriteria(body), []string{"first", "second", "third"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("acceptanceCriteria = %q, want %q", got, want)
+	}
+	many := "## Acceptance\n" + strings.Repeat("- "+strings.Repeat("x", 2*maxCriterionSize)+"\n", 2*maxCriteria)
+	if got := acceptanceCriteria(many); len(got) != maxCriteria || len(got[0]) != maxCriterionSize {
+		t.Errorf("unbounded: %d criteria, the first %d bytes", len(got), len(got[0]))
+	}
+	pr := "Closes #42.\n\n**State:** implementing\n\n**Plan:** `openspec/changes/add-avg` (OpenSpec change)\n"
+	if closesIssue(pr) != 42 || prPlan(pr) != "openspec/changes/add-avg" {
+		t.Errorf("closesIssue %d prPlan %q", closesIssue(pr), prPlan(pr))
+	}
+	if closesIssue("Mentions closes #7 inline") != 0 || prPlan("**Plan:** none") != "" {
+		t.Error("a body without roadmap's lines named an issue or a plan")
+	}
+}
+
+// FuzzReviewIssueText: the issue and PR bodies are anyone's text; reading
+// them never panics and stays bounded.
+func FuzzReviewIssueText(f *testing.F) {
+	for _, s := range []string{"## Acceptance\n- a\n", "Closes #1.\n**Plan:** `x`", "#\n-\n", "## acceptance\n- [ ]\n- \xff\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cs := acceptanceCriteria(s)
+		if len(cs) > maxCriteria {
+			t.Fatalf("%d criteria", len(cs))
+		}
+		for _, c := range cs {
+			if len(c) > maxCriterionSize || c == "" {
+				t.Fatalf("criterion %q", c)
+			}
+		}
+		if n := closesIssue(s); n < 0 || len(prPlan(s)) > 200 {
+			t.Fatalf("closesIssue %d prPlan %q", n, prPlan(s))
 		}
 	})
 }

@@ -29,7 +29,8 @@ func openHead(dir string) (*head, error) {
 
 func (h *head) close() { _ = h.root.Close() }
 
-// lines reads file's lines, through no symlink, bounded.
+// lines reads file's lines, through no symlink, bounded, each with its
+// whitespace normalised (what locate compares).
 func (h *head) lines(file string) ([]string, error) {
 	if ls, ok := h.cache[file]; ok {
 		return ls, nil
@@ -54,13 +55,16 @@ func (h *head) lines(file string) ([]string, error) {
 		return nil, err
 	}
 	ls := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	for i := range ls {
+		ls[i] = normalise(ls[i])
+	}
 	h.cache[file] = ls
 	return ls, nil
 }
 
-// locate finds the quote in file and returns the lines it is on, nearest to
-// the lines the finding gave; ok is false when the quote is not in the
-// file. Whitespace is normalised on both sides, blank lines around the
+// locate finds the quote in ls (a file's normalised lines) and returns the
+// lines it is on, nearest to the lines the finding gave; ok is false when
+// the quote is not in the file. Whitespace is normalised on both sides, blank lines around the
 // quote are ignored, and a one-line quote may be part of a line. A quote of
 // several lines must be consecutive lines of the file, its first line the
 // end of a line and its last the start of one.
@@ -97,10 +101,10 @@ func locate(ls []string, quote string, near int) (start, end int, ok bool) {
 // line: the quote is verbatim.
 func matchAt(ls []string, i int, qs []string) bool {
 	if len(qs) == 1 {
-		return strings.Contains(normalise(ls[i]), qs[0])
+		return strings.Contains(ls[i], qs[0])
 	}
 	for k, q := range qs {
-		l := normalise(ls[i+k])
+		l := ls[i+k]
 		switch {
 		case k == 0 && !strings.HasSuffix(l, q):
 			return false

@@ -120,3 +120,35 @@ func FuzzParseVerdicts(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLocate: checking a quote of three lines in a head file of 20,000
+// lines, the quote near the end.
+func BenchmarkLocate(b *testing.B) {
+	var ls []string
+	for i := 0; i < 20000; i++ {
+		ls = append(ls, "\tx := compute(a, b) // line")
+	}
+	ls = append(ls, "for _, x := range xs {", "\tsum += x", "}")
+	for i := range ls {
+		ls[i] = normalise(ls[i])
+	}
+	quote := "for _, x := range xs {\n  sum += x\n}"
+	for b.Loop() {
+		if _, _, ok := locate(ls, quote, 1); !ok {
+			b.Fatal("not found")
+		}
+	}
+}
+
+// BenchmarkRenderDiff: rendering a diff of 10,000 changed lines.
+func BenchmarkRenderDiff(b *testing.B) {
+	var d strings.Builder
+	d.WriteString("diff --git a/a.go b/a.go\n@@ -1,10000 +1,10000 @@\n")
+	for i := 0; i < 10000; i++ {
+		d.WriteString("-old line\n+new line\n")
+	}
+	diff := d.String()
+	for b.Loop() {
+		_ = RenderDiff(diff)
+	}
+}

@@ -52,8 +52,12 @@ type Options struct {
 
 // Result is what the review found and what it cost.
 type Result struct {
+	// Findings are the findings that stand, blocking and advisory, in the
+	// reviewer's order.
 	Findings []Finding `json:"findings"`
-	Dropped  []Dropped `json:"dropped"`
+	// Dropped are the entries not kept, each with its reason: malformed,
+	// a quote not in the head, closed in the ledger, past a bound.
+	Dropped []Dropped `json:"dropped"`
 	// Demoted counts blocking findings made advisory by the MaxFindings
 	// bound.
 	Demoted int `json:"demoted"`
@@ -81,9 +85,11 @@ func (r Result) Blocking() []Finding {
 
 // Run reviews the change: the reviewer's call, the checks on its findings
 // (the quote in the head, the ledger, the bounds), and, when a blocking
-// finding is left, the refuter's call. A call that ends without an answer
-// (a budget, a model error) ends the review with its status and no
-// findings: the caller decides what an unreviewed head means. The error is
+// finding is left, the refuter's call. The two calls share the step budget
+// and count toward the item's. A reviewer's call that ends without an
+// answer (a budget, a model error) ends the review with its status and no
+// findings; a refuter's leaves the findings unrefuted, with its status: the
+// caller decides what a head not fully reviewed means. The error is
 // agent.Run's: a configuration error or the context's end.
 func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	if o.MaxFindings <= 0 {
@@ -104,14 +110,53 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	found = res.keep(found, h, in.Closed)
 	found = res.bound(found, maxRefuted)
 	if hasBlocking(found) {
-		answer, ok, err := res.call(ctx, o.Config, agent.RefuterTools(), refuterSystem, refuterStep(in, found))
+		cfg, left := res.second(o.Config)
+		if !left {
+			res.Findings = res.bound(found, o.MaxFindings)
+			return res, nil
+		}
+		answer, ok, err := res.call(ctx, cfg, agent.RefuterTools(), refuterSystem, refuterStep(in, found))
 		if err != nil || !ok {
+			// Unrefuted, the findings stand as the reviewer gave them: a
+			// blocking one stays blocking. Status says the review stopped.
+			res.Findings = res.bound(found, o.MaxFindings)
 			return res, wrap("refuter", err)
 		}
 		found = res.refute(found, answer)
 	}
 	res.Findings = res.bound(found, o.MaxFindings)
 	return res, nil
+}
+
+// second is the refuter's config: the step budget is what the reviewer's
+// call left of it, and the item's spend counts the reviewer's, so the two
+// calls together stay within both. left is false when a bound is used up
+// (a zero field would mean no limit): the status then says so.
+func (r *Result) second(cfg agent.Config) (agent.Config, bool) {
+	b, u := cfg.Budget, r.Usage
+	type bound struct {
+		limit, used float64
+		set         func(float64)
+		name        string
+	}
+	bounds := []bound{
+		{float64(b.Turns), float64(r.Turns), func(v float64) { cfg.Budget.Turns = int(v) }, "turns"},
+		{float64(b.TokensIn), float64(u.TokensIn), func(v float64) { cfg.Budget.TokensIn = int64(v) }, "tokens in"},
+		{float64(b.TokensOut), float64(u.TokensOut), func(v float64) { cfg.Budget.TokensOut = int64(v) }, "tokens out"},
+		{b.USD, u.USD, func(v float64) { cfg.Budget.USD = v }, "USD"},
+	}
+	for _, x := range bounds {
+		if x.limit <= 0 {
+			continue
+		}
+		if x.used >= x.limit {
+			r.Status, r.Reason = agent.StatusBudgetExhausted, "the reviewer's call used the step's "+x.name+": no refutation pass"
+			return cfg, false
+		}
+		x.set(x.limit - x.used)
+	}
+	cfg.ItemSpent = cfg.ItemSpent.Add(u)
+	return cfg, true
 }
 
 func wrap(who string, err error) error {

@@ -1,13 +1,17 @@
 package review
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/llm"
 )
 
 // TestReviewFindingsTyped: a reviewer's answer becomes typed findings, and
@@ -120,6 +124,13 @@ func TestReviewDropsQuoteNotInHead(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(w.dir, "linkdir")); err != nil {
 		t.Fatal(err)
 	}
+	if err := syscall.Mkfifo(filepath.Join(w.dir, "fifo.go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(w.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.dir, "big.go", "return a / b\n"+strings.Repeat("// padding\n", maxHeadFile/10))
 	advisory := func(edit func(finding)) finding {
 		f := divZero()
 		f["severity"] = "advisory"
@@ -134,8 +145,13 @@ func TestReviewDropsQuoteNotInHead(t *testing.T) {
 		"a symlink in":         advisory(func(f finding) { f["file"] = "alias.go" }),
 		"a directory link out": advisory(func(f finding) { f["file"] = "linkdir/secret.go" }),
 		"absent":               advisory(func(f finding) { f["file"] = "nosuch.go" }),
-		"a directory":          advisory(func(f finding) { f["file"] = "linkdir" }),
+		"a directory":          advisory(func(f finding) { f["file"] = "sub" }),
+		"a FIFO":               advisory(func(f finding) { f["file"] = "fifo.go" }),
+		"a file too large":     advisory(func(f finding) { f["file"] = "big.go" }),
 	}
+	// Each file the review must not read says why in its own words.
+	why := map[string]string{"out.go": "is a symlink", "alias.go": "is a symlink", "linkdir/secret.go": "is a symlink",
+		"nosuch.go": "no such file", "sub": "not a regular file", "fifo.go": "not a regular file", "big.go": "larger than", "calc.go": "the quote is not in the head file"}
 	entries := []finding{kept}
 	for _, f := range cases {
 		entries = append(entries, f)
@@ -148,8 +164,8 @@ func TestReviewDropsQuoteNotInHead(t *testing.T) {
 		t.Errorf("dropped %d, want %d:\n%s", len(res.Dropped), len(cases), reasons(res.Dropped))
 	}
 	for _, d := range res.Dropped {
-		if d.Reason == "" {
-			t.Errorf("dropped without a reason: %+v", d)
+		if !strings.Contains(d.Reason, why[d.Finding.File]) {
+			t.Errorf("%s dropped because %q, want %q", d.Finding.File, d.Reason, why[d.Finding.File])
 		}
 	}
 	if got := served(rp); !cmp.Equal(got, []string{"reviewer"}) {
@@ -342,6 +358,55 @@ func FuzzParseFindings(f *testing.F) {
 			if d.Reason == "" {
 				t.Fatal("dropped without a reason")
 			}
+		}
+	})
+}
+
+// TestReviewStops: a call that ends without an answer stops the review with
+// its status; the two calls share the step budget and count toward the
+// item's; a refuter that does not answer leaves the findings unrefuted.
+func TestReviewStops(t *testing.T) {
+	w := newWorld(t)
+	runRaw := func(cfg agent.Config, convs ...*llm.Conversation) (Result, *llm.Replay) {
+		t.Helper()
+		rp := llm.NewReplay(convs)
+		cfg.Models = []agent.Tier{{Name: "reviewer-model", Model: rp}}
+		cfg.Sandbox = treeSandbox{w.dir}
+		cfg.Estimator = func(agent.ModelRequest) int64 { return 100 }
+		res, err := Run(context.Background(), Options{Config: cfg}, Input{Dir: w.dir, Diff: w.diff})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		return res, rp
+	}
+	t.Run("the reviewer does not answer", func(t *testing.T) {
+		res, _ := runRaw(agent.Config{}, refuter(t, "[]"))
+		if res.Status != agent.StatusModelError || len(res.Findings) != 0 || res.Reason == "" {
+			t.Errorf("status %s (%s), findings %+v", res.Status, res.Reason, res.Findings)
+		}
+	})
+	t.Run("the refuter does not answer", func(t *testing.T) {
+		res, _ := runRaw(agent.Config{}, reviewer(t, answer(t, divZero())))
+		if res.Status != agent.StatusModelError || len(res.Blocking()) != 1 || res.Usage.ModelCalls != 1 {
+			t.Errorf("status %s, blocking %+v, usage %+v: want the finding to stand unrefuted", res.Status, res.Blocking(), res.Usage)
+		}
+	})
+	t.Run("the step's turns are shared", func(t *testing.T) {
+		res, rp := runRaw(agent.Config{Budget: agent.Budget{Turns: 1}}, reviewer(t, answer(t, divZero())), refuter(t, "[]"))
+		if res.Status != agent.StatusBudgetExhausted || len(res.Blocking()) != 1 || !cmp.Equal(served(rp), []string{"reviewer"}) {
+			t.Errorf("status %s, blocking %d, served %v", res.Status, len(res.Blocking()), served(rp))
+		}
+		res, rp = runRaw(agent.Config{Budget: agent.Budget{Turns: 2}}, reviewer(t, answer(t, divZero())), refuter(t, "[]"))
+		if res.Status != agent.StatusFinished || len(served(rp)) != 2 {
+			t.Errorf("two turns: status %s, served %v", res.Status, served(rp))
+		}
+	})
+	t.Run("the item's budget counts the reviewer's call", func(t *testing.T) {
+		// The reviewer's call costs 1000 tokens in; the refuter's request is
+		// estimated at 100: within 1050 alone, not after the first call.
+		res, rp := runRaw(agent.Config{ItemBudget: agent.Budget{TokensIn: 1050}}, reviewer(t, answer(t, divZero())), refuter(t, "[]"))
+		if res.Status != agent.StatusBudgetExhausted || !cmp.Equal(served(rp), []string{"reviewer"}) {
+			t.Errorf("status %s (%s), served %v", res.Status, res.Reason, served(rp))
 		}
 	})
 }
