@@ -57,6 +57,7 @@ func TestClassifyCommand(t *testing.T) {
 		"checks_failed": "repair", "plan_wrong": "return_to_stage", "needs_input": "ask",
 		"budget_exhausted": "stop", "day_budget_exhausted": "yield", "oom": "retry_less_parallel",
 		"killed": "continue", "auth": "stop", "no_progress": "stop", "unisolated": "stop", "unknown": "stop",
+		"review_blocked": "stop", "tests_weak": "stop",
 		"busy": "leave",
 	}
 	for _, f := range files {

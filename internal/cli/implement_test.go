@@ -62,8 +62,10 @@ func TestImplementRecord(t *testing.T) {
 	go w1.PlayCI(ci1)
 	first := runImplementJob(t, w1, cfg1, 1, "--record", recorded)
 	files, _ := filepath.Glob(filepath.Join(recorded, "*.json"))
-	if len(files) != 3 {
-		t.Fatalf("--record wrote %d fixtures, want one per group (3)", len(files))
+	// One per group, and the review before ready (the demo's configuration
+	// turns it on).
+	if len(files) != 4 {
+		t.Fatalf("--record wrote %d fixtures, want one per group and the review's (4)", len(files))
 	}
 
 	w2, err := demo.NewWorld(ctx, t.TempDir(), 0)
@@ -73,7 +75,7 @@ func TestImplementRecord(t *testing.T) {
 	defer w2.Close()
 	cfg2 := filepath.Join(t.TempDir(), "replay.yml")
 	os.WriteFile(cfg2, []byte("models:\n  - provider: replay\n    name: demo-model\n    fixtures: "+recorded+
-		"\nprices:\n  demo-model: {input: 0.15, output: 0.60}\nchecks:\n  commands: [\"go vet ./...\"]\nimplement:\n  poll_interval: 1s\n  watch_timeout: 60s\n"), 0o644)
+		"\nprices:\n  demo-model: {input: 0.15, output: 0.60}\nchecks:\n  commands: [\"go vet ./...\"]\nimplement:\n  poll_interval: 1s\n  watch_timeout: 60s\n  test_strength: true\nreview:\n  enabled: true\n"), 0o644)
 	ci2, stop2 := context.WithCancel(ctx)
 	defer stop2()
 	go w2.PlayCI(ci2)

@@ -33,7 +33,7 @@ func runReview(ctx context.Context, env *Env, args []string) int {
 	cfgPath := fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")")
 	base := fs.String("base", "", "the base to diff against (default: origin/ the PR's base branch, else the branch)")
 	planDir := fs.String("plan", "", "the OpenSpec change directory (default: the one the PR body names, if any)")
-	maxFindings := fs.Int("max-findings", review.DefaultMaxFindings, "blocking findings kept; the rest are made advisory")
+	maxFindings := fs.Int("max-findings", 0, "blocking findings kept; the rest are made advisory (default review.max_findings)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -42,7 +42,7 @@ func runReview(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("review: unexpected argument %q", fs.Arg(0))
 		return ExitUsage
 	}
-	if *pr <= 0 || *maxFindings <= 0 {
+	if *pr <= 0 || *maxFindings < 0 || fs.Changed("max-findings") && *maxFindings == 0 {
 		env.Errorf("review: --pr N (N > 0) is required, and --max-findings must be above 0")
 		return ExitUsage
 	}
@@ -51,7 +51,9 @@ func runReview(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer rr.close()
-	rr.opts.MaxFindings = *maxFindings
+	if *maxFindings > 0 {
+		rr.opts.MaxFindings = *maxFindings
+	}
 	res, err := review.Run(ctx, rr.opts, rr.in)
 	if err != nil {
 		env.Errorf("review: %s", rr.mask(err.Error()))
@@ -204,7 +206,14 @@ func (e *Env) reviewOptions(ctx context.Context, cfg *config.Config, dir string,
 		e.Errorf("review: the configuration names no model")
 		return review.Options{}, none, ExitUsage
 	}
-	m := cfg.Models[len(cfg.Models)-1]
+	// review.model names the reviewer; else the ladder's last.
+	mi := len(cfg.Models) - 1
+	for i, cm := range cfg.Models {
+		if cm.Name == cfg.Review.Model {
+			mi = i
+		}
+	}
+	m := cfg.Models[mi]
 	prices := map[string]llm.Price{}
 	for name, p := range cfg.Prices {
 		prices[name] = llm.Price{Input: p.Input, Output: p.Output}
@@ -212,7 +221,7 @@ func (e *Env) reviewOptions(ctx context.Context, cfg *config.Config, dir string,
 	client, err := llm.New(llm.Config{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Name, APIKeyEnv: m.APIKeyEnv,
 		InputWindow: m.InputWindow, MaxOutput: m.MaxOutput, Prices: prices, Fixtures: m.Fixtures}, llm.WithGetenv(e.Getenv))
 	if err != nil {
-		e.Errorf("review: models[%d]: %v", len(cfg.Models)-1, err)
+		e.Errorf("review: models[%d]: %v", mi, err)
 		return review.Options{}, none, ExitUsage
 	}
 	p := prices[m.Name]
@@ -235,7 +244,7 @@ func (e *Env) reviewOptions(ctx context.Context, cfg *config.Config, dir string,
 		e.Errorf("review: isolation: %v", err)
 		return review.Options{}, none, ExitUsage
 	}
-	return review.Options{Config: agent.Config{Models: []agent.Tier{tier}, Sandbox: sb,
+	return review.Options{MaxFindings: cfg.Review.MaxFindings, Config: agent.Config{Models: []agent.Tier{tier}, Sandbox: sb,
 		Budget: stepBudget(cfg.Budgets.Step), MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)}}, closeAll, ExitOK
 }
 

@@ -209,7 +209,8 @@ func firstUserAndTurn(body []byte) (string, int) {
 }
 
 // Config writes the repository configuration a Job runs with: the replay
-// model over the OpenAI-compatible API, a short poll for the demo's CI.
+// model over the OpenAI-compatible API, a short poll for the demo's CI, and
+// the quality before ready on (test strength and the review).
 func (w *World) Config() (string, error) {
 	p := filepath.Join(w.Dir, "roadmap.yml")
 	cfg := fmt.Sprintf(`# The demo's configuration: the recorded model exchanges served on loopback.
@@ -223,6 +224,10 @@ prices:
   poll_interval: 1s
   watch_timeout: 60s
   repair_rounds: 2
+  test_strength: true
+  test_strength_floor: 0.6
+review:
+  enabled: true
 `, w.ModelURL(), w.item.checks)
 	return p, os.WriteFile(p, []byte(cfg), 0o644)
 }
