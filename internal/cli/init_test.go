@@ -96,6 +96,8 @@ func TestInit(t *testing.T) {
 		cfg, err := config.LoadExplicit(filepath.Join(dir, adopt.ConfigPath))
 		if err != nil || cfg.Implement.BaseBranch != "trunk" {
 			t.Errorf("the configuration: %+v, %v; want base_branch trunk, the repository's default branch", cfg, err)
+		} else if !cfg.Review.Enabled {
+			t.Errorf("the configuration: review %+v; want the review before ready on", cfg.Review)
 		}
 		have := strings.Join(repoLabels(), ",")
 		for _, l := range wantLabels {
