@@ -134,8 +134,16 @@ func (r *reporter) personDismiss(ctx context.Context, who, role string) error {
 		r.logf("report: issue #%d: command \"dismiss\" ignored: %s", r.o.Issue, r.out.Reason)
 		return nil
 	}
+	class, _ := r.rec.Failure()
+	res, _ := r.rec.Result()
+	goesOn := class == string(failure.ReviewBlocked) && res == record.ResultStopped && len(ledger.Open) == 0
 	var ch record.Changes
 	ch.SetReview(ledger)
+	if goesOn {
+		// The stop's hand-off is the findings: the next Job must not
+		// repair what a person dismissed.
+		ch.Delete(record.KeyImplementCheckLog)
+	}
 	view := func(*record.Record) record.View {
 		return record.View{RunURL: r.o.RunURL, Doing: r.o.Mask(fmt.Sprintf("%s dismissed review finding %s", who, strings.Join(done, ", ")))}
 	}
@@ -149,10 +157,7 @@ func (r *reporter) personDismiss(ctx context.Context, who, role string) error {
 		r.out.Reason += r.o.Mask("; no finding has the id " + strings.Join(unknown, ", "))
 	}
 	r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
-	if class, _ := r.rec.Failure(); class != string(failure.ReviewBlocked) || len(ledger.Open) > 0 {
-		return nil
-	}
-	if res, _ := r.rec.Result(); res != record.ResultStopped {
+	if !goesOn {
 		return nil
 	}
 	// Nothing stands: the item goes on, as a person's retry would.

@@ -42,6 +42,7 @@ func TestDismissWritersOnly(t *testing.T) {
 		ch := base()
 		ch.SetResult(record.ResultStopped)
 		ch.SetFailure(string(failure.ReviewBlocked))
+		ch.SetCheckLog("The review raised 1 blocking finding: the greeting has no name")
 		ch.SetReview(record.ReviewLedger{SHA: record.SHA(headSHA), Open: []record.OpenFinding{{ID: id, File: "calc/add.go", Line: 3, Title: "off by one"}}})
 		return ch
 	}
@@ -79,6 +80,9 @@ func TestDismissWritersOnly(t *testing.T) {
 	l, _ := e.record(t, n).Review()
 	if why, ok := l.IsClosed(id); !ok || why != "dismissed by alice" || len(l.Open) != 0 || !l.PassedAt(record.SHA(headSHA)) {
 		t.Errorf("ledger after dismiss = %+v; want %s closed by alice, nothing open, passed at the head", l, id)
+	}
+	if log, ok := e.record(t, n).CheckLog(); ok {
+		t.Errorf("the dismissed findings stay the hand-off (implement.check_log %q): the next Job would repair them", log)
 	}
 	if len(e.fake.Dispatches()) != 1 {
 		t.Errorf("dispatches = %v, want the next Job once", e.fake.Dispatches())
