@@ -36,6 +36,10 @@ var allowed = map[string][]string{
 	"internal/f2p":        {"internal/git", "internal/policy", "internal/sandbox", "internal/nofollow", "internal/checks"},
 	"internal/actionsio":  {},
 	"internal/config":     {},
+	// The quality before ready: the review reads through the agent's tools,
+	// test strength runs commands only through a check runner.
+	"internal/review":   {"internal/agent", "internal/nofollow"},
+	"internal/strength": {"internal/checks", "internal/git"},
 }
 
 type pkg struct {
