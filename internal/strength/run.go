@@ -79,8 +79,7 @@ func (r *run) baselineOne(ctx context.Context, tc *testCmd) (time.Duration, erro
 		if res.TimedOut {
 			how = "timed out"
 		}
-		return 0, fmt.Errorf("test strength: the tests fail on the unmutated tree, so no mutant can be measured: %s: %s\n%s",
-			r.mask(tc.line), how, r.mask(tailOf(res.Output, outputTail)))
+		return 0, &BaselineError{Command: r.mask(tc.line), How: how, Log: r.mask(tailOf(res.Output, outputTail))}
 	}
 	if goTest {
 		f, err := r.root.Open(coverFile)
@@ -95,6 +94,19 @@ func (r *run) baselineOne(ctx context.Context, tc *testCmd) (time.Duration, erro
 		tc.cov = cov
 	}
 	return res.Duration, nil
+}
+
+// BaselineError is a verify command that fails on the unmutated tree: no
+// mutant can be measured against tests that are already red. Callers tell
+// it apart from a broken measurement (a check failure, not an internal one).
+type BaselineError struct {
+	Command string // the command, masked
+	How     string // "exit 1", "timed out"
+	Log     string // the masked tail of its output
+}
+
+func (e *BaselineError) Error() string {
+	return fmt.Sprintf("test strength: the tests fail on the unmutated tree, so no mutant can be measured: %s: %s\n%s", e.Command, e.How, e.Log)
 }
 
 // isGoTest reports whether argv is `go test …`.

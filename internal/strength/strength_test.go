@@ -300,8 +300,10 @@ func TestTestStrengthZeroMutantsFails(t *testing.T) {
 		s := newSample(t, map[string]string{"calc/calc.go": sampleHead,
 			"calc/clamp_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestClamp(t *testing.T) { t.Fatal(\"red\") }\n"})
 		_, err := Run(context.Background(), s.options("go test ./calc"), 0)
-		if err == nil || !strings.Contains(err.Error(), "the tests fail on the unmutated tree") {
-			t.Fatalf("err = %v, want the unmutated failure", err)
+		var red *BaselineError
+		if !errors.As(err, &red) || red.Command != "go test ./calc" || !strings.Contains(red.Log, "red") ||
+			!strings.Contains(err.Error(), "the tests fail on the unmutated tree") {
+			t.Fatalf("err = %v, want the unmutated failure with its log", err)
 		}
 	})
 }
