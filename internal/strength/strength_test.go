@@ -222,6 +222,47 @@ func TestTestStrengthCounts(t *testing.T) {
 		}
 	})
 
+	t.Run("max mutants, masking, the default budget, covering commands only", func(t *testing.T) {
+		s := newSample(t, map[string]string{"calc/calc.go": sampleHead, "calc/clamp_test.go": strongTest})
+		o := s.options("go test ./calc -run TestAdd", "go test ./calc -run TestClamp")
+		o.MaxMutants = 2
+		o.Mask = func(s string) string { return strings.ReplaceAll(s, "hi", "[masked]") }
+		runs := map[string]int{}
+		o.Runner = &hook{Runner: o.Runner, before: func(argv []string, n int) (checks.Result, bool) {
+			runs[strings.Join(argv, " ")]++
+			return checks.Result{}, false
+		}}
+		rep, err := Run(context.Background(), o, DefaultFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two of the six covered mutants run; four more are skipped.
+		want := counts{Generated: 3, Killed: 2, NotCovered: 1, Skipped: 3 + 4, Score: 1, Passed: true}
+		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
+			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
+		}
+		if rep.Timeout != minTimeout {
+			t.Errorf("timeout %s; a sub-second unmutated run gives the 10s floor", rep.Timeout)
+		}
+		masked := 0
+		for _, m := range rep.Mutants {
+			if strings.Contains(m.Diff, "hi") {
+				t.Errorf("diff not masked:\n%s", m.Diff)
+			}
+			masked += strings.Count(m.Diff, "[masked]")
+		}
+		if masked == 0 {
+			t.Error("no diff went through the mask")
+		}
+		// TestAdd covers no changed line: it runs once, unmutated.
+		if n := runs["go test ./calc -run TestAdd"]; n != 0 {
+			t.Errorf("TestAdd ran %d times as given; it covers nothing and must run only in the coverage run", n)
+		}
+		if n := runs["go test ./calc -run TestClamp"]; n != 2 {
+			t.Errorf("TestClamp ran %d times on mutants, want 2", n)
+		}
+	})
+
 	t.Run("the default test command and a mutant that does not build", func(t *testing.T) {
 		// `t += suffix` on a string: its mutant `-=` does not build, so it
 		// is an error, not a kill.
