@@ -263,6 +263,22 @@ func TestTestStrengthCounts(t *testing.T) {
 		}
 	})
 
+	t.Run("a mutant go vet refuses is an error, not a kill", func(t *testing.T) {
+		// x == 1 || x != 2 becomes x != 1 || x != 2, which builds but which
+		// the vet checks of go test refuse ("suspect or").
+		code := "package calc\n\n// Odd is x == 1 || x != 2.\nfunc Odd(x int) bool {\n\treturn x == 1 || x != 2\n}\n"
+		test := "package calc\n\nimport \"testing\"\n\nfunc TestOdd(t *testing.T) {\n\tif !Odd(1) || Odd(2) || !Odd(3) {\n\t\tt.Fatal(\"Odd\")\n\t}\n}\n"
+		s := newSample(t, map[string]string{"calc/odd.go": code, "calc/odd_test.go": test})
+		rep, err := Run(context.Background(), s.options(), DefaultFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := counts{Generated: 1, Errors: 1, Skipped: 1}
+		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
+			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
+		}
+	})
+
 	t.Run("the default test command and a mutant that does not build", func(t *testing.T) {
 		// `t += suffix` on a string: its mutant `-=` does not build, so it
 		// is an error, not a kill.
@@ -281,6 +297,16 @@ func TestTestStrengthCounts(t *testing.T) {
 		want := counts{Generated: 2, Killed: 1, Errors: 1, Skipped: 3, Score: 1, Passed: true}
 		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
 			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
+		}
+		// A command that is not go test (no coverage, so it runs on every
+		// mutant, first here) fails on a mutant that does not build: the
+		// build check, not that failure, decides.
+		rep, err = Run(context.Background(), s.options("go vet ./calc", "go test ./calc"), DefaultFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
+			t.Errorf("with go vet first: counts (-want +got):\n%s\n%s", diff, rep.Summary())
 		}
 	})
 }
