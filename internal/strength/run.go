@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -187,14 +189,30 @@ func (r *run) modulePath(dir string) string {
 		return ""
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return ModulePath(f)
+}
+
+// ModulePath returns the module path a go.mod declares, "" when it declares
+// none. It reads at most 1000 lines of at most 4096 bytes: the file is the
+// model's.
+func ModulePath(r io.Reader) string {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 4096)
 	for n := 0; sc.Scan() && n < 1000; n++ {
 		l := strings.TrimSpace(sc.Text())
-		if m, ok := strings.CutPrefix(l, "module"); ok && (strings.HasPrefix(m, " ") || strings.HasPrefix(m, "\t")) {
-			m, _, _ = strings.Cut(m, "//")
-			return strings.Trim(strings.TrimSpace(m), `"`+"`")
+		m, ok := strings.CutPrefix(l, "module")
+		if !ok || !(strings.HasPrefix(m, " ") || strings.HasPrefix(m, "\t")) {
+			continue
 		}
+		m, _, _ = strings.Cut(m, "//")
+		m = strings.TrimSpace(m)
+		if u, err := strconv.Unquote(m); err == nil {
+			m = u
+		}
+		if m == "" || strings.ContainsAny(m, " \t\"`") {
+			return ""
+		}
+		return m
 	}
 	return ""
 }
