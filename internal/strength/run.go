@@ -247,7 +247,7 @@ func (r *run) mutate(ctx context.Context) error {
 				built[c.pkg] = why
 			}
 			if why != "" {
-				m.Status, m.Note = Error, "the unmutated package does not build on its own: "+why
+				m.Status, m.Note = Error, r.mask("the unmutated package does not build on its own: "+why)
 				break
 			}
 			if err := r.runMutant(ctx, c, &m); err != nil {
@@ -282,14 +282,16 @@ func (r *run) buildCheck(ctx context.Context, pkg string, budget time.Duration) 
 // bytes whatever happens (an error, ctx's end, a panic).
 func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (err error) {
 	orig := r.files[c.file]
-	if err := r.write(c.file, c.site.apply(orig)); err != nil {
-		return err
-	}
+	// The restore is set before the write: a write that fails half way
+	// leaves a file that must be restored too.
 	defer func() {
 		if rerr := r.write(c.file, orig); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("test strength: RESTORE FAILED, %s holds a mutant: %w", c.file, rerr))
 		}
 	}()
+	if err := r.write(c.file, c.site.apply(orig)); err != nil {
+		return err
+	}
 	mctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
 	defer cancel()
 	if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout); why != "" {
