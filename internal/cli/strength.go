@@ -122,6 +122,11 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 		Timeout: *timeout, MaxMutants: *maxMutants, Mask: masker.Mask, GitEnv: env.environ(),
 		Progress: func(s string) { env.Errorf("ci test-strength: %s", s) }}
 	rep, err := strength.Run(ctx, o, floor)
+	var red *strength.BaselineError
+	if errors.As(err, &red) {
+		env.Errorf("ci test-strength: %s", masker.Mask(err.Error()))
+		return ExitFindings
+	}
 	if err != nil {
 		env.Errorf("ci test-strength: %s", masker.Mask(err.Error()))
 		return ExitInternal

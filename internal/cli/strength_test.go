@@ -121,6 +121,14 @@ func TestCITestStrength(t *testing.T) {
 		}
 	})
 
+	t.Run("the tests fail before any mutant", func(t *testing.T) {
+		r := build(t, "package calc\n\nimport \"testing\"\n\nfunc TestMax(t *testing.T) { t.Fatal(\"red already\") }\n")
+		code, out, errs := r.runStrength("--base", "HEAD~1")
+		if code != ExitFindings || out != "" || !strings.Contains(errs, "the tests fail on the unmutated tree") || !strings.Contains(errs, "red already") {
+			t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errs)
+		}
+	})
+
 	t.Run("bad input", func(t *testing.T) {
 		r := build(t, maxTestPins)
 		for _, c := range []struct {

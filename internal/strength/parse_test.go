@@ -132,3 +132,32 @@ func FuzzParseDiff(f *testing.F) {
 		}
 	})
 }
+
+func TestModulePath(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"module example.com/calc\n\ngo 1.22\n", "example.com/calc"},
+		{"// a comment\nmodule\texample.com/x // trailing\n", "example.com/x"},
+		{"module \"example.com/quoted\"\n", "example.com/quoted"},
+		{"module `raw`\n", "raw"},
+		{"go 1.22\n", ""},
+		{"modulex example.com/no\n", ""},
+		{"module two words\n", ""},
+		{"module\n", ""},
+	} {
+		if got := ModulePath(strings.NewReader(tt.in)); got != tt.want {
+			t.Errorf("ModulePath(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzModulePath: no go.mod makes the reader panic or return a path with
+// spaces or quotes.
+func FuzzModulePath(f *testing.F) {
+	f.Add("module example.com/calc\n")
+	f.Add("module \"a b\"\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		if got := ModulePath(strings.NewReader(in)); strings.ContainsAny(got, " \t\"`\n") {
+			t.Errorf("ModulePath = %q", got)
+		}
+	})
+}

@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -79,8 +81,7 @@ func (r *run) baselineOne(ctx context.Context, tc *testCmd) (time.Duration, erro
 		if res.TimedOut {
 			how = "timed out"
 		}
-		return 0, fmt.Errorf("test strength: the tests fail on the unmutated tree, so no mutant can be measured: %s: %s\n%s",
-			r.mask(tc.line), how, r.mask(tailOf(res.Output, outputTail)))
+		return 0, &BaselineError{Command: r.mask(tc.line), How: how, Log: r.mask(tailOf(res.Output, outputTail))}
 	}
 	if goTest {
 		f, err := r.root.Open(coverFile)
@@ -95,6 +96,19 @@ func (r *run) baselineOne(ctx context.Context, tc *testCmd) (time.Duration, erro
 		tc.cov = cov
 	}
 	return res.Duration, nil
+}
+
+// BaselineError is a verify command that fails on the unmutated tree: no
+// mutant can be measured against tests that are already red. Callers tell
+// it apart from a broken measurement (a check failure, not an internal one).
+type BaselineError struct {
+	Command string // the command, masked
+	How     string // "exit 1", "timed out"
+	Log     string // the masked tail of its output
+}
+
+func (e *BaselineError) Error() string {
+	return fmt.Sprintf("test strength: the tests fail on the unmutated tree, so no mutant can be measured: %s: %s\n%s", e.Command, e.How, e.Log)
 }
 
 // isGoTest reports whether argv is `go test …`.
@@ -175,14 +189,30 @@ func (r *run) modulePath(dir string) string {
 		return ""
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return ModulePath(f)
+}
+
+// ModulePath returns the module path a go.mod declares, "" when it declares
+// none. It reads at most 1000 lines of at most 4096 bytes: the file is the
+// model's.
+func ModulePath(r io.Reader) string {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 4096)
 	for n := 0; sc.Scan() && n < 1000; n++ {
 		l := strings.TrimSpace(sc.Text())
-		if m, ok := strings.CutPrefix(l, "module"); ok && (strings.HasPrefix(m, " ") || strings.HasPrefix(m, "\t")) {
-			m, _, _ = strings.Cut(m, "//")
-			return strings.Trim(strings.TrimSpace(m), `"`+"`")
+		m, ok := strings.CutPrefix(l, "module")
+		if !ok || !(strings.HasPrefix(m, " ") || strings.HasPrefix(m, "\t")) {
+			continue
 		}
+		m, _, _ = strings.Cut(m, "//")
+		m = strings.TrimSpace(m)
+		if u, err := strconv.Unquote(m); err == nil {
+			m = u
+		}
+		if m == "" || strings.ContainsAny(m, " \t\"`") {
+			return ""
+		}
+		return m
 	}
 	return ""
 }
@@ -217,7 +247,7 @@ func (r *run) mutate(ctx context.Context) error {
 				built[c.pkg] = why
 			}
 			if why != "" {
-				m.Status, m.Note = Error, "the unmutated package does not build on its own: "+why
+				m.Status, m.Note = Error, r.mask("the unmutated package does not build on its own: "+why)
 				break
 			}
 			if err := r.runMutant(ctx, c, &m); err != nil {
@@ -252,14 +282,16 @@ func (r *run) buildCheck(ctx context.Context, pkg string, budget time.Duration) 
 // bytes whatever happens (an error, ctx's end, a panic).
 func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (err error) {
 	orig := r.files[c.file]
-	if err := r.write(c.file, c.site.apply(orig)); err != nil {
-		return err
-	}
+	// The restore is set before the write: a write that fails half way
+	// leaves a file that must be restored too.
 	defer func() {
 		if rerr := r.write(c.file, orig); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("test strength: RESTORE FAILED, %s holds a mutant: %w", c.file, rerr))
 		}
 	}()
+	if err := r.write(c.file, c.site.apply(orig)); err != nil {
+		return err
+	}
 	mctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
 	defer cancel()
 	if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout); why != "" {

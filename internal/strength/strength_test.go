@@ -222,6 +222,63 @@ func TestTestStrengthCounts(t *testing.T) {
 		}
 	})
 
+	t.Run("max mutants, masking, the default budget, covering commands only", func(t *testing.T) {
+		s := newSample(t, map[string]string{"calc/calc.go": sampleHead, "calc/clamp_test.go": strongTest})
+		o := s.options("go test ./calc -run TestAdd", "go test ./calc -run TestClamp")
+		o.MaxMutants = 2
+		o.Mask = func(s string) string { return strings.ReplaceAll(s, "hi", "[masked]") }
+		runs := map[string]int{}
+		o.Runner = &hook{Runner: o.Runner, before: func(argv []string, n int) (checks.Result, bool) {
+			runs[strings.Join(argv, " ")]++
+			return checks.Result{}, false
+		}}
+		rep, err := Run(context.Background(), o, DefaultFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two of the six covered mutants run; four more are skipped.
+		want := counts{Generated: 3, Killed: 2, NotCovered: 1, Skipped: 3 + 4, Score: 1, Passed: true}
+		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
+			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
+		}
+		if rep.Timeout != minTimeout {
+			t.Errorf("timeout %s; a sub-second unmutated run gives the 10s floor", rep.Timeout)
+		}
+		masked := 0
+		for _, m := range rep.Mutants {
+			if strings.Contains(m.Diff, "hi") {
+				t.Errorf("diff not masked:\n%s", m.Diff)
+			}
+			masked += strings.Count(m.Diff, "[masked]")
+		}
+		if masked == 0 {
+			t.Error("no diff went through the mask")
+		}
+		// TestAdd covers no changed line: it runs once, unmutated.
+		if n := runs["go test ./calc -run TestAdd"]; n != 0 {
+			t.Errorf("TestAdd ran %d times as given; it covers nothing and must run only in the coverage run", n)
+		}
+		if n := runs["go test ./calc -run TestClamp"]; n != 2 {
+			t.Errorf("TestClamp ran %d times on mutants, want 2", n)
+		}
+	})
+
+	t.Run("a mutant go vet refuses is an error, not a kill", func(t *testing.T) {
+		// x == 1 || x != 2 becomes x != 1 || x != 2, which builds but which
+		// the vet checks of go test refuse ("suspect or").
+		code := "package calc\n\n// Odd is x == 1 || x != 2.\nfunc Odd(x int) bool {\n\treturn x == 1 || x != 2\n}\n"
+		test := "package calc\n\nimport \"testing\"\n\nfunc TestOdd(t *testing.T) {\n\tif !Odd(1) || Odd(2) || !Odd(3) {\n\t\tt.Fatal(\"Odd\")\n\t}\n}\n"
+		s := newSample(t, map[string]string{"calc/odd.go": code, "calc/odd_test.go": test})
+		rep, err := Run(context.Background(), s.options(), DefaultFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := counts{Generated: 1, Errors: 1, Skipped: 1}
+		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
+			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
+		}
+	})
+
 	t.Run("the default test command and a mutant that does not build", func(t *testing.T) {
 		// `t += suffix` on a string: its mutant `-=` does not build, so it
 		// is an error, not a kill.
@@ -240,6 +297,16 @@ func TestTestStrengthCounts(t *testing.T) {
 		want := counts{Generated: 2, Killed: 1, Errors: 1, Skipped: 3, Score: 1, Passed: true}
 		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
 			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
+		}
+		// A command that is not go test (no coverage, so it runs on every
+		// mutant, first here) fails on a mutant that does not build: the
+		// build check, not that failure, decides.
+		rep, err = Run(context.Background(), s.options("go vet ./calc", "go test ./calc"), DefaultFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
+			t.Errorf("with go vet first: counts (-want +got):\n%s\n%s", diff, rep.Summary())
 		}
 	})
 }
@@ -300,8 +367,10 @@ func TestTestStrengthZeroMutantsFails(t *testing.T) {
 		s := newSample(t, map[string]string{"calc/calc.go": sampleHead,
 			"calc/clamp_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestClamp(t *testing.T) { t.Fatal(\"red\") }\n"})
 		_, err := Run(context.Background(), s.options("go test ./calc"), 0)
-		if err == nil || !strings.Contains(err.Error(), "the tests fail on the unmutated tree") {
-			t.Fatalf("err = %v, want the unmutated failure", err)
+		var red *BaselineError
+		if !errors.As(err, &red) || red.Command != "go test ./calc" || !strings.Contains(red.Log, "red") ||
+			!strings.Contains(err.Error(), "the tests fail on the unmutated tree") {
+			t.Fatalf("err = %v, want the unmutated failure with its log", err)
 		}
 	})
 }
