@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/github"
@@ -60,7 +61,14 @@ func (r *runner) strengthCheck(ctx context.Context, g plan.Group) (bool, string,
 	o := r.o
 	tests := g.VerifyCommands()
 	start := o.Clock.Now()
-	rep, err := strength.Run(ctx, strength.Options{Dir: r.workdir, Base: "HEAD", Tests: tests, Runner: o.CheckRunner, Split: o.Split,
+	// The group's change is measured from the tree before it, as its
+	// fail-to-pass is (f2p.BeforeGroup): a WIP commit an earlier Job left
+	// in the group belongs to its change.
+	base := "HEAD"
+	if span, err := f2p.BeforeGroup(ctx, o.Repo, o.Remote+"/"+o.Base, "HEAD", g.Number); err == nil {
+		base = span.Before
+	}
+	rep, err := strength.Run(ctx, strength.Options{Dir: r.workdir, Base: base, Tests: tests, Runner: o.CheckRunner, Split: o.Split,
 		Timeout: o.Strength.Timeout, MaxMutants: o.Strength.MaxMutants, Mask: o.Mask,
 		Progress: func(s string) { r.j.Logf("roadmap: group %d: test strength: %s", g.Number, s) }}, o.Strength.Floor)
 	if err != nil {

@@ -304,3 +304,26 @@ func TestTestStrengthRepairRound(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewDismissedNotRaisedAgain: a finding a person dismissed (the
+// record's ledger holds its id closed) is not raised by the next Job's
+// review, though the reviewer reports it again word for word: no refutation
+// call, no repair, and the PR is ready.
+func TestReviewDismissedNotRaisedAgain(t *testing.T) {
+	findings, id := greetingFinding(t)
+	body := "Add greetings.\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\nimplement.review: {\"closed\":[{\"id\":\"" + id + "\",\"why\":\"dismissed by alice\"}]}\n-->\n"
+	w := newWorld(t, 1, body)
+	j := w.newJob(append(w.conversations(), reviewConv(t, "review-1", findings)))
+	j.withReview(1)
+	res := j.runWithGreenCI()
+	if res.Result != record.ResultReady {
+		t.Fatalf("result = %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	if calls := len(j.model.Requests()); calls != 3 {
+		t.Errorf("%d model calls, want 3 (the group's two and the review's one: no refutation, no repair)", calls)
+	}
+	l, _ := w.record().Review()
+	if why, ok := l.IsClosed(id); !ok || why != "dismissed by alice" || len(l.Open) != 0 {
+		t.Errorf("ledger = %+v, want %s still dismissed by alice and nothing open", l, id)
+	}
+}
