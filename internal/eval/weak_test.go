@@ -85,7 +85,7 @@ func fixtureUsage(t *testing.T, dir string, words ...string) (calls int, in, out
 	return calls, in, out
 }
 
-// TestWeakTestCase: the golden case's agent first writes a test that runs
+// TestEvalImplementWeakTest: the golden case's agent first writes a test that runs
 // Grade and checks nothing. With test strength on, its survivors go back
 // as a repair round, the agent pins the behaviour, and the case is FULL;
 // the report shows the review's cost (its two conversations' recorded
@@ -93,7 +93,7 @@ func fixtureUsage(t *testing.T, dir string, words ...string) (calls int, in, out
 // strength off the item ends ready with the weak test: fail-to-pass alone
 // would call it FULL, and the eval's own mutation judge scores it NO, so
 // the case is not kind to an implement stage that accepts a weak test.
-func TestWeakTestCase(t *testing.T) {
+func TestEvalImplementWeakTest(t *testing.T) {
 	reviewCalls, reviewIn, reviewOut := fixtureUsage(t, weakGolden, reviewOpenings...)
 	if reviewCalls != 2 {
 		t.Fatalf("the case's fixtures hold %d review calls, want 2 (reviewer and refuter)", reviewCalls)
