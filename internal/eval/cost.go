@@ -37,32 +37,32 @@ type reviewMeter struct {
 // message opens one of the review's conversations.
 func (m *reviewMeter) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelResponse, error) {
 	review, first := isReviewRequest(req)
+	if !review {
+		// Not the review's: a review in progress ends at its last answer,
+		// so what this call costs is never counted as the review's.
+		return m.Model.Complete(ctx, req)
+	}
 	m.mu.Lock()
-	switch {
-	case !review:
-		m.closeLocked()
-	case first && m.open:
+	if first {
 		// A reviewer's request opens a new review: the previous one ended
 		// at its last answer.
 		m.closeLocked()
-		fallthrough
-	case !m.open:
+	}
+	if !m.open {
 		m.open, m.from = true, m.requests()
 		m.upto = m.from
 	}
 	m.mu.Unlock()
 	resp, err := m.Model.Complete(ctx, req)
-	if review {
-		m.mu.Lock()
-		m.cost.ModelCalls++
-		m.cost.TokensIn += max(resp.Usage.TokensIn, 0)
-		m.cost.TokensOut += max(resp.Usage.TokensOut, 0)
-		if resp.Usage.USD > 0 {
-			m.cost.USD += resp.Usage.USD
-		}
-		m.upto = m.requests()
-		m.mu.Unlock()
+	m.mu.Lock()
+	m.cost.ModelCalls++
+	m.cost.TokensIn += max(resp.Usage.TokensIn, 0)
+	m.cost.TokensOut += max(resp.Usage.TokensOut, 0)
+	if resp.Usage.USD > 0 {
+		m.cost.USD += resp.Usage.USD
 	}
+	m.upto = m.requests()
+	m.mu.Unlock()
 	return resp, err
 }
 
