@@ -117,7 +117,7 @@ func TestEvalImplement(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d, want 0 with no floor\n%s", code, stderr)
 	}
-	doc := checkEvalJSON(t, out, 6, "verdict", "spend", "requests", "jobs", "f2p", "p2p")
+	doc := checkEvalJSON(t, out, 7, "verdict", "spend", "requests", "jobs", "f2p", "p2p", "review", "strength")
 	byName := map[string]map[string]any{}
 	for _, c := range doc.Cases {
 		byName[c["name"].(string)] = c
@@ -136,6 +136,25 @@ func TestEvalImplement(t *testing.T) {
 		// round (fix, finish): four model calls in all.
 		if sp, _ := c["spend"].(map[string]any); sp["model_calls"] != 4.0 {
 			t.Errorf("repair-round: spend %v, want 4 model calls (a repair round)", c["spend"])
+		}
+	}
+	// weak-test runs the review (a reviewer's and a refuter's call, no
+	// GitHub request of its own: its ledger rides on the marks) and test
+	// strength, whose repair round made the group's tests kill its mutants.
+	if c := byName["weak-test"]; c == nil {
+		t.Error("no weak-test case in the report")
+	} else {
+		rv, _ := c["review"].(map[string]any)
+		if rv["model_calls"] != 2.0 || rv["requests"] != 0.0 || rv["reviews"] != 1.0 {
+			t.Errorf("weak-test: review %v, want 1 review of 2 model calls and 0 GitHub requests", c["review"])
+		}
+		if gs, _ := c["strength"].([]any); len(gs) != 1 {
+			t.Errorf("weak-test: strength %v, want group 1's", c["strength"])
+		} else if g, _ := gs[0].(map[string]any); g["survived"] != 0.0 || g["killed"] == 0.0 {
+			t.Errorf("weak-test: group strength %v, want mutants killed and none surviving", g)
+		}
+		if j, _ := c["judged_strength"].(map[string]any); j["passed"] != true {
+			t.Errorf("weak-test: judged strength %v, want passed", c["judged_strength"])
 		}
 	}
 	// The golden set scores 1, and no floor is above 1: the floor is tried

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/config"
 )
 
 // Bounds on what a golden set's files may be: the set is a directory anyone
@@ -104,6 +106,18 @@ type StageSettings struct {
 type ImplementExpected struct {
 	F2P []string `json:"f2p"`
 	P2P []string `json:"p2p"`
+	// Strength, when set, is the eval's own judgement of the tests at the
+	// end: mutants on every line the item changed, main to the head, must
+	// be killed at Strength.Floor or more, or the case is NO. Tests that
+	// pass and check nothing satisfy F2P; only this fails them.
+	Strength *StrengthExpected `json:"strength,omitempty"`
+}
+
+// StrengthExpected is the least test strength the item's head must have.
+type StrengthExpected struct {
+	// Floor is the least share of measured mutants the tests kill (above 0,
+	// at most 1).
+	Floor float64 `json:"floor"`
 }
 
 // ParseImplementExpected reads expected.json of an implement case.
@@ -123,6 +137,9 @@ func ParseImplementExpected(src []byte) (ImplementExpected, error) {
 			return e, fmt.Errorf("expected.json: %q is not a test name", t)
 		}
 	}
+	if e.Strength != nil && !(e.Strength.Floor > 0 && e.Strength.Floor <= 1) {
+		return e, errors.New("expected.json: strength.floor must be above 0 and at most 1")
+	}
 	return e, nil
 }
 
@@ -141,6 +158,16 @@ type ImplementSettings struct {
 	// Test is the test command F2P and P2P are judged with (default
 	// `go test -json ./...`).
 	Test []string `json:"test"`
+	// TestStrength turns implement.test_strength on, with
+	// TestStrengthFloor as implement.test_strength_floor (0: the
+	// configuration's default).
+	TestStrength      bool    `json:"test_strength"`
+	TestStrengthFloor float64 `json:"test_strength_floor"`
+	// Review turns the review before ready on (review.enabled), with
+	// ReviewRounds as review.rounds; the reviewer replays the case's
+	// fixtures as the agent does.
+	Review       bool `json:"review"`
+	ReviewRounds int  `json:"review_rounds"`
 }
 
 // KillPoint is where the first Job dies.
@@ -162,6 +189,10 @@ func ParseImplementSettings(src []byte) (ImplementSettings, error) {
 		return s, errors.New("case.json: repair_rounds must be from 0 to 10")
 	case len(s.CheckLog) > 64<<10:
 		return s, errors.New("case.json: check_log is longer than 64 KiB")
+	case !(s.TestStrengthFloor >= 0 && s.TestStrengthFloor <= 1):
+		return s, errors.New("case.json: test_strength_floor must be from 0 to 1")
+	case s.ReviewRounds < 0 || s.ReviewRounds > config.MaxReviewRounds:
+		return s, fmt.Errorf("case.json: review_rounds must be from 0 to %d", config.MaxReviewRounds)
 	}
 	return s, nil
 }

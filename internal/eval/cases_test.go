@@ -50,7 +50,22 @@ func TestParseImplementFiles(t *testing.T) {
 	if err != nil || s.Kill == nil || s.Kill.Turn != 1 || s.RepairRounds != 2 {
 		t.Errorf("ParseImplementSettings = %+v, %v", s, err)
 	}
-	for _, bad := range []string{`{"kill": {"turn": 1}}`, `{"repair_rounds": 11}`, `{"kil": {}}`} {
+	s, err = ParseImplementSettings([]byte(`{"test_strength": true, "test_strength_floor": 0.8, "review": true, "review_rounds": 1}`))
+	if err != nil || !s.TestStrength || s.TestStrengthFloor != 0.8 || !s.Review || s.ReviewRounds != 1 {
+		t.Errorf("ParseImplementSettings = %+v, %v", s, err)
+	}
+	e, err := ParseImplementExpected([]byte(`{"f2p": ["p.T"], "strength": {"floor": 0.8}}`))
+	if err != nil || e.Strength == nil || e.Strength.Floor != 0.8 {
+		t.Errorf("ParseImplementExpected = %+v, %v", e, err)
+	}
+	for _, bad := range []string{`{"f2p": ["p.T"], "strength": {"floor": 0}}`, `{"f2p": ["p.T"], "strength": {"floor": 1.5}}`,
+		`{"f2p": ["p.T"], "strength": {}}`, `{"f2p": ["p.T"], "strength": {"floor": 0.8, "killed": 3}}`} {
+		if _, err := ParseImplementExpected([]byte(bad)); err == nil {
+			t.Errorf("ParseImplementExpected(%s) accepted it", bad)
+		}
+	}
+	for _, bad := range []string{`{"kill": {"turn": 1}}`, `{"repair_rounds": 11}`, `{"kil": {}}`,
+		`{"test_strength_floor": -0.1}`, `{"test_strength_floor": 2}`, `{"review_rounds": -1}`, `{"review_rounds": 6}`} {
 		if _, err := ParseImplementSettings([]byte(bad)); err == nil {
 			t.Errorf("ParseImplementSettings(%s) accepted it", bad)
 		}
@@ -64,6 +79,8 @@ func FuzzCaseFiles(f *testing.F) {
 	f.Add([]byte(`{"openspec_valid": true, "findings": [{"rule": "a/b", "file": "x/y.md", "line": 3}]}`))
 	f.Add([]byte(`{"f2p": ["p.T"], "p2p": []}`))
 	f.Add([]byte(`{"kill": {"match": "m", "turn": 0}, "check_log": "x"}`))
+	f.Add([]byte(`{"f2p": ["p.T"], "strength": {"floor": 0.8}}`))
+	f.Add([]byte(`{"test_strength": true, "test_strength_floor": 0.8, "review": true, "review_rounds": 1}`))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if is, err := ParseIssue(src); err == nil {
 			if is.Title == "" || strings.Contains(is.Title, "\n") || !utf8.ValidString(is.Body) {
@@ -77,9 +94,18 @@ func FuzzCaseFiles(f *testing.F) {
 				}
 			}
 		}
-		if e, err := ParseImplementExpected(src); err == nil && len(e.F2P) == 0 {
-			t.Fatal("expected.json with no F2P test accepted")
+		if e, err := ParseImplementExpected(src); err == nil {
+			if len(e.F2P) == 0 {
+				t.Fatal("expected.json with no F2P test accepted")
+			}
+			if e.Strength != nil && !(e.Strength.Floor > 0 && e.Strength.Floor <= 1) {
+				t.Fatalf("strength floor %v accepted", e.Strength.Floor)
+			}
 		}
-		_, _ = ParseImplementSettings(src)
+		if s, err := ParseImplementSettings(src); err == nil {
+			if !(s.TestStrengthFloor >= 0 && s.TestStrengthFloor <= 1) || s.ReviewRounds < 0 || s.ReviewRounds > 5 {
+				t.Fatalf("bad settings accepted: %+v", s)
+			}
+		}
 	})
 }

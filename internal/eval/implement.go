@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/git"
@@ -22,6 +23,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
+	"github.com/roadmap-dev/roadmap/internal/strength"
 )
 
 // ImplementCaseResult is one implement case's verdict and what it cost.
@@ -48,6 +50,44 @@ type ImplementCaseResult struct {
 	F2P     []string `json:"f2p"`
 	P2P     []string `json:"p2p"`
 	Broken  []string `json:"broken"`
+	// Review is what the review before ready cost over every Job (zero
+	// when the case runs none).
+	Review ReviewCost `json:"review"`
+	// Strength is each group's test strength as the record holds it at
+	// the end (implement.strength): what roadmap measured.
+	Strength []record.GroupStrength `json:"strength"`
+	// Judged is the eval's own test strength of the head, from main, when
+	// the case expects one (expected.json strength); a head under its
+	// floor is NO.
+	Judged *JudgedStrength `json:"judged_strength,omitempty"`
+}
+
+// ReviewCost is the review's share of an item's spend, counted from the
+// model requests the reviewer and the refuter sent (the conversations
+// replay matches as the review's: a first user message holding "Review
+// this change" or "Refute these findings") and the GitHub requests the fake
+// answered while they ran. The review writes its ledger on the next mark,
+// so Requests is 0 when it costs no request of its own.
+type ReviewCost struct {
+	// Reviews is how many reviews ran (the trace's review phase spans).
+	Reviews    int     `json:"reviews"`
+	ModelCalls int     `json:"model_calls"`
+	TokensIn   int64   `json:"tokens_in"`
+	TokensOut  int64   `json:"tokens_out"`
+	USD        float64 `json:"usd"`
+	Requests   int     `json:"requests"`
+}
+
+// JudgedStrength is the eval's mutation judgement of the head's tests.
+type JudgedStrength struct {
+	Floor     float64 `json:"floor"`
+	Score     float64 `json:"score"`
+	Generated int     `json:"generated"`
+	Killed    int     `json:"killed"`
+	Survived  int     `json:"survived"`
+	TimedOut  int     `json:"timed_out"`
+	Passed    bool    `json:"passed"`
+	Reason    string  `json:"reason,omitempty"`
 }
 
 // ImplementReport is the result of `roadmap eval implement`.
@@ -70,14 +110,31 @@ func Implement(ctx context.Context, o Options) (*ImplementReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", name, err)
 		}
-		o.progress("%-40s %-7s score %.1f  %s after %d Job(s), %d GitHub requests, %d model calls",
-			name, res.Verdict, res.Score, res.Result, res.Jobs, res.Requests, res.Spend.ModelCalls)
+		o.progress("%s", progressLine(res))
 		rep.Cases = append(rep.Cases, res)
 		scores = append(scores, res.Score)
 	}
 	rep.Score = Mean(scores)
 	rep.Passed = rep.Score >= o.Floor
 	return rep, nil
+}
+
+// progressLine is a case's line on stderr: the verdict and the item's cost,
+// then, where the case runs them, the review's cost and the test strength.
+func progressLine(res ImplementCaseResult) string {
+	line := fmt.Sprintf("%-40s %-7s score %.1f  %s after %d Job(s), %d GitHub requests, %d model calls",
+		res.Name, res.Verdict, res.Score, res.Result, res.Jobs, res.Requests, res.Spend.ModelCalls)
+	if rc := res.Review; rc.Reviews > 0 || rc.ModelCalls > 0 {
+		line += fmt.Sprintf("; review: %d run(s), %d model calls, %d tokens in, %d out, %d GitHub requests",
+			rc.Reviews, rc.ModelCalls, rc.TokensIn, rc.TokensOut, rc.Requests)
+	}
+	if len(res.Strength) > 0 {
+		line += "; test strength: " + strengthLine(res.Strength)
+	}
+	if j := res.Judged; j != nil {
+		line += fmt.Sprintf("; judged strength %.2f (floor %.2f: %d killed, %d survived)", j.Score, j.Floor, j.Killed, j.Survived)
+	}
+	return line
 }
 
 // implementCase reads a case, plays its item and judges the end.
@@ -144,9 +201,14 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 	res.Result, res.Failure, res.Reason = string(last.Result), last.Failure, oneLine(last.Reason, 300)
 	res.Spend = last.Spend
 	res.Requests = w.requests()
+	res.Review = p.review
+	if res.Strength, err = w.strength(); err != nil {
+		return res, err
+	}
 
-	// The judge: the case's tests at the base and at the work branch's end.
-	rep, ok, err := p.compare(ctx, settings.Test)
+	// The judge: the case's tests at the base and at the work branch's end,
+	// and, when the case asks, the head's tests' strength by mutation.
+	rep, judged, ok, err := p.compare(ctx, settings.Test, want.Strength)
 	if err != nil {
 		return res, err
 	}
@@ -154,9 +216,36 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 	if ok {
 		res.F2P, res.P2P, res.Broken = rep.F2P, rep.P2P, rep.Broken
 	}
+	res.Judged = judged
 	res.Verdict = Judge(want.F2P, want.P2P, res.F2P, res.P2P)
+	if want.Strength != nil && (judged == nil || !judged.Passed) {
+		// Tests that pass and pin nothing resolve nothing.
+		res.Verdict = No
+	}
 	res.Score = res.Verdict.Score()
 	return res, nil
+}
+
+// strength is each group's test strength in the item's record at the end
+// (none when the record holds none).
+func (w *world) strength() ([]record.GroupStrength, error) {
+	c, ok := w.RecordComment()
+	if !ok {
+		return []record.GroupStrength{}, nil
+	}
+	rec, err := record.Parse(c.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read the item's record: %w", err)
+	}
+	gs, _ := rec.Strength()
+	return orEmptyStrength(gs), nil
+}
+
+func orEmptyStrength(gs []record.GroupStrength) []record.GroupStrength {
+	if gs == nil {
+		return []record.GroupStrength{}
+	}
+	return gs
 }
 
 // staged leaves the item as the stage phase does: the plan named in the
@@ -191,6 +280,8 @@ type player struct {
 	fixtures string
 	settings ImplementSettings
 	killed   int
+	// review is the review's cost over the Jobs so far.
+	review ReviewCost
 }
 
 // maxJobs bounds the Jobs of one case: a kill and a continuation, and a
@@ -231,22 +322,31 @@ func (p *player) play(ctx context.Context) (implement.Result, string, error) {
 func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, string, bool, error) {
 	w := p.w
 	killedAt := make(chan struct{})
-	var wrap func(agent.Model) agent.Model
-	if kill != nil {
-		wrap = func(m agent.Model) agent.Model { return &killingModel{Model: m, at: *kill, killed: killedAt} }
-	}
-	repair := p.settings.RepairRounds
-	if repair == 0 {
-		repair = 2
+	var meters []*reviewMeter
+	wrap := func(m agent.Model) agent.Model {
+		if kill != nil {
+			m = &killingModel{Model: m, at: *kill, killed: killedAt}
+		}
+		rm := &reviewMeter{Model: m, requests: w.requests}
+		meters = append(meters, rm)
+		return rm
 	}
 	j, err := w.openJob(ctx, jobSetup{phase: kernel.Implement, fixtures: p.fixtures, wrap: wrap,
 		// The CI plays on the manual clock: the watch sees a passing status
 		// on the head the first time it waits (ciClock).
 		clock:     ciClock{ManualClock: w.clock, w: w},
-		configure: func(c *config.Config) { c.Implement.RepairRounds = repair; c.Implement.WatchTimeout = 10 * time.Minute }})
+		configure: p.settings.configure})
 	if err != nil {
 		return implement.Result{}, "", false, err
 	}
+	// However the Job ends, its review's cost is the item's.
+	defer func() {
+		c := ReviewCost{Reviews: reviewsIn(j.kit.Trace.Events())}
+		for _, m := range meters {
+			c = c.add(m.total())
+		}
+		p.review = p.review.add(c)
+	}()
 	type done struct {
 		res implement.Result
 		err error
@@ -272,6 +372,25 @@ func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, st
 		return implement.Result{}, j.ws, true, nil
 	case <-ctx.Done():
 		return implement.Result{}, j.ws, false, ctx.Err()
+	}
+}
+
+// configure is the case's configuration over the shipped one: the repair
+// rounds (2 unless the case says), a watch long enough for the played CI,
+// and test strength and the review as case.json turns them on.
+func (s ImplementSettings) configure(c *config.Config) {
+	c.Implement.RepairRounds = s.RepairRounds
+	if c.Implement.RepairRounds == 0 {
+		c.Implement.RepairRounds = 2
+	}
+	c.Implement.WatchTimeout = 10 * time.Minute
+	c.Implement.TestStrength = s.TestStrength
+	if s.TestStrengthFloor > 0 {
+		c.Implement.TestStrengthFloor = s.TestStrengthFloor
+	}
+	c.Review.Enabled = s.Review
+	if s.ReviewRounds > 0 {
+		c.Review.Rounds = s.ReviewRounds
 	}
 }
 
@@ -319,28 +438,30 @@ func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // compare runs the case's tests at main and at the work branch's head, each
-// in a worktree of its own, as `roadmap ci fail-to-pass` does. ok is false
-// when the item left no work branch (nothing to test).
-func (p *player) compare(ctx context.Context, test []string) (f2p.Report, bool, error) {
+// in a worktree of its own, as `roadmap ci fail-to-pass` does, and, when
+// want is set, measures the head's tests by mutation on every line the item
+// changed from main. ok is false when the item left no work branch (nothing
+// to test).
+func (p *player) compare(ctx context.Context, test []string, want *StrengthExpected) (f2p.Report, *JudgedStrength, bool, error) {
 	w := p.w
 	head, err := runGit(w.remote, "rev-parse", "-q", "--verify", "refs/heads/"+w.branch())
 	if err != nil || head == "" {
-		return f2p.Report{}, false, nil
+		return f2p.Report{}, nil, false, nil
 	}
 	base, err := runGit(w.remote, "rev-parse", "refs/heads/main")
 	if err != nil {
-		return f2p.Report{}, false, err
+		return f2p.Report{}, nil, false, err
 	}
 	judgeDir := filepath.Join(w.dir, "judge")
 	if _, err := runGit(w.dir, "clone", "-q", w.remote, judgeDir); err != nil {
-		return f2p.Report{}, false, err
+		return f2p.Report{}, nil, false, err
 	}
 	if _, err := runGit(judgeDir, "fetch", "-q", "origin", w.branch()); err != nil {
-		return f2p.Report{}, false, err
+		return f2p.Report{}, nil, false, err
 	}
 	repo, err := git.Open(ctx, judgeDir, gitEnv())
 	if err != nil {
-		return f2p.Report{}, false, err
+		return f2p.Report{}, nil, false, err
 	}
 	if len(test) == 0 {
 		test = []string{"go", "test", "-json", "./..."}
@@ -354,9 +475,41 @@ func (p *player) compare(ctx context.Context, test []string) (f2p.Report, bool, 
 	}
 	rep, err := f2p.Options{Repo: repo, Base: base, Head: head, Command: test, Open: open, TempDir: w.dir, Mask: w.masker.Mask}.Compare(ctx)
 	if err != nil {
-		return f2p.Report{}, false, fmt.Errorf("fail-to-pass: %w", err)
+		return f2p.Report{}, nil, false, fmt.Errorf("fail-to-pass: %w", err)
 	}
-	return rep, true, nil
+	if want == nil {
+		return rep, nil, true, nil
+	}
+	judged, err := w.judgeStrength(ctx, judgeDir, base, head, want.Floor)
+	if err != nil {
+		return f2p.Report{}, nil, false, err
+	}
+	return rep, judged, true, nil
+}
+
+// judgeStrength measures the tests at head by mutation on the lines the
+// item changed from base: the clone in dir is checked out at head, and the
+// tests are `go test` of the packages holding changed Go files, as
+// `roadmap ci test-strength` runs with no --test. It is the eval's own
+// judgement, apart from anything the Jobs measured or recorded.
+func (w *world) judgeStrength(ctx context.Context, dir, base, head string, floor float64) (*JudgedStrength, error) {
+	if _, err := runGit(dir, "checkout", "-q", "--detach", head); err != nil {
+		return nil, fmt.Errorf("check out the head to judge its tests: %w", err)
+	}
+	b, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: dir, Environ: gitEnv()})
+	if err != nil {
+		return nil, fmt.Errorf("judge the test strength: %w", err)
+	}
+	defer b.Close()
+	rep, err := strength.Run(ctx, strength.Options{Dir: dir, Base: base, Split: policy.Split, GitEnv: gitEnv(), Mask: w.masker.Mask,
+		Runner: checks.SandboxRunner(policy.NewSandbox(b, policy.Default(), gitEnv()))}, floor)
+	if err != nil {
+		// The head's own tests fail unmutated, or git could not say what
+		// changed: no strength stands for the head.
+		return &JudgedStrength{Floor: floor, Reason: oneLine(w.masker.Mask(err.Error()), 300)}, nil
+	}
+	return &JudgedStrength{Floor: floor, Score: round(rep.Score), Generated: rep.Generated, Killed: rep.Killed, Survived: rep.Survived,
+		TimedOut: rep.TimedOut, Passed: rep.Passed, Reason: oneLine(rep.Reason, 300)}, nil
 }
 
 func orEmpty(l []string) []string {

@@ -46,7 +46,7 @@ func newWorld(dir, snapshot string, is Issue) (*world, error) {
 		return nil, fmt.Errorf("copy the repository snapshot: %w", err)
 	}
 	// The fake's repository and token open nothing real.
-	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: "acme", Repo: "golden", Token: "ghs_evalFakeGitHubToken00000000000000000", Start: t0,
+	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: "acme", Repo: "golden", Token: "ghs_evalFakeGitHubToken00000000000000000", PushToken: "ghs_evalFakePushToken000000000000000000", Start: t0,
 		Files: files, SeedMessage: "the golden case's repository",
 		Issue:         &githubfake.Issue{Title: is.Title, Body: is.Body, Author: "maintainer"},
 		GitHubTimeout: 30 * time.Second, ModelPrice: llm.Price{Input: 0.15, Output: 0.60}})

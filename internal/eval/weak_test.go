@@ -1,0 +1,152 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/llm"
+)
+
+// weakGolden is the golden case whose first test checks nothing.
+var weakGolden = filepath.Join("..", "..", "testdata", "golden", "implement", "weak-test")
+
+// weakCase copies the golden weak-test case into a set of its own, with
+// case.json's test_strength set to on.
+func weakCase(t *testing.T, on bool) string {
+	t.Helper()
+	set := filepath.Join(t.TempDir(), "set")
+	dst := filepath.Join(set, "weak-test")
+	if err := os.CopyFS(dst, os.DirFS(weakGolden)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dst, "case.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["test_strength"] != true || m["review"] != true {
+		t.Fatalf("the golden case.json does not turn test strength and the review on: %s", data)
+	}
+	m["test_strength"] = on
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// runSet runs an implement set of one case and returns its result and
+// its progress line.
+func runSet(t *testing.T, set string) (ImplementCaseResult, string) {
+	t.Helper()
+	var lines []string
+	rep, err := Implement(context.Background(), Options{Dir: set, TempDir: t.TempDir(), Progress: func(f string, a ...any) {
+		lines = append(lines, fmt.Sprintf(f, a...))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cases) != 1 || len(lines) != 1 {
+		t.Fatalf("%d cases, %d progress lines; want 1 each", len(rep.Cases), len(lines))
+	}
+	return rep.Cases[0], lines[0]
+}
+
+// fixtureUsage sums the recorded usage of the case's conversations whose
+// match holds one of the words: what the replay serves them at most.
+func fixtureUsage(t *testing.T, dir string, words ...string) (calls int, in, out int64) {
+	t.Helper()
+	convs, err := llm.LoadFixtures(filepath.Join(dir, "fixtures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range convs {
+		for _, w := range words {
+			if strings.Contains(c.Match, w) {
+				for _, turn := range c.Turns {
+					calls++
+					in += turn.Response.Usage.TokensIn
+					out += turn.Response.Usage.TokensOut
+				}
+			}
+		}
+	}
+	return calls, in, out
+}
+
+// TestEvalImplementWeakTest: the golden case's agent first writes a test that runs
+// Grade and checks nothing. With test strength on, its survivors go back
+// as a repair round, the agent pins the behaviour, and the case is FULL;
+// the report shows the review's cost (its two conversations' recorded
+// usage, no GitHub request of its own) and the group's strength. With test
+// strength off the item ends ready with the weak test: fail-to-pass alone
+// would call it FULL, and the eval's own mutation judge scores it NO, so
+// the case is not kind to an implement stage that accepts a weak test.
+func TestEvalImplementWeakTest(t *testing.T) {
+	reviewCalls, reviewIn, reviewOut := fixtureUsage(t, weakGolden, reviewOpenings...)
+	if reviewCalls != 2 {
+		t.Fatalf("the case's fixtures hold %d review calls, want 2 (reviewer and refuter)", reviewCalls)
+	}
+
+	t.Run("test strength on", func(t *testing.T) {
+		res, line := runSet(t, weakCase(t, true))
+		t.Log(line)
+		if res.Verdict != Full || res.Result != "ready" {
+			t.Fatalf("verdict %s, result %s (%s: %s); want FULL and ready", res.Verdict, res.Result, res.Failure, res.Reason)
+		}
+		want := ReviewCost{Reviews: 1, ModelCalls: reviewCalls, TokensIn: reviewIn, TokensOut: reviewOut, Requests: 0}
+		got := res.Review
+		got.USD = 0
+		if got != want {
+			t.Errorf("review cost %+v, want %+v", got, want)
+		}
+		if res.Review.USD <= 0 || res.Review.USD >= res.Spend.USD {
+			t.Errorf("review USD %v, want a part of the item's %v", res.Review.USD, res.Spend.USD)
+		}
+		if len(res.Strength) != 1 || res.Strength[0].Group != 1 || res.Strength[0].Killed == 0 || res.Strength[0].Survived != 0 {
+			t.Errorf("strength %+v, want group 1 with mutants killed and none surviving", res.Strength)
+		}
+		if j := res.Judged; j == nil || !j.Passed || j.Score < 0.8 {
+			t.Errorf("judged strength %+v, want passed at the floor 0.8", j)
+		}
+		for _, w := range []string{"review: 1 run(s), 2 model calls", fmt.Sprintf("%d tokens in, %d out, 0 GitHub requests", reviewIn, reviewOut), "test strength: g1 "} {
+			if !strings.Contains(line, w) {
+				t.Errorf("the progress line does not say %q:\n%s", w, line)
+			}
+		}
+	})
+
+	t.Run("test strength off", func(t *testing.T) {
+		res, line := runSet(t, weakCase(t, false))
+		t.Log(line)
+		if res.Result != "ready" {
+			t.Fatalf("result %s (%s: %s); want ready: the weak test accepted", res.Result, res.Failure, res.Reason)
+		}
+		if v := Judge(res.WantF2P, res.WantP2P, res.F2P, res.P2P); v != Full {
+			t.Fatalf("fail-to-pass alone says %s (f2p %v, p2p %v); the weak test should pass it", v, res.F2P, res.P2P)
+		}
+		if res.Verdict != No || res.Score != 0 {
+			t.Errorf("verdict %s (%v), want NO: the head's test checks nothing", res.Verdict, res.Score)
+		}
+		if j := res.Judged; j == nil || j.Passed || j.Survived == 0 {
+			t.Errorf("judged strength %+v, want failed with survivors", j)
+		}
+		if len(res.Strength) != 0 {
+			t.Errorf("strength %+v recorded with test strength off", res.Strength)
+		}
+		if res.Review.ModelCalls != reviewCalls {
+			t.Errorf("review calls %d, want %d: the review ran and did not catch the weak test", res.Review.ModelCalls, reviewCalls)
+		}
+	})
+}
