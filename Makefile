@@ -86,11 +86,17 @@ clean:
 	rm -rf bin dist
 
 # The release, short of publishing (docs/release.md): `goreleaser check`, a snapshot of
-# .goreleaser.yaml into dist/ (every platform's archive, checksums.txt, the SBOMs; no tag
+# .goreleaser.yaml into dist/ (the host platform's archive, checksums.txt, the SBOM; no tag
 # needed), the host's binary must print the snapshot's version, and TestInstallGoReleaserDist
-# installs the archives through scripts/install-roadmap.sh.
+# installs the archive through scripts/install-roadmap.sh. release-check-all snapshots every
+# platform (the scheduled release-check workflow runs it; a tag's release builds them all).
 release-check:
-	GO=$(GO) GORELEASER=$(GORELEASER) CYCLONEDX=$(CYCLONEDX) scripts/release-check.sh
+	RELEASE_TARGETS=host GO=$(GO) GORELEASER=$(GORELEASER) CYCLONEDX=$(CYCLONEDX) scripts/release-check.sh
+
+release-check-all:
+	RELEASE_TARGETS=all GO=$(GO) GORELEASER=$(GORELEASER) CYCLONEDX=$(CYCLONEDX) scripts/release-check.sh
+
+.PHONY: release-check-all
 
 # Pinned command-line tools (act) into ./.tools/bin, from the Go module proxy.
 tools:
