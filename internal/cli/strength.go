@@ -35,7 +35,7 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 	base := fs.String("base", "", "the commit the change starts from (required), e.g. origin/main or HEAD~1")
 	var tests testFlags
 	fs.Var(&tests, "test", "a test command each mutant runs, without a shell; repeat for more (default: go test of the changed packages)")
-	floorText := fs.String("floor", "", fmt.Sprintf("the score (0 to 1) the tests must reach (default %.1f)", strength.DefaultFloor))
+	floorText := fs.String("floor", "", "the score (0 to 1) the tests must reach (default implement.test_strength_floor of the base's configuration)")
 	maxMutants := fs.Int("max-mutants", strength.DefaultMaxMutants, "how many mutants run at most; the rest are counted as skipped")
 	timeout := fs.Duration("mutant-timeout", 0, "the time budget of one mutant (default three times the unmutated run, 10s to 2m)")
 	dir := fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
@@ -82,6 +82,10 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	env.Errorf("ci test-strength: configuration: %s", source)
+	if *floorText == "" {
+		// The floor implement holds each group to, from the trusted configuration.
+		floor = cfg.Implement.TestStrengthFloor
+	}
 	pol, err := policy.ParseNode(&cfg.Policy)
 	if err != nil {
 		env.Errorf("ci test-strength: %s: policy: %v", source, err)
@@ -147,7 +151,8 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 	return ExitOK
 }
 
-// parseFloor reads --floor: a number from 0 to 1, DefaultFloor when empty.
+// parseFloor reads --floor: a number from 0 to 1, DefaultFloor when empty
+// (the caller then takes the configuration's implement.test_strength_floor).
 func parseFloor(s string) (float64, error) {
 	if s == "" {
 		return strength.DefaultFloor, nil
