@@ -82,12 +82,9 @@ func (r *runner) strengthCheck(ctx context.Context, g plan.Group) (bool, string,
 	}
 	gs := record.GroupStrength{Group: g.Number, Generated: rep.Generated, Killed: rep.Killed, Survived: rep.Survived,
 		NotCovered: rep.NotCovered, TimedOut: rep.TimedOut, Score: rep.Score}
-	passed := rep.Passed
-	if rep.Generated == 0 {
-		// Nothing this group changed could be mutated (no Go code, or only
-		// lines with nothing to mutate): no score stands for it.
-		gs.Score, passed = 0, true
-		gs.Unmeasured = unmeasured(rep)
+	passed, why := strengthVerdict(rep)
+	if why != "" {
+		gs.Score, gs.Unmeasured = 0, why
 	}
 	r.strengths = upsertStrength(r.strengths, gs)
 	r.lastStrength = rep
@@ -111,6 +108,22 @@ func strengthTask(rep strength.Report) string {
 		return task
 	}
 	return fmt.Sprintf("The group's tests do not measure its change: %s. Add tests that run the changed lines and check what they do, quickly enough to finish within the time budget of a mutant's run.", rep.Reason)
+}
+
+// strengthVerdict is whether a group's measurement lets it pass, and, when
+// no score stands for it, why. Nothing this group changed could be mutated
+// (no Go code, only lines with nothing to mutate), or no mutant made for it
+// builds (the mutation's limit, which no test the agent adds can lift): the
+// group is not measured and goes on, and says so. Mutants that built and
+// that no test ran (not covered), or that all timed out, never pass.
+func strengthVerdict(rep strength.Report) (bool, string) {
+	switch {
+	case rep.Generated == 0:
+		return true, unmeasured(rep)
+	case rep.Errors == rep.Generated:
+		return true, fmt.Sprintf("none of the %d mutants of its changed lines builds", rep.Errors)
+	}
+	return rep.Passed, ""
 }
 
 // unmeasured says why a group has no score.
