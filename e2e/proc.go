@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Process is a step process act is running.
@@ -41,8 +42,10 @@ func childProcesses(procRoot string, parent int) ([]Process, error) {
 			continue
 		}
 		stat, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "stat"))
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			continue // gone since the listing, or not ours to read
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ESRCH) {
+			// Gone since the listing (a process that exits between the two
+			// reads answers ESRCH, not ENOENT), or not ours to read.
+			continue
 		} else if err != nil {
 			return nil, fmt.Errorf("read process %d: %w", pid, err)
 		}
