@@ -38,32 +38,11 @@ func runCIFailToPass(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("ci fail-to-pass: --base is required")
 		return ExitUsage
 	}
-	repo, err := git.Open(ctx, env.workdir(*dir), env.environ())
-	if err != nil {
-		env.Errorf("ci fail-to-pass: %v", err)
-		return ExitUsage
+	t, code := env.ciTrusted(ctx, "ci fail-to-pass", *dir, *base, *cfgPath)
+	if code != ExitOK {
+		return code
 	}
-	baseSHA, err := repo.RevParse(ctx, *base)
-	if err != nil {
-		env.Errorf("ci fail-to-pass: --base %q is not a commit here: %v", *base, err)
-		return ExitUsage
-	}
-	// The trust settings come from the base, never the change's own tree.
-	explicit := *cfgPath != ""
-	if !explicit {
-		*cfgPath = filepath.Join(repo.Dir, config.DefaultPath)
-	}
-	cfg, source, err := prcheck.TrustedConfig(ctx, repo, repo.Dir, *cfgPath, explicit, baseSHA)
-	if err != nil {
-		env.Errorf("ci fail-to-pass: %v", err)
-		return ExitUsage
-	}
-	env.Errorf("ci fail-to-pass: configuration: %s", source)
-	pol, err := policy.ParseNode(&cfg.Policy)
-	if err != nil {
-		env.Errorf("ci fail-to-pass: %s: policy: %v", source, err)
-		return ExitUsage
-	}
+	repo, baseSHA, cfg, pol := t.repo, t.baseSHA, t.cfg, t.pol
 	head, err := repo.Head(ctx)
 	if err != nil {
 		env.Errorf("ci fail-to-pass: %v", err)
@@ -186,4 +165,46 @@ func passWord(ok bool) string {
 		return "passed"
 	}
 	return "failed"
+}
+
+// ciTrust is what a ci verb reads before it runs anything: the checkout,
+// --base as a commit, and the configuration and shell policy trusted from
+// the base (never the change's own tree).
+type ciTrust struct {
+	repo    *git.Repo
+	baseSHA string
+	cfg     *config.Config
+	pol     *policy.Policy
+}
+
+// ciTrusted opens the checkout at dir and reads --base and the trusted
+// configuration, saying which one it read; a code other than ExitOK ends
+// the verb (the error is already printed, prefixed with verb).
+func (e *Env) ciTrusted(ctx context.Context, verb, dir, base, cfgPath string) (ciTrust, int) {
+	repo, err := git.Open(ctx, e.workdir(dir), e.environ())
+	if err != nil {
+		e.Errorf("%s: %v", verb, err)
+		return ciTrust{}, ExitUsage
+	}
+	baseSHA, err := repo.RevParse(ctx, base)
+	if err != nil {
+		e.Errorf("%s: --base %q is not a commit here: %v", verb, base, err)
+		return ciTrust{}, ExitUsage
+	}
+	explicit := cfgPath != ""
+	if !explicit {
+		cfgPath = filepath.Join(repo.Dir, config.DefaultPath)
+	}
+	cfg, source, err := prcheck.TrustedConfig(ctx, repo, repo.Dir, cfgPath, explicit, baseSHA)
+	if err != nil {
+		e.Errorf("%s: %v", verb, err)
+		return ciTrust{}, ExitUsage
+	}
+	e.Errorf("%s: configuration: %s", verb, source)
+	pol, err := policy.ParseNode(&cfg.Policy)
+	if err != nil {
+		e.Errorf("%s: %s: policy: %v", verb, source, err)
+		return ciTrust{}, ExitUsage
+	}
+	return ciTrust{repo: repo, baseSHA: baseSHA, cfg: cfg, pol: pol}, ExitOK
 }

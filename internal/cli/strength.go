@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/checks"
-	"github.com/roadmap-dev/roadmap/internal/checks/prcheck"
 	"github.com/roadmap-dev/roadmap/internal/config"
-	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/strength"
@@ -61,35 +58,14 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("ci test-strength: --max-mutants must be above 0 and --mutant-timeout not negative")
 		return ExitUsage
 	}
-	repo, err := git.Open(ctx, env.workdir(*dir), env.environ())
-	if err != nil {
-		env.Errorf("ci test-strength: %v", err)
-		return ExitUsage
+	tr, code := env.ciTrusted(ctx, "ci test-strength", *dir, *base, *cfgPath)
+	if code != ExitOK {
+		return code
 	}
-	baseSHA, err := repo.RevParse(ctx, *base)
-	if err != nil {
-		env.Errorf("ci test-strength: --base %q is not a commit here: %v", *base, err)
-		return ExitUsage
-	}
-	// The trust settings come from the base, never the change's own tree.
-	explicit := *cfgPath != ""
-	if !explicit {
-		*cfgPath = filepath.Join(repo.Dir, config.DefaultPath)
-	}
-	cfg, source, err := prcheck.TrustedConfig(ctx, repo, repo.Dir, *cfgPath, explicit, baseSHA)
-	if err != nil {
-		env.Errorf("ci test-strength: %v", err)
-		return ExitUsage
-	}
-	env.Errorf("ci test-strength: configuration: %s", source)
+	repo, baseSHA, cfg, pol := tr.repo, tr.baseSHA, tr.cfg, tr.pol
 	if *floorText == "" {
 		// The floor implement holds each group to, from the trusted configuration.
 		floor = cfg.Implement.TestStrengthFloor
-	}
-	pol, err := policy.ParseNode(&cfg.Policy)
-	if err != nil {
-		env.Errorf("ci test-strength: %s: policy: %v", source, err)
-		return ExitUsage
 	}
 	for _, t := range tests {
 		argv, err := policy.Split(t)
