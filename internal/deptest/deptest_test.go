@@ -40,6 +40,9 @@ var allowed = map[string][]string{
 	// test strength runs commands only through a check runner.
 	"internal/review":   {"internal/agent", "internal/nofollow"},
 	"internal/strength": {"internal/checks", "internal/git"},
+	// An item's state and cost from its record: pure, shared by the
+	// dashboard, metrics and alerts.
+	"internal/items": {"internal/record", "internal/trace"},
 }
 
 type pkg struct {

@@ -190,6 +190,8 @@ const (
 	MaxUSD = 1_000_000.0
 	// MaxRunID bounds a workflow run id (2^53: exact in any JSON reader).
 	MaxRunID int64 = 1 << 53
+	// MaxUnix bounds a time in Unix seconds (the year 3000).
+	MaxUnix int64 = 32_503_680_000
 	// RecordMargin is what the largest record comment leaves free under
 	// MaxBodyChars, for unknown keys a newer release or a person adds.
 	RecordMargin = 3000

@@ -136,6 +136,12 @@ type JobOutcome struct {
 	// mark: a re-run of report that finds it looks for the run before it
 	// dispatches again.
 	Dispatching int64 `json:"dispatching,omitempty"`
+	// At is when the line last changed (Unix seconds): the Job's last mark,
+	// or report's settling of it. The dashboard and `roadmap metrics` place
+	// the Job in time by it (spend per day, stops per window, stage to
+	// ready); a line written before it existed has none and is placed by
+	// nothing.
+	At int64 `json:"at,omitempty"`
 }
 
 func (j JobOutcome) check() error {
@@ -154,6 +160,8 @@ func (j JobOutcome) check() error {
 		return fmt.Errorf("job %d: requests %d is negative or over %d", j.Job, j.Requests, MaxCount)
 	case j.Dispatching < 0 || j.Dispatching > MaxRunID:
 		return fmt.Errorf("job %d: dispatching %d is negative or over %d", j.Job, j.Dispatching, MaxRunID)
+	case j.At < 0 || j.At > MaxUnix:
+		return fmt.Errorf("job %d: at %d is negative or past %d", j.Job, j.At, int64(MaxUnix))
 	}
 	if err := j.Spend.check(); err != nil {
 		return fmt.Errorf("job %d: %w", j.Job, err)

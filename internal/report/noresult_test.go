@@ -69,7 +69,8 @@ func TestReportNoResult(t *testing.T) {
 				t.Error("implement.result is still set; the last Job wrote none")
 			}
 			jobs, _ := rec.Jobs()
-			wantLine := record.JobOutcome{Job: 2, RunID: runID, Failure: string(tc.class), Group: 1}
+			// At: report wrote the line, at its clock's time.
+			wantLine := record.JobOutcome{Job: 2, RunID: runID, Failure: string(tc.class), Group: 1, At: t0.Unix()}
 			if tc.action == ActionContinue {
 				wantLine.Dispatching = t0.Unix() // the intent mark, written before the dispatch
 			}

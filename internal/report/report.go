@@ -439,6 +439,7 @@ func (r *reporter) changes(cur *record.Record) (record.Changes, settled) {
 	}
 	var ch record.Changes
 	if s.touched {
+		s.line.At = r.o.Clock.Now().Unix()
 		jobs, _ := cur.Jobs()
 		ch.SetJobs(withLine(jobs, s.line))
 		if old, _ := cur.Spend(); old != s.item {

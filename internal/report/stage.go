@@ -205,6 +205,7 @@ func (r *reporter) stageChanges(cur *record.Record) (record.Changes, settled) {
 	}
 	var ch record.Changes
 	if s.touched {
+		s.line.At = r.o.Clock.Now().Unix()
 		lines, _ := cur.StageJobs()
 		ch.SetStageJobs(record.WithJob(lines, s.line))
 		if old, _ := cur.Spend(); old != s.item {

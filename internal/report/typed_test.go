@@ -266,7 +266,7 @@ func TestReportTypedResult(t *testing.T) {
 			t.Errorf("implement.spend = %+v, want the output's %+v", spend, want)
 		}
 		want := record.JobOutcome{Job: 2, RunID: runID, Result: record.ResultYielded, Failure: "rate_limited", Group: 2,
-			Spend: record.Spend{TokensIn: 3000, TokensOut: 700, USD: 0.0071, ModelCalls: 4}, Dispatching: t0.Unix()}
+			Spend: record.Spend{TokensIn: 3000, TokensOut: 700, USD: 0.0071, ModelCalls: 4}, Dispatching: t0.Unix(), At: t0.Unix()}
 		if len(jobs) != 2 || !cmp.Equal(jobs[1], want) {
 			t.Errorf("implement.jobs = %+v, want Job 2's line %+v", jobs, want)
 		}

@@ -195,6 +195,7 @@ func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcom
 		all.SetAttempt(j.Number)
 	}
 	line.Job, line.RunID, line.Spend = j.Number, j.O.RunID, j.Spend
+	line.At = j.O.Clock.Now().Unix()
 	// Counted before this write: the line says what the Job had spent on
 	// GitHub when it wrote its mark.
 	line.Requests = j.O.GitHub.Requests().Counted()
