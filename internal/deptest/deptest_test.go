@@ -43,6 +43,9 @@ var allowed = map[string][]string{
 	// An item's state and cost from its record: pure, shared by the
 	// dashboard, metrics and alerts.
 	"internal/items": {"internal/record", "internal/trace"},
+	// The dashboard issue: rendered from items' lines, kept through the
+	// GitHub client.
+	"internal/dashboard": {"internal/items", "internal/record", "internal/trace", "internal/github", "internal/clock"},
 }
 
 type pkg struct {

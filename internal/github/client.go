@@ -80,6 +80,7 @@ type Client struct {
 	identity    string
 	server      string // the server's host, as links to it are written
 	recovered   func(Recovery)
+	limits      *limits
 
 	mu         sync.Mutex
 	issueLocks map[int]*sync.Mutex
@@ -151,6 +152,7 @@ func New(opts Options) (*Client, error) {
 		c.recovered = func(Recovery) {}
 	}
 	lim := &limits{}
+	c.limits = lim
 	api := &transport{
 		base: baseRT, token: opts.Token,
 		authHosts: map[string]bool{base.Host: true, gqlURL.Host: true},

@@ -61,6 +61,45 @@ type transport struct {
 type limits struct {
 	mu    sync.Mutex
 	until map[string]cooldown
+	seen  map[string]RateUse
+}
+
+// RateUse is a resource's primary limit as GitHub's last answer gave it
+// (x-ratelimit-used, -limit, -reset).
+type RateUse struct {
+	Resource string    `json:"resource"`
+	Used     int       `json:"used"`
+	Limit    int       `json:"limit"`
+	Reset    time.Time `json:"reset,omitzero"`
+}
+
+// observe keeps the rate-limit headers of an answer, per resource.
+func (l *limits) observe(h http.Header, resource string) {
+	limit, err1 := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Limit")))
+	used, err2 := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Used")))
+	if err1 != nil || err2 != nil || limit <= 0 || used < 0 {
+		return
+	}
+	if r := h.Get("X-RateLimit-Resource"); r != "" {
+		resource = r
+	}
+	u := RateUse{Resource: resource, Used: used, Limit: limit}
+	if reset, ok := parseReset(h); ok {
+		u.Reset = reset
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen == nil {
+		l.seen = map[string]RateUse{}
+	}
+	l.seen[resource] = u
+}
+
+func (l *limits) used(resource string) (RateUse, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u, ok := l.seen[resource]
+	return u, ok
 }
 
 type cooldown struct {
@@ -323,6 +362,7 @@ func (t *transport) rateErr(req *http.Request, endpoint string, wait time.Durati
 // noteRemaining starts a cool-down when an answer spent the last request of
 // the window, so the next request waits instead of drawing a 403.
 func (t *transport) noteRemaining(resp *http.Response, resource string) {
+	t.limits.observe(resp.Header, resource)
 	if resp.Header.Get("X-RateLimit-Remaining") != "0" {
 		return
 	}

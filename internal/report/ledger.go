@@ -205,9 +205,11 @@ func within(spent record.Spend, b DayBudget) bool {
 }
 
 // book writes the reported Job's share to the ledger, when there is a
-// dashboard and the Job spent something.
+// dashboard and a day budget, and the Job spent something. Without a day
+// budget nothing reads the ledger (the dashboard shows spend from the
+// records), so booking it would only spend requests.
 func (r *reporter) book(ctx context.Context) error {
-	if r.o.Dashboard == 0 || r.out.JobSpend.Zero() {
+	if r.o.Dashboard == 0 || r.o.DayBudget.Zero() || r.out.JobSpend.Zero() {
 		return nil
 	}
 	return AppendLedger(ctx, r.o.GitHub, r.o.Dashboard, r.ledgerEntry(r.out.JobSpend))

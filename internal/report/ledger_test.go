@@ -116,7 +116,7 @@ func TestDayBudget(t *testing.T) {
 		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
 		n := e.issue(t, endOfJob(t, base(), 2, 9002, record.ResultYielded, "", "deadline near", 2))
 		o := e.options(n, 9002)
-		o.JobResult, o.Result, o.Dashboard = "success", "yielded", dash
+		o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "yielded", dash, DayBudget{USD: 50}
 		for range 2 { // the report job re-run
 			if _, err := Run(ctx, o); err != nil {
 				t.Fatalf("Run: %v", err)
@@ -132,6 +132,22 @@ func TestDayBudget(t *testing.T) {
 		}
 		if got := len(e.fake.Comments(dash)); got != 1 {
 			t.Errorf("dashboard comments = %d, want 1", got)
+		}
+	})
+
+	// Without a day budget nothing reads the ledger: report books nothing
+	// and spends no request on it.
+	t.Run("no ledger without a day budget", func(t *testing.T) {
+		e := newEnv(t)
+		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
+		n := e.issue(t, endOfJob(t, base(), 2, 9002, record.ResultYielded, "", "deadline near", 2))
+		o := e.options(n, 9002)
+		o.JobResult, o.Result, o.Dashboard = "success", "yielded", dash
+		if _, err := Run(ctx, o); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := len(e.fake.Comments(dash)); got != 0 {
+			t.Errorf("dashboard comments = %d, want no ledger entry", got)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/clock"
 	"github.com/roadmap-dev/roadmap/internal/config"
 
+	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -137,8 +138,12 @@ type Options struct {
 	// MaxJobs caps the Jobs of an item, continuations included (default 6).
 	MaxJobs int
 
-	// Dashboard is the issue holding the day ledger; 0 keeps no ledger.
+	// Dashboard is the dashboard issue (label roadmap:dashboard): report
+	// keeps its item's line there (internal/dashboard) and, with a day
+	// budget, the day ledger; 0 keeps neither.
 	Dashboard int
+	// Alerts are the dashboard's alert rules (configuration alerts.*).
+	Alerts dashboard.Rules
 	// DayBudget, with a Dashboard, is checked before a continuation: when the
 	// day is spent the item yields until the next day instead.
 	DayBudget DayBudget
@@ -285,6 +290,12 @@ type Outcome struct {
 	Parallelism int `json:"parallelism,omitempty"`
 	// Requests is the GitHub requests report spent (counted ones).
 	Requests int `json:"requests"`
+	// Dashboard is what keeping the dashboard did (nil: not kept this time);
+	// DashboardError why it was not, when it failed. A dashboard that
+	// cannot be kept does not fail report: the item's own action is done,
+	// and the next report or the refresh brings the dashboard back.
+	Dashboard      *dashboard.Kept `json:"dashboard,omitempty"`
+	DashboardError string          `json:"dashboard_error,omitempty"`
 }
 
 // InputError is a problem with what report was given (flags, outputs, the

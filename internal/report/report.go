@@ -154,7 +154,11 @@ func (r *reporter) carryOut(ctx context.Context, lines []record.JobOutcome, what
 	if err := r.book(ctx); err != nil {
 		return err
 	}
-	return act(ctx)
+	if err := act(ctx); err != nil {
+		return err
+	}
+	r.keepDashboard(ctx)
+	return nil
 }
 
 // decided takes the decision into the outcome and the log: the reported

@@ -199,7 +199,7 @@ func TestReportStage(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := e.stageOptions(n, 8002)
-		o.JobResult, o.Result, o.Dashboard = "success", "staged", dash
+		o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "staged", dash, DayBudget{USD: 100}
 		for range 2 { // a re-run of report books the same entry again
 			if out, err := Run(ctx, o); err != nil || out.Action != ActionNone {
 				t.Fatalf("Run: %s, %v", out.Action, err)
