@@ -302,7 +302,9 @@ func knownState(st items.State) bool {
 	return false
 }
 
-func money(v float64) bool { return v >= 0 && v <= record.MaxUSD && !math.IsNaN(v) && !math.IsInf(v, 0) }
+func money(v float64) bool {
+	return v >= 0 && v <= record.MaxUSD && !math.IsNaN(v) && !math.IsInf(v, 0)
+}
 
 // word: a class or result name (lower case, digits, underscores), or "".
 func word(s string) bool {
