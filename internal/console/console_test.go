@@ -224,7 +224,7 @@ func TestConsoleFollow(t *testing.T) {
 				ch.SetJobs([]record.JobOutcome{line1, {Job: 2, RunID: run2, Group: 2, Spend: record.Spend{USD: 0.02, ModelCalls: 1}}})
 			})
 		},
-		// 5: Job 2 is ready and its run completes.
+		// 5: Job 2 is ready.
 		func() {
 			it.write("ready for review", func(ch *record.Changes) {
 				ch.SetJobs([]record.JobOutcome{line1, {Job: 2, RunID: run2, Group: 3, Result: record.ResultReady, Spend: record.Spend{USD: 0.09, ModelCalls: 3}}})
@@ -233,8 +233,9 @@ func TestConsoleFollow(t *testing.T) {
 					trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupPassed, Group: 3},
 					trace.Event{Type: trace.TypePhase, Phase: trace.PhaseReady}))
 			})
-			it.finish(run2, job2)
 		},
+		// 6: Job 2's run completes after its last mark.
+		func() { it.finish(run2, job2) },
 	}
 	clk := &stepClock{now: t0, steps: steps}
 	c := New(Options{Issue: it.issue, Source: it.gh, Mask: redact.New(redact.Config{Secrets: []string{token}}), Clock: clk, Interval: time.Second})
@@ -253,7 +254,8 @@ func TestConsoleFollow(t *testing.T) {
 		{"implement 1 phase job_started", "implement 1 model_call ok", "implement 1 phase group_passed", "implement 1 phase yielded", "implement 1 job_ended yielded"},
 		{"implement 1 run_status completed success"},
 		{"implement 2 job_started", "implement 2 mark", "implement 2 run_status in_progress"},
-		{"implement 2 phase group_passed", "implement 2 phase ready", "implement 2 job_ended ready", "implement 2 run_status completed success"},
+		{"implement 2 phase group_passed", "implement 2 phase ready", "implement 2 job_ended ready"},
+		{"implement 2 run_status completed success"},
 	}
 	var got [][]string
 	for _, p := range polls {
@@ -278,9 +280,19 @@ func TestConsoleFollow(t *testing.T) {
 			once[k] = true
 		}
 	}
-	last := polls[len(polls)-1]
-	if st := last[len(last)-1]; st.Type != TypeStatus || !strings.Contains(st.Detail, "implement Job 2") || !strings.Contains(st.Detail, "ready") {
-		t.Errorf("last status: %+v", st)
+	var status []string
+	for _, p := range polls {
+		for _, e := range p {
+			if e.Type == TypeStatus {
+				status = append(status, e.Detail)
+			}
+		}
+	}
+	if n := len(status); n == 0 || !strings.Contains(status[n-1], "implement Job 2 (run ") || !strings.Contains(status[n-1], "· ready ·") {
+		t.Errorf("status lines: %q; want the last to say implement Job 2 is ready", status)
+	}
+	if !strings.Contains(strings.Join(status, "\n"), "group 2 of 3") {
+		t.Errorf("status lines: %q; none says group 2 of 3", status)
 	}
 	if len(polls) != len(steps)+1 {
 		t.Errorf("%d polls, want %d: the follow stops at the first poll that sees the ready Job's run completed", len(polls), len(steps)+1)
