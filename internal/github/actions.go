@@ -25,7 +25,10 @@ type WorkflowJob struct {
 	Name       string
 	Status     string // queued, in_progress, completed …
 	Conclusion string // success, failure, cancelled, timed_out … when completed
-	Steps      []Step
+	// StartedAt is when the job started (zero while queued): with the
+	// workflow's timeout it says how long a running Job has left.
+	StartedAt time.Time
+	Steps     []Step
 }
 
 // Step is a step of a job.
@@ -127,7 +130,8 @@ func (c *Client) RunJobs(ctx context.Context, runID int64) ([]WorkflowJob, error
 			return nil, fmt.Errorf("list jobs of run %d: %w", runID, c.fail(err))
 		}
 		for _, j := range jobs.Jobs {
-			wj := WorkflowJob{ID: j.GetID(), Name: j.GetName(), Status: j.GetStatus(), Conclusion: j.GetConclusion()}
+			wj := WorkflowJob{ID: j.GetID(), Name: j.GetName(), Status: j.GetStatus(), Conclusion: j.GetConclusion(),
+				StartedAt: j.GetStartedAt().Time}
 			for _, s := range j.Steps {
 				wj.Steps = append(wj.Steps, Step{Number: s.GetNumber(), Name: s.GetName(), Status: s.GetStatus(), Conclusion: s.GetConclusion()})
 			}

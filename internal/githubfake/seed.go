@@ -332,3 +332,43 @@ func (f *Fake) SetTopics(topics ...string) {
 	defer f.mu.Unlock()
 	f.st.Topics = append([]string(nil), topics...)
 }
+
+// SetJobStatus moves job id to status (queued, in_progress or completed),
+// as its runner would; conclusion is required for completed and dropped
+// otherwise. A job put back to in_progress has no log to serve again, as
+// on GitHub while a job runs.
+func (f *Fake) SetJobStatus(id int64, status, conclusion string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j := f.findJob(id)
+	if j == nil {
+		return fmt.Errorf("githubfake: no job %d", id)
+	}
+	switch status {
+	case "queued", "in_progress":
+		conclusion = ""
+	case "completed":
+		if conclusion == "" {
+			return fmt.Errorf("githubfake: complete job %d: no conclusion", id)
+		}
+	default:
+		return fmt.Errorf("githubfake: job %d: %q is not a job status", id, status)
+	}
+	j.Status, j.Conclusion = status, conclusion
+	return nil
+}
+
+// AppendJobLog adds text to the end of job id's log, as the runner streams
+// a running job's lines. GitHub serves none of it through the REST log
+// endpoint until the job completes (404 while it runs); the fake does the
+// same, so the text is readable only after SetJobStatus completes the job.
+func (f *Fake) AppendJobLog(id int64, text string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j := f.findJob(id)
+	if j == nil {
+		return fmt.Errorf("githubfake: no job %d", id)
+	}
+	j.Log += text
+	return nil
+}
