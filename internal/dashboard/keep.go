@@ -49,8 +49,7 @@ type Kept struct {
 // the body, only when the rendered body differs from the one read. The
 // requests line alone never causes a write: it is refreshed when the body
 // is written for another reason.
-func Keep(ctx context.Context, o KeepOptions) (Kept, error) {
-	var out Kept
+func Keep(ctx context.Context, o KeepOptions) (out Kept, err error) {
 	if o.GitHub == nil || o.Issue <= 0 {
 		return out, errors.New("keep the dashboard: a GitHub client and the dashboard issue are required")
 	}
