@@ -91,29 +91,10 @@ func Waiting(ctx context.Context, gh *github.Client, label string) ([]WaitingIte
 	}
 	var out []WaitingItem
 	for _, is := range issues {
-		rc, err := gh.ReadRecord(ctx, is.Number, 0)
+		it, err := waitingItem(ctx, gh, is.Number)
 		if err != nil {
-			return nil, fmt.Errorf("issue %d: %w", is.Number, err)
+			return nil, err
 		}
-		rec := rc.Record
-		it := WaitingItem{Issue: is.Number, recordComment: rc.ID}
-		it.WakeAt, _ = rec.WakeAt()
-		it.StoppedBy, _ = rec.StoppedBy()
-		impl, _ := rec.Jobs()
-		stage, _ := rec.StageJobs()
-		last, lastStage := newest(impl), newest(stage)
-		it.Phase = PhaseImplement
-		if lastStage.RunID > last.RunID || (len(impl) == 0 && len(stage) > 0) {
-			it.Phase, last = PhaseStage, lastStage
-		}
-		if it.Phase == PhaseImplement {
-			n, _ := rec.Attempt()
-			for _, l := range impl {
-				n = max(n, l.Job)
-			}
-			it.Attempt = n + 1
-		}
-		it.Estimate, it.since = last.Spend.USD, last.RunID
 		out = append(out, it)
 	}
 	sort.SliceStable(out, func(a, b int) bool {
@@ -126,6 +107,34 @@ func Waiting(ctx context.Context, gh *github.Client, label string) ([]WaitingIte
 		return out[a].Issue < out[b].Issue
 	})
 	return out, nil
+}
+
+// waitingItem reads what issue n's record says of its wait: one read.
+func waitingItem(ctx context.Context, gh *github.Client, n int) (WaitingItem, error) {
+	rc, err := gh.ReadRecord(ctx, n, 0)
+	if err != nil {
+		return WaitingItem{}, fmt.Errorf("issue %d: %w", n, err)
+	}
+	rec := rc.Record
+	it := WaitingItem{Issue: n, recordComment: rc.ID}
+	it.WakeAt, _ = rec.WakeAt()
+	it.StoppedBy, _ = rec.StoppedBy()
+	impl, _ := rec.Jobs()
+	stage, _ := rec.StageJobs()
+	last, lastStage := newest(impl), newest(stage)
+	it.Phase = PhaseImplement
+	if lastStage.RunID > last.RunID || (len(impl) == 0 && len(stage) > 0) {
+		it.Phase, last = PhaseStage, lastStage
+	}
+	if it.Phase == PhaseImplement {
+		n, _ := rec.Attempt()
+		for _, l := range impl {
+			n = max(n, l.Job)
+		}
+		it.Attempt = n + 1
+	}
+	it.Estimate, it.since = last.Spend.USD, last.RunID
+	return it, nil
 }
 
 func newest(lines []record.JobOutcome) record.JobOutcome {
