@@ -43,6 +43,8 @@ var allowed = map[string][]string{
 	// An item's state and cost from its record: pure, shared by the
 	// dashboard, metrics and alerts.
 	"internal/items": {"internal/record", "internal/trace"},
+	// Pipeline outcomes across items: a pure function of their state.
+	"internal/metrics": {"internal/items", "internal/record"},
 }
 
 type pkg struct {
