@@ -23,6 +23,8 @@ const defaultMetricsWindow = 30 * 24 * time.Hour
 // requests this command made, and the records left out.
 type metricsOutput struct {
 	metrics.Report
+	// Requests is the counted requests this command made (the report's
+	// job_requests are the Jobs').
 	Requests int `json:"requests"`
 	// Skipped names record comments that do not parse (left out).
 	Skipped []string `json:"skipped,omitempty"`
@@ -147,7 +149,7 @@ func printMetrics(w io.Writer, o metricsOutput) error {
 	}
 	fmt.Fprintf(tw, "spend per ready item\t%s\n", per)
 	fmt.Fprintf(tw, "continuation rate\t%s (%d of %d implement Jobs)\n", percent(o.ContinuationRate), o.Continuations, o.ImplementJobs)
-	fmt.Fprintf(tw, "requests per item\t%s (%d requests)\n", number(o.RequestsPerItem), o.Requests)
+	fmt.Fprintf(tw, "requests per item\t%s (%d requests by the Jobs)\n", number(o.RequestsPerItem), o.JobRequests)
 	classes := make([]string, 0, len(o.StopsByClass))
 	for c := range o.StopsByClass {
 		classes = append(classes, c)

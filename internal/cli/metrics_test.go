@@ -126,6 +126,7 @@ func TestMetricsCommand(t *testing.T) {
 		ImplementJobs             int                 `json:"implement_jobs"`
 		Continuations             int                 `json:"continuations"`
 		ContinuationRate          float64             `json:"continuation_rate"`
+		JobRequests               int                 `json:"job_requests"`
 		Requests                  int                 `json:"requests"`
 		RequestsPerItem           float64             `json:"requests_per_item"`
 	}
@@ -151,8 +152,8 @@ func TestMetricsCommand(t *testing.T) {
 	// This command's requests: 152 comments (150 + the month-old item's +
 	// the stranger's) are 2 pages of 100.
 	want.Requests = 2
-	// 135 × (2 + 3) + 10 × (2 + 3) + 5 × (2 + 3 + 3) = 675 + 50 + 40 = 765; / 150
-	want.RequestsPerItem = 5.1
+	// 135 × (2 + 3) + 10 × (2 + 3) + 5 × (2 + 3 + 3) = 675 + 50 + 40; / 150
+	want.JobRequests, want.RequestsPerItem = 765, 5.1
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -51,9 +51,10 @@ type Report struct {
 	ImplementJobs    int      `json:"implement_jobs"`
 	Continuations    int      `json:"continuations"`
 	ContinuationRate *float64 `json:"continuation_rate"`
-	// Requests is the counted GitHub requests of the Jobs in the window (as
-	// each Job's line records them); RequestsPerItem is Requests ÷ Items.
-	Requests        int      `json:"requests"`
+	// JobRequests is the counted GitHub requests of the Jobs in the window
+	// (as each Job's line records them); RequestsPerItem is JobRequests ÷
+	// Items.
+	JobRequests     int      `json:"job_requests"`
 	RequestsPerItem *float64 `json:"requests_per_item"`
 }
 
@@ -82,7 +83,7 @@ func Compute(list []items.Item, since, now time.Time) Report {
 			}
 			counted = true
 			r.WindowSpend = r.WindowSpend.Add(j.Spend)
-			r.Requests += j.Requests
+			r.JobRequests += j.Requests
 			if j.Stop() {
 				class := j.Class
 				if class == "" {
@@ -123,7 +124,7 @@ func Compute(list []items.Item, since, now time.Time) Report {
 	r.StageToReadyItems = len(stageToReady)
 	r.SpendPerReadyUSD = ratio(r.TotalSpend.USD, float64(ready))
 	r.ContinuationRate = ratio(float64(r.Continuations), float64(r.ImplementJobs))
-	r.RequestsPerItem = ratio(float64(r.Requests), float64(r.Items))
+	r.RequestsPerItem = ratio(float64(r.JobRequests), float64(r.Items))
 	return r
 }
 

@@ -200,7 +200,7 @@ func TestMetrics(t *testing.T) {
 			// #1 2+10, #2 5+4+6, #3 2+3+3+3, #4 8 (its stage is in
 			// November), #5 2+7, #7 2+2, #8 2+4, #9 3, #10 1, #11 2
 			// = 12 + 15 + 11 + 8 + 9 + 4 + 6 + 3 + 1 + 2
-			Requests: 71,
+			JobRequests: 71,
 			// 71 / 10
 			RequestsPerItem: f(7.1),
 		}
@@ -240,7 +240,7 @@ func TestMetrics(t *testing.T) {
 			// 3 / 12
 			ContinuationRate: f(0.25),
 			// 71 + 2 (#4's stage) + 2 + 5 (#6) + 3 + 4 (#13)
-			Requests: 87,
+			JobRequests: 87,
 			// 87 / 13 = 6.692307692307… to nine decimals
 			RequestsPerItem: f(6.692307692),
 		}
