@@ -48,6 +48,8 @@ var allowed = map[string][]string{
 	"internal/dashboard": {"internal/items", "internal/record", "internal/trace", "internal/github", "internal/clock"},
 	// The console reads GitHub and the record; it runs nothing.
 	"internal/console": {"internal/github", "internal/record", "internal/trace", "internal/actionsio"},
+	// Pipeline outcomes across items: a pure function of their state.
+	"internal/metrics": {"internal/items", "internal/record"},
 }
 
 type pkg struct {

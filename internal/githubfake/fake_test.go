@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +140,63 @@ func TestPagination(t *testing.T) {
 	_, data = h.do(t, "GET", "/repos/acme/widgets/issues/1/comments", "")
 	if got := len(decode[[]any](t, data)); got != 30 {
 		t.Errorf("default page: %d comments, want 30", got)
+	}
+}
+
+// TestRepoComments holds the repository-wide comment list to GitHub's
+// description: ascending id by default, sort and direction (ignored without
+// sort), since keeps what was updated at or after it, each comment naming
+// its issue in issue_url.
+func TestRepoComments(t *testing.T) {
+	h := newHarness(t, Options{})
+	a := h.f.CreateIssue(Issue{Title: "a"})
+	b := h.f.CreateIssue(Issue{Title: "b"})
+	c1, _ := h.f.AddComment(a, "github-actions[bot]", "one")
+	h.clock.Advance(time.Hour)
+	c2, _ := h.f.AddComment(b, "alice", "two")
+	h.clock.Advance(time.Hour)
+	c3, _ := h.f.AddComment(a, "alice", "three")
+	h.clock.Advance(time.Hour)
+	mid := h.clock.Now().UTC()
+	h.f.EditComment(c1, func(string) string { return "one, edited" }) // c1 now updated last
+	list := func(q string) []int64 {
+		t.Helper()
+		resp, data := h.do(t, "GET", "/repos/acme/widgets/issues/comments"+q, "")
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", q, resp.StatusCode, data)
+		}
+		var ids []int64
+		for _, cm := range decode[[]map[string]any](t, data) {
+			ids = append(ids, int64(cm["id"].(float64)))
+			if cm["id"].(float64) == float64(c2) && cm["issue_url"] != fmt.Sprintf("%s/repos/acme/widgets/issues/%d", h.srv.URL, b) {
+				t.Errorf("comment %d issue_url = %v, want issue %d's", c2, cm["issue_url"], b)
+			}
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		q    string
+		want []int64
+	}{
+		{"", []int64{c1, c2, c3}},
+		{"?direction=desc", []int64{c1, c2, c3}}, // ignored without sort
+		{"?sort=created&direction=desc", []int64{c3, c2, c1}},
+		{"?sort=updated&direction=desc", []int64{c1, c3, c2}},
+		{"?sort=updated", []int64{c2, c3, c1}},
+		{"?sort=updated&direction=desc&since=" + url.QueryEscape(mid.Format(time.RFC3339)), []int64{c1}},
+		{"?since=" + url.QueryEscape(mid.Add(-time.Hour).Format(time.RFC3339)), []int64{c1, c3}},
+		{"?sort=updated&direction=desc&per_page=2&page=2", []int64{c2}},
+	} {
+		t.Run(tc.q, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, list(tc.q)); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, q := range []string{"?sort=size", "?sort=updated&direction=up", "?since=yesterday"} {
+		if resp, _ := h.do(t, "GET", "/repos/acme/widgets/issues/comments"+q, ""); resp.StatusCode != 422 {
+			t.Errorf("GET %s: %d, want 422", q, resp.StatusCode)
+		}
 	}
 }
 

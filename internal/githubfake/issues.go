@@ -324,6 +324,67 @@ func (f *Fake) listComments(c *call) reply {
 	return reply{status: http.StatusOK, body: out, link: link}
 }
 
+// listRepoComments lists the comments on every issue and pull request of
+// the repository, as GitHub's "List issue comments for a repository" does:
+// by ascending id by default; sort (created, updated) with direction (asc,
+// desc; asc when absent, and ignored without sort); since keeps the
+// comments last updated at or after the time; per_page and page with Link.
+func (f *Fake) listRepoComments(c *call) reply {
+	doc := docsComments + "#list-issue-comments-for-a-repository"
+	var since time.Time
+	if v := c.query.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return validation(doc, map[string]any{"resource": "IssueComment", "code": "invalid", "field": "since"})
+		}
+		since = t
+	}
+	sortBy := c.query.Get("sort")
+	switch sortBy {
+	case "", "created", "updated":
+	default:
+		return validation(doc, map[string]any{"resource": "IssueComment", "code": "invalid", "field": "sort"})
+	}
+	desc := false
+	if sortBy != "" {
+		switch c.query.Get("direction") {
+		case "", "asc":
+		case "desc":
+			desc = true
+		default:
+			return validation(doc, map[string]any{"resource": "IssueComment", "code": "invalid", "field": "direction"})
+		}
+	}
+	var list []*Comment
+	for _, cm := range f.st.Comments {
+		if since.IsZero() || !cm.UpdatedAt.Before(since) {
+			list = append(list, cm)
+		}
+	}
+	key := func(cm *Comment) time.Time {
+		switch sortBy {
+		case "created":
+			return cm.CreatedAt
+		case "updated":
+			return cm.UpdatedAt
+		}
+		return time.Time{}
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if ka, kb := key(a), key(b); !ka.Equal(kb) {
+			return ka.Before(kb) != desc
+		}
+		return (a.ID < b.ID) != desc
+	})
+	lo, hi, link := f.paginate(c, len(list))
+	out := []any{}
+	for _, cm := range list[lo:hi] {
+		out = append(out, f.commentJSON(c.base, cm))
+	}
+	return reply{status: http.StatusOK, body: out, link: link}
+}
+
 func commentTooLong() map[string]any {
 	return map[string]any{"resource": "IssueComment", "code": "unprocessable", "field": "data",
 		"message": fmt.Sprintf("Body is too long (maximum is %d characters)", maxBody)}

@@ -50,6 +50,7 @@ var productOps = []specOp{
 	{"GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}"},                       // Actions.GetWorkflowJobByID
 	{"POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs"},    // Actions.RerunFailedJobsByID
 	{"GET", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs"},        // Actions.ListWorkflowRunsByFileName
+	{"GET", "/repos/{owner}/{repo}/issues/comments"},                             // Issues.ListComments with number 0 (roadmap metrics)
 }
 
 // bodyExceptions are request bodies the description's schema rejects but its
@@ -469,6 +470,28 @@ var apiCases = []apiCase{
 			Event: "workflow_dispatch", Created: ">=" + t0.Format(time.RFC3339), ListOptions: gogithub.ListOptions{PerPage: 100}}))
 		e.raw(t, "GET", "/repos/acme/widgets/actions/workflows/roadmap.yml/runs?per_page=1", "")
 		e.raw(t, "GET", "/repos/acme/widgets/actions/workflows/absent.yml/runs", "")
+	}},
+	{op: productOps[27], statuses: []int{200, 304, 422}, drive: func(t *testing.T, e *apiEnv) {
+		a := e.h.f.CreateIssue(Issue{Title: "one"})
+		b := e.h.f.CreateIssue(Issue{Title: "two"})
+		for i := range 3 {
+			e.h.f.AddComment(a, "github-actions[bot]", fmt.Sprintf("record %d", i))
+			e.h.f.AddComment(b, "alice", fmt.Sprintf("comment %d", i))
+		}
+		// What internal/github asks, through go-github: number 0 is the
+		// repository-wide list.
+		opts := &gogithub.IssueListCommentsOptions{Sort: gogithub.String("updated"), Direction: gogithub.String("desc"),
+			Since: &t0, ListOptions: gogithub.ListOptions{PerPage: 4}}
+		_, resp, err := e.gh.Issues.ListComments(e.ctx, "acme", "widgets", 0, opts)
+		if err != nil || resp.NextPage != 2 {
+			t.Fatalf("first page: next %v, %v", resp, err)
+		}
+		opts.Page = 2
+		must(t)(e.gh.Issues.ListComments(e.ctx, "acme", "widgets", 0, opts))
+		e.raw(t, "GET", "/repos/acme/widgets/issues/comments?direction=desc&page=2&per_page=4&since="+t0.Format(time.RFC3339)+"&sort=updated",
+			"", "If-None-Match", e.lastETag())
+		e.raw(t, "GET", "/repos/acme/widgets/issues/comments?sort=size", "")
+		e.raw(t, "GET", "/repos/acme/widgets/issues/comments?since=yesterday", "")
 	}},
 }
 

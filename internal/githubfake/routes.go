@@ -33,6 +33,7 @@ func init() {
 	add("GET", repo+"/actions/permissions/workflow", (*Fake).workflowPermissions)
 	add("GET", repo+"/issues", (*Fake).listIssues)
 	add("POST", repo+"/issues", (*Fake).createIssue)
+	add("GET", repo+"/issues/comments", (*Fake).listRepoComments)
 	add("GET", repo+"/issues/comments/{id}", (*Fake).getComment)
 	add("PATCH", repo+"/issues/comments/{id}", (*Fake).editComment)
 	add("GET", repo+"/issues/{n}", (*Fake).getIssue)

@@ -49,12 +49,15 @@ type Job struct {
 	Requests int `json:"requests,omitempty"`
 	// At is when its line last changed (zero: a line older than the field).
 	At time.Time `json:"at,omitzero"`
+	// KilledStop: the Job wrote no result (killed) and report stopped the
+	// item on its class (implement.result stopped).
+	KilledStop bool `json:"killed_stop,omitempty"`
 }
 
 // Stop reports whether the Job ended the item on a class: a stopped
-// result, or a killed Job report stopped (no result, class set and no
-// continuation is marked).
-func (j Job) Stop() bool { return j.Result == string(record.ResultStopped) }
+// result, or a killed Job report stopped (no result, class set, and
+// implement.result stopped).
+func (j Job) Stop() bool { return j.Result == string(record.ResultStopped) || j.KilledStop }
 
 // Item is what the record says of one item.
 type Item struct {
@@ -157,6 +160,15 @@ func Of(issue int, title string, rec *record.Record) Item {
 		return it.Jobs[a].Job < it.Jobs[b].Job
 	})
 	it.State, it.Class = state(rec, stage, impl)
+	if it.State == Stopped && len(impl) > 0 {
+		// The stop of a killed Job is its line's: mark it so Stop says so.
+		for i := range it.Jobs {
+			j := &it.Jobs[i]
+			if j.Phase == "implement" && j.Job == lastJob(impl).Job && j.Result == "" && j.Class != "" && stopClass(rec) {
+				j.KilledStop = true
+			}
+		}
+	}
 	if it.StoppedBy != "" {
 		it.State = Stopped
 	}
@@ -177,12 +189,7 @@ func state(rec *record.Record, stage, impl []record.JobOutcome) (State, string) 
 	if len(impl) == 0 {
 		return stageState(rec, stage)
 	}
-	last := impl[len(impl)-1]
-	for _, l := range impl {
-		if l.Job > last.Job {
-			last = l
-		}
-	}
+	last := lastJob(impl)
 	if last.Result == "" {
 		// Running, or killed and classified by report (class set): either
 		// way the item is in implement's hands.
@@ -213,6 +220,17 @@ func state(rec *record.Record, stage, impl []record.JobOutcome) (State, string) 
 		return Implementing, class
 	}
 	return Implementing, class
+}
+
+// lastJob is the highest-numbered line; lines is not empty.
+func lastJob(lines []record.JobOutcome) record.JobOutcome {
+	last := lines[len(lines)-1]
+	for _, l := range lines {
+		if l.Job > last.Job {
+			last = l
+		}
+	}
+	return last
 }
 
 // stopClass reports whether report stopped the item after a Job that wrote

@@ -106,6 +106,15 @@ func TestItemState(t *testing.T) {
 			if tc.readyAt && it.ReadyAt.Sub(it.StagedAt) != time.Hour {
 				t.Errorf("stage to ready = %v, want 1h", it.ReadyAt.Sub(it.StagedAt))
 			}
+			stops := 0
+			for _, j := range it.Jobs {
+				if j.Stop() {
+					stops++
+				}
+			}
+			if want := map[bool]int{true: 1}[tc.state == Stopped && tc.class != ""]; stops != want {
+				t.Errorf("Jobs that stopped = %d, want %d (a stop on a class is one Job's)", stops, want)
+			}
 			if tc.lastJobID > 0 {
 				if l, _ := it.Last(); l.Job != tc.lastJobID || l.Phase != "implement" {
 					t.Errorf("last Job = %+v, want implement Job %d", l, tc.lastJobID)
