@@ -43,7 +43,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 	workflow := fs.String("workflow", "", "the implement workflow file a continuation dispatches (default: from $GITHUB_WORKFLOW_REF)")
 	refFlag := fs.String("ref", "", "the ref the continuation runs on (default $GITHUB_REF_NAME)")
 	maxJobs := fs.Int("max-jobs", 0, "cap of Jobs per item (default: configuration implement.max_jobs)")
-	dashboard := fs.Int("dashboard", 0, "the issue holding the day ledger (0: no ledger)")
+	dashboard := fs.Int("dashboard", 0, "the dashboard issue (label roadmap:dashboard): report keeps its item's line there, and the day ledger with a day budget (0: none)")
 	dayUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
 	cfgPath := fs.String("config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
 	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout")
@@ -105,6 +105,31 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		env.Errorf("report: %v", err)
 		return ExitUsage
+	}
+	if ev.Name == "issues" && ev.Action == "edited" && *dashboard > 0 && ev.Issue == *dashboard {
+		// A person's ticks on the dashboard's boxes.
+		out, err := report.DashboardEdit(ctx, report.DashboardEditOptions{GitHub: gh, Event: ev, Dashboard: *dashboard,
+			Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Labels: labels, DayBudget: budget,
+			Mask: masker.Mask, Log: env.Stderr})
+		if err != nil {
+			msg := masker.Mask(err.Error())
+			env.Errorf("report: %s", msg)
+			io.Error("", 0, "roadmap report: "+msg)
+			var ie *report.InputError
+			if errors.As(err, &ie) {
+				return ExitUsage
+			}
+			return ExitInternal
+		}
+		if *asJSON {
+			return env.JSON(out)
+		}
+		line := fmt.Sprintf("dashboard #%d edited by %s: %d box(es) carried out", *dashboard, out.Editor, len(out.Boxes))
+		if out.Ignored != "" {
+			line += "; " + out.Ignored
+		}
+		fmt.Fprintln(env.Stderr, masker.Mask(line))
+		return ExitOK
 	}
 	var out report.Outcome
 	if ev.Name == "issue_comment" || (ev.Name == "issues" && ev.Action == "labeled" && ev.Label == labels.Stop) {

@@ -137,10 +137,14 @@ func LineOf(it items.Item, now time.Time, clean func(string) string) Line {
 	return l
 }
 
-// Upsert puts l in place of the item's line (or adds it).
+// Upsert puts l in place of the item's line (or adds it). A line that
+// knows no title (read from the record alone) keeps the one shown.
 func (s *State) Upsert(l Line) {
 	for i := range s.Items {
 		if s.Items[i].Issue == l.Issue {
+			if l.Title == "" {
+				l.Title = s.Items[i].Title
+			}
 			s.Items[i] = l
 			return
 		}
