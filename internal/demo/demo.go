@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/explain"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
@@ -79,8 +80,25 @@ type Summary struct {
 	Stage   StageReport `json:"stage"`
 	Record  string      `json:"record"`
 	Comment string      `json:"comment"`
-	Dir     string      `json:"dir,omitempty"`
+	// Dashboard is the dashboard issue as the item left it: its body, and
+	// what each report's keeping of it did.
+	Dashboard DashboardReport `json:"dashboard"`
+	Dir       string          `json:"dir,omitempty"`
 }
+
+// DashboardReport is the dashboard issue after the demo.
+type DashboardReport struct {
+	Issue int    `json:"issue"`
+	Body  string `json:"body"`
+	// Reports are what each report's keeping of it did, by report (stage,
+	// report 1, report 2); nil where report left the dashboard alone (the
+	// item was in flight, or newly staged: the refresh shows those).
+	Reports []*dashboard.Kept `json:"reports"`
+}
+
+// DashboardFile is the dashboard body `roadmap demo --keep DIR` leaves in DIR.
+const DashboardFile = "dashboard.md"
+
 
 // StageReport is the stage Job's end: the plan, its rounds and findings.
 type StageReport struct {
@@ -142,6 +160,8 @@ type run struct {
 	start time.Time
 	seen  int // requests in the fake's log already counted
 	reqs  Requests
+	dash  int // the dashboard issue
+	kept  []*dashboard.Kept
 }
 
 func (d *run) step(format string, args ...any) {
@@ -184,6 +204,8 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 		return nil, err
 	}
 	d.step("issue #%d %q on %s: no plan yet, labelled roadmap:stage", w.Issue, w.item.title, "a local bare remote")
+	// The dashboard issue, as `roadmap init` opens it once for the repository.
+	d.dash = w.Fake.CreateIssue(githubfake.Issue{Title: dashboard.Title, Labels: []string{dashboard.Label}, Author: github.DefaultIdentity})
 	d.phase("setup")
 
 	// Stage: the planner writes the plan, the gates and the verifier check
@@ -203,10 +225,11 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	// Report after the stage job, as in roadmap.yml: a staged plan needs
 	// nothing from it, and it makes no request.
 	outS, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, Phase: report.PhaseStage, JobResult: "success",
-		Result: st.Result, Attempt: st.Job, RunID: runS, RecordComment: st.RecordComment, Mask: d.mask.Mask})
+		Result: st.Result, Attempt: st.Job, RunID: runS, RecordComment: st.RecordComment, Dashboard: d.dash, Mask: d.mask.Mask})
 	if err != nil {
 		return nil, fmt.Errorf("report on the stage Job: %w", err)
 	}
+	d.kept = append(d.kept, outS.Dashboard)
 	d.step("report after stage: %s → %s (%d requests)", st.Result, outS.Action, outS.Requests)
 
 	// Job 1, killed with SIGKILL in its second group.
@@ -241,10 +264,11 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	d.phase("job 1")
 
 	out1, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "failure", RunID: run1, RecordComment: st.RecordComment,
-		Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: d.log})
+		Workflow: "roadmap.yml", Ref: "main", Dashboard: d.dash, Mask: d.mask.Mask, Log: d.log})
 	if err != nil {
 		return nil, fmt.Errorf("report on Job 1: %w", err)
 	}
+	d.kept = append(d.kept, out1.Dashboard)
 	d.phase("report 1")
 	kill := KillReport{Class: string(out1.Class), Action: string(out1.Action), Evidence: out1.Evidence}
 	if out1.Dispatched != nil {
@@ -276,9 +300,13 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	spendJSON, _ := json.Marshal(res2.Spend)
 	out2, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "success", RunID: last.RunID,
 		Result: string(res2.Result), Failure: res2.Failure, Group: res2.Group, Spend: string(spendJSON), HeadSHA: res2.HeadSHA,
-		PR: res2.PR, Attempt: res2.Attempt, RecordComment: res2.RecordComment, Workflow: "roadmap.yml", Ref: "main", Mask: d.mask.Mask, Log: d.log})
+		PR: res2.PR, Attempt: res2.Attempt, RecordComment: res2.RecordComment, Workflow: "roadmap.yml", Ref: "main", Dashboard: d.dash, Mask: d.mask.Mask, Log: d.log})
 	if err != nil {
 		return nil, fmt.Errorf("report on Job 2: %w", err)
+	}
+	d.kept = append(d.kept, out2.Dashboard)
+	if out2.DashboardError != "" {
+		return nil, fmt.Errorf("report on Job 2 did not keep the dashboard: %s", out2.DashboardError)
 	}
 	d.phase("report 2")
 	d.step("report: %s → %s", res2.Result, out2.Action)
@@ -287,6 +315,12 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 		// reads the item offline.
 		if err := w.Fake.Save(filepath.Join(dir, explain.StateFile)); err != nil {
 			return nil, err
+		}
+		// And the dashboard's body, for a person to read.
+		if is, ok := w.Fake.Issue(d.dash); ok {
+			if err := os.WriteFile(filepath.Join(dir, DashboardFile), []byte(is.Body), 0o644); err != nil {
+				return nil, err
+			}
 		}
 	}
 	sum, err := d.summary(res2, kill)
@@ -411,6 +445,10 @@ func (d *run) summary(res implement.Result, kill KillReport) (*Summary, error) {
 		return nil, fmt.Errorf("the record after the demo: %w", err)
 	}
 	s := &Summary{Issue: w.Issue, PR: res.PR, Kill: kill, Requests: d.reqs, Dir: w.Dir}
+	s.Dashboard = DashboardReport{Issue: d.dash, Reports: d.kept}
+	if is, ok := w.Fake.Issue(d.dash); ok {
+		s.Dashboard.Body = is.Body
+	}
 	s.Result, _ = rec.Result()
 	s.Jobs, _ = rec.Jobs()
 	s.Spend, _ = rec.Spend()
@@ -529,6 +567,14 @@ func (s *Summary) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-9s %d\n", p, s.Requests.ByPhase[p])
 	}
 	fmt.Fprintf(w, "%-9s %d\n", "total", s.Requests.Total)
+	if s.Dashboard.Body != "" {
+		// The dashboard as a person reads it, up to its charts.
+		head, _, _ := strings.Cut(s.Dashboard.Body, "## Stops by class")
+		fmt.Fprintf(w, "\n── the dashboard (issue #%d) ───────────────────────────\n%s\n", s.Dashboard.Issue, strings.TrimSpace(head))
+		if s.Dir != "" {
+			fmt.Fprintf(w, "(the whole body, charts included: %s)\n", filepath.Join(s.Dir, DashboardFile))
+		}
+	}
 	if s.Dir != "" {
 		fmt.Fprintf(w, "\nkept in %s\n", s.Dir)
 	}

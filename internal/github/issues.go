@@ -20,6 +20,8 @@ type Issue struct {
 	Labels    []string
 	Author    string
 	UpdatedAt time.Time
+	// Comments is how many comments the issue has, as GitHub counts them.
+	Comments int
 }
 
 // Comment is an issue comment.
@@ -33,7 +35,7 @@ type Comment struct {
 func toIssue(is *gogithub.Issue) Issue {
 	out := Issue{
 		Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), State: is.GetState(),
-		Author: is.GetUser().GetLogin(), UpdatedAt: is.GetUpdatedAt().Time,
+		Author: is.GetUser().GetLogin(), UpdatedAt: is.GetUpdatedAt().Time, Comments: is.GetComments(),
 	}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.GetName())

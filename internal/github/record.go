@@ -78,6 +78,13 @@ func (c *Client) ReadRecord(ctx context.Context, n int, id int64) (RecordComment
 	return out, err
 }
 
+// NoRecord is the record of an issue that has no comment at all: nothing
+// to look for, so nothing to list. The first write creates the comment.
+func NoRecord() RecordComment {
+	rec, _ := record.Parse("")
+	return RecordComment{Record: rec}
+}
+
 // RecordFrom picks issue n's record from its comments, oldest first: the
 // oldest comment by identity that holds a record block. Record blocks and
 // roadmap markers in comments by anyone else are named in Ignored. ReadRecord applies it to

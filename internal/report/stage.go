@@ -38,7 +38,9 @@ func (r *reporter) runStage(ctx context.Context) error {
 	switch {
 	case o.JobResult == "skipped":
 		return r.nothing("the stage job was skipped: no stage Job ran")
-	case r.settledEnd(o.Result, o.Failure) && o.Dashboard == 0:
+	case r.settledEnd(o.Result, o.Failure) && (o.Dashboard == 0 || (o.DayBudget.Zero() && o.Result == stageStaged)):
+		// No ledger to book, and nothing for the dashboard: a staged plan
+		// is shown by the refresh (docs/dashboard.md).
 		return r.nothing(endedReason(o.Result))
 	}
 	if err := r.read(ctx); err != nil {
@@ -60,6 +62,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 				return err
 			}
 		}
+		r.keepDashboard(ctx)
 		return r.nothing(endedReason(o.Result))
 	}
 	typed, class := o.Result, o.Failure

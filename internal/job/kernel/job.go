@@ -132,9 +132,13 @@ func (j *Job) read(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read issue %d: %w", o.Issue, err)
 	}
-	rc, err := o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment)
-	if err != nil {
-		return fmt.Errorf("issue %d: %w", o.Issue, err)
+	rc := github.NoRecord()
+	if o.RecordComment != 0 || is.Comments > 0 {
+		// An issue with no comment has no record comment: the list that
+		// would look for it is skipped (a new item's first Job).
+		if rc, err = o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment); err != nil {
+			return fmt.Errorf("issue %d: %w", o.Issue, err)
+		}
 	}
 	j.Issue, j.RC, j.Rec = is, rc, rc.Record
 	j.Notes = append([]string(nil), rc.Ignored...)
