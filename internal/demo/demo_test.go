@@ -3,9 +3,13 @@ package demo_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/cli"
@@ -22,23 +26,44 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestDemo(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var progress bytes.Buffer
-	sum, err := demo.Run(context.Background(), demo.Options{
-		Dir:      t.TempDir(),
-		Progress: &progress,
-		ExtraEnv: []string{"ROADMAP_DEMO_BINARY=1"},
-		Command: func(ctx context.Context, args []string) *exec.Cmd {
-			return exec.CommandContext(ctx, self, args...)
-		},
+// The demo's life is played once for the package's tests that read it.
+var played struct {
+	once     sync.Once
+	sum      *demo.Summary
+	progress bytes.Buffer
+	err      error
+}
+
+func playDemo(t *testing.T) (*demo.Summary, *bytes.Buffer) {
+	t.Helper()
+	played.once.Do(func() {
+		self, err := os.Executable()
+		if err != nil {
+			played.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "roadmap-demo-test-")
+		if err != nil {
+			played.err = err
+			return
+		}
+		played.sum, played.err = demo.Run(context.Background(), demo.Options{
+			Dir:      dir,
+			Progress: &played.progress,
+			ExtraEnv: []string{"ROADMAP_DEMO_BINARY=1"},
+			Command: func(ctx context.Context, args []string) *exec.Cmd {
+				return exec.CommandContext(ctx, self, args...)
+			},
+		})
 	})
-	if err != nil {
-		t.Fatalf("demo: %v\n%s", err, progress.String())
+	if played.err != nil {
+		t.Fatalf("demo: %v\n%s", played.err, played.progress.String())
 	}
+	return played.sum, &played.progress
+}
+
+func TestDemo(t *testing.T) {
+	sum, progress := playDemo(t)
 	if sum.Result != record.ResultReady {
 		t.Errorf("the item ended %s, want ready\n%s", sum.Result, progress.String())
 	}
@@ -64,4 +89,66 @@ func TestDemo(t *testing.T) {
 		t.Errorf("the item cost %d counted GitHub requests (%v), want at most 30", sum.Requests.Total, sum.Requests.ByPhase)
 	}
 	t.Logf("requests: %v; spend %+v", sum.Requests.ByPhase, sum.Spend)
+}
+
+// TestDashboardRequestBudget: the demo's item, with the dashboard kept by
+// its reports, stays within 30 counted GitHub requests (DESIGN §9); each
+// report's keeping of the dashboard costs at most one read and one write;
+// and the dashboard a maintainer reads shows the item, its spend and its
+// requests.
+func TestDashboardRequestBudget(t *testing.T) {
+	sum, _ := playDemo(t)
+	if sum.Requests.Total > 30 {
+		t.Errorf("the item cost %d counted GitHub requests (%v) with the dashboard kept, want at most 30", sum.Requests.Total, sum.Requests.ByPhase)
+	}
+	wrote := 0
+	for i, k := range sum.Dashboard.Reports {
+		if k == nil {
+			continue
+		}
+		if k.Requests > 2 {
+			t.Errorf("report %d kept the dashboard with %d requests, want at most one read and one write", i, k.Requests)
+		}
+		if k.Wrote {
+			wrote++
+		}
+	}
+	if wrote == 0 {
+		t.Fatalf("no report kept the dashboard: %+v", sum.Dashboard.Reports)
+	}
+	body := sum.Dashboard.Body
+	spend := fmt.Sprintf("$%.4f", sum.Spend.USD)
+	if sum.Spend.USD >= 0.01 {
+		spend = fmt.Sprintf("$%.2f", sum.Spend.USD)
+	}
+	row := fmt.Sprintf("| ready | #%d ", sum.Issue)
+	i := strings.Index(body, row)
+	if i < 0 {
+		t.Fatalf("the dashboard does not show #%d ready:\n%s", sum.Issue, body)
+	}
+	line, _, _ := strings.Cut(body[i:], "\n")
+	// The Jobs' requests as the record's lines say, stage's and implement's.
+	requests := 0
+	for _, l := range strings.Split(sum.Record, "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		if k != string(record.KeyImplementJobs) && k != string(record.KeyStageJobs) {
+			continue
+		}
+		var jobs []record.JobOutcome
+		if err := json.Unmarshal([]byte(v), &jobs); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		for _, j := range jobs {
+			requests += j.Requests
+		}
+	}
+	if requests == 0 || requests > sum.Requests.Total {
+		t.Fatalf("the Jobs' lines count %d requests, want some and no more than the item's %d", requests, sum.Requests.Total)
+	}
+	if !strings.Contains(line, spend) || !strings.HasSuffix(line, fmt.Sprintf("| %d |", requests)) {
+		t.Errorf("the item's row %q does not show its spend %s and its Jobs' requests", line, spend)
+	}
+	if kept, err := os.ReadFile(filepath.Join(sum.Dir, demo.DashboardFile)); err != nil || string(kept) != body {
+		t.Errorf("demo --keep left no dashboard body (%v)", err)
+	}
 }
