@@ -17,6 +17,13 @@ const (
 	maxSubIssueDepth = 8
 )
 
+func (f *Fake) maxSubIssues() int {
+	if f.opts.MaxSubIssues > 0 {
+		return f.opts.MaxSubIssues
+	}
+	return maxSubIssues
+}
+
 const docsSubIssues = "https://docs.github.com/rest/issues/sub-issues"
 
 // subIssuesSummary is an issue's sub_issues_summary. completed counts every
@@ -134,8 +141,8 @@ func (f *Fake) addSubIssue(c *call) reply {
 		return invalid("Issue is already a sub-issue of this issue")
 	case child.Parent != 0 && !replace:
 		return invalid("Issue may not contain duplicate sub-issues and Sub issue may only have one parent")
-	case len(parent.SubIssues) >= maxSubIssues:
-		return invalid(fmt.Sprintf("Parent cannot have more than %d sub-issues", maxSubIssues))
+	case len(parent.SubIssues) >= f.maxSubIssues():
+		return invalid(fmt.Sprintf("Parent cannot have more than %d sub-issues", f.maxSubIssues()))
 	case f.depthAbove(parent)+f.heightBelow(child, 0) > maxSubIssueDepth:
 		return invalid(fmt.Sprintf("Sub-issues cannot be nested more than %d levels deep", maxSubIssueDepth))
 	}
@@ -187,8 +194,8 @@ func (f *Fake) AddSubIssue(parent, child int) error {
 		return fmt.Errorf("githubfake: add sub-issue #%d to #%d: a cycle", child, parent)
 	case ch.Parent != 0:
 		return fmt.Errorf("githubfake: add sub-issue #%d to #%d: it is already a sub-issue of #%d", child, parent, ch.Parent)
-	case len(p.SubIssues) >= maxSubIssues:
-		return fmt.Errorf("githubfake: add sub-issue #%d to #%d: the parent has %d sub-issues already", child, parent, maxSubIssues)
+	case len(p.SubIssues) >= f.maxSubIssues():
+		return fmt.Errorf("githubfake: add sub-issue #%d to #%d: the parent has %d sub-issues already", child, parent, f.maxSubIssues())
 	case f.depthAbove(p)+f.heightBelow(ch, 0) > maxSubIssueDepth:
 		return fmt.Errorf("githubfake: add sub-issue #%d to #%d: deeper than %d levels", child, parent, maxSubIssueDepth)
 	}
