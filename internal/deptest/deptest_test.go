@@ -40,6 +40,8 @@ var allowed = map[string][]string{
 	// test strength runs commands only through a check runner.
 	"internal/review":   {"internal/agent", "internal/nofollow"},
 	"internal/strength": {"internal/checks", "internal/git"},
+	// The tracker check reads GitHub through internal/github's domain types only.
+	"internal/tracker": {"internal/github"},
 }
 
 type pkg struct {
