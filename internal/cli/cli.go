@@ -112,6 +112,7 @@ func verbs() []verb {
 		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"explain", "what ran for an issue, what it cost, what waits", runExplain},
+		{"tracker status", "is a tracker issue complete: every sub-issue and task-list reference closed, nested trackers included", runTrackerStatus},
 		{"init", "set a repository up: workflows, configuration, labels, and what a person must still do", runInit},
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"plan validate", "check an OpenSpec change: openspec validate --strict, then roadmap's plan rules and plan gates", runPlanValidate},
