@@ -50,6 +50,8 @@ var allowed = map[string][]string{
 	"internal/console": {"internal/github", "internal/record", "internal/trace", "internal/actionsio"},
 	// Pipeline outcomes across items: a pure function of their state.
 	"internal/metrics": {"internal/items", "internal/record"},
+	// The tracker check reads GitHub through internal/github's domain types only.
+	"internal/tracker": {"internal/github"},
 }
 
 type pkg struct {

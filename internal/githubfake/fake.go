@@ -36,6 +36,10 @@ type Options struct {
 	// SecondaryPerMinute and SecondaryPerHour bound content-creating
 	// requests (default 80 and 500, as GitHub documents).
 	SecondaryPerMinute, SecondaryPerHour int
+	// MaxSubIssues is how many sub-issues a parent may hold (default 100,
+	// GitHub's limit). A test raises it to read a list past one page of
+	// 100, which GitHub's own limit never lets a parent reach.
+	MaxSubIssues int
 	// SecondaryLimit is the form of the answer over the secondary limit:
 	// 403 with Retry-After (default), 403 without it, or 429.
 	SecondaryLimit SecondaryLimit

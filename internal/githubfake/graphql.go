@@ -36,6 +36,9 @@ func (f *Fake) graphql(c *call) reply {
 		return reply{status: http.StatusOK, body: map[string]any{"errors": []any{e}}}
 	}
 	q := strings.TrimSpace(in.Query)
+	if strings.HasPrefix(q, "{") || strings.HasPrefix(q, "query") {
+		return f.graphqlQuery(q, gqlErr)
+	}
 	if !strings.HasPrefix(q, "mutation") {
 		return gqlErr("", "the fake GitHub serves only the markPullRequestReadyForReview, updatePullRequest and convertPullRequestToDraft mutations")
 	}
@@ -151,6 +154,11 @@ func (f *Fake) graphql(c *call) reply {
 
 type gqlField struct {
 	name string
+	// alias is the name the answer uses ("i12: issue(number: 12)" → i12),
+	// "" when the field has none.
+	alias string
+	// args is the field's argument list as written, without the parentheses.
+	args string
 	// arg is the variable of the field's input argument ("input: $x" → x).
 	arg string
 	sub []gqlField
@@ -198,12 +206,26 @@ func (p *selParser) set(depth int) ([]gqlField, error) {
 		}
 		fld := gqlField{name: p.s[start:p.pos]}
 		p.skip()
+		if p.pos < len(p.s) && p.s[p.pos] == ':' {
+			p.pos++
+			p.skip()
+			start = p.pos
+			for p.pos < len(p.s) && isIdent(p.s[p.pos]) {
+				p.pos++
+			}
+			if start == p.pos {
+				return nil, fmt.Errorf("expected a field name after alias %q at %d", fld.name, p.pos)
+			}
+			fld.alias, fld.name = fld.name, p.s[start:p.pos]
+			p.skip()
+		}
 		if p.pos < len(p.s) && p.s[p.pos] == '(' {
 			end := strings.IndexByte(p.s[p.pos:], ')')
 			if end < 0 {
 				return nil, fmt.Errorf("unclosed arguments")
 			}
 			args := p.s[p.pos+1 : p.pos+end]
+			fld.args = args
 			if _, v, ok := strings.Cut(args, "$"); ok {
 				fld.arg = strings.TrimFunc(v, func(r rune) bool { return !isIdent(byte(r)) })
 			}

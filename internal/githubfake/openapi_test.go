@@ -51,6 +51,11 @@ var productOps = []specOp{
 	{"POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs"},    // Actions.RerunFailedJobsByID
 	{"GET", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs"},        // Actions.ListWorkflowRunsByFileName
 	{"GET", "/repos/{owner}/{repo}/issues/comments"},                             // Issues.ListComments with number 0 (roadmap metrics)
+	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"},            // NewRequest+Do (tracker status)
+	// The tracker only reads sub-issues; tests and people link them. The
+	// fake serves linking too, held to the description like the rest.
+	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"},
+	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issue"},
 }
 
 // bodyExceptions are request bodies the description's schema rejects but its
@@ -492,6 +497,93 @@ var apiCases = []apiCase{
 			"", "If-None-Match", e.lastETag())
 		e.raw(t, "GET", "/repos/acme/widgets/issues/comments?sort=size", "")
 		e.raw(t, "GET", "/repos/acme/widgets/issues/comments?since=yesterday", "")
+	}},
+	{op: productOps[28], statuses: []int{200, 304, 404}, drive: func(t *testing.T, e *apiEnv) {
+		parent := e.h.f.CreateIssue(Issue{Title: "tracker"})
+		for i := range 3 {
+			child := e.h.f.CreateIssue(Issue{Title: fmt.Sprintf("child %d", i)})
+			if err := e.h.f.AddSubIssue(parent, child); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				e.h.f.CloseIssue(child, "not_planned")
+			}
+		}
+		// What internal/github sends: per_page=100, through go-github.
+		req, err := e.gh.NewRequest("GET", fmt.Sprintf("repos/acme/widgets/issues/%d/sub_issues?per_page=2", parent), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []*gogithub.Issue
+		resp, err := e.gh.Do(e.ctx, req, &page)
+		if err != nil || resp.NextPage != 2 || len(page) != 2 {
+			t.Fatalf("first page of sub-issues: %d issues, next %v, %v", len(page), resp, err)
+		}
+		p := fmt.Sprintf("/repos/acme/widgets/issues/%d/sub_issues?per_page=2&page=2", parent)
+		e.raw(t, "GET", p, "")
+		e.raw(t, "GET", p, "", "If-None-Match", e.lastETag())
+		e.raw(t, "GET", "/repos/acme/widgets/issues/999/sub_issues", "")
+	}},
+	{op: productOps[29], statuses: []int{201, 404, 422}, drive: func(t *testing.T, e *apiEnv) {
+		parent := e.h.f.CreateIssue(Issue{Title: "tracker"})
+		child := e.h.f.CreateIssue(Issue{Title: "child"})
+		is, _ := e.h.f.Issue(child)
+		p := fmt.Sprintf("/repos/acme/widgets/issues/%d/sub_issues", parent)
+		if st := e.raw(t, "POST", p, fmt.Sprintf(`{"sub_issue_id": %d}`, is.ID)); st != 201 {
+			t.Errorf("add a sub-issue by its id: %d, want 201", st)
+		}
+		// The id as a string, as `gh api -f` sends it: 422 on GitHub.
+		other := e.h.f.CreateIssue(Issue{Title: "other"})
+		ois, _ := e.h.f.Issue(other)
+		if st := e.raw(t, "POST", p, fmt.Sprintf(`{"sub_issue_id": "%d"}`, ois.ID)); st != 422 {
+			t.Errorf("a string sub_issue_id: %d, want 422", st)
+		}
+		for _, b := range []string{`{}`, `{"sub_issue_id": 1, "replace_parent": "yes"}`,
+			fmt.Sprintf(`{"sub_issue_id": %d}`, is.ID), // already a sub-issue of it
+		} {
+			e.raw(t, "POST", p, b)
+		}
+		// A cycle: the parent under its own child.
+		pis, _ := e.h.f.Issue(parent)
+		if st := e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/sub_issues", child), fmt.Sprintf(`{"sub_issue_id": %d}`, pis.ID)); st != 422 {
+			t.Errorf("a cycle: %d, want 422", st)
+		}
+		// Moving a sub-issue to another parent needs replace_parent.
+		q := fmt.Sprintf("/repos/acme/widgets/issues/%d/sub_issues", other)
+		if st := e.raw(t, "POST", q, fmt.Sprintf(`{"sub_issue_id": %d}`, is.ID)); st != 422 {
+			t.Errorf("a second parent without replace_parent: %d, want 422", st)
+		}
+		if st := e.raw(t, "POST", q, fmt.Sprintf(`{"sub_issue_id": %d, "replace_parent": true}`, is.ID)); st != 201 {
+			t.Errorf("replace_parent: %d, want 201", st)
+		}
+		// GitHub's limit: 100 sub-issues a parent; the 101st is 422.
+		full := e.h.f.CreateIssue(Issue{Title: "full"})
+		for i := range 100 {
+			if err := e.h.f.AddSubIssue(full, e.h.f.CreateIssue(Issue{Title: fmt.Sprintf("c%d", i)})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		extra, _ := e.h.f.Issue(e.h.f.CreateIssue(Issue{Title: "one too many"}))
+		if st := e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/sub_issues", full), fmt.Sprintf(`{"sub_issue_id": %d}`, extra.ID)); st != 422 {
+			t.Errorf("a 101st sub-issue: %d, want 422", st)
+		}
+		e.raw(t, "POST", p, `{"sub_issue_id": 999999}`)
+		e.raw(t, "POST", "/repos/acme/widgets/issues/999/sub_issues", fmt.Sprintf(`{"sub_issue_id": %d}`, is.ID))
+	}},
+	{op: productOps[30], statuses: []int{200, 404, 422}, drive: func(t *testing.T, e *apiEnv) {
+		parent := e.h.f.CreateIssue(Issue{Title: "tracker"})
+		child := e.h.f.CreateIssue(Issue{Title: "child"})
+		e.h.f.AddSubIssue(parent, child)
+		is, _ := e.h.f.Issue(child)
+		p := fmt.Sprintf("/repos/acme/widgets/issues/%d/sub_issue", parent)
+		if st := e.raw(t, "DELETE", p, fmt.Sprintf(`{"sub_issue_id": %d}`, is.ID)); st != 200 {
+			t.Errorf("remove a sub-issue: %d, want 200", st)
+		}
+		if got, _ := e.h.f.Issue(parent); len(got.SubIssues) != 0 {
+			t.Errorf("after the remove, sub-issues %v, want none", got.SubIssues)
+		}
+		e.raw(t, "DELETE", p, fmt.Sprintf(`{"sub_issue_id": %d}`, is.ID)) // no longer a sub-issue: 404
+		e.raw(t, "DELETE", p, `{"sub_issue_id": "x"}`)
 	}},
 }
 

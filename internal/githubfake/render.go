@@ -154,6 +154,11 @@ func (f *Fake) issueJSON(base string, is *Issue, single bool) map[string]any {
 		"timeline_url":             u + "/timeline",
 		"performed_via_github_app": nil,
 		"state_reason":             nullable(is.StateReason),
+		"sub_issues_summary":       f.subIssuesSummary(is),
+		"parent_issue_url":         nil,
+	}
+	if is.Parent != 0 {
+		m["parent_issue_url"] = fmt.Sprintf("%s/issues/%d", api, is.Parent)
 	}
 	if single {
 		m["closed_by"] = nil

@@ -195,6 +195,7 @@ func (f *Fake) Issue(n int) (Issue, bool) {
 	}
 	cp := *is
 	cp.Labels = append([]string(nil), is.Labels...)
+	cp.SubIssues = append([]int(nil), is.SubIssues...)
 	if is.Pull != nil {
 		p := *is.Pull
 		p.HeadSHA = f.headSHA(is.Pull)

@@ -27,6 +27,10 @@ type Issue struct {
 	StateReason string `json:"state_reason,omitempty"`
 	// Pull is set when the issue is a pull request.
 	Pull *Pull `json:"pull,omitempty"`
+	// Parent is the issue this one is a sub-issue of (0: none); SubIssues
+	// are this issue's sub-issues, in order (subissues.go).
+	Parent    int   `json:"parent,omitempty"`
+	SubIssues []int `json:"sub_issues,omitempty"`
 }
 
 // Pull is what a pull request adds to its issue.
