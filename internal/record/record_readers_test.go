@@ -60,7 +60,7 @@ func readers() map[Key]reader {
 		KeyStagePR:                 {fn: "implement.(*runner).start"},
 		KeyStagePlan:               {fn: "implement.(*runner).groups"},
 		KeyItemStoppedBy:           {fn: "report.(*reporter).held"},
-		KeyItemWakeAt:              {fn: "report.Waiting"},
+		KeyItemWakeAt:              {fn: "report.waitingItem"},
 		KeyImplementParallelism:    {fn: "implement.(*runner).parallelism"},
 		KeyImplementReview:         {fn: "report.(*reporter).personDismiss"},
 		KeyImplementStrength:       {fn: "implement.(*runner).strengthRows"},
