@@ -2,6 +2,7 @@ package adopt
 
 import (
 	_ "embed"
+	"strconv"
 	"strings"
 )
 
@@ -25,8 +26,11 @@ const (
 // the configuration, for roadmap's reusable workflows at ref, the
 // repository's default branch, its toolchain and its CI. The caller is
 // docs/examples/roadmap-caller.yml, named roadmap.yml.
-func files(ref, defaultBranch string, tc Toolchain, ci CI) []file {
-	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch)
+//
+// dashboard is the dashboard issue the caller and the wake workflow name (0
+// on a dry run that would open it: no issue, no day budget).
+func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int) []file {
+	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch, "DASHBOARD_ISSUE", strconv.Itoa(dashboard))
 	checks, caller := checksYAML, callerYAML
 	if tc.setup != "" {
 		checks = checksStepsYAML(tc)
