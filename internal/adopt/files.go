@@ -187,6 +187,12 @@ implement:
   # An independent review of the diff before the PR is marked ready (docs/review.md).
   enabled: true
 `)
+	b.WriteString(`# The dashboard issue's alerts (docs/dashboard.md), at their defaults; name who they mention.
+# alerts:
+#   owners: ["@your-org/your-team"]  # @login or @org/team, mentioned in an alert's comment
+#   stops_per_day: 3                 # stops of one failure class across items in 24 hours; 0 = off
+#   day_budget_share: 0.8            # the day's spend reaches this share of budgets.day.usd; 0 = off
+`)
 	if len(tc.Checks) > 0 {
 		b.WriteString(`checks:
   # Run after every task group and at the head, for ` + tc.Language + ` (` + tc.DetectedBy + `).
