@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/github"
 )
 
@@ -21,6 +23,8 @@ type GitHub interface {
 	WorkflowPermissions(ctx context.Context) (github.WorkflowPermissions, error)
 	LabelNames(ctx context.Context) ([]string, error)
 	CreateLabel(ctx context.Context, name, color, description string) error
+	LabelledIssues(ctx context.Context, label string) ([]github.Issue, error)
+	CreateIssue(ctx context.Context, title, body string, labels []string) (github.Issue, error)
 }
 
 // Options is one run of init.
@@ -35,6 +39,8 @@ type Options struct {
 	Ref    string
 	DryRun bool
 	Out    io.Writer
+	// Now is when init runs: the empty dashboard it opens shows that day.
+	Now time.Time
 }
 
 // Result says what init did (or, dry, would do). It is also the object
@@ -52,6 +58,16 @@ type Result struct {
 	// Changed is false when init found everything in place.
 	Changed  bool     `json:"changed"`
 	Settings Settings `json:"settings"`
+	// Dashboard is the dashboard issue the workflows name.
+	Dashboard DashboardResult `json:"dashboard"`
+}
+
+// DashboardResult is the dashboard issue (label roadmap:dashboard) and what
+// init did about it: Created (Number 0 on a dry run: the issue does not
+// exist yet) or Exists.
+type DashboardResult struct {
+	Number int    `json:"number"`
+	Status string `json:"status"`
 }
 
 // The status of a file or a label in a Result. A dry run gives the status a
@@ -60,8 +76,8 @@ const (
 	Written   = "written"   // the file was missing and init wrote it
 	Unchanged = "unchanged" // the file holds what init writes
 	Kept      = "kept"      // the file exists with other content, left as it is
-	Created   = "created"   // the label was missing and init created it
-	Exists    = "exists"    // the repository has the label
+	Created   = "created"   // the label (or the dashboard issue) was missing and init created it
+	Exists    = "exists"    // the repository has the label (or the dashboard issue)
 )
 
 // FileResult is one file init writes and what it did with it.
@@ -112,6 +128,7 @@ func labels() []label {
 		{l.Stopped, "b60205", "roadmap: stopped; the stop comment says why"},
 		{l.Stop, "5319e7", "roadmap: a person stops this item for good (/roadmap retry restarts it)"},
 		{l.Waiting, "c5def5", "roadmap: waiting for the day's budget; roadmap wake dispatches it"},
+		{dashboard.Label, "006b75", "roadmap: the dashboard issue roadmap keeps (one per repository)"},
 	}
 }
 
@@ -151,7 +168,31 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		fmt.Fprintln(o.Out, "  language: none found (no go.mod, Cargo.toml, pyproject.toml, setup.cfg, setup.py, requirements.txt or package.json)")
 	}
 
-	for _, f := range files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI) {
+	have, err := o.GitHub.LabelNames(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, l := range labels() {
+		if slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, l.name) }) {
+			res.Labels = append(res.Labels, LabelResult{l.name, l.description, Exists})
+			continue
+		}
+		res.Labels = append(res.Labels, LabelResult{l.name, l.description, Created})
+		res.Changed = true
+		fmt.Fprintf(o.Out, "  %s label %s\n", verb("create"), l.name)
+		if !o.DryRun {
+			if err := o.GitHub.CreateLabel(ctx, l.name, l.color, l.description); err != nil {
+				return res, err
+			}
+		}
+	}
+	// The dashboard issue before the files: the caller and the wake
+	// workflow name it. Its label first, so GitHub does not make a bare one.
+	if err := findDashboard(ctx, o, &res, verb); err != nil {
+		return res, err
+	}
+
+	for _, f := range files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number) {
 		path := filepath.Join(o.Dir, filepath.FromSlash(f.path))
 		old, err := os.ReadFile(path)
 		switch {
@@ -182,24 +223,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 
-	have, err := o.GitHub.LabelNames(ctx)
-	if err != nil {
-		return res, err
-	}
-	for _, l := range labels() {
-		if slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, l.name) }) {
-			res.Labels = append(res.Labels, LabelResult{l.name, l.description, Exists})
-			continue
-		}
-		res.Labels = append(res.Labels, LabelResult{l.name, l.description, Created})
-		res.Changed = true
-		fmt.Fprintf(o.Out, "  %s label %s\n", verb("create"), l.name)
-		if !o.DryRun {
-			if err := o.GitHub.CreateLabel(ctx, l.name, l.color, l.description); err != nil {
-				return res, err
-			}
-		}
-	}
 	if !res.Changed {
 		fmt.Fprintln(o.Out, "  nothing to change: the files and labels are in place")
 	}
@@ -212,6 +235,42 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// findDashboard finds the repository's dashboard issue by its label (one
+// list request), else opens it (one write; none on a dry run), so the day's
+// budget and the dashboard work from the first Job. Run again, init finds
+// the one it opened: never a second.
+func findDashboard(ctx context.Context, o Options, res *Result, verb func(string) string) error {
+	open, err := o.GitHub.LabelledIssues(ctx, dashboard.Label)
+	if err != nil {
+		return fmt.Errorf("find the dashboard issue: %w", err)
+	}
+	if len(open) > 0 {
+		// The oldest: the list is by creation, and it is the one the
+		// workflows were written with.
+		res.Dashboard = DashboardResult{Number: open[0].Number, Status: Exists}
+		fmt.Fprintf(o.Out, "  dashboard: issue #%d\n", open[0].Number)
+		return nil
+	}
+	res.Dashboard = DashboardResult{Status: Created}
+	res.Changed = true
+	fmt.Fprintf(o.Out, "  %s the dashboard issue %q (label %s); the workflows name it\n", verb("open"), dashboard.Title, dashboard.Label)
+	if o.DryRun {
+		return nil
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	body := dashboard.Render(&dashboard.State{}, dashboard.View{Now: now})
+	is, err := o.GitHub.CreateIssue(ctx, dashboard.Title, body, []string{dashboard.Label})
+	if err != nil {
+		return fmt.Errorf("open the dashboard issue: %w", err)
+	}
+	res.Dashboard.Number = is.Number
+	fmt.Fprintf(o.Out, "  dashboard: issue #%d\n", is.Number)
+	return nil
 }
 
 // toDo lists, in order, what a person must still do.

@@ -2,6 +2,7 @@ package adopt
 
 import (
 	_ "embed"
+	"strconv"
 	"strings"
 )
 
@@ -25,8 +26,11 @@ const (
 // the configuration, for roadmap's reusable workflows at ref, the
 // repository's default branch, its toolchain and its CI. The caller is
 // docs/examples/roadmap-caller.yml, named roadmap.yml.
-func files(ref, defaultBranch string, tc Toolchain, ci CI) []file {
-	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch)
+//
+// dashboard is the dashboard issue the caller and the wake workflow name (0
+// on a dry run that would open it: no issue, no day budget).
+func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int) []file {
+	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch, "DASHBOARD_ISSUE", strconv.Itoa(dashboard))
 	checks, caller := checksYAML, callerYAML
 	if tc.setup != "" {
 		checks = checksStepsYAML(tc)
@@ -182,6 +186,12 @@ implement:
 	b.WriteString(`review:
   # An independent review of the diff before the PR is marked ready (docs/review.md).
   enabled: true
+`)
+	b.WriteString(`# The dashboard issue's alerts (docs/dashboard.md), at their defaults; name who they mention.
+# alerts:
+#   owners: ["@your-org/your-team"]  # @login or @org/team, mentioned in an alert's comment
+#   stops_per_day: 3                 # stops of one failure class across items in 24 hours; 0 = off
+#   day_budget_share: 0.8            # the day's spend reaches this share of budgets.day.usd; 0 = off
 `)
 	if len(tc.Checks) > 0 {
 		b.WriteString(`checks:

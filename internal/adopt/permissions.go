@@ -83,12 +83,20 @@ var verbCalls = map[string][]Call{
 		Call{"GET " + repo + "/check-runs/{id}/annotations", checksRead},
 	),
 	// wake lists the waiting items, reads their records and the day's
-	// ledger, dispatches them and takes their waiting label off.
+	// ledger, dispatches them and takes their waiting label off. The wake
+	// action's refresh-dashboard step (roadmap dashboard refresh) lists
+	// every record comment, reads and writes the dashboard issue's body, and
+	// posts and edits its alert comments.
 	"wake": {
 		{"GET " + repo + "/issues", issuesRead},
 		{"GET " + repo + "/issues/{n}/comments", issuesRead},
 		{"POST " + repo + "/actions/workflows/{workflow}/dispatches", actionsWrite},
 		{"DELETE " + repo + "/issues/{n}/labels/{name}", issuesWrite},
+		{"GET " + repo + "/issues/comments", issuesRead},
+		{"GET " + repo + "/issues/{n}", issuesRead},
+		{"PATCH " + repo + "/issues/{n}", issuesWrite},
+		{"POST " + repo + "/issues/{n}/comments", issuesWrite},
+		{"PATCH " + repo + "/issues/comments/{id}", issuesWrite},
 	},
 	// The workflows run checks without --issue (the plan from the record),
 	// so it reads no issue.

@@ -71,14 +71,14 @@ func workflowFiles(t *testing.T) map[string][]byte {
 			out[filepath.ToSlash(rel)] = b
 		}
 	}
-	for _, f := range files("v1", "main", goToolchain(), CI{}) {
+	for _, f := range files("v1", "main", goToolchain(), CI{}, 1) {
 		if strings.HasSuffix(f.path, ".yml") && strings.HasPrefix(f.path, ".github/workflows/") {
 			out["init/"+f.path] = []byte(f.text)
 		}
 	}
 	// The checks workflow of each other toolchain, as init/<name>/<path>.
 	for name, tc := range sampleToolchains {
-		for _, f := range files("v1", "main", tc, CI{}) {
+		for _, f := range files("v1", "main", tc, CI{}, 1) {
 			if f.path == ChecksPath {
 				out["init/"+name+"/"+f.path] = []byte(f.text)
 			}
@@ -398,7 +398,7 @@ func TestInitCallerIsTheExample(t *testing.T) {
 		}
 		return s[i+1:]
 	}
-	want := strings.NewReplacer("name: roadmap-caller\n", "name: roadmap\n", "@v1", "@REF", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
+	want := strings.NewReplacer("name: roadmap-caller\n", "name: roadmap\n", "@v1", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
 	if got := body(callerYAML); got != want {
 		t.Errorf("internal/adopt/caller.yml and docs/examples/roadmap-caller.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
 	}
@@ -418,7 +418,7 @@ func TestInitWakeIsTheExample(t *testing.T) {
 		}
 		return s[i+1:]
 	}
-	want := strings.NewReplacer("@v1", "@REF", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
+	want := strings.NewReplacer("@v1", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
 	if got := body(wakeYAML); got != want {
 		t.Errorf("internal/adopt/wake.yml and docs/examples/roadmap-wake.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
 	}

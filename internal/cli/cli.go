@@ -115,6 +115,7 @@ func verbs() []verb {
 		{"console", "one item's timeline across its Jobs; --follow shows what lands as a Job runs", runConsole},
 		{"metrics", "pipeline outcomes across items: states, success rate, spend per ready item, stops by class", runMetrics},
 		{"tracker status", "is a tracker issue complete: every sub-issue and task-list reference closed, nested trackers included", runTrackerStatus},
+		{"dashboard refresh", "rebuild the dashboard issue from every item's record: one list request per 100 comments, a write only when it changed", runDashboardRefresh},
 		{"init", "set a repository up: workflows, configuration, labels, and what a person must still do", runInit},
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"plan validate", "check an OpenSpec change: openspec validate --strict, then roadmap's plan rules and plan gates", runPlanValidate},

@@ -48,7 +48,7 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 		out = env.Stderr
 	}
 	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: server, Ref: *ref, DryRun: *dryRun, Out: out})
+		Server: server, Ref: *ref, DryRun: *dryRun, Out: out, Now: time.Now()})
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal

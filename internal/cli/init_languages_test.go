@@ -18,6 +18,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 )
@@ -141,6 +142,10 @@ type initJSON struct {
 		PermissionsRead bool   `json:"permissions_read"`
 		Private         bool   `json:"private"`
 	} `json:"settings"`
+	Dashboard struct {
+		Number int    `json:"number"`
+		Status string `json:"status"`
+	} `json:"dashboard"`
 }
 
 // initWrites are the files roadmap init writes for a language with setup
@@ -453,7 +458,7 @@ func TestInitLeadsToStage(t *testing.T) {
 func TestInitJSON(t *testing.T) {
 	r := newInitRepo(t, map[string]string{"package.json": `{"name":"widgets"}`, "package-lock.json": "{}"})
 	l := config.Default().Labels
-	wantLabels := []string{l.Stage, l.Implement, l.NeedsInput, l.Stopped, l.Stop, l.Waiting}
+	wantLabels := []string{l.Stage, l.Implement, l.NeedsInput, l.Stopped, l.Stop, l.Waiting, dashboard.Label}
 
 	t.Run("dry run", func(t *testing.T) {
 		labelsBefore := len(r.labels())

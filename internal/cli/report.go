@@ -110,7 +110,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		// A person's ticks on the dashboard's boxes.
 		out, err := report.DashboardEdit(ctx, report.DashboardEditOptions{GitHub: gh, Event: ev, Dashboard: *dashboard,
 			Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Labels: labels, DayBudget: budget,
-			Mask: masker.Mask, Log: env.Stderr})
+			Alerts: alertRules(cfg.Alerts), Mask: masker.Mask, Log: env.Stderr})
 		if err != nil {
 			msg := masker.Mask(err.Error())
 			env.Errorf("report: %s", msg)
@@ -145,7 +145,7 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 			Spend: *spend, HeadSHA: *headSHA, PR: *pr, Attempt: *attempt, Reason: *reason, RunID: *runID, RunAttempt: runAttempt(env),
 			RecordComment: *recordComment, RunURL: env.runURL(*runID),
 			JobName: *jobName, Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Dashboard: *dashboard,
-			DayBudget: budget, Labels: labels, Mask: masker.Mask, Log: env.Stderr,
+			DayBudget: budget, Alerts: alertRules(cfg.Alerts), Labels: labels, Mask: masker.Mask, Log: env.Stderr,
 		})
 	}
 	if err != nil {

@@ -46,6 +46,23 @@ type Config struct {
 	Sandbox Sandbox `yaml:"sandbox"`
 	// Eval holds the floors `roadmap eval` holds the golden sets to.
 	Eval Eval `yaml:"eval"`
+	// Alerts are the dashboard's alert thresholds and who they mention
+	// (docs/dashboard.md).
+	Alerts Alerts `yaml:"alerts"`
+}
+
+// Alerts say when the dashboard issue raises an alert (a comment on it) and
+// whom it mentions. internal/dashboard's Rules are this, as the verbs pass
+// it on (config imports no other package of roadmap's).
+type Alerts struct {
+	// Owners are mentioned in an alert's comment: "@login" or "@org/team".
+	Owners []string `yaml:"owners"`
+	// StopsPerDay fires an alert for a failure class once that many stops of
+	// it happened across items in 24 hours; 0 turns it off.
+	StopsPerDay int `yaml:"stops_per_day"`
+	// DayBudgetShare fires an alert when the day's spend reaches that share
+	// of budgets.day.usd (0.8: 80%); 0 turns it off.
+	DayBudgetShare float64 `yaml:"day_budget_share"`
 }
 
 // Eval is the floors of `roadmap eval stage` and `roadmap eval implement`:
@@ -106,6 +123,12 @@ const (
 	MaxReviewRounds = 5
 	// DefaultTestStrengthFloor is implement.test_strength_floor when unset.
 	DefaultTestStrengthFloor = 0.6
+	// DefaultStopsPerDay and DefaultDayBudgetShare are alerts.stops_per_day
+	// and alerts.day_budget_share when unset.
+	DefaultStopsPerDay    = 3
+	DefaultDayBudgetShare = 0.8
+	// MaxOwners bounds alerts.owners: every alert comment mentions them all.
+	MaxOwners = 20
 )
 
 // Model is one tier of the ladder.
@@ -254,6 +277,7 @@ func Default() *Config {
 		Review:    Review{MaxFindings: DefaultMaxFindings, Rounds: 1},
 		Isolation: IsolationAuto,
 		Sandbox:   Sandbox{Network: "loopback"},
+		Alerts:    Alerts{StopsPerDay: DefaultStopsPerDay, DayBudgetShare: DefaultDayBudgetShare},
 	}
 }
 
@@ -366,6 +390,7 @@ var configShape = shape{
 	"isolation": nil,
 	"sandbox":   {"network": nil},
 	"eval":      {"stage": {"floor": nil}, "implement": {"floor": nil}},
+	"alerts":    {"owners": nil, "stops_per_day": nil, "day_budget_share": nil},
 }
 
 // durationKeys are the keys that hold a Go duration.
@@ -503,6 +528,41 @@ func lineOf(doc *yaml.Node, path ...string) int {
 		return n.Line
 	}
 	return doc.Line
+}
+
+// ownerRE is a GitHub login ("@octocat") or a team ("@acme/platform"):
+// what an alert's comment mentions, so nothing else may reach it.
+var ownerRE = regexp.MustCompile(`^@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z0-9_.-]{0,99})?$`)
+
+// validateAlerts checks the alerts section: owners that are logins or
+// teams, and thresholds in their ranges.
+func validateAlerts(file string, doc *yaml.Node, a Alerts) error {
+	at := func(key, msg string, line int) error {
+		if line == 0 {
+			line = lineOf(doc, "alerts", key)
+		}
+		return &Error{File: file, Line: line, Key: "alerts." + key, Msg: msg}
+	}
+	list := lookup(doc, "alerts", "owners")
+	if len(a.Owners) > MaxOwners {
+		return at("owners", fmt.Sprintf("%d owners, over %d: name a team instead", len(a.Owners), MaxOwners), 0)
+	}
+	for i, o := range a.Owners {
+		if !ownerRE.MatchString(o) {
+			line := 0
+			if list != nil && list.Kind == yaml.SequenceNode && i < len(list.Content) {
+				line = list.Content[i].Line
+			}
+			return at(fmt.Sprintf("owners[%d]", i), fmt.Sprintf("%q is not @login or @org/team", o), line)
+		}
+	}
+	switch {
+	case a.StopsPerDay < 0:
+		return at("stops_per_day", "must be 0 (off) or more", 0)
+	case math.IsNaN(a.DayBudgetShare) || a.DayBudgetShare < 0 || a.DayBudgetShare > 1:
+		return at("day_budget_share", "must be a number from 0 (off) to 1", 0)
+	}
+	return nil
 }
 
 var providers = map[string]bool{"github-models": true, "openai": true, "openai-compatible": true, "anthropic": true, "replay": true}
@@ -654,6 +714,9 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		fallthrough
 	default:
 		return &Error{File: file, Line: lineOf(doc, "isolation"), Key: "isolation", Msg: fmt.Sprintf("%q is not auto, user or none", c.Isolation)}
+	}
+	if err := validateAlerts(file, doc, c.Alerts); err != nil {
+		return err
 	}
 	if c.Sandbox.Network != "loopback" && c.Sandbox.Network != "none" {
 		return &Error{File: file, Line: lineOf(doc, "sandbox", "network"), Key: "sandbox.network",

@@ -194,6 +194,16 @@ func TestConfigRejects(t *testing.T) {
 		{"NaN eval floor", "eval:\n  implement:\n    floor: .nan\n", "3: eval.implement.floor: must be a number from 0 to 1"},
 		{"eval floor not a number", "eval:\n  stage:\n    floor: high\n", "3: eval.stage.floor: cannot unmarshal !!str `high` into float64"},
 		{"unknown eval key", "eval:\n  stage:\n    minimum: 0.5\n", "3: eval.stage.minimum: unknown key (known: floor)"},
+		{"owner without @", "alerts:\n  owners: [octocat]\n", `2: alerts.owners[0]: "octocat" is not @login or @org/team`},
+		{"owner that is a sentence", "alerts:\n  owners:\n    - \"@acme/platform\"\n    - \"@a b\"\n", `4: alerts.owners[1]: "@a b" is not @login or @org/team`},
+		{"owner with a nested team", "alerts:\n  owners: [\"@acme/team/sub\"]\n", `2: alerts.owners[0]: "@acme/team/sub" is not @login or @org/team`},
+		{"owners not a list", "alerts:\n  owners: \"@octocat\"\n", "2: alerts.owners: cannot unmarshal !!str `@octocat` into []string"},
+		{"negative stops per day", "alerts:\n  stops_per_day: -1\n", "2: alerts.stops_per_day: must be 0 (off) or more"},
+		{"stops per day not a number", "alerts:\n  stops_per_day: many\n", "2: alerts.stops_per_day: cannot unmarshal !!str `many` into int"},
+		{"day budget share above 1", "alerts:\n  owners: [\"@octocat\"]\n  day_budget_share: 80\n", "3: alerts.day_budget_share: must be a number from 0 (off) to 1"},
+		{"negative day budget share", "alerts:\n  day_budget_share: -0.1\n", "2: alerts.day_budget_share: must be a number from 0 (off) to 1"},
+		{"NaN day budget share", "alerts:\n  day_budget_share: .nan\n", "2: alerts.day_budget_share: must be a number from 0 (off) to 1"},
+		{"unknown alerts key", "alerts:\n  mention: \"@octocat\"\n", "2: alerts.mention: unknown key (known: day_budget_share, owners, stops_per_day)"},
 		{"explicit path that does not exist", "", " does not exist (an explicit --config must name a file)"},
 	}
 	for _, tt := range tests {
@@ -328,5 +338,31 @@ func TestGatesVerifyForms(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: err = %v, want one saying %q", c.src, err, c.want)
 		}
+	}
+}
+
+// TestAlerts: the alerts section's defaults (3 stops of a class a day, 80%
+// of the day's budget, no owners), values as written, and 0 turning a rule
+// off.
+func TestAlerts(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		want      Alerts
+	}{
+		{"defaults", "", Alerts{StopsPerDay: 3, DayBudgetShare: 0.8}},
+		{"as written", "alerts:\n  owners: [\"@octocat\", \"@acme/platform-team\"]\n  stops_per_day: 5\n  day_budget_share: 0.5\n",
+			Alerts{Owners: []string{"@octocat", "@acme/platform-team"}, StopsPerDay: 5, DayBudgetShare: 0.5}},
+		{"off", "alerts:\n  stops_per_day: 0\n  day_budget_share: 0\n", Alerts{}},
+		{"owners alone keep the default thresholds", "alerts:\n  owners: [\"@o\"]\n", Alerts{Owners: []string{"@o"}, StopsPerDay: 3, DayBudgetShare: 0.8}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse("roadmap.yml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, cfg.Alerts); diff != "" {
+				t.Errorf("alerts (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -190,3 +190,23 @@ func TestDashboard(t *testing.T) {
 		}
 	}
 }
+
+// TestUpsertKeepsTitle: a line with no title (the refresh's, derived from
+// the comment list, which carries none) keeps the title the item's line
+// had; a line with a title replaces it.
+func TestUpsertKeepsTitle(t *testing.T) {
+	st := &State{}
+	st.Upsert(Line{Issue: 7, Title: "Add retry backoff", State: items.Staged})
+	st.Upsert(Line{Issue: 7, State: items.Implementing, USD: 0.2})
+	if got := st.Items[0]; got.Title != "Add retry backoff" || got.State != items.Implementing || got.USD != 0.2 {
+		t.Errorf("after an untitled upsert the line is %+v; want the new state and spend with the old title", got)
+	}
+	st.Upsert(Line{Issue: 7, Title: "Renamed", State: items.Ready})
+	if got := st.Items[0].Title; got != "Renamed" {
+		t.Errorf("title = %q, want the new line's %q", got, "Renamed")
+	}
+	st.Upsert(Line{Issue: 8, State: items.Planning})
+	if len(st.Items) != 2 || st.Items[1].Title != "" {
+		t.Errorf("a new untitled line: items %+v", st.Items)
+	}
+}

@@ -47,8 +47,8 @@ type Kept struct {
 // merged into its state, the alerts brought in line (a comment posted for
 // each that fires, edited in place for each that clears), and one write of
 // the body, only when the rendered body differs from the one read. The
-// requests line alone never causes a write: it is refreshed when the body
-// is written for another reason.
+// requests line and the refresh's time alone never cause a write: they are
+// brought up to date when the body is written for another reason.
 func Keep(ctx context.Context, o KeepOptions) (out Kept, err error) {
 	if o.GitHub == nil || o.Issue <= 0 {
 		return out, errors.New("keep the dashboard: a GitHub client and the dashboard issue are required")
@@ -65,9 +65,6 @@ func Keep(ctx context.Context, o KeepOptions) (out Kept, err error) {
 	}
 	for _, l := range o.Lines {
 		st.Upsert(l)
-	}
-	if o.Refreshed {
-		st.Refreshed = o.Now.UTC().Truncate(time.Second)
 	}
 	st.Prune(o.Now)
 
@@ -100,6 +97,11 @@ func Keep(ctx context.Context, o KeepOptions) (out Kept, err error) {
 	v := View{Now: o.Now, DayBudgetUSD: o.DayBudgetUSD, Ticked: pending}
 	if Render(st, v) == is.Body {
 		return out, alertErr
+	}
+	// Like the requests line, the refresh's time is written only with a
+	// change: an hourly refresh that finds nothing new costs no write.
+	if o.Refreshed {
+		st.Refreshed = o.Now.UTC().Truncate(time.Second)
 	}
 	if u, ok := o.GitHub.RateUsed("core"); ok {
 		st.Rate = &Rate{Used: u.Used, Limit: u.Limit, At: o.Now.UTC().Truncate(time.Minute)}

@@ -137,8 +137,10 @@ func LineOf(it items.Item, now time.Time, clean func(string) string) Line {
 	return l
 }
 
-// Upsert puts l in place of the item's line (or adds it). A line that
-// knows no title (read from the record alone) keeps the one shown.
+// Upsert puts l in place of the item's line (or adds it). A line with no
+// title keeps the title the item's line had: the refresh derives lines from
+// the repository's comment list, which carries no issue titles, and must
+// not blank the ones report wrote.
 func (s *State) Upsert(l Line) {
 	for i := range s.Items {
 		if s.Items[i].Issue == l.Issue {

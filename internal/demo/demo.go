@@ -99,7 +99,6 @@ type DashboardReport struct {
 // DashboardFile is the dashboard body `roadmap demo --keep DIR` leaves in DIR.
 const DashboardFile = "dashboard.md"
 
-
 // StageReport is the stage Job's end: the plan, its rounds and findings.
 type StageReport struct {
 	Result   string         `json:"result"`
