@@ -16,9 +16,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/metrics"
 )
 
-// defaultMetricsWindow is the window when --since is not given.
-const defaultMetricsWindow = 30 * 24 * time.Hour
-
 // metricsOutput is `roadmap metrics --json`: the report, the counted GitHub
 // requests this command made, and the records left out.
 type metricsOutput struct {

@@ -117,13 +117,12 @@ type Event struct {
 type Console struct {
 	o Options
 
-	seq       int
-	seen      map[string]bool
-	lines     map[jobRef]record.JobOutcome // last line shown per Job
-	runs      map[jobRef]*runState
-	traced    map[jobRef]bool // the record's trace copy covered the Job
-	status    string
-	commentID int64
+	seq    int
+	seen   map[string]bool
+	lines  map[jobRef]record.JobOutcome // last line shown per Job
+	runs   map[jobRef]*runState
+	traced map[jobRef]bool // the record's trace copy covered the Job
+	status string
 }
 
 type jobRef struct {
