@@ -24,6 +24,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
@@ -69,6 +70,8 @@ type item struct {
 	repos  string
 	apiURL string
 	start  time.Time
+	// dashboard is the dashboard issue the caller names.
+	dashboard int
 
 	mu     sync.Mutex
 	seen   int // requests of the fake's log already booked
@@ -94,7 +97,17 @@ type phase struct {
 	name string
 	n    int // counted: not a free 304
 	api  int // every REST and GraphQL request, 304s too
+	// dash are the counted requests on the dashboard issue (its body, the
+	// day ledger's and the alerts' comments): the repository's operations,
+	// held to their own bound (maxDashboardRequests), not the item's.
+	dash int
 }
+
+// maxDashboardRequests bounds one job's counted requests on the dashboard
+// issue: keeping the body (a read and a write, docs/dashboard.md), booking
+// the Job's spend in the day ledger (a list and a post) and the day check
+// before a continuation (a list).
+const maxDashboardRequests = 5
 
 type itemOptions struct {
 	// Latency is added to every model call.
@@ -248,8 +261,16 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 		}
 		caller = []byte(pinned)
 	}
+	// The dashboard issue, as roadmap init opens it and names it in the
+	// caller: the example's placeholder number becomes this one. (The
+	// examples that name none keep no dashboard and no day budget.)
+	named := string(caller)
+	if strings.Contains(named, "dashboard: 1 ") {
+		it.dashboard = w.Fake.CreateIssue(githubfake.Issue{Title: dashboard.Title, Labels: []string{dashboard.Label}, Author: "alice"})
+		named = strings.ReplaceAll(named, "dashboard: 1 ", fmt.Sprintf("dashboard: %d ", it.dashboard))
+	}
 	files := map[string]string{
-		it.workflow: string(caller),
+		it.workflow: named,
 		config.DefaultPath: fmt.Sprintf(`# The e2e's configuration: the demo's recorded model exchanges, served on loopback.
 models:
   - provider: openai-compatible
@@ -310,7 +331,13 @@ func (it *item) book(name string) {
 	it.mu.Lock()
 	defer it.mu.Unlock()
 	log := it.w.Fake.Requests()
-	n, api := 0, 0
+	n, api, dash := 0, 0, 0
+	dashComments := map[string]bool{}
+	if it.dashboard > 0 {
+		for _, c := range it.w.Fake.Comments(it.dashboard) {
+			dashComments[strconv.FormatInt(c.ID, 10)] = true
+		}
+	}
 	// The job's verb, for "run 1: implement", "stage: stage", …
 	_, verb, _ := strings.Cut(name, ": ")
 	known := slices.Contains(adopt.Verbs(), verb)
@@ -329,12 +356,33 @@ func (it *item) book(name string) {
 			continue
 		}
 		api++
-		if r.Status != http.StatusNotModified {
+		switch {
+		case r.Status == http.StatusNotModified:
+		case it.onDashboard(r.Path, dashComments):
+			dash++
+		default:
 			n++
 		}
 	}
 	it.seen = len(log)
-	it.phases = append(it.phases, phase{name, n, api})
+	it.phases = append(it.phases, phase{name: name, n: n, api: api, dash: dash})
+}
+
+// onDashboard reports whether an API path is the dashboard issue's: the
+// issue, its comments, or one of its comments (by id).
+func (it *item) onDashboard(path string, comments map[string]bool) bool {
+	if it.dashboard <= 0 {
+		return false
+	}
+	_, rest, ok := strings.Cut(path, "/issues/")
+	if !ok {
+		return false
+	}
+	n := strconv.Itoa(it.dashboard)
+	if id, ok := strings.CutPrefix(rest, "comments/"); ok {
+		return comments[id]
+	}
+	return rest == n || rest == n+"/comments"
 }
 
 // notAPI reports whether path is none of GitHub's API: the job-log blobs,
@@ -354,13 +402,18 @@ func isGitProtocol(path string) bool {
 func (it *item) requests() int {
 	it.mu.Lock()
 	defer it.mu.Unlock()
-	total := 0
+	total, dash := 0, 0
 	var b strings.Builder
+	fmt.Fprintf(&b, "  %-32s %4s %9s\n", "", "item", "dashboard")
 	for _, p := range it.phases {
-		fmt.Fprintf(&b, "  %-32s %3d\n", p.name, p.n)
+		fmt.Fprintf(&b, "  %-32s %4d %9d\n", p.name, p.n, p.dash)
 		total += p.n
+		dash += p.dash
+		if p.dash > maxDashboardRequests {
+			it.t.Errorf("%s made %d counted requests on the dashboard issue, want at most %d", p.name, p.dash, maxDashboardRequests)
+		}
 	}
-	fmt.Fprintf(&b, "  %-32s %3d", "total", total)
+	fmt.Fprintf(&b, "  %-32s %4d %9d", "total", total, dash)
 	it.t.Logf("counted GitHub requests by phase:\n%s", b.String())
 	var eps []string
 	for ep, n := range it.w.Fake.CountByEndpoint() {
@@ -566,8 +619,8 @@ func (it *item) localRepositories() map[string]string {
 }
 
 // stage runs the caller on the roadmap:stage label: one stage Job, to a
-// draft PR holding the plan, and report after it, which has nothing to do
-// for a staged plan and asks GitHub nothing.
+// draft PR holding the plan, and report after it, which for a staged plan
+// only books the stage Job's spend in the day ledger (none without one).
 func (it *item) stage(by *person) {
 	t := it.t
 	t.Helper()
@@ -582,8 +635,16 @@ func (it *item) stage(by *person) {
 	if r.job("implement") != "" { // act lists no job its if: skipped
 		t.Errorf("the stage run ran the implement job too (jobs %v)", r.Jobs)
 	}
-	if last := it.phases[len(it.phases)-1]; last.name != "stage: report" || last.api != 0 {
-		t.Errorf("the stage run's report: phase %q made %d GitHub requests, want stage: report with none (a staged plan needs no action)", last.name, last.api)
+	// With no dashboard a staged plan asks GitHub nothing. With one, the
+	// stage Job's spend is booked in the day ledger: the record read for
+	// its line, then the ledger's list and post on the dashboard issue.
+	switch last := it.phases[len(it.phases)-1]; {
+	case last.name != "stage: report":
+		t.Errorf("the stage run's last phase is %q, want stage: report", last.name)
+	case it.dashboard == 0 && last.api != 0:
+		t.Errorf("the stage run's report made %d GitHub requests, want none (a staged plan needs no action)", last.api)
+	case it.dashboard > 0 && (last.n > 1 || last.dash > 2):
+		t.Errorf("the stage run's report made %d requests for the item and %d on the dashboard, want at most the record's read and the ledger's list and post", last.n, last.dash)
 	}
 	rec := it.record()
 	if st, _ := rec.StageState(); st != "staged" {

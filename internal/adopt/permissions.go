@@ -73,6 +73,9 @@ var verbCalls = map[string][]Call{
 		Call{"GET " + repo + "/pulls/{n}", pullsRead},
 		Call{"POST " + repo + "/issues/{n}/labels", issuesWrite},
 		Call{"DELETE " + repo + "/issues/{n}/labels/{name}", issuesWrite},
+		// The dashboard issue's body (its alert comments are the record's
+		// comment calls above).
+		Call{"PATCH " + repo + "/issues/{n}", issuesWrite},
 		Call{"POST " + repo + "/statuses/{sha}", statusesWrite},
 		Call{"GET " + repo + "/collaborators/{user}/permission", metadata},
 		Call{"POST " + repo + "/actions/workflows/{workflow}/dispatches", actionsWrite},

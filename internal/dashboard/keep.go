@@ -59,6 +59,10 @@ func Keep(ctx context.Context, o KeepOptions) (out Kept, err error) {
 	if err != nil {
 		return out, fmt.Errorf("read the dashboard issue %d: %w", o.Issue, err)
 	}
+	if !slices.Contains(is.Labels, Label) {
+		// A wrong number in the workflows must not replace a person's issue.
+		return out, fmt.Errorf("issue %d is not the dashboard: it has no %s label (roadmap init opens the dashboard issue and names it in the workflows)", o.Issue, Label)
+	}
 	st, perr := Parse(is.Body)
 	if perr != nil && !errors.Is(perr, ErrNoState) {
 		out.Problem = perr.Error()

@@ -230,3 +230,19 @@ func TestAlertResolves(t *testing.T) {
 		t.Errorf("%d comments, want the resolved alert and the new one", n)
 	}
 }
+
+// TestKeepRefusesAnIssueNotTheDashboard: a workflow naming the wrong issue
+// (the example's placeholder, an item's own number) leaves that issue's body
+// alone: Keep reads it, finds no roadmap:dashboard label and writes nothing.
+func TestKeepRefusesAnIssueNotTheDashboard(t *testing.T) {
+	w := newWorld(t)
+	body := "A person's issue: keep this text."
+	n := w.fake.CreateIssue(githubfake.Issue{Title: "Add greetings", Body: body, Author: "alice"})
+	k, err := Keep(context.Background(), KeepOptions{GitHub: w.client(t), Issue: n, Lines: lines(t)[:1], Now: now})
+	if err == nil || !strings.Contains(err.Error(), "no "+Label+" label") || k.Wrote {
+		t.Errorf("keep on issue #%d = %+v, %v; want an error naming the missing label and no write", n, k, err)
+	}
+	if is, _ := w.fake.Issue(n); is.Body != body {
+		t.Errorf("issue #%d's body was replaced:\n%s", n, is.Body)
+	}
+}

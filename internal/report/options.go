@@ -177,6 +177,9 @@ func (o *Options) defaults() error {
 		return errors.New("report: group, attempt, max jobs, pr and dashboard cannot be negative")
 	case o.RunID < 0:
 		return errors.New("report: run id cannot be negative")
+	case o.Dashboard != 0 && o.Dashboard == o.Issue:
+		// Keeping the dashboard would replace the item's own body.
+		return fmt.Errorf("report: the dashboard issue (%d) is the item's own issue: name the issue labelled roadmap:dashboard (roadmap init opens it)", o.Dashboard)
 	}
 	switch o.JobResult {
 	case "", "success", "failure", "cancelled", "skipped":
