@@ -3,10 +3,13 @@ package gates
 import (
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
 // newMD splits a Markdown file into lines and marks fenced code.
@@ -326,4 +329,35 @@ func listed(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:maxListed], ", ") + ", and " + strconv.Itoa(len(names)-maxListed) + " more"
+}
+
+// TaskPaths returns the repository paths the plan's tasks name: the code
+// spans of each task's text that read as paths, and the path-like words of
+// its verify command, read the way the group-order gate reads them (a Go
+// package pattern "./x/..." is the directory x). Each is clean and
+// repository-relative; none climbs out with "..". Sorted, each once. The
+// claims an implement Job takes are built from them (internal/claims).
+func TaskPaths(t *plan.Tasks) []string {
+	if t == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, g := range t.Groups {
+		for _, tk := range g.Tasks {
+			for _, sp := range codeSpans(taskBody(tk.Text, tk.Verify)) {
+				if p := asPath(sp); p != "" {
+					seen[p] = true
+				}
+			}
+			for _, p := range commandPaths(tk.Verify) {
+				seen[p] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
