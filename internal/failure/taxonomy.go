@@ -22,6 +22,9 @@ const (
 	NoProgress         Class = "no_progress"
 	// Busy: another live Job holds the item's lease; this one did nothing.
 	Busy Class = "busy"
+	// ClaimWait: a live Job of another item holds a claim on a unit this
+	// item's plan changes (docs/claims.md); this one holds nothing and waits.
+	ClaimWait Class = "claim_wait"
 	// Unisolated: no OS boundary for model-written commands could be set
 	// up, and the configuration did not say `isolation: none`.
 	Unisolated Class = "unisolated"
@@ -69,6 +72,9 @@ const (
 	// ActionLeave leaves the item to the Job that holds its lease: nothing
 	// is written and nothing dispatched; that Job's ending decides.
 	ActionLeave Action = "leave"
+	// ActionWaitWoken waits, holding nothing, until the item it waits for
+	// gives its claims back; that item's report dispatches this one again.
+	ActionWaitWoken Action = "wait_woken"
 	// ActionStop stops the item: stop comment, roadmap:stopped, a failing
 	// commit status, all state kept. A person decides what happens next.
 	ActionStop Action = "stop"
@@ -215,6 +221,14 @@ var table = []Row{
 		Recognised: "the runner's typed line class=busy: another live Job holds the item's lease (refs/roadmap/lease/<issue>), so this Job made no mark, no model call and took no number",
 		Action:     ActionLeave,
 		Does:       "leave the item to the Job that holds the lease: report writes nothing and dispatches nothing, and that Job's own report decides what follows",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      ClaimWait,
+		Recognised: "the runner's typed line class=claim_wait: a live Job of another item holds a claim (refs/roadmap/claims/<unit>) on a unit this item's plan changes; item.waiting_for names that item",
+		Action:     ActionWaitWoken,
+		Does:       "wait to be woken: the Job gave back every claim it took and ran no group; when the item it waits for ends (ready, stopped, returned) and gives its claims back, that item's report dispatches this one's next Job",
 		Result:     ResultYielded,
 		Automatic:  true,
 	},

@@ -24,7 +24,7 @@ func TestTaxonomyTable(t *testing.T) {
 	actions := map[Action]bool{
 		ActionRetry: true, ActionReconcile: true, ActionWait: true, ActionRebase: true,
 		ActionRepair: true, ActionReturnToStage: true, ActionAsk: true, ActionYield: true,
-		ActionRetryLessParallel: true, ActionContinue: true, ActionStop: true, ActionLeave: true,
+		ActionRetryLessParallel: true, ActionContinue: true, ActionStop: true, ActionLeave: true, ActionWaitWoken: true,
 	}
 	results := map[Result]bool{ResultStopped: true, ResultYielded: true, ResultReturned: true}
 

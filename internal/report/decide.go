@@ -31,7 +31,9 @@ func ActionFor(c failure.Class) Action {
 		return ActionReturnToStage
 	case failure.ActionAsk:
 		return ActionAsk
-	case failure.ActionLeave:
+	case failure.ActionLeave, failure.ActionWaitWoken:
+		// claim_wait: the item that holds the claim wakes this one when it
+		// gives it back (ClaimWaiters); nothing is dispatched now.
 		return ActionNone
 	}
 	return ActionStop
