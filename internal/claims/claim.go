@@ -246,3 +246,8 @@ func Release(ctx context.Context, o Options, units []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Label marks an item whose Job waits for another item's claims: report
+// lists the open issues with it when an item ends, and dispatches those
+// whose item.waiting_for names that item.
+const Label = "roadmap:waiting-claim"

@@ -178,6 +178,9 @@ func (r *Record) JSON(k Key) (json.RawMessage, bool) {
 // StoppedBy returns item.stopped_by: the person who stopped the item.
 func (r *Record) StoppedBy() (string, bool) { return r.str(KeyItemStoppedBy) }
 
+// WaitingFor returns item.waiting_for: the issue whose claim this item waits for.
+func (r *Record) WaitingFor() (int, bool) { return r.count(KeyItemWaitingFor) }
+
 // WakeAt returns item.wake_at; a value that is not an RFC 3339 time reads as
 // absent (the wake then takes the item as due: a wait that cannot be read
 // must not keep it waiting forever).

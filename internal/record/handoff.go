@@ -10,6 +10,9 @@ func (c *Changes) SetStoppedBy(login string) {
 	c.set(KeyItemStoppedBy, fitHead(oneLine(login), MaxLine))
 }
 
+// SetWaitingFor sets item.waiting_for to the issue whose claim this item waits for.
+func (c *Changes) SetWaitingFor(issue int) { c.set(KeyItemWaitingFor, strconv.Itoa(issue)) }
+
 // SetWakeAt sets item.wake_at, in UTC to the second.
 func (c *Changes) SetWakeAt(t time.Time) {
 	c.set(KeyItemWakeAt, t.UTC().Truncate(time.Second).Format(time.RFC3339))

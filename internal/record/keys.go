@@ -76,6 +76,10 @@ const (
 	// KeyItemWakeAt is when an item that yielded for the day's budget may start
 	// again (RFC 3339, UTC): roadmap wake dispatches it once that time passed.
 	KeyItemWakeAt Key = "item.wake_at"
+	// KeyItemWaitingFor is the issue whose live claim on a unit this item's
+	// plan changes made its Job wait (internal/claims): when that item gives
+	// its claims back, report dispatches this one again.
+	KeyItemWaitingFor Key = "item.waiting_for"
 	// KeyImplementParallelism is the parallelism the scoped checks run with
 	// (GOMAXPROCS, go test -p): set after an oom, so the continuation's checks
 	// use less memory.
@@ -115,6 +119,7 @@ func AllKeys() []Key {
 		KeyImplementTrace,
 		KeyImplementWIP,
 		KeyItemStoppedBy,
+		KeyItemWaitingFor,
 		KeyItemWakeAt,
 		KeyStageFindings,
 		KeyStageJobs,
@@ -254,6 +259,8 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindText, bound: MaxCheckLog, what: "plan findings (text, a JSON string when it spans lines)"}, true
 	case KeyItemStoppedBy:
 		return spec{kind: kindLine, bound: MaxLine, what: "a login (one line of text)"}, true
+	case KeyItemWaitingFor:
+		return spec{kind: kindCount, what: "an issue number (an integer >= 1)"}, true
 	case KeyItemWakeAt:
 		return spec{kind: kindLine, bound: MaxLine, what: "a time (RFC 3339, e.g. 2026-11-30T00:00:00Z)"}, true
 	case KeyImplementParallelism:

@@ -22,19 +22,31 @@ import (
 func (r *reporter) act(ctx context.Context) error {
 	switch r.d.action {
 	case ActionReady:
-		return r.ready(ctx)
+		return r.andWake(ctx, r.ready(ctx))
 	case ActionContinue:
 		return r.continuation(ctx)
 	case ActionYield:
 		return r.yield(ctx)
 	case ActionReturnToStage:
-		return r.returnToStage(ctx)
+		return r.andWake(ctx, r.returnToStage(ctx))
 	case ActionAsk:
 		return r.ask(ctx)
 	case ActionNone:
 		return nil
 	}
-	return r.stop(ctx)
+	return r.andWake(ctx, r.stop(ctx))
+}
+
+// andWake follows an item's end (ready, stopped, back to stage), whose
+// Job gave its claims back, with the wake of the items that waited for
+// them (claimwake.go). The action's own error comes first; a failed wake is
+// logged, the waiters keep their label and are listed again at the next end.
+func (r *reporter) andWake(ctx context.Context, err error) error {
+	if r.stage {
+		return err
+	}
+	r.wakeClaimWaiters(ctx)
+	return err
 }
 
 // ready sets the head's status to success and clears a stop or a question

@@ -270,7 +270,10 @@ type Outcome struct {
 	// found the run; without it, the next Job is not known to have started.
 	DispatchFailure  failure.Class `json:"dispatch_failure,omitempty"`
 	DispatchAttempts int           `json:"dispatch_attempts,omitempty"`
-	Stopped          bool          `json:"stopped"`
+	// Woken are the items that waited for this item's claims
+	// (item.waiting_for) and were dispatched when it ended (ClaimWaiters).
+	Woken   []int `json:"woken,omitempty"`
+	Stopped bool  `json:"stopped"`
 	// Step is implement.stopped of a stop.
 	Step string `json:"step,omitempty"`
 	Head string `json:"head,omitempty"`

@@ -115,6 +115,11 @@ func waitingItem(ctx context.Context, gh *github.Client, n int) (WaitingItem, er
 	if err != nil {
 		return WaitingItem{}, fmt.Errorf("issue %d: %w", n, err)
 	}
+	return waitingFrom(n, rc), nil
+}
+
+// waitingFrom is what issue n's record comment says of its wait.
+func waitingFrom(n int, rc github.RecordComment) WaitingItem {
 	rec := rc.Record
 	it := WaitingItem{Issue: n, recordComment: rc.ID}
 	it.WakeAt, _ = rec.WakeAt()
@@ -134,7 +139,7 @@ func waitingItem(ctx context.Context, gh *github.Client, n int) (WaitingItem, er
 		it.Attempt = n + 1
 	}
 	it.Estimate, it.since = last.Spend.USD, last.RunID
-	return it, nil
+	return it
 }
 
 func newest(lines []record.JobOutcome) record.JobOutcome {
