@@ -111,6 +111,9 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 		}
 		r.keepBody(ctx, end)
 	}
+	// After the last mark, the claims first: a waiter woken by this item's
+	// report finds them gone.
+	r.releaseClaims(ctx, end)
 	// After the last mark: the next Job reads a record this one is done with.
 	r.j.Release(ctx)
 	res.RecordComment = r.j.RC.ID
@@ -189,6 +192,10 @@ func doing(end ending, pr int) string {
 		}
 		return fmt.Sprintf("returned (%s)%s", end.class, why)
 	case record.ResultYielded:
+		if end.class == failure.ClaimWait {
+			// "waiting for #N: …": woken when #N gives its claims back.
+			return end.reason
+		}
 		return fmt.Sprintf("yielded in %s%s; a continuation goes on", end.step, why)
 	}
 	return ""

@@ -102,6 +102,10 @@ type runner struct {
 	reviewRes      *review.Result
 	ledger         *record.ReviewLedger
 	reviewed       string
+
+	// units are the units this Job claimed (claims.go), given back at the
+	// item's end.
+	units []string
 }
 
 // Run runs one Job for the item and returns how it ended. An error is
@@ -216,6 +220,9 @@ func (r *runner) groups(ctx context.Context) ending {
 	change, err := plan.LoadChangeIn(r.workdir, planDir)
 	if err != nil {
 		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan", reason: err.Error()}
+	}
+	if end, ok := r.claim(ctx, change); !ok {
+		return end
 	}
 	passed, err := o.Repo.GroupCommits(ctx, o.Remote+"/"+o.Base)
 	if err != nil {
