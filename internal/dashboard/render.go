@@ -122,7 +122,7 @@ func Render(s *State, v View) string {
 // ordered is the lines in the order a person acts on them: by state (the
 // pipeline's order, stops and questions first), then by issue.
 func ordered(ls []Line) []Line {
-	rank := map[items.State]int{items.Stopped: 0, items.NeedsInput: 1, items.WaitingBudget: 2, items.Staged: 3,
+	rank := map[items.State]int{items.Stopped: 0, items.NeedsInput: 1, items.WaitingBudget: 2, items.WaitingClaim: 2, items.Staged: 3,
 		items.WaitingChecks: 4, items.Implementing: 5, items.Planning: 6, items.Ready: 7, items.Unknown: 8}
 	out := append([]Line(nil), ls...)
 	sort.SliceStable(out, func(a, b int) bool {

@@ -52,6 +52,9 @@ var allowed = map[string][]string{
 	"internal/metrics": {"internal/items", "internal/record"},
 	// The tracker check reads GitHub through internal/github's domain types only.
 	"internal/tracker": {"internal/github"},
+	// Claims on units: git refs, the plan's paths as the gates read them,
+	// a holder's run read through the GitHub client, bounds from the record.
+	"internal/claims": {"internal/git", "internal/github", "internal/plan", "internal/gates", "internal/record"},
 }
 
 type pkg struct {

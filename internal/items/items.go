@@ -26,6 +26,9 @@ const (
 	NeedsInput State = "needs_input"
 	// WaitingBudget: the item yielded for the day's budget (item.wake_at).
 	WaitingBudget State = "waiting_budget"
+	// WaitingClaim: the last Job found another item's live claim on a unit
+	// its plan changes (claim_wait); it is woken when that item ends.
+	WaitingClaim State = "waiting_claim"
 	// Stopped: the item stopped on a class (Item.Class), or a person stopped it.
 	Stopped State = "stopped"
 	// Ready: every group passed; the PR is ready for review.
@@ -35,7 +38,7 @@ const (
 )
 
 // States is every state, in the order a person reads them (the pipeline's).
-var States = []State{Planning, Staged, Implementing, WaitingChecks, NeedsInput, WaitingBudget, Stopped, Ready, Unknown}
+var States = []State{Planning, Staged, Implementing, WaitingChecks, NeedsInput, WaitingBudget, WaitingClaim, Stopped, Ready, Unknown}
 
 // Job is one Job of the item, stage's or implement's.
 type Job struct {
@@ -216,6 +219,9 @@ func state(rec *record.Record, stage, impl []record.JobOutcome) (State, string) 
 		}
 		if class == "" && yieldedWatching(rec) {
 			return WaitingChecks, ""
+		}
+		if class == "claim_wait" {
+			return WaitingClaim, class
 		}
 		return Implementing, class
 	}

@@ -68,6 +68,12 @@ func TestItemState(t *testing.T) {
 			c.SetFailure("day_budget_exhausted")
 			c.SetJobs([]record.JobOutcome{{Job: 1, RunID: 11, Result: record.ResultYielded, Failure: "day_budget_exhausted"}})
 		}, state: WaitingBudget, class: "day_budget_exhausted"},
+		{name: "waiting for another item's claim", edit: func(c *record.Changes) {
+			c.SetResult(record.ResultYielded)
+			c.SetFailure("claim_wait")
+			c.SetWaitingFor(12)
+			c.SetJobs([]record.JobOutcome{{Job: 1, RunID: 11, Result: record.ResultYielded, Failure: "claim_wait"}})
+		}, state: WaitingClaim, class: "claim_wait"},
 		{name: "returned for a person", edit: func(c *record.Changes) {
 			c.SetResult(record.ResultReturned)
 			c.SetFailure("needs_input")
