@@ -32,6 +32,7 @@ func TestOneActionPerClass(t *testing.T) {
 		failure.ReviewBlocked:      ActionStop,
 		failure.TestsWeak:          ActionStop,
 		failure.Busy:               ActionNone,
+		failure.ClaimWait:          ActionNone,
 		failure.Unknown:            ActionStop,
 	}
 
