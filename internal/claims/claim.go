@@ -251,3 +251,8 @@ func Release(ctx context.Context, o Options, units []string) error {
 // lists the open issues with it when an item ends, and dispatches those
 // whose item.waiting_for names that item.
 const Label = "roadmap:waiting-claim"
+
+// WaitedLabel marks an item another item waits for: the waiter puts it on
+// the holder's issue, so the holder's report lists the waiters only when
+// there are some (an item's end with none costs no request for the wake).
+const WaitedLabel = "roadmap:claim-waited"

@@ -21,8 +21,8 @@ func (r *runner) claimOptions() claims.Options {
 // on disjoint units run at once and an item on a unit another item's live
 // Job holds waits for it, holding nothing (docs/claims.md). The claims are
 // git refs, pushed: no GitHub API request, but one read of a run per unit
-// whose holder must be judged. A Job that waits adds claims.Label to the
-// issue (one request) and says item.waiting_for; the holder's report
+// whose holder must be judged. A Job that waits adds claims.Label to its
+// issue and claims.WaitedLabel to the holder's (two requests) and says item.waiting_for; the holder's report
 // dispatches it again when that item ends.
 func (r *runner) claim(ctx context.Context, change *plan.Change) (ending, bool) {
 	units, err := claims.Units(change)
@@ -40,6 +40,9 @@ func (r *runner) claim(ctx context.Context, change *plan.Change) (ending, bool) 
 		r.j.Logf("roadmap: the claim on %s is held by %s: %s", strings.Join(ov.Units, ", "), ov.Holder, ov.Why)
 		if err := r.o.GitHub.AddLabels(ctx, r.o.Issue, claims.Label); err != nil {
 			return r.fail(ctx, "claim", fmt.Errorf("label the item %s: %w", claims.Label, err)), false
+		}
+		if err := r.o.GitHub.AddLabels(ctx, ov.Issue, claims.WaitedLabel); err != nil {
+			return r.fail(ctx, "claim", fmt.Errorf("label #%d %s: %w", ov.Issue, claims.WaitedLabel, err)), false
 		}
 		var ch record.Changes
 		ch.SetWaitingFor(ov.Issue)

@@ -84,6 +84,9 @@ func TestClaimOverlapWaitsAndWakes(t *testing.T) {
 	if n := len(w.fake.Dispatches()); n != 0 {
 		t.Fatalf("%d dispatches before the holder ended, want none", n)
 	}
+	if !slices.Contains(w.fake.Labels(other), claims.WaitedLabel) {
+		t.Errorf("the holder #%d's labels %v lack %s: its report would not look for waiters", other, w.fake.Labels(other), claims.WaitedLabel)
+	}
 
 	// The holder ends ready: its Job gives its claims back, its report
 	// wakes the items waiting for it.
@@ -101,6 +104,9 @@ func TestClaimOverlapWaitsAndWakes(t *testing.T) {
 	ds := w.fake.Dispatches()
 	if len(ds) != 1 || ds[0].Inputs["issue"] != fmt.Sprint(w.issue) || ds[0].Inputs["attempt"] != "2" {
 		t.Fatalf("dispatches %+v, want one of issue %d, Job 2", ds, w.issue)
+	}
+	if slices.Contains(w.fake.Labels(other), claims.WaitedLabel) {
+		t.Errorf("the holder keeps %s after waking its waiters", claims.WaitedLabel)
 	}
 	if slices.Contains(w.fake.Labels(w.issue), claims.Label) {
 		t.Errorf("the woken item keeps %s: a second report would dispatch it again", claims.Label)

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/roadmap-dev/roadmap/internal/claims"
@@ -38,12 +39,20 @@ func ClaimWaiters(ctx context.Context, gh *github.Client, label string, issue in
 // wakeClaimWaiters dispatches the next Job of each item that waited for
 // this one's claims, and takes its waiting label off so a second end (a
 // re-run of report) does not dispatch it again. Cost: one list, a record read
-// per labelled issue, a dispatch and a label removal per waiter; none when no issue has
-// the label.
+// per labelled issue, a dispatch and a label removal per waiter; none beyond the issue read
+// the end's labels already make when no item put claims.WaitedLabel on it.
 func (r *reporter) wakeClaimWaiters(ctx context.Context) {
 	if r.o.Workflow == "" || r.o.Ref == "" {
 		r.logf("report: issue #%d: no workflow to dispatch on: the items waiting for its claims are not woken", r.o.Issue)
 		return
+	}
+	is, err := r.readIssue(ctx)
+	if err != nil {
+		r.logf("report: issue #%d: read its labels for the items waiting for its claims: %v", r.o.Issue, err)
+		return
+	}
+	if !slices.Contains(is.Labels, claims.WaitedLabel) {
+		return // no item waited for this one: nothing to list
 	}
 	waiters, err := ClaimWaiters(ctx, r.o.GitHub, claims.Label, r.o.Issue)
 	if err != nil {
@@ -68,5 +77,10 @@ func (r *reporter) wakeClaimWaiters(ctx context.Context) {
 		}
 		r.out.Woken = append(r.out.Woken, it.Issue)
 		r.logf("report: issue #%d waited for #%d's claims: dispatched Job %d (run %d)", it.Issue, r.o.Issue, it.Attempt, res.RunID)
+	}
+	if err == nil {
+		if rerr := r.o.GitHub.RemoveLabel(ctx, r.o.Issue, claims.WaitedLabel); rerr != nil {
+			r.logf("report: issue #%d: remove %s: %v", r.o.Issue, claims.WaitedLabel, rerr)
+		}
 	}
 }
