@@ -20,7 +20,8 @@ const maxPath = 300
 // Normalise reads a path a plan names (model-written: untrusted) as a clean
 // repository-relative path with forward slashes: "" when it is absolute,
 // climbs out with "..", names the root itself, is too long, or holds a
-// backslash or a control character.
+// backslash or a control character, or when an element has space at its
+// edge.
 func Normalise(p string) string {
 	p = strings.TrimSpace(p)
 	if p == "" || len(p) > maxPath || strings.HasPrefix(p, "/") || strings.ContainsRune(p, '\\') {
@@ -34,6 +35,13 @@ func Normalise(p string) string {
 	p = path.Clean(p)
 	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
 		return ""
+	}
+	// An element with space at its edge ("a/.. /b" cleaned) is no path a
+	// plan means, and trimming it would make a second reading differ.
+	for _, e := range strings.Split(p, "/") {
+		if strings.TrimSpace(e) != e {
+			return ""
+		}
 	}
 	return p
 }
