@@ -32,3 +32,13 @@ func (r *Repo) MergedCommit(ctx context.Context, a, b, message string) (string, 
 	}
 	return sha, nil
 }
+
+// FetchTo fetches branch from remote into ref and returns its sha. ref is
+// one of roadmap's own (refs/roadmap/…): the tracking branch stays where it
+// was.
+func (r *Repo) FetchTo(ctx context.Context, remote, branch, ref string) (string, error) {
+	if _, err := r.run(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, "+refs/heads/"+branch+":"+ref); err != nil {
+		return "", fmt.Errorf("fetch %s from %s: %w", branch, remote, err)
+	}
+	return r.RevParse(ctx, ref)
+}

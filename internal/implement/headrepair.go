@@ -30,10 +30,12 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 		log, why = r.handoffLog, "the check log an earlier Job handed on"
 	}
 	reviews := 0 // repair rounds the review's findings have had
+	moves := 0   // heads that took in a base that moved before ready
 	for round := 0; ; round++ {
 		// A repair after the archive reads the change where the archive
 		// moved it, and the scoped checks do not archive it again.
 		change = r.current(change)
+		r.change = change
 		if log != "" {
 			if end, ok := r.repairHead(ctx, change, log, why); !ok {
 				return end
@@ -41,10 +43,22 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 		}
 		end, ok := r.scopedChecks(ctx, change)
 		if ok {
+			// Before the review and the watch: a failure on the merged
+			// tree moves the head (the base merged in, then repaired
+			// here), which a review or a watch would be spent on.
+			end, ok = r.mergedCheck(ctx, change) // merged.go
+		}
+		if ok {
 			end, ok = r.reviewHead(ctx, change, reviews) // quality.go
 		}
 		if ok {
 			end = r.watch(ctx)
+		}
+		if end.again && moves < maxBaseMoves {
+			moves++
+			round--
+			log = ""
+			continue
 		}
 		if end.repairable {
 			// The review's blocking findings, with rounds left: the agent

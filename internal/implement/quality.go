@@ -369,6 +369,11 @@ func (r *runner) ledgerSHA() string {
 // draft and the Job yields, and the next Job checks and reviews that head.
 func (r *runner) markReady(ctx context.Context, body string) (ending, bool) {
 	o := r.o
+	// Never ready on a stale base: the base's tip, read once more now, is
+	// the one the merged check passed on (merged.go).
+	if end, ok := r.baseStill(ctx); !ok {
+		return end, false
+	}
 	if !o.Review.on() {
 		if err := o.GitHub.MarkReadyWithBody(ctx, r.pr, body); err != nil {
 			return r.fail(ctx, "mark ready", err), false

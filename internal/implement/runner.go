@@ -57,6 +57,9 @@ type ending struct {
 	// repairable: the review's blocking findings, with rounds left; atHead
 	// repairs the head with checkLog (the findings) and reviews again.
 	repairable bool
+	// again: the head moved to take in the base before ready (merged.go);
+	// atHead checks, reviews and watches the new head.
+	again bool
 }
 
 type runner struct {
@@ -106,6 +109,11 @@ type runner struct {
 	// units are the units this Job claimed (claims.go), given back at the
 	// item's end.
 	units []string
+
+	// The merged check (merged.go): the head and the base's tip the scoped
+	// checks last held on merged, and the plan atHead works on.
+	mergedHead, mergedBase string
+	change                 *plan.Change
 }
 
 // Run runs one Job for the item and returns how it ended. An error is
@@ -312,6 +320,9 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	}
 	var ch record.Changes
 	ch.SetCheckedSHA(record.SHA(r.head))
+	// implement.merged_base was for the head before: a new head is merged
+	// with the base and checked again (mergedCheck).
+	ch.Delete(record.KeyImplementMergedBase)
 	r.j.Doing = "waiting on the PR checks"
 	if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark checked", err), false

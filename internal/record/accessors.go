@@ -85,6 +85,9 @@ func (r *Record) WIP() (SHA, bool) { return r.sha(KeyImplementWIP) }
 // CheckedSHA returns implement.checked_sha.
 func (r *Record) CheckedSHA() (SHA, bool) { return r.sha(KeyImplementCheckedSHA) }
 
+// MergedBase returns implement.merged_base.
+func (r *Record) MergedBase() (SHA, bool) { return r.sha(KeyImplementMergedBase) }
+
 // PublishedSHA returns implement.published_sha.
 func (r *Record) PublishedSHA() (SHA, bool) { return r.sha(KeyImplementPublishedSHA) }
 

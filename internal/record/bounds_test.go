@@ -47,6 +47,7 @@ func worstCase(t *testing.T) *Record {
 	c.SetSHA(sha)
 	c.SetWIP(sha)
 	c.SetCheckedSHA(sha)
+	c.SetMergedBase(sha)
 	c.SetPublishedSHA(sha)
 	// The trace is bounded on its JSON text already; fill it with escapes.
 	c.SetTrace(json.RawMessage(`"` + strings.Repeat(`\u003c`, (MaxTrace-2)/6) + `"`))

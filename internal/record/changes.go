@@ -193,6 +193,9 @@ func (c *Changes) SetWIP(s SHA) { c.set(KeyImplementWIP, encodeString(string(s))
 // SetCheckedSHA sets implement.checked_sha.
 func (c *Changes) SetCheckedSHA(s SHA) { c.set(KeyImplementCheckedSHA, encodeString(string(s))) }
 
+// SetMergedBase sets implement.merged_base.
+func (c *Changes) SetMergedBase(s SHA) { c.set(KeyImplementMergedBase, encodeString(string(s))) }
+
 // SetPublishedSHA sets implement.published_sha.
 func (c *Changes) SetPublishedSHA(s SHA) { c.set(KeyImplementPublishedSHA, encodeString(string(s))) }
 

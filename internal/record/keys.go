@@ -39,6 +39,10 @@ const (
 	KeyImplementWIP Key = "implement.wip"
 	// KeyImplementCheckedSHA is the head at which the scoped checks last passed.
 	KeyImplementCheckedSHA Key = "implement.checked_sha"
+	// KeyImplementMergedBase is the base branch's commit the scoped checks
+	// last passed on merged with the head (implement.checked_sha): the PR
+	// is marked ready only while the base is still there.
+	KeyImplementMergedBase Key = "implement.merged_base"
 	// KeyImplementPublishedSHA is the head the last push published.
 	KeyImplementPublishedSHA Key = "implement.published_sha"
 	// KeyImplementTier is the ladder index the item's last failing repair
@@ -105,6 +109,7 @@ func AllKeys() []Key {
 		KeyImplementGroup,
 		KeyImplementGroupSeconds,
 		KeyImplementJobs,
+		KeyImplementMergedBase,
 		KeyImplementParallelism,
 		KeyImplementPublishedSHA,
 		KeyImplementQuestion,
@@ -233,7 +238,7 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindCount, what: "a group number (an integer >= 1)"}, true
 	case KeyImplementGroupSeconds:
 		return spec{kind: kindSeconds, bound: MaxGroupSeconds, what: "group durations (a JSON array of seconds, e.g. [412,903])"}, true
-	case KeyImplementSHA, KeyImplementCheckedSHA, KeyImplementPublishedSHA, KeyImplementWIP:
+	case KeyImplementSHA, KeyImplementCheckedSHA, KeyImplementMergedBase, KeyImplementPublishedSHA, KeyImplementWIP:
 		return spec{kind: kindSHA, what: "a commit SHA (7 to 64 lowercase hex digits)"}, true
 	case KeyImplementTrace:
 		return spec{kind: kindTrace, bound: MaxTrace, what: "a trace (a JSON string, object or array)"}, true

@@ -48,6 +48,7 @@ func readers() map[Key]reader {
 		KeyImplementSpendEstimated: {fn: "job/kernel.(*Job).read"},
 		KeyImplementCheckedSHA:     {fn: "implement.(*runner).scopedChecks"},
 		KeyImplementPublishedSHA:   {fn: "implement.(*runner).reconcile"},
+		KeyImplementMergedBase:     {fn: "implement.(*runner).mergedCheck"},
 		KeyImplementGroupSeconds:   {fn: "implement.(*runner).start"},
 		KeyImplementJobs:           {fn: "job/kernel.(*Job).Mark"},
 		KeyImplementAnswer:         {fn: "implement.(*runner).runGroup"},

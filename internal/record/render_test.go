@@ -44,6 +44,7 @@ func everyKey() Changes {
 	c.SetTier(1)
 	c.SetCheckLog("--- FAIL: TestBackoffSchedule (0.00s)\n    backoff_test.go:31: delay(5) = 2h, want 1h\n<!-- not a comment -->\nFAIL")
 	c.SetCheckedSHA("3f2a9c1d4e")
+	c.SetMergedBase("4e5f6071a8")
 	c.SetConflict([]string{"internal/webhook/backoff.go", "docs/delivery guide.md"})
 	c.SetFailure("checks_failed")
 	c.SetGroup(2)
