@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/claims"
 	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/github"
 )
@@ -129,6 +130,8 @@ func labels() []label {
 		{l.Stop, "5319e7", "roadmap: a person stops this item for good (/roadmap retry restarts it)"},
 		{l.Waiting, "c5def5", "roadmap: waiting for the day's budget; roadmap wake dispatches it"},
 		{dashboard.Label, "006b75", "roadmap: the dashboard issue roadmap keeps (one per repository)"},
+		{claims.Label, "d4c5f9", "roadmap: waiting for another item's claim on the same files (docs/claims.md)"},
+		{claims.WaitedLabel, "e4e669", "roadmap: another item waits for this one's claim; its end wakes it"},
 	}
 }
 
