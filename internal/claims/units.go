@@ -93,6 +93,31 @@ func Units(change *plan.Change) ([]string, error) {
 	return UnitsOf(paths), nil
 }
 
+// UnitsIn are Units read with the repository at root: the units of the
+// files that declare the symbols the tasks name without a path
+// (gates.TaskSymbolFiles: a task "make `Backoff()` cap its wait" changes the
+// package that declares Backoff) are claimed too.
+func UnitsIn(root string, change *plan.Change) ([]string, error) {
+	units, err := Units(change)
+	if err != nil {
+		return nil, err
+	}
+	files, err := gates.TaskSymbolFiles(root, change)
+	if err != nil {
+		return nil, fmt.Errorf("claims: the files declaring the tasks' symbols: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, u := range append(units, UnitsOf(files)...) {
+		seen[u] = true
+	}
+	out := make([]string, 0, len(seen))
+	for u := range seen {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // deltaCapabilities lists the change's specs/<capability>/ directories that
 // hold a spec.md, read inside the change's directory (os.Root: a link out of
 // it is not followed).

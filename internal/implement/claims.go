@@ -25,7 +25,7 @@ func (r *runner) claimOptions() claims.Options {
 // issue and claims.WaitedLabel to the holder's (two requests) and says item.waiting_for; the holder's report
 // dispatches it again when that item ends.
 func (r *runner) claim(ctx context.Context, change *plan.Change) (ending, bool) {
-	units, err := claims.Units(change)
+	units, err := claims.UnitsIn(r.workdir, change)
 	if err != nil {
 		return r.fail(ctx, "claim", err), false
 	}
