@@ -92,6 +92,10 @@ type item struct {
 	// model is the proxy in front of the replay model: its latency, and
 	// the hold a scenario may put on some calls.
 	model *slowModel
+	// implementEnds are when each run at once with others (goRun) saw its
+	// implement job end, by the run's name: its requests before are
+	// implement's, after report's (tokenCounts).
+	implementEnds map[string]time.Time
 }
 
 // phase is the counted GitHub requests (304s and log blobs are free) made
@@ -322,6 +326,8 @@ implement:
 	it.caller = &Repo{Dir: seed, Remote: w.Remote, Name: demo.Owner + "/" + demo.Repo, SHA: strings.TrimSpace(sha)}
 	if o.FromIssue {
 		it.logf("issue #%d with no plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
+	} else if o.World != nil {
+		it.logf("issue #%d with a staged plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
 	} else {
 		it.logf("issue #%d with a 3-group plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
 	}
