@@ -89,6 +89,13 @@ type item struct {
 	// pushToken is the token roadmap pushes with (ROADMAP_PUSH_TOKEN), for
 	// the fake's push events; "" is the workflow's GITHUB_TOKEN.
 	pushToken string
+	// model is the proxy in front of the replay model: its latency, and
+	// the hold a scenario may put on some calls.
+	model *slowModel
+	// implementEnds are when each run at once with others (goRun) saw its
+	// implement job end, by the run's name: its requests before are
+	// implement's, after report's (tokenCounts).
+	implementEnds map[string]time.Time
 }
 
 // phase is the counted GitHub requests (304s and log blobs are free) made
@@ -150,10 +157,14 @@ const movedTag = "the moving tag ran, not the pinned commit"
 // ROADMAP_PUSH_TOKEN; the fake knows it as the App's.
 const appPushToken = "ghs_roadmapE2EAppInstallationToken000000"
 
-// secrets are the caller's secrets: the workflow's token, and the push
-// token unless the scenario runs without one.
-func (it *item) secrets() map[string]string {
-	s := map[string]string{"GITHUB_TOKEN": demo.Token}
+// secrets are the caller's secrets: the workflow's token (the run's own
+// when it has one, else the world's), and the push token unless the
+// scenario runs without one.
+func (it *item) secrets(token string) map[string]string {
+	if token == "" {
+		token = demo.Token
+	}
+	s := map[string]string{"GITHUB_TOKEN": token}
 	if it.pushToken != "" {
 		s["ROADMAP_PUSH_TOKEN"] = it.pushToken
 	}
@@ -215,7 +226,8 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httptest.NewServer(&slowModel{upstream: model.Scheme + "://" + model.Host, latency: o.Latency})
+	it.model = &slowModel{upstream: model.Scheme + "://" + model.Host, latency: o.Latency}
+	proxy := httptest.NewServer(it.model)
 	t.Cleanup(proxy.Close)
 	modelURL := proxy.URL + model.Path
 
@@ -314,6 +326,8 @@ implement:
 	it.caller = &Repo{Dir: seed, Remote: w.Remote, Name: demo.Owner + "/" + demo.Repo, SHA: strings.TrimSpace(sha)}
 	if o.FromIssue {
 		it.logf("issue #%d with no plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
+	} else if o.World != nil {
+		it.logf("issue #%d with a staged plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
 	} else {
 		it.logf("issue #%d with a 3-group plan in %s (bare remote %s); fake GitHub %s", w.Issue, it.caller.Name, w.Remote, it.apiURL)
 	}
@@ -435,6 +449,14 @@ type trigger struct {
 	// workflow is the workflow file the run is of, under .github/workflows
 	// ("" is the caller).
 	workflow string
+	// token is the run's GITHUB_TOKEN ("" is the world's, demo.Token): a
+	// run at once with another has its own (runToken), so their requests
+	// are told apart.
+	token string
+	// unbooked leaves the run's requests out of the phases (book): a run
+	// at once with another cannot be booked by time; the scenario counts
+	// its requests by its token (tokenCounts).
+	unbooked bool
 }
 
 // actRun is one finished act run of the caller.
@@ -474,7 +496,7 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 		Actor:             tr.actor,
 		APIURL:            it.apiURL,
 		Env:               it.runEnv(tr.runID, artifacts),
-		Secrets:           it.secrets(),
+		Secrets:           it.secrets(tr.token),
 		LocalRepositories: it.localRepositories(),
 		Scratch:           t.TempDir(),
 	})
@@ -489,6 +511,9 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 	var bookedJob atomic.Bool
 	go func() {
 		defer close(booked)
+		if tr.unbooked {
+			return
+		}
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -529,6 +554,7 @@ func (it *item) run(tr trigger, during func(ctx context.Context, s *Started)) *a
 	// runs both have a report job. A run whose first job's end was never
 	// seen (act failed before it) books everything to that job.
 	switch {
+	case tr.unbooked:
 	case !bookedJob.Load() && r.job("stage") != "":
 		it.book(tr.name + ": stage")
 	case !bookedJob.Load() && r.job("answer") != "":
@@ -677,7 +703,13 @@ func (it *item) continuation(name string, d githubfake.Dispatch) trigger {
 // comment (the oldest comment by its identity with a record block).
 func (it *item) record() *record.Record {
 	it.t.Helper()
-	for _, c := range it.w.Fake.Comments(it.w.Issue) {
+	return it.recordOf(it.w.Issue)
+}
+
+// recordOf reads issue n's record as the fake holds it.
+func (it *item) recordOf(n int) *record.Record {
+	it.t.Helper()
+	for _, c := range it.w.Fake.Comments(n) {
 		if c.Author != github.DefaultIdentity || !record.HasBlock(c.Body) {
 			continue
 		}
@@ -687,7 +719,7 @@ func (it *item) record() *record.Record {
 		}
 		return rec
 	}
-	it.t.Fatalf("issue #%d has no record comment", it.w.Issue)
+	it.t.Fatalf("issue #%d has no record comment", n)
 	return nil
 }
 
@@ -709,11 +741,16 @@ func (it *item) recordCommentID() string {
 type ci struct {
 	mu    sync.Mutex
 	state string
+	// branches are the work branches whose heads get the status.
+	branches []string
 }
 
-// playCI starts the repository's CI in state.
-func (it *item) playCI(state string) *ci {
-	c := &ci{state: state}
+// playCI starts the repository's CI in state, on the item's work branch.
+func (it *item) playCI(state string) *ci { return it.playCIOn(state, it.w.Branch()) }
+
+// playCIOn starts the repository's CI in state, on each of branches.
+func (it *item) playCIOn(state string, branches ...string) *ci {
+	c := &ci{state: state, branches: branches}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -742,17 +779,19 @@ func (c *ci) play(ctx context.Context, it *item) {
 			return
 		case <-tick.C:
 		}
-		out, err := git(ctx, "-C", it.w.Remote, "rev-parse", "-q", "--verify", "refs/heads/"+it.w.Branch())
-		sha := strings.TrimSpace(out)
-		if err != nil || sha == "" {
-			continue
-		}
-		c.mu.Lock()
-		want := c.state
-		c.mu.Unlock()
-		sts := it.w.Fake.Statuses(sha)
-		if n := len(sts); n == 0 || sts[n-1].State != want {
-			it.w.Fake.AddStatus(sha, "ci/test", want, "the repository's CI: "+want)
+		for _, branch := range c.branches {
+			out, err := git(ctx, "-C", it.w.Remote, "rev-parse", "-q", "--verify", "refs/heads/"+branch)
+			sha := strings.TrimSpace(out)
+			if err != nil || sha == "" {
+				continue
+			}
+			c.mu.Lock()
+			want := c.state
+			c.mu.Unlock()
+			sts := it.w.Fake.Statuses(sha)
+			if n := len(sts); n == 0 || sts[n-1].State != want {
+				it.w.Fake.AddStatus(sha, "ci/test", want, "the repository's CI: "+want)
+			}
 		}
 	}
 }
@@ -786,7 +825,10 @@ func (it *item) checkSpend(rec *record.Record) {
 
 // checkMarkerComment wants exactly one marker comment on the item's PR, the
 // PR out of draft and roadmap/implement green on its head.
-func (it *item) checkReadyPR(pr int) {
+func (it *item) checkReadyPR(pr int) { it.checkReadyPROf(pr, "add-greetings") }
+
+// checkReadyPROf is checkReadyPR for the item whose plan is change.
+func (it *item) checkReadyPROf(pr int, change string) {
 	t := it.t
 	t.Helper()
 	is, ok := it.w.Fake.Issue(pr)
@@ -817,11 +859,11 @@ func (it *item) checkReadyPR(pr int) {
 	// The PR's last commit is the OpenSpec archive of the plan.
 	ctx := t.Context()
 	msg, err := git(ctx, "--git-dir", it.w.Remote, "log", "-1", "--format=%B", is.Pull.HeadSHA)
-	if err != nil || !strings.Contains(msg, "Roadmap-Archive: add-greetings") {
-		t.Errorf("the PR's last commit %s is not the archive of add-greetings (%v):\n%s", is.Pull.HeadSHA, err, msg)
+	if err != nil || !strings.Contains(msg, "Roadmap-Archive: "+change) {
+		t.Errorf("the PR's last commit %s is not the archive of %s (%v):\n%s", is.Pull.HeadSHA, change, err, msg)
 	}
 	tree, err := git(ctx, "--git-dir", it.w.Remote, "ls-tree", "-r", "--name-only", is.Pull.HeadSHA)
-	if err != nil || !strings.Contains(tree, "openspec/changes/archive/") || strings.Contains(tree, "openspec/changes/add-greetings/") {
+	if err != nil || !strings.Contains(tree, "openspec/changes/archive/") || strings.Contains(tree, "openspec/changes/"+change+"/") {
 		t.Errorf("the PR head's tree does not hold the archived change (%v):\n%s", err, tree)
 	}
 }
@@ -1031,6 +1073,19 @@ func (it *item) seedKilledJob(ctx context.Context, s *Started, runID int64) {
 type slowModel struct {
 	upstream string
 	latency  time.Duration
+
+	mu sync.Mutex
+	// hold, when set, sees each chat request's body after the latency and
+	// returns when the model may answer it: a model as slow as a scenario
+	// needs it to be on some calls. It must return when ctx is done.
+	hold func(ctx context.Context, body []byte)
+}
+
+// setHold sets the hold on the chat requests (nil: none).
+func (m *slowModel) setHold(f func(ctx context.Context, body []byte)) {
+	m.mu.Lock()
+	m.hold = f
+	m.mu.Unlock()
 }
 
 func (m *slowModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -1043,6 +1098,15 @@ func (m *slowModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(m.latency):
 		case <-r.Context().Done():
 			return
+		}
+		m.mu.Lock()
+		hold := m.hold
+		m.mu.Unlock()
+		if hold != nil {
+			hold(r.Context(), body)
+			if r.Context().Err() != nil {
+				return
+			}
 		}
 	}
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, m.upstream+r.URL.RequestURI(), bytes.NewReader(body))

@@ -150,6 +150,22 @@ type ranRun struct {
 // for the latest events: the rule that kept GitHub from starting it.
 // during, if set, runs while act does, with the run's id.
 func (it *item) nextRun(name, workflow, event string, during func(ctx context.Context, s *Started, runID int64)) *ranRun {
+	it.t.Helper()
+	return it.runTaken(it.takeRun(name, workflow, event), during)
+}
+
+// takenRun is a run taken from GitHub's queue (takeRun), not yet run.
+type takenRun struct {
+	tr  trigger
+	run githubfake.Run
+	ev  githubfake.Event
+}
+
+// takeRun takes the next run GitHub would start, as nextRun does, and
+// makes its trigger; runTaken runs it. Between the two a scenario can
+// give the run a token of its own (runToken) to run it at once with
+// another.
+func (it *item) takeRun(name, workflow, event string) *takenRun {
 	t := it.t
 	t.Helper()
 	run, ev, err := expectRun(it.w.Fake, workflow, event)
@@ -171,6 +187,15 @@ func (it *item) nextRun(name, workflow, event string, during func(ctx context.Co
 			tr.inputs[k] = fmt.Sprint(v)
 		}
 	}
+	return &takenRun{tr: tr, run: run, ev: ev}
+}
+
+// runTaken runs a taken run under act and finishes it in the fake with
+// act's conclusion. during, if set, runs while act does, with the run's id.
+func (it *item) runTaken(tk *takenRun, during func(ctx context.Context, s *Started, runID int64)) *ranRun {
+	t := it.t
+	t.Helper()
+	tr, run, ev := tk.tr, tk.run, tk.ev
 	pushes := it.watchPushes()
 	r := it.run(tr, func(ctx context.Context, s *Started) {
 		if during != nil {

@@ -61,6 +61,11 @@ var verbCalls = map[string][]Call{
 		Call{"GET " + repo + "/actions/jobs/{job_id}", actionsRead},
 		Call{"GET " + repo + "/actions/jobs/{job_id}/logs", actionsRead},
 		Call{"POST " + repo + "/actions/runs/{run_id}/rerun-failed-jobs", actionsWrite},
+		// Claims (docs/claims.md): the read of a holder's run, to judge
+		// whether its Job lives, and a waiter's labels on itself and on
+		// the holder.
+		Call{"GET " + repo + "/actions/runs/{run_id}", actionsRead},
+		Call{"POST " + repo + "/issues/{n}/labels", issuesWrite},
 	),
 	"stage": append(append([]Call(nil), record...),
 		Call{"GET " + repo, metadata},
@@ -84,6 +89,9 @@ var verbCalls = map[string][]Call{
 		Call{"GET " + repo + "/actions/jobs/{job_id}/logs", actionsRead},
 		// A killed Job's annotations, with its log, for the classifier.
 		Call{"GET " + repo + "/check-runs/{id}/annotations", checksRead},
+		// The wake of the items waiting for this one's claims: the list of
+		// the issues labelled roadmap:waiting-claim (docs/claims.md).
+		Call{"GET " + repo + "/issues", issuesRead},
 	),
 	// wake lists the waiting items, reads their records and the day's
 	// ledger, dispatches them and takes their waiting label off. The wake

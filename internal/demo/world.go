@@ -19,7 +19,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
 
-//go:embed all:testdata/demo all:testdata/python
+//go:embed all:testdata/demo all:testdata/python all:testdata/trio
 var sample embed.FS
 
 // The sample item. The token is the fake's own: it opens nothing real.
@@ -48,6 +48,8 @@ type World struct {
 
 	// item is the sample the world holds: its language's checks.
 	item *sampleItem
+	// trio is the items of a world of three (NewTrioWorld).
+	trio []TrioItem
 }
 
 // sampleItem is one sample item: its repository and fixtures under

@@ -82,6 +82,7 @@ type token struct {
 	login    string
 	kind     Kind
 	readOnly bool
+	name     string // Identity.Name
 }
 
 type logGrant struct {
@@ -102,6 +103,9 @@ type LoggedRequest struct {
 	// Login is who the request's token acts as ("" when it has none the
 	// fake accepts), so a test can tell a person's requests from a Job's.
 	Login string `json:"login,omitempty"`
+	// TokenName is the Identity.Name of the request's token, when it has
+	// one (never the token itself).
+	TokenName string `json:"token_name,omitempty"`
 }
 
 // New returns a fake with GitHub's default labels and no issues.
@@ -199,8 +203,8 @@ const maxRequestBody = 10 << 20
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	entry := LoggedRequest{Time: f.clock.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
 	f.mu.Lock()
-	if _, login, _, ok := f.authenticate(r); ok {
-		entry.Login = login
+	if tok, login, _, ok := f.authenticate(r); ok {
+		entry.Login, entry.TokenName = login, f.tokens[tok].name
 	}
 	f.mu.Unlock()
 	logBlob := strings.HasPrefix(r.URL.Path, "/_logs/")

@@ -779,3 +779,33 @@ func TestFaultDelay(t *testing.T) {
 		t.Errorf("the next call: %d", resp.StatusCode)
 	}
 }
+
+// TestTokenNameLogged: two tokens acting as one login (two runs' GITHUB_TOKEN)
+// are told apart in the request log by their identities' names, and the
+// token itself is logged nowhere.
+func TestTokenNameLogged(t *testing.T) {
+	h := newHarness(t, Options{})
+	n := h.f.CreateIssue(Issue{Title: "one"})
+	run1, run2 := "ghs_run1Token000000000000000000000000000", "ghs_run2Token000000000000000000000000000"
+	h.f.AddIdentity(run1, Identity{Login: "github-actions[bot]", Kind: WorkflowToken, Name: "run 1"})
+	h.f.AddIdentity(run2, Identity{Login: "github-actions[bot]", Kind: WorkflowToken, Name: "run 2"})
+	for _, tk := range []string{run1, run2, tok} {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/repos/acme/widgets/issues/%d", h.srv.URL, n), nil)
+		req.Header.Set("Authorization", "Bearer "+tk)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	var got []string
+	for _, r := range h.f.Requests() {
+		got = append(got, r.Login+"/"+r.TokenName)
+		if data, _ := json.Marshal(r); strings.Contains(string(data), "Token0000") {
+			t.Errorf("the log holds a token: %s", data)
+		}
+	}
+	if diff := cmp.Diff([]string{"github-actions[bot]/run 1", "github-actions[bot]/run 2", "github-actions[bot]/"}, got); diff != "" {
+		t.Errorf("logins/token names (-want +got):\n%s", diff)
+	}
+}

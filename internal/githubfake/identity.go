@@ -27,6 +27,10 @@ type Identity struct {
 	Kind Kind
 	// ReadOnly tokens get 403 on every write.
 	ReadOnly bool
+	// Name, when set, is logged with each request the token makes
+	// (LoggedRequest.TokenName), so a test can tell apart two tokens that
+	// act as one login: the GITHUB_TOKEN of two runs at once.
+	Name string
 }
 
 // actionsBot is the login of a workflow's GITHUB_TOKEN.

@@ -93,7 +93,7 @@ func (f *Fake) AddIdentity(tok string, id Identity) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.tokens[tok] = token{login: id.Login, kind: id.Kind, readOnly: id.ReadOnly}
+	f.tokens[tok] = token{login: id.Login, kind: id.Kind, readOnly: id.ReadOnly, name: id.Name}
 }
 
 // CreatePullRequest stores an open pull request and returns its number.

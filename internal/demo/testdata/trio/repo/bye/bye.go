@@ -1,0 +1,2 @@
+// Package bye bids people farewell.
+package bye

@@ -1,0 +1,2 @@
+// Package hello greets people.
+package hello
