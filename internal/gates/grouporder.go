@@ -83,5 +83,6 @@ func groupOrder(_ context.Context, s *state) error {
 			s.add(plan.LevelError, GroupOrder, s.tasksFile(), m.line, "group %d (task %s) %s %s, which does not exist until group %d creates %s (task %s): move the creating task into group %d or earlier", m.group, m.task, what, m.path, c.group, p, c.task, m.group)
 		}
 	}
+	s.groupOrderBySymbols()
 	return nil
 }

@@ -156,6 +156,7 @@ func premiseProbe(ctx context.Context, s *state) error {
 	for _, p := range bad {
 		s.add(plan.LevelWarning, PremiseProbe, p.file, p.line, "premise %q does not follow the premise grammar (docs/gates.md), so it cannot be probed", p.text)
 	}
+	s.probeIssueClaims(append(append([]premise(nil), ps...), bad...))
 	for _, p := range ps {
 		if err := ctx.Err(); err != nil {
 			return err

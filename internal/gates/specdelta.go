@@ -2,6 +2,7 @@ package gates
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -83,5 +84,66 @@ func specDelta(_ context.Context, s *state) error {
 	if why != "" && len(deltas) == 0 {
 		s.add(plan.LevelError, SpecDelta, file, line, "%s, but the change has no delta spec: add %s/specs/<capability>/spec.md with the requirement it adds or modifies", why, s.changeRel)
 	}
+	// The paths decide too, not only the declaration: a change whose tasks
+	// touch only documentation changes no behaviour, so a delta spec edits
+	// requirements nothing in it implements.
+	if docs, ok := s.docsOnly(); ok && len(deltas) > 0 && !s.hasFailsVerify() {
+		declared := ""
+		if pk.is == changes {
+			declared = fmt.Sprintf(" (%s:%d declares %s)", pk.file, pk.line, pk.word)
+		}
+		for _, d := range deltas {
+			s.add(plan.LevelError, SpecDelta, d.file, d.line, "delta spec for %s, but the tasks change only %s%s, no source: drop the delta spec, or plan the code that implements it", d.span, listed(docs), declared)
+		}
+	}
 	return nil
+}
+
+// docExt are the extensions of documentation files.
+var docExt = map[string]bool{".md": true, ".markdown": true, ".rst": true, ".adoc": true}
+
+// docsOnly reports whether every path the tasks name (the plan's own
+// openspec/ files aside) is documentation, and lists them; false when the
+// tasks name no path, or a symbol a file of the repository declares (the
+// task changes that file).
+func (s *state) docsOnly() ([]string, bool) {
+	var docs []string
+	for _, p := range TaskPaths(s.tasks) {
+		if p == "openspec" || strings.HasPrefix(p, "openspec/") {
+			continue
+		}
+		base := path.Base(p)
+		if !docExt[strings.ToLower(path.Ext(p))] && !knownDocNames[strings.TrimSuffix(base, path.Ext(base))] {
+			return nil, false
+		}
+		docs = append(docs, p)
+	}
+	if len(docs) == 0 {
+		return nil, false
+	}
+	for _, g := range s.tasks.Groups {
+		for _, t := range g.Tasks {
+			for _, sp := range codeSpans(taskBody(t.Text, t.Verify)) {
+				if _, ok := codeSymbol(sp); ok {
+					return nil, false // a symbol: code, declared or to be
+				}
+			}
+		}
+	}
+	return docs, true
+}
+
+// knownDocNames are documentation files named without a doc extension.
+var knownDocNames = map[string]bool{"README": true, "CHANGELOG": true, "CONTRIBUTING": true, "LICENSE": true, "NOTICE": true, "AUTHORS": true}
+
+// hasFailsVerify reports whether a task plans a failing test.
+func (s *state) hasFailsVerify() bool {
+	for _, g := range s.tasks.Groups {
+		for _, t := range g.Tasks {
+			if t.Fails {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -120,6 +120,12 @@ func verifyForm(_ context.Context, s *state) error {
 					break
 				}
 			}
+			if ok && len(s.in.Config.VerifyForms) == 0 {
+				if lang, needs, fits := s.runnerFits(t.Verify); !fits {
+					s.add(plan.LevelError, VerifyForm, s.tasksFile(), t.Line, "task %s: verify command `%s` runs %s tests, but the repository has no %s: verify with the repository's own test runner", t.ID, oneLine(t.Verify, 200), lang, needs)
+					continue
+				}
+			}
 			if ok {
 				good = true
 				continue
@@ -132,6 +138,47 @@ func verifyForm(_ context.Context, s *state) error {
 	}
 	s.testPlacement()
 	return nil
+}
+
+// runners are the default forms' test runners by language, with what a
+// repository holds when it is of that language: a default form of another
+// language than the repository's (`npm test` in a Go module) passes no
+// test, and in CI fails on a missing manifest.
+var runners = []struct {
+	prefixes []string
+	lang     string
+	needs    string // what the repository lacks, as the finding says it
+	fits     func(s *state) bool
+}{
+	{[]string{"npm ", "pnpm ", "yarn ", "npx ", "jest", "vitest"}, "JavaScript", "package.json", func(s *state) bool { return s.present("package.json") }},
+	{[]string{"pytest", "python -m pytest", "python3 -m pytest"}, "Python", "Python file", func(s *state) bool { return s.hasExt(".py") }},
+	{[]string{"cargo "}, "Rust", "Cargo.toml", func(s *state) bool { return s.present("Cargo.toml") }},
+	{[]string{"go "}, "Go", "go.mod or Go file", func(s *state) bool { return s.present("go.mod") || s.hasExt(".go") }},
+}
+
+// runnerFits reports whether a verify command's runner (one of the default
+// forms) fits the repository; a command of no known runner fits.
+func (s *state) runnerFits(cmd string) (lang, needs string, fits bool) {
+	cmd = strings.Join(strings.Fields(cmd), " ")
+	for _, r := range runners {
+		for _, p := range r.prefixes {
+			if strings.HasPrefix(cmd, p) || cmd == strings.TrimSpace(p) {
+				return r.lang, r.needs, r.fits(s)
+			}
+		}
+	}
+	return "", "", true
+}
+
+// hasExt reports whether the repository has a file with extension ext.
+func (s *state) hasExt(ext string) bool {
+	s.walk()
+	for _, f := range s.files {
+		if path.Ext(f) == ext {
+			return true
+		}
+	}
+	return false
 }
 
 // shellSyntax returns the first piece of cmd a shell would take as more than

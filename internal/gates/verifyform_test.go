@@ -2,6 +2,8 @@ package gates
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,6 +94,9 @@ func TestVerifyFormRunners(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			root := setup(t, map[string]string{"tasks.md": "## 1. One\n\n- [ ] 1.1 Check the total; verify: `` " + c.verify + " ``\n"})
+			// Every runner's language is the repository's here: whether a
+			// runner fits the repository is TestVerifyFormRunnerFitsRepository's.
+			writeRepo(t, root, polyglot)
 			fs := run(t, VerifyForm, Input{Root: root, Config: c.cfg})
 			all := messages(fs)
 			if c.want == accepted {
@@ -122,5 +127,63 @@ func TestShellSyntaxAgreesWithSplit(t *testing.T) {
 		if (op != "") != refused {
 			t.Errorf("%q: the gate says %q, policy.Split says %v", cmd, op, err)
 		}
+	}
+}
+
+// polyglot are the manifests of the default forms' languages the shop
+// repository lacks.
+var polyglot = map[string]string{
+	"package.json":         "{\"scripts\": {\"test\": \"jest\"}}\n",
+	"Cargo.toml":           "[package]\nname = \"shop\"\n",
+	"tools/report.py":      "print(1)\n",
+	"tests/test_report.py": "def test_x():\n    pass\n",
+}
+
+func writeRepo(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestVerifyFormRunnerFitsRepository: a default form's runner of a language
+// the repository does not hold (`npm test` in a Go module with no
+// package.json) is refused — it would pass no test of the change and fail in
+// CI; the same runner with its manifest passes, and a configured set of
+// forms is the maintainer's word, not judged.
+func TestVerifyFormRunnerFitsRepository(t *testing.T) {
+	for _, c := range []struct {
+		verify string
+		files  map[string]string
+		cfg    Config
+		want   string // "" accepted
+	}{
+		{verify: "npm test", want: "runs JavaScript tests, but the repository has no package.json"},
+		{verify: "npx vitest run", want: "has no package.json"},
+		{verify: "pytest tests", want: "runs Python tests, but the repository has no Python file"},
+		{verify: "cargo test", want: "runs Rust tests, but the repository has no Cargo.toml"},
+		{verify: "npm test", files: map[string]string{"package.json": "{}\n"}},
+		{verify: "pytest", files: map[string]string{"tests/test_x.py": "def test_x():\n    pass\n"}},
+		{verify: "go test ./internal/price"},
+		{verify: "npm test", cfg: Config{VerifyForms: []string{"npm test"}}},
+	} {
+		t.Run(c.verify, func(t *testing.T) {
+			root := setup(t, map[string]string{"tasks.md": "## 1. One\n\n- [ ] 1.1 Check the total; verify: `" + c.verify + "`\n"})
+			writeRepo(t, root, c.files)
+			fs := run(t, VerifyForm, Input{Root: root, Config: c.cfg})
+			all := messages(fs)
+			switch {
+			case c.want == "" && len(failing(fs)) != 0:
+				t.Errorf("verify `%s` refused:\n%s", c.verify, all)
+			case c.want != "" && !strings.Contains(all, c.want):
+				t.Errorf("verify `%s`: findings\n%s\nwant one saying %q", c.verify, all, c.want)
+			}
+		})
 	}
 }
