@@ -58,7 +58,7 @@ func TestClassifyCommand(t *testing.T) {
 		"budget_exhausted": "stop", "day_budget_exhausted": "yield", "oom": "retry_less_parallel",
 		"killed": "continue", "auth": "stop", "no_progress": "stop", "unisolated": "stop", "unknown": "stop",
 		"review_blocked": "stop", "tests_weak": "stop",
-		"busy": "leave",
+		"busy": "leave", "claim_wait": "wait_woken",
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
