@@ -29,18 +29,25 @@ const planFormat = `The plan's format:
 
 proposal.md:
   # <title>
+  Kind: <feat | fix | refactor | docs | test | chore>
   ## Why
   <the problem, one paragraph>
   ## What Changes
   - <each change>
+  ## Premises
+  - ` + "`path/to/file.go`" + ` exists
+  - ` + "`Name`" + ` is defined in ` + "`path/to/file.go`" + `
+  - ` + "`path/to/file.go`" + ` contains ` + "`text`" + `  (or: does not exist, is not defined in, does not contain)
+  - ` + "`go test ./pkg -run TestName`" + ` fails  (or: passes)
+  One bullet per fact the plan relies on, each checked against the repository before any group runs. When the issue names a file or a symbol that is not there, say so here (` + "`X`" + ` does not exist) and plan for what is.
 
 tasks.md (the contract implement executes, group by group):
   ## 1. <group title>
   - [ ] 1.1 Add a failing test for <behaviour>; verify: ` + "`go test ./pkg -run TestName`" + ` fails
   - [ ] 1.2 <implement it>; verify: ` + "`go test ./pkg -run TestName`" + `
-  A group that changes behaviour starts with a failing test (verify ... fails); every task ends with "verify:" and one command in backticks; a later group may use what an earlier group creates, never the reverse.
+  A group that changes behaviour starts with a failing test (verify ... fails); every task ends with "verify:" and one command in backticks; a later group may use what an earlier group creates (a file or a function), never the reverse. Write the files and symbols a task changes in backticks. When you change a symbol, the callers and tests the index lists must keep working: name them in a task. Tag a group that changes no behaviour with its kind: "## 2. Rename (refactor)". Name the acceptance criteria a group meets in its title: "## 1. Discounts (AC1, AC2)".
 
-specs/<capability>/spec.md (a delta spec, for each behaviour that changes):
+specs/<capability>/spec.md (a delta spec, for each behaviour that changes; none when only documentation changes):
   ## ADDED Requirements
   ### Requirement: <name>
   The system SHALL <behaviour>.

@@ -373,3 +373,44 @@ func TestStageLogSections(t *testing.T) {
 		t.Errorf("sections %q, open at the end %d; want the two rounds, closed", opened, depth)
 	}
 }
+
+// TestPlannerContextHasCallersAndTests: the planner's first context names,
+// for each symbol the issue cites, where it is declared, the files that call
+// it and the tests that exercise it (#3012) — not only the declaration, so
+// the first plan already covers the callers a change breaks and the tests
+// that must keep passing; a symbol with no test says so.
+func TestPlannerContextHasCallersAndTests(t *testing.T) {
+	w := newWorld(t)
+	seed := filepath.Join(w.dir, "seed")
+	write(t, seed, "greet.go", "// Package greet says hello.\npackage greet\n\n// Hello greets name.\nfunc Hello(name string) string { return \"Hello, \" + name }\n\n// Wave waves.\nfunc Wave() string { return \"o/\" }\n")
+	write(t, seed, "cmd/hi/main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello(\"Ada\"), greet.Wave()) }\n")
+	write(t, seed, "greet_test.go", "package greet\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {\n\tif Hello(\"Ada\") != \"Hello, Ada\" {\n\t\tt.Fail()\n\t}\n}\n")
+	run(t, seed, "git", "add", "-A")
+	run(t, seed, "git", "commit", "-q", "-m", "Hello, its caller and its test")
+	run(t, seed, "git", "push", "-q", "origin", "main")
+	if err := w.fake.SetIssueBody(w.issue, "alice", "`Hello` should end with an exclamation mark, and `Wave()` too."); err != nil {
+		t.Fatal(err)
+	}
+	j := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
+	j.run(context.Background())
+	var first string
+	for _, req := range j.model.Requests() {
+		if c := req.Messages[1].Content; strings.Contains(c, "Write the plan for issue") {
+			first = c
+			break
+		}
+	}
+	if first == "" {
+		t.Fatal("the planner was never asked")
+	}
+	for _, want := range []string{
+		"Hello: greet.go:5 (func); called from cmd/hi/main.go; tested in greet_test.go",
+		"Wave: greet.go:8 (func); called from cmd/hi/main.go; tested in no test file (plan one)",
+		"the callers and tests the index lists must keep working",
+		"## Premises",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the planner's first context lacks %q:\n%s", want, first)
+		}
+	}
+}

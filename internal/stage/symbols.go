@@ -3,6 +3,7 @@ package stage
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -174,6 +175,10 @@ type symbolScan struct {
 	declares, refers map[string]int
 	// users are the first few files that use each symbol.
 	users map[string][]string
+	// callers and tests are, of the files that use a symbol and do not
+	// declare it, the first few that are not tests and that are: what a
+	// change to the symbol must keep working, and what shows it does.
+	callers, tests map[string][]string
 }
 
 // maxUsersListed bounds the files the index names for a symbol that has no
@@ -185,7 +190,8 @@ const maxUsersListed = 3
 // JavaScript/TypeScript and Rust files for their declarations (package
 // symbols), every file by text for a use.
 func scanSymbols(files, symbols []string, read func(rel string, max int64) (string, error)) symbolScan {
-	s := symbolScan{declares: map[string]int{}, refers: map[string]int{}, users: map[string][]string{}}
+	s := symbolScan{declares: map[string]int{}, refers: map[string]int{}, users: map[string][]string{},
+		callers: map[string][]string{}, tests: map[string][]string{}}
 	if len(symbols) == 0 {
 		return s
 	}
@@ -226,8 +232,40 @@ func scanSymbols(files, symbols []string, read func(rel string, max int64) (stri
 		}
 		s.declares[f] = len(declared)
 		s.refers[f] = len(used) - len(declared)
+		for _, sym := range used {
+			by := s.callers
+			if isTestFile(f) {
+				by = s.tests
+			} else if declared[sym] {
+				continue
+			}
+			if len(by[sym]) < maxUsersListed {
+				by[sym] = append(by[sym], f)
+			}
+		}
 	}
 	return s
+}
+
+// isTestFile reports whether a repository file is a test by the naming of
+// the common languages: Go's _test.go, Python's test_*.py and *_test.py,
+// JavaScript's *.test.* and *.spec.*, or any file under a tests, test,
+// __tests__ or spec folder.
+func isTestFile(rel string) bool {
+	base := path.Base(rel)
+	switch {
+	case strings.HasSuffix(base, "_test.go"),
+		strings.HasSuffix(base, ".py") && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")),
+		strings.Contains(base, ".test.") || strings.Contains(base, ".spec."):
+		return true
+	}
+	for _, dir := range strings.Split(path.Dir(rel), "/") {
+		switch dir {
+		case "tests", "test", "__tests__", "spec":
+			return true
+		}
+	}
+	return false
 }
 
 // part is the index as a prompt part at priority.
@@ -261,7 +299,16 @@ func (s symbolScan) index(symbols []string) string {
 		for _, d := range ds {
 			at = append(at, fmt.Sprintf("%s:%d (%s)", d.file, d.line, d.kind))
 		}
-		fmt.Fprintf(&b, "%s: %s\n", sym, strings.Join(at, ", "))
+		fmt.Fprintf(&b, "%s: %s; called from %s; tested in %s\n", sym, strings.Join(at, ", "),
+			orNone(s.callers[sym], "no other file"), orNone(s.tests[sym], "no test file (plan one)"))
 	}
 	return b.String()
+}
+
+// orNone lists files, or says none.
+func orNone(files []string, none string) string {
+	if len(files) == 0 {
+		return none
+	}
+	return strings.Join(files, ", ")
 }
