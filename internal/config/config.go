@@ -219,6 +219,12 @@ type Implement struct {
 	// tests must kill (0 to 1). A group where no mutant ran, or every one
 	// timed out, never passes, whatever the floor.
 	TestStrengthFloor float64 `yaml:"test_strength_floor"`
+	// ParallelGroups runs the agent sessions of the plan's groups that claim
+	// disjoint units, and that the group-order gate finds independent, at
+	// once, each in a work tree and a boundary of its own; their commits are
+	// applied, checked and published in plan order (docs/parallel-groups.md).
+	// Off by default.
+	ParallelGroups bool `yaml:"parallel_groups"`
 }
 
 // Review tunes the review before ready.
@@ -383,7 +389,7 @@ var configShape = shape{
 	"labels":  {"stage": nil, "implement": nil, "needs_input": nil, "stopped": nil},
 	"implement": {"poll_interval": nil, "watch_timeout": nil, "repair_rounds": nil, "max_jobs": nil,
 		"base_branch": nil, "ci_workflows": nil, "ready_without_ci": nil, "check_reruns": nil,
-		"test_strength": nil, "test_strength_floor": nil},
+		"test_strength": nil, "test_strength_floor": nil, "parallel_groups": nil},
 	"stage":     {"rounds": nil, "verifier": nil},
 	"review":    {"enabled": nil, "model": nil, "max_findings": nil, "rounds": nil},
 	"gates":     {"verify_forms": nil, "extra_verify_forms": nil},

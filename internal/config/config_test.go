@@ -182,6 +182,7 @@ func TestConfigRejects(t *testing.T) {
 		{"unbounded review rounds", "review:\n  rounds: 6\n", "2: review.rounds: must be from 0 to 5"},
 		{"test strength floor above 1", "implement:\n  test_strength: true\n  test_strength_floor: 2\n", "3: implement.test_strength_floor: must be a number from 0 to 1"},
 		{"NaN test strength floor", "implement:\n  test_strength_floor: .nan\n", "2: implement.test_strength_floor: must be a number from 0 to 1"},
+		{"parallel groups not a bool", "implement:\n  parallel_groups: sometimes\n", "2: implement.parallel_groups: cannot unmarshal !!str `sometimes` into bool"},
 		{"repair rounds not a number", "implement:\n  repair_rounds: many\n", "2: implement.repair_rounds: cannot unmarshal !!str `many` into int"},
 		{"too many jobs", "implement:\n  max_jobs: 101\n", "2: implement.max_jobs: must be from 1 to 100"},
 		{"unknown isolation", "isolation: sometimes\n", `1: isolation: "sometimes" is not auto, user or none`},
@@ -274,6 +275,24 @@ func TestLoadExplicitReadsTheFile(t *testing.T) {
 	cfg, err := LoadExplicit(p)
 	if err != nil || cfg.Isolation != IsolationNone {
 		t.Fatalf("LoadExplicit = %+v, %v", cfg, err)
+	}
+}
+
+// TestParallelGroups: implement.parallel_groups is off unless it is set.
+func TestParallelGroups(t *testing.T) {
+	cfg, err := Parse("roadmap.yml", []byte("models: [{name: m}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Implement.ParallelGroups {
+		t.Error("parallel_groups is on by default; want off")
+	}
+	cfg, err = Parse("roadmap.yml", []byte("implement:\n  parallel_groups: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Implement.ParallelGroups {
+		t.Error("parallel_groups: true read as off")
 	}
 }
 

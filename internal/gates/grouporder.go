@@ -2,6 +2,7 @@ package gates
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"sort"
 	"strings"
@@ -30,35 +31,7 @@ type mention struct {
 // names it; a path that exists is never created. A group that names a
 // directory a later group creates a file in reads that file's path too.
 func groupOrder(_ context.Context, s *state) error {
-	var ms []mention
-	for _, g := range s.tasks.Groups {
-		for _, t := range g.Tasks {
-			body := taskBody(t.Text, t.Verify)
-			create := createRe.MatchString(stripSpans(body))
-			for _, sp := range codeSpans(body) {
-				if p := asPath(sp); p != "" && !s.present(p) {
-					ms = append(ms, mention{path: p, group: g.Number, task: t.ID, line: t.Line, create: create})
-				}
-			}
-			for _, p := range commandPaths(t.Verify) {
-				if !s.present(p) {
-					ms = append(ms, mention{path: p, group: g.Number, task: t.ID, line: t.Line, verify: true})
-				}
-			}
-		}
-	}
-	// creator: the group that creates each absent path.
-	creator := map[string]mention{}
-	for _, m := range ms {
-		if c, ok := creator[m.path]; m.create && (!ok || !c.create) {
-			creator[m.path] = m
-		}
-	}
-	for _, m := range ms {
-		if _, ok := creator[m.path]; !ok && !m.verify {
-			creator[m.path] = m
-		}
-	}
+	ms, creator := s.groupMentions()
 	created := make([]string, 0, len(creator))
 	for p := range creator {
 		created = append(created, p)
@@ -85,4 +58,74 @@ func groupOrder(_ context.Context, s *state) error {
 	}
 	s.groupOrderBySymbols()
 	return nil
+}
+
+// groupMentions reads the paths the tasks name that do not exist at the
+// staging commit, and the group that creates each (the mention whose task
+// creates it, else the first that names it outside a verify command).
+func (s *state) groupMentions() ([]mention, map[string]mention) {
+	var ms []mention
+	for _, g := range s.tasks.Groups {
+		for _, t := range g.Tasks {
+			body := taskBody(t.Text, t.Verify)
+			create := createRe.MatchString(stripSpans(body))
+			for _, sp := range codeSpans(body) {
+				if p := asPath(sp); p != "" && !s.present(p) {
+					ms = append(ms, mention{path: p, group: g.Number, task: t.ID, line: t.Line, create: create})
+				}
+			}
+			for _, p := range commandPaths(t.Verify) {
+				if !s.present(p) {
+					ms = append(ms, mention{path: p, group: g.Number, task: t.ID, line: t.Line, verify: true})
+				}
+			}
+		}
+	}
+	creator := map[string]mention{}
+	for _, m := range ms {
+		if c, ok := creator[m.path]; m.create && (!ok || !c.create) {
+			creator[m.path] = m
+		}
+	}
+	for _, m := range ms {
+		if _, ok := creator[m.path]; !ok && !m.verify {
+			creator[m.path] = m
+		}
+	}
+	return ms, creator
+}
+
+// GroupDependencies is the group-order gate's reading of which groups need
+// an earlier one: group m depends on group c < m when a task of m names a
+// path (or a directory above one) that does not exist in the work tree
+// in.Root and that c creates. The answer maps each group that depends on
+// an earlier one to those groups, ascending. Implement reads it before it
+// runs groups beside each other (implement.parallel_groups): the work tree
+// is then the branch's head, so a path an already passed group created
+// exists and makes no dependency.
+func GroupDependencies(in Input) (map[int][]int, error) {
+	s, err := newState(in)
+	if err != nil {
+		return nil, err
+	}
+	defer s.root.Close()
+	if s.tasks == nil {
+		return nil, errors.New("gates: the change's tasks.md does not parse")
+	}
+	ms, creator := s.groupMentions()
+	seen := map[[2]int]bool{}
+	deps := map[int][]int{}
+	for _, m := range ms {
+		for p, c := range creator {
+			if c.group >= m.group || (p != m.path && !strings.HasPrefix(p, m.path+"/")) || seen[[2]int{m.group, c.group}] {
+				continue
+			}
+			seen[[2]int{m.group, c.group}] = true
+			deps[m.group] = append(deps[m.group], c.group)
+		}
+	}
+	for g := range deps {
+		sort.Ints(deps[g])
+	}
+	return deps, nil
 }

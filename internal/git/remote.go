@@ -248,3 +248,30 @@ func (r *Repo) conflictOr(ctx context.Context, op, onto string, err error) error
 	}
 	return fmt.Errorf("%s onto %s: %w", op, onto, err)
 }
+
+// CherryPick applies commit onto the current branch as a new commit with its
+// message (trailers included); an empty one (a group that changed nothing
+// but its tick) is kept. Conflicts give a *Conflict with the cherry-pick
+// left in progress (AbortCherryPick).
+func (r *Repo) CherryPick(ctx context.Context, commit string) error {
+	_, err := r.run(ctx, nil, "cherry-pick", "--allow-empty", "--keep-redundant-commits", "--no-rerere-autoupdate", "--end-of-options", commit)
+	return r.conflictOr(ctx, "cherry-pick", commit, err)
+}
+
+// AbortCherryPick gives up the cherry-pick in progress and restores the branch.
+func (r *Repo) AbortCherryPick(ctx context.Context) error {
+	if _, err := r.run(ctx, nil, "cherry-pick", "--abort"); err != nil {
+		return fmt.Errorf("abort cherry-pick: %w", err)
+	}
+	return nil
+}
+
+// ResetHard moves the current branch, the index and the work tree to rev.
+// Only for a commit of this Job's own that was never pushed; rev is a
+// commit id, never a name from outside.
+func (r *Repo) ResetHard(ctx context.Context, rev string) error {
+	if _, err := r.run(ctx, nil, "reset", "--quiet", "--hard", rev); err != nil {
+		return fmt.Errorf("reset to %s: %w", rev, err)
+	}
+	return nil
+}

@@ -43,6 +43,16 @@ type Options struct {
 	// what closes the boundary. nil leaves fail-to-pass not checked (the
 	// trace and the PR comment say so).
 	BeforeTree func(ctx context.Context, dir string) (checks.Runner, string, func() error, error)
+	// ParallelGroups runs the groups of a wave (waves.go) at once: the
+	// first in the Job's work tree, each other in a scratch tree GroupTree
+	// opens a boundary on (implement.parallel_groups,
+	// docs/parallel-groups.md).
+	ParallelGroups bool
+	// GroupTree opens the isolation boundary on a scratch work tree for a
+	// group that runs beside another: the agent's sandbox there, a check
+	// runner confined to it, the tree's real path, and what closes the
+	// boundary. nil runs the groups one by one.
+	GroupTree func(ctx context.Context, dir string) (agent.Sandbox, checks.Runner, string, func() error, error)
 	// TempDir holds the before trees ("" is the system's).
 	TempDir string
 	// CheckTimeout bounds one check command (0: the policy row's timeout).

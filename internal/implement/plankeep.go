@@ -30,7 +30,7 @@ func (r *runner) keepPlan(ctx context.Context, change *plan.Change, step string)
 	}
 	// The note in the record comment names no path: paths are the model's
 	// text. The log, made plain and masked, lists them.
-	r.j.Notes = append(r.j.Notes, fmt.Sprintf("%s: the agent changed %d file(s) of the approved plan; the changes were refused and undone (only the runner ticks tasks.md; a plan that cannot work is returned to stage)", step, len(discarded)))
+	r.note(fmt.Sprintf("%s: the agent changed %d file(s) of the approved plan; the changes were refused and undone (only the runner ticks tasks.md; a plan that cannot work is returned to stage)", step, len(discarded)))
 	r.j.Logf("roadmap: %s: the agent changed the approved plan (%s); refused and undone: the plan is not the agent's to change",
 		step, strings.Join(capList(discarded, 10), ", "))
 	return nil
@@ -41,4 +41,14 @@ func capList(l []string, n int) []string {
 		return l
 	}
 	return append(l[:n:n], fmt.Sprintf("and %d more", len(l)-n))
+}
+
+// note adds a line to the record comment's notes; a group beside others
+// keeps its own until the wave is over (parallel.go).
+func (r *runner) note(s string) {
+	if r.side != nil {
+		r.side.notes = append(r.side.notes, s)
+		return
+	}
+	r.j.Notes = append(r.j.Notes, s)
 }

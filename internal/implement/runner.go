@@ -114,6 +114,10 @@ type runner struct {
 	// checks last held on merged, and the plan atHead works on.
 	mergedHead, mergedBase string
 	change                 *plan.Change
+
+	// side is set on the copy of the runner that runs a group beside the
+	// first of its wave, in a scratch tree (parallel.go).
+	side *side
 }
 
 // Run runs one Job for the item and returns how it ended. An error is
@@ -242,44 +246,57 @@ func (r *runner) groups(ctx context.Context) ending {
 
 	first := true
 	last := 0 // the last group this Job runs: its mark rides with the checked mark
+	var todo []plan.Group
 	for _, g := range change.Tasks.Groups {
 		if _, done := passed[g.Number]; !done {
 			last = g.Number
+			todo = append(todo, g)
 		}
 	}
-	for _, g := range change.Tasks.Groups {
-		if _, done := passed[g.Number]; done {
-			continue
-		}
-		if end, ok := r.checkTime(ctx, fmt.Sprintf("group %d", g.Number)); !ok {
-			return end
-		}
-		start := o.Clock.Now()
-		r.j.Group = g.Number
-		r.j.Doing = fmt.Sprintf("implementing group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
-		o.Trace.SetGroup(g.Number)
-		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
-		end := r.j.Section("roadmap: group %d of %d: %s", g.Number, len(change.Tasks.Groups), g.Title)
-		r.j.Logf("roadmap: group %d: %s", g.Number, g.Title)
-		if e, ok := r.runGroup(ctx, change, g, first); !ok {
-			end()
-			r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupFailed, Group: g.Number, Step: groupStep(g), Reason: e.reason})
+	total := len(change.Tasks.Groups)
+	for _, w := range r.waves(change, todo) {
+		if len(w.groups) > 1 {
+			if e, ok := r.runWave(ctx, change, w, first, last, total); !ok {
+				return e
+			}
+		} else if e, ok := r.oneGroup(ctx, change, w.groups[0], first, last, total); !ok {
 			return e
 		}
 		first = false
-		r.groupSecs = append(r.groupSecs, int(o.Clock.Now().Sub(start).Round(time.Second)/time.Second))
-		e, ok := r.publishGroup(ctx, g, g.Number == last)
-		end()
-		if !ok {
-			return e
-		}
-		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupPassed, Group: g.Number, Step: groupStep(g),
-			Duration: o.Clock.Now().Sub(start)})
 	}
 	r.j.Group = 0
 	o.Trace.SetGroup(0)
 	r.j.Doing = "running the scoped checks at the head"
 	return r.atHead(ctx, change, first)
+}
+
+// oneGroup runs one group in the Job's work tree and publishes it.
+func (r *runner) oneGroup(ctx context.Context, change *plan.Change, g plan.Group, first bool, last, total int) (ending, bool) {
+	o := r.o
+	if end, ok := r.checkTime(ctx, fmt.Sprintf("group %d", g.Number)); !ok {
+		return end, false
+	}
+	start := o.Clock.Now()
+	r.j.Group = g.Number
+	r.j.Doing = fmt.Sprintf("implementing group %d of %d: %s", g.Number, total, g.Title)
+	o.Trace.SetGroup(g.Number)
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
+	end := r.j.Section("roadmap: group %d of %d: %s", g.Number, total, g.Title)
+	r.j.Logf("roadmap: group %d: %s", g.Number, g.Title)
+	if e, ok := r.runGroup(ctx, change, g, first); !ok {
+		end()
+		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupFailed, Group: g.Number, Step: groupStep(g), Reason: e.reason})
+		return e, false
+	}
+	r.groupSecs = append(r.groupSecs, int(o.Clock.Now().Sub(start).Round(time.Second)/time.Second))
+	e, ok := r.publishGroup(ctx, g, g.Number == last)
+	end()
+	if !ok {
+		return e, false
+	}
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupPassed, Group: g.Number, Step: groupStep(g),
+		Duration: o.Clock.Now().Sub(start)})
+	return ending{}, true
 }
 
 // scopedChecks runs every verify command of the plan and the configured
@@ -415,6 +432,11 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		return r.strengthCheck(ctx, g) // quality.go
 	}
 	cfg := r.j.AgentConfig(o.Models)
+	if r.side != nil {
+		// A group beside others (parallel.go): its own tree's sandbox, and
+		// its calls booked apart from the other sessions'.
+		cfg.Sandbox, cfg.Observer = r.side.sandbox, r.side.observer
+	}
 	cfg.StartTier = startTier
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, cfg, step, check, o.RepairRounds)

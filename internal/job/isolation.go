@@ -103,6 +103,28 @@ func (k *Kit) beforeTree() func(context.Context, string) (checks.Runner, string,
 	}
 }
 
+// groupTree opens a boundary of the same mode on a scratch work tree for a
+// group that runs beside another (implement.parallel_groups): the agent's
+// tools and the checks there. nil when there is no boundary at all.
+func (k *Kit) groupTree() func(context.Context, string) (agent.Sandbox, checks.Runner, string, func() error, error) {
+	if k.boundary == nil {
+		return nil
+	}
+	return func(ctx context.Context, dir string) (agent.Sandbox, checks.Runner, string, func() error, error) {
+		b, err := k.boundaryOn(ctx, dir)
+		if err != nil {
+			return nil, nil, "", nil, err
+		}
+		sb := policy.NewSandbox(b, k.Policy, k.s.environ())
+		ws, err := sb.Workspace()
+		if err != nil {
+			_ = b.Close()
+			return nil, nil, "", nil, err
+		}
+		return sandboxTools{sb}, checks.SandboxRunner(sb), ws, b.Close, nil
+	}
+}
+
 // sandboxTools gives the policy sandbox the agent's Run signature.
 type sandboxTools struct{ *policy.Sandbox }
 

@@ -57,6 +57,7 @@ func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result
 		Attempt: k.s.Number, PlanDir: run.PlanDir, Models: k.Tiers,
 		CheckRunner: k.CheckRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands, CheckTimeout: cfg.Checks.Timeout,
 		BeforeTree: k.beforeTree(), TempDir: k.s.getenv("RUNNER_TEMP"),
+		ParallelGroups: cfg.Implement.ParallelGroups, GroupTree: k.groupTree(),
 		RepairRounds: cfg.Implement.RepairRounds, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
 		NoChecksGrace: run.NoChecksGrace,
 		CIWorkflows:   cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,

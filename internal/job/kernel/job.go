@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
@@ -72,6 +73,12 @@ type Job struct {
 	calls  int               // model calls of this Job, numbered for the spend lines
 	booked *trace.SpendEntry // the call in flight: booked, not yet settled
 	marks  int               // marks this Job has written
+
+	// mu keeps the log's lines, the trace's events, the call numbers and
+	// Spend whole while group sessions run at once (SessionObserver,
+	// implement.parallel_groups). The fields above it that a runner reads
+	// (Spend, Group) are read by the runner only while no session runs.
+	mu sync.Mutex
 }
 
 // Start takes the item's lease and then reads the item once: the issue and
@@ -166,7 +173,13 @@ func (j *Job) nextNumber() int {
 
 // Total is the item's spend so far: the record's before this Job and this
 // Job's own.
-func (j *Job) Total() record.Spend { return j.Prior.Add(j.Spend) }
+func (j *Job) Total() record.Spend { return j.total() }
+
+func (j *Job) total() record.Spend {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.Prior.Add(j.Spend)
+}
 
 // Marks is how many marks this Job has written.
 func (j *Job) Marks() int { return j.marks }

@@ -13,27 +13,36 @@ import (
 // tool text (a reason, a plan title, an error), so the line is masked and
 // made plain: it can never be a workflow command.
 func (j *Job) Logf(format string, args ...any) {
-	fmt.Fprintln(j.O.Log, actionsio.PlainLine(j.O.Mask(fmt.Sprintf(format, args...))))
+	j.println(actionsio.PlainLine(j.O.Mask(fmt.Sprintf(format, args...))))
+}
+
+// println writes one line of the log whole, whatever session writes too.
+func (j *Job) println(line string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	fmt.Fprintln(j.O.Log, line)
 }
 
 // Section opens a collapsible section of the job log for one phase; the
 // function it returns closes it. Only roadmap's own lines open or close one.
 func (j *Job) Section(format string, args ...any) func() {
-	fmt.Fprintln(j.O.Log, actionsio.Group(j.O.Mask(fmt.Sprintf(format, args...))))
-	return func() { fmt.Fprintln(j.O.Log, actionsio.EndGroup) }
+	j.println(actionsio.Group(j.O.Mask(fmt.Sprintf(format, args...))))
+	return func() { j.println(actionsio.EndGroup) }
 }
 
 // Command prints one of the runner's own workflow commands (::error:: and
 // the like) whose message may hold model text.
 func (j *Job) Command(level, msg string) {
-	fmt.Fprintln(j.O.Log, actionsio.Command(level, j.O.Mask(msg)))
+	j.println(actionsio.Command(level, j.O.Mask(msg)))
 }
 
 // Event records e in the trace, in the Job's group and under its number
 // when e names none.
 func (j *Job) Event(e trace.Event) {
 	if e.Group == 0 {
+		j.mu.Lock()
 		e.Group = j.Group
+		j.mu.Unlock()
 	}
 	if e.Job == 0 {
 		e.Job = j.Number
@@ -54,10 +63,7 @@ type observer Job
 // the spend report counts for it when the Job is killed before it settles.
 func (ob *observer) ModelBooked(e agent.ModelBookedEvent) {
 	j := (*Job)(ob)
-	j.calls++
-	j.booked = &trace.SpendEntry{Job: j.Number, Group: j.Group, Call: j.calls, Model: e.Model, Booked: true,
-		TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD}
-	j.spendLine(*j.booked)
+	j.book(&j.booked, j.currentGroup(), e)
 }
 
 // ModelCall settles the booked call: what the provider counted, nothing for
@@ -65,8 +71,39 @@ func (ob *observer) ModelBooked(e agent.ModelBookedEvent) {
 // (it may have been served), counted in EstimatedCalls.
 func (ob *observer) ModelCall(e agent.ModelCallEvent) {
 	j := (*Job)(ob)
-	book := j.booked
-	j.booked = nil
+	j.settle(&j.booked, j.currentGroup(), e)
+}
+
+func (ob *observer) ToolCall(e agent.ToolCallEvent) {
+	(*Job)(ob).Event(trace.Event{Type: trace.TypeToolCall, Tool: e.Name, ArgsDigest: e.ArgsDigest, ResultClass: e.ResultClass, Duration: e.Duration})
+}
+
+func (ob *observer) Retry(e agent.RetryEvent) {
+	(*Job)(ob).Event(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})
+}
+
+func (j *Job) currentGroup() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.Group
+}
+
+// book numbers a call of a session whose call in flight is *slot and prints
+// its booking.
+func (j *Job) book(slot **trace.SpendEntry, group int, e agent.ModelBookedEvent) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.calls++
+	*slot = &trace.SpendEntry{Job: j.Number, Group: group, Call: j.calls, Model: e.Model, Booked: true,
+		TokensIn: e.TokensIn, TokensOut: e.TokensOut, USD: e.USD}
+	j.spendLine(**slot)
+}
+
+// settle settles the call booked in *slot.
+func (j *Job) settle(slot **trace.SpendEntry, group int, e agent.ModelCallEvent) {
+	j.mu.Lock()
+	book := *slot
+	*slot = nil
 	if book == nil {
 		// A call nobody booked (an observer used on its own): number it now.
 		j.calls++
@@ -78,25 +115,44 @@ func (ob *observer) ModelCall(e agent.ModelCallEvent) {
 		j.Estimated++
 	}
 	j.Spend = j.Spend.Add(record.Spend{TokensIn: tin, TokensOut: tout, USD: usd, ModelCalls: 1})
+	j.mu.Unlock()
 	ev := trace.Event{Type: trace.TypeModelCall, Model: e.Model, TokensIn: tin, TokensOut: tout, USD: usd,
-		Duration: e.Duration, Outcome: e.Outcome, Job: j.Number, Group: j.Group}
+		Duration: e.Duration, Outcome: e.Outcome, Job: j.Number, Group: group}
 	j.Event(ev)
 	line := trace.SpendFromEvent(ev, book.Call)
 	line.Estimated = e.Unanswered && book.Booked
+	j.mu.Lock()
 	j.spendLine(line)
+	j.mu.Unlock()
 }
 
-func (ob *observer) ToolCall(e agent.ToolCallEvent) {
-	(*Job)(ob).Event(trace.Event{Type: trace.TypeToolCall, Tool: e.Name, ArgsDigest: e.ArgsDigest, ResultClass: e.ResultClass, Duration: e.Duration})
+// SessionObserver is the observer of one of the agent sessions that run at
+// once (implement.parallel_groups): its calls are numbered, booked and
+// settled on the Job's one count and spend like the Job's own, each
+// session's call in flight kept apart, and its events and spend lines say
+// its group whatever Group says.
+func (j *Job) SessionObserver(group int) agent.Observer {
+	return &sessionObserver{j: j, group: group}
 }
 
-func (ob *observer) Retry(e agent.RetryEvent) {
-	(*Job)(ob).Event(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})
+type sessionObserver struct {
+	j      *Job
+	group  int
+	booked *trace.SpendEntry
+}
+
+func (s *sessionObserver) ModelBooked(e agent.ModelBookedEvent) { s.j.book(&s.booked, s.group, e) }
+func (s *sessionObserver) ModelCall(e agent.ModelCallEvent)     { s.j.settle(&s.booked, s.group, e) }
+func (s *sessionObserver) ToolCall(e agent.ToolCallEvent) {
+	s.j.Event(trace.Event{Type: trace.TypeToolCall, Group: s.group, Tool: e.Name, ArgsDigest: e.ArgsDigest, ResultClass: e.ResultClass, Duration: e.Duration})
+}
+func (s *sessionObserver) Retry(e agent.RetryEvent) {
+	s.j.Event(trace.Event{Type: trace.TypeRetry, Group: s.group, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})
 }
 
 // spendLine is the one writer of spend lines: the line report reads back
 // (trace.ParseSpendLines) from the log of a Job killed before its next mark.
-// Stage's and implement's Jobs both print theirs here.
+// Stage's and implement's Jobs both print theirs here. The caller holds mu.
 func (j *Job) spendLine(e trace.SpendEntry) {
 	fmt.Fprintln(j.O.Log, actionsio.PlainLine(j.O.Trace.SpendLine(e)))
 }
@@ -113,7 +169,7 @@ func (j *Job) AgentConfig(models []agent.Tier) agent.Config {
 	o := j.O
 	return agent.Config{
 		Models: models, Sandbox: o.Sandbox, Observer: j.Observer(), Clock: o.Clock,
-		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: AgentSpend(j.Total()),
+		Budget: o.StepBudget, ItemBudget: o.ItemBudget, ItemSpent: AgentSpend(j.total()),
 		MaxOutput: o.MaxOutput, Window: o.Window,
 	}
 }
