@@ -98,7 +98,8 @@ func (s *state) groupMentions() ([]mention, map[string]mention) {
 // GroupDependencies is the group-order gate's reading of which groups need
 // an earlier one: group m depends on group c < m when a task of m names a
 // path (or a directory above one) that does not exist in the work tree
-// in.Root and that c creates. The answer maps each group that depends on
+// in.Root and that c creates, or a symbol nothing declares there that c
+// declares. The answer maps each group that depends on
 // an earlier one to those groups, ascending. Implement reads it before it
 // runs groups beside each other (implement.parallel_groups): the work tree
 // is then the branch's head, so a path an already passed group created
@@ -123,6 +124,17 @@ func GroupDependencies(in Input) (map[int][]int, error) {
 			seen[[2]int{m.group, c.group}] = true
 			deps[m.group] = append(deps[m.group], c.group)
 		}
+	}
+	// A group that uses a symbol an earlier group declares needs it too,
+	// though it names none of that group's files.
+	syms, declarer := s.symbolMentions()
+	for _, m := range syms {
+		d, ok := declarer[m.name]
+		if !ok || d.group >= m.group || seen[[2]int{m.group, d.group}] {
+			continue
+		}
+		seen[[2]int{m.group, d.group}] = true
+		deps[m.group] = append(deps[m.group], d.group)
 	}
 	for g := range deps {
 		sort.Ints(deps[g])

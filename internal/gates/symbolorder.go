@@ -56,6 +56,24 @@ func codeSymbol(span string) (name string, ok bool) {
 // A symbol something declares at the staging commit is never created; one
 // no task declares (with declare or create wording) is not judged.
 func (s *state) groupOrderBySymbols() {
+	ms, declarer := s.symbolMentions()
+	reported := map[string]bool{}
+	for _, m := range ms {
+		d, ok := declarer[m.name]
+		if !ok || d.group <= m.group || reported[m.task+"\x00"+m.name] {
+			continue
+		}
+		reported[m.task+"\x00"+m.name] = true
+		s.add(plan.LevelError, GroupOrder, s.tasksFile(), m.line,
+			"group %d (task %s) uses %s, which nothing declares until group %d declares %s (task %s): move the declaring task into group %d or earlier",
+			m.group, m.task, oneLine(m.span, 100), d.group, m.name, d.task, m.group)
+	}
+}
+
+// symbolMentions are the symbols the tasks name that nothing declares at
+// the staging commit, and for each name the first mention that declares it
+// (create or declare wording).
+func (s *state) symbolMentions() ([]symbolMention, map[string]symbolMention) {
 	var ix *goIndex
 	var ms []symbolMention
 	for _, g := range s.tasks.Groups {
@@ -84,15 +102,5 @@ func (s *state) groupOrderBySymbols() {
 			declarer[m.name] = m
 		}
 	}
-	reported := map[string]bool{}
-	for _, m := range ms {
-		d, ok := declarer[m.name]
-		if !ok || d.group <= m.group || reported[m.task+"\x00"+m.name] {
-			continue
-		}
-		reported[m.task+"\x00"+m.name] = true
-		s.add(plan.LevelError, GroupOrder, s.tasksFile(), m.line,
-			"group %d (task %s) uses %s, which nothing declares until group %d declares %s (task %s): move the declaring task into group %d or earlier",
-			m.group, m.task, oneLine(m.span, 100), d.group, m.name, d.task, m.group)
-	}
+	return ms, declarer
 }

@@ -111,3 +111,22 @@ func TestGateGroupOrderBySymbols(t *testing.T) {
 		},
 	})
 }
+
+// TestGroupDependenciesBySymbols: the dependencies parallel groups read
+// (GroupDependencies) count a symbol a later group uses and an earlier one
+// declares, as the gate does: the two may not run side by side.
+func TestGroupDependenciesBySymbols(t *testing.T) {
+	root := setup(t, map[string]string{"tasks.md": "## 1. Tax\n\n- [ ] 1.1 Implement `Rate()` in the tax package; verify: `go vet ./...`\n" +
+		"\n## 2. Docs\n\n- [ ] 2.1 Explain pricing in `docs/pricing.md`; verify: `grep -q price docs/pricing.md`\n" +
+		"\n## 3. Use the rate\n\n- [ ] 3.1 Call `tax.Rate()` from `Total` in `internal/price/price.go`; verify: `go test ./internal/price`\n"})
+	deps, err := GroupDependencies(Input{Root: root, ChangeID: change})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := deps[3]; len(got) != 1 || got[0] != 1 {
+		t.Errorf("GroupDependencies = %v; want group 3 to need group 1 (Rate)", deps)
+	}
+	if _, ok := deps[2]; ok {
+		t.Errorf("GroupDependencies = %v; group 2 needs nothing", deps)
+	}
+}
