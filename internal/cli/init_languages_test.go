@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/roadmap-dev/roadmap/internal/adopt"
+	"github.com/roadmap-dev/roadmap/internal/claims"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
@@ -458,7 +459,7 @@ func TestInitLeadsToStage(t *testing.T) {
 func TestInitJSON(t *testing.T) {
 	r := newInitRepo(t, map[string]string{"package.json": `{"name":"widgets"}`, "package-lock.json": "{}"})
 	l := config.Default().Labels
-	wantLabels := []string{l.Stage, l.Implement, l.NeedsInput, l.Stopped, l.Stop, l.Waiting, dashboard.Label}
+	wantLabels := []string{l.Stage, l.Implement, l.NeedsInput, l.Stopped, l.Stop, l.Waiting, dashboard.Label, claims.Label, claims.WaitedLabel}
 
 	t.Run("dry run", func(t *testing.T) {
 		labelsBefore := len(r.labels())

@@ -157,17 +157,36 @@ var runners = []struct {
 }
 
 // runnerFits reports whether a verify command's runner (one of the default
-// forms) fits the repository; a command of no known runner fits.
+// forms) fits the repository; a command of no known runner fits, and so
+// does any runner in a repository that holds no source file at all (a
+// plan checked on its own, `roadmap plan validate` on an OpenSpec tree):
+// there is no language to judge by.
 func (s *state) runnerFits(cmd string) (lang, needs string, fits bool) {
 	cmd = strings.Join(strings.Fields(cmd), " ")
 	for _, r := range runners {
 		for _, p := range r.prefixes {
 			if strings.HasPrefix(cmd, p) || cmd == strings.TrimSpace(p) {
-				return r.lang, r.needs, r.fits(s)
+				return r.lang, r.needs, r.fits(s) || !s.hasSource()
 			}
 		}
 	}
 	return "", "", true
+}
+
+// hasSource reports whether the repository holds a source file of a
+// language the gates know, or one of the runners' manifests.
+func (s *state) hasSource() bool {
+	s.walk()
+	for _, f := range s.files {
+		if codeExt[path.Ext(f)] {
+			return true
+		}
+		switch f {
+		case "package.json", "Cargo.toml", "go.mod", "pyproject.toml", "setup.py":
+			return true
+		}
+	}
+	return false
 }
 
 // hasExt reports whether the repository has a file with extension ext.
