@@ -258,3 +258,34 @@ func floorAbove(t *testing.T, verb, dirFlag, dir string, score float64) {
 		t.Errorf("eval.%s.floor 0.9999: exit %d, want 1 naming the floor\n%s", verb, code, stderr)
 	}
 }
+
+// repoConfig is this repository's own configuration, which sets the floors
+// CI holds the suites to.
+var repoConfig = filepath.Join("..", "..", ".github", "roadmap.yml")
+
+// TestEvalFloorFailsBelow holds the suites to this repository's floors: a
+// run at or above its floor exits 0, one below exits 1 and says so.
+func TestEvalFloorFailsBelow(t *testing.T) {
+	code, out, stderr := runEvalCLI(t, "eval", "gates", "--golden", golden("stage"), "--config", repoConfig)
+	if code != ExitOK || !strings.Contains(out, "score 1.0000, floor 0.9800") {
+		t.Errorf("eval gates at its floor: exit %d, %q\n%s", code, out, stderr)
+	}
+	// One gate left out scores below the floor.
+	code, _, stderr = runEvalCLI(t, "eval", "gates", "--golden", golden("stage"), "--config", repoConfig, "--skip-gate", "group-order")
+	if code != ExitFindings || !strings.Contains(stderr, "the score 0.9619 is below the floor 0.9800") {
+		t.Errorf("eval gates without group-order: exit %d, want 1 saying the score is below the floor\n%s", code, stderr)
+	}
+	code, out, stderr = runEvalCLI(t, "eval", "stage", "--golden", golden("stage"), "--config", repoConfig)
+	if code != ExitOK || !strings.Contains(out, "score 0.7000, floor 0.7000") {
+		t.Errorf("eval stage at its floor: exit %d, %q\n%s", code, out, stderr)
+	}
+	// The planner run the verifier objects to, alone, is below it.
+	set := filepath.Join(t.TempDir(), "set")
+	if err := os.CopyFS(filepath.Join(set, "stage-verifier-objects"), os.DirFS(filepath.Join(golden("stage"), "stage-verifier-objects"))); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runEvalCLI(t, "eval", "stage", "--golden", set, "--config", repoConfig)
+	if code != ExitFindings || !strings.Contains(stderr, "the score 0.4000 is below the floor 0.7000") {
+		t.Errorf("eval stage on the objected plan alone: exit %d, want 1 saying the score is below the floor\n%s", code, stderr)
+	}
+}
