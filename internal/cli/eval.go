@@ -4,53 +4,102 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/eval"
+	"github.com/roadmap-dev/roadmap/internal/llm"
 )
 
-// runEvalStage is `roadmap eval stage [--golden DIR] [--floor X] [--json]`:
-// the stage golden set scored (docs/eval.md). Exit 0 at or above the floor,
-// 1 below it, 2 for a bad command line or a case that does not parse.
+// runEvalGates is `roadmap eval gates [--golden DIR] [--skip-gate NAME]…
+// [--floor X] [--json]`: the stage golden set's hand-written plans judged by
+// plan.Validate and the plan gates, scored by F1 and OpenSpec validity
+// (docs/eval.md). Exit 0 at or above the floor, 1 below it, 2 for a bad
+// command line or a case that does not parse.
+func runEvalGates(ctx context.Context, env *Env, args []string) int {
+	var skip *[]string
+	return runEval(ctx, env, args, evalVerb{name: "eval gates", dirFlag: "golden", dirDefault: filepath.Join("testdata", "golden", "stage"),
+		floorOf: func(c *config.Config) float64 { return c.Eval.Gates.Floor },
+		flags: func(fs *pflag.FlagSet) {
+			skip = fs.StringArray("skip-gate", nil, "leave this plan gate out (repeatable): see that each gate matters to the score")
+		},
+		score: func(ctx context.Context, o eval.Options) (any, float64, bool, error) {
+			o.SkipGates = *skip
+			rep, err := eval.Gates(ctx, o)
+			if err != nil {
+				return nil, 0, false, err
+			}
+			return rep, rep.Score, rep.Passed, nil
+		}})
+}
+
+// runEvalStage is `roadmap eval stage [--golden DIR] [--provider P --model M
+// [--base-url URL]] [--floor X] [--json]`: the planner writes a plan for each
+// case's issue in a real stage Job, scored by its failing findings, OpenSpec
+// validity and the case's facts (docs/eval.md).
 func runEvalStage(ctx context.Context, env *Env, args []string) int {
-	return runEval(ctx, env, args, "eval stage", "golden", filepath.Join("testdata", "golden", "stage"),
-		func(c *config.Config) float64 { return c.Eval.Stage.Floor },
-		func(ctx context.Context, o eval.Options) (any, float64, bool, error) {
+	return runEval(ctx, env, args, evalVerb{name: "eval stage", dirFlag: "golden", dirDefault: filepath.Join("testdata", "golden", "stage"), models: true,
+		floorOf: func(c *config.Config) float64 { return c.Eval.Stage.Floor },
+		score: func(ctx context.Context, o eval.Options) (any, float64, bool, error) {
 			rep, err := eval.Stage(ctx, o)
 			if err != nil {
 				return nil, 0, false, err
 			}
 			return rep, rep.Score, rep.Passed, nil
-		})
+		}})
 }
 
-// runEvalImplement is `roadmap eval implement [--fixtures DIR] [--floor X]
-// [--json]`: the implement golden set replayed through the real implement
-// Job and scored FULL, PARTIAL or NO (docs/eval.md).
+// runEvalImplement is `roadmap eval implement [--golden DIR] [--provider P
+// --model M [--base-url URL]] [--floor X] [--json]`: the implement golden
+// set run through the real implement Job and scored FULL, PARTIAL or NO
+// (docs/eval.md).
 func runEvalImplement(ctx context.Context, env *Env, args []string) int {
-	return runEval(ctx, env, args, "eval implement", "golden", filepath.Join("testdata", "golden", "implement"),
-		func(c *config.Config) float64 { return c.Eval.Implement.Floor },
-		func(ctx context.Context, o eval.Options) (any, float64, bool, error) {
+	return runEval(ctx, env, args, evalVerb{name: "eval implement", dirFlag: "golden", dirDefault: filepath.Join("testdata", "golden", "implement"), models: true,
+		floorOf: func(c *config.Config) float64 { return c.Eval.Implement.Floor },
+		score: func(ctx context.Context, o eval.Options) (any, float64, bool, error) {
 			rep, err := eval.Implement(ctx, o)
 			if err != nil {
 				return nil, 0, false, err
 			}
 			return rep, rep.Score, rep.Passed, nil
-		})
+		}})
 }
 
-func runEval(ctx context.Context, env *Env, args []string, name, dirFlag, dirDefault string,
-	floorOf func(*config.Config) float64, score func(context.Context, eval.Options) (any, float64, bool, error)) int {
+// evalVerb is what the eval verbs differ in.
+type evalVerb struct {
+	name, dirFlag, dirDefault string
+	// models: the verb runs Jobs, so it takes --provider, --model and
+	// --base-url, and the configuration's models.
+	models  bool
+	floorOf func(*config.Config) float64
+	flags   func(*pflag.FlagSet)
+	score   func(context.Context, eval.Options) (any, float64, bool, error)
+}
+
+func runEval(ctx context.Context, env *Env, args []string, v evalVerb) int {
+	name := v.name
 	fs := newFlags(env, name)
-	dir := fs.String(dirFlag, dirDefault, "the golden set: a directory per case")
+	dir := fs.String(v.dirFlag, v.dirDefault, "the golden set: a directory per case")
 	floorText := fs.String("floor", "", "the overall score (0 to 1) to reach; default the configuration's eval floor, else 0")
-	cfgPath := fs.String("config", "", "the configuration file (default "+config.DefaultPath+" when it exists)")
+	cfgPath := fs.String("config", "", "the configuration file (default "+config.DefaultPath+" when it exists): the floor, and its models: and prices: when it sets models:")
 	asJSON := fs.Bool("json", false, "print every case's score and the overall score as JSON")
-	fs.Usage = func() {
-		env.Errorf("usage: roadmap %s [--%s DIR] [--floor X] [--config FILE] [--json]", name, dirFlag)
+	var provider, model, baseURL *string
+	usage := fmt.Sprintf("usage: roadmap %s [--%s DIR] [--floor X] [--config FILE] [--json]", name, v.dirFlag)
+	if v.models {
+		provider = fs.String("provider", "", "the model's provider: replay (default: each case's recorded exchanges), github-models, openai, openai-compatible, anthropic")
+		model = fs.String("model", "", "the model's name (with --provider)")
+		baseURL = fs.String("base-url", "", "the provider's endpoint (openai-compatible needs it)")
+		usage = fmt.Sprintf("usage: roadmap %s [--%s DIR] [--provider P --model M [--base-url URL]] [--floor X] [--config FILE] [--json]", name, v.dirFlag)
 	}
+	if v.flags != nil {
+		v.flags(fs)
+	}
+	fs.Usage = func() { env.Errorf("%s", usage) }
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -58,7 +107,16 @@ func runEval(ctx context.Context, env *Env, args []string, name, dirFlag, dirDef
 		fs.Usage()
 		return ExitUsage
 	}
-	var floor float64
+	load := config.LoadExplicit
+	if *cfgPath == "" {
+		*cfgPath, load = config.DefaultPath, config.Load
+	}
+	cfg, err := load(*cfgPath)
+	if err != nil {
+		env.Errorf("%s: %v", name, err)
+		return ExitUsage
+	}
+	floor := v.floorOf(cfg)
 	if *floorText != "" {
 		f, err := strconv.ParseFloat(*floorText, 64)
 		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
@@ -66,21 +124,21 @@ func runEval(ctx context.Context, env *Env, args []string, name, dirFlag, dirDef
 			return ExitUsage
 		}
 		floor = f
-	} else {
-		load := config.LoadExplicit
-		if *cfgPath == "" {
-			*cfgPath, load = config.DefaultPath, config.Load
-		}
-		cfg, err := load(*cfgPath)
+	}
+	o := eval.Options{Dir: *dir, Floor: floor, TempDir: env.Getenv("RUNNER_TEMP"),
+		Progress: func(format string, a ...any) { env.Errorf(format, a...) }}
+	if v.models {
+		models, prices, err := evalModels(*cfgPath, cfg, *provider, *model, *baseURL)
 		if err != nil {
 			env.Errorf("%s: %v", name, err)
 			return ExitUsage
 		}
-		floor = floorOf(cfg)
+		o.Models, o.Prices, o.Getenv = models, prices, env.Getenv
+		if len(models) > 0 {
+			env.Errorf("%s: model %s (%s)", name, models[0].Name, models[0].Provider)
+		}
 	}
-	o := eval.Options{Dir: *dir, Floor: floor, TempDir: env.Getenv("RUNNER_TEMP"),
-		Progress: func(format string, a ...any) { env.Errorf(format, a...) }}
-	rep, got, passed, err := score(ctx, o)
+	rep, got, passed, err := v.score(ctx, o)
 	if err != nil {
 		env.Errorf("%s: %v", name, err)
 		return ExitUsage
@@ -97,4 +155,60 @@ func runEval(ctx context.Context, env *Env, args []string, name, dirFlag, dirDef
 		return ExitFindings
 	}
 	return ExitOK
+}
+
+// evalModels is the model an eval's Jobs use: --provider and --model (with
+// --base-url), else the configuration's models: when the file sets them,
+// else none (the replay provider over each case's recorded exchanges, CI's
+// default). Prices come from the configuration's prices:.
+func evalModels(path string, cfg *config.Config, provider, model, baseURL string) ([]config.Model, map[string]config.Price, error) {
+	switch {
+	case provider == "" && (model != "" || baseURL != ""):
+		return nil, nil, fmt.Errorf("--model and --base-url need --provider")
+	case provider == llm.ProviderReplay:
+		if model != "" || baseURL != "" {
+			return nil, nil, fmt.Errorf("--provider replay plays each case's recorded exchanges: it takes no --model or --base-url")
+		}
+		return nil, nil, nil
+	case provider != "":
+		m := config.Model{Provider: provider, Name: model, BaseURL: baseURL}
+		// The configuration's own tier of that name keeps its key variable
+		// and windows.
+		for _, c := range cfg.Models {
+			if c.Provider == provider && c.Name == model {
+				m.APIKeyEnv, m.InputWindow, m.MaxOutput = c.APIKeyEnv, c.InputWindow, c.MaxOutput
+				if baseURL == "" {
+					m.BaseURL = c.BaseURL
+				}
+			}
+		}
+		switch {
+		case model == "":
+			return nil, nil, fmt.Errorf("--provider %s needs --model", provider)
+		case provider == llm.ProviderOpenAICompatible && m.BaseURL == "":
+			return nil, nil, fmt.Errorf("--provider %s needs --base-url", provider)
+		case provider != llm.ProviderGitHubModels && provider != llm.ProviderOpenAI && provider != llm.ProviderOpenAICompatible && provider != llm.ProviderAnthropic:
+			return nil, nil, fmt.Errorf("unknown --provider %q (replay, github-models, openai, openai-compatible, anthropic)", provider)
+		}
+		return []config.Model{m}, cfg.Prices, nil
+	}
+	if !setsModels(path) {
+		return nil, nil, nil
+	}
+	return cfg.Models, cfg.Prices, nil
+}
+
+// setsModels reports whether the configuration file at path sets models:
+// itself (the defaults' ladder is not a choice to run the eval on).
+func setsModels(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var top map[string]yaml.Node
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, ok := top["models"]
+	return ok
 }

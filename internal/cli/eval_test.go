@@ -61,8 +61,8 @@ func checkEvalJSON(t *testing.T, out string, minCases int, caseFields ...string)
 // golden is the project's golden set of kind, from this package's directory.
 func golden(kind string) string { return filepath.Join("..", "..", "testdata", "golden", kind) }
 
-func TestEvalStage(t *testing.T) {
-	code, out, stderr := runEvalCLI(t, "eval", "stage", "--golden", golden("stage"), "--json")
+func TestEvalGates(t *testing.T) {
+	code, out, stderr := runEvalCLI(t, "eval", "gates", "--golden", golden("stage"), "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d, want 0 with no floor\n%s", code, stderr)
 	}
@@ -71,24 +71,26 @@ func TestEvalStage(t *testing.T) {
 	for _, c := range doc.Cases {
 		byName[c["name"].(string)] = c
 	}
-	// Every flaw kind of the seven gates, OpenSpec's, the verifier's and
-	// sound plans have a case (docs/eval.md lists them).
-	for _, name := range []string{"sound-fix", "sound-refactor", "stage-clean", "premise-missing-file", "callers-missing",
+	// Every flaw kind of the seven gates, OpenSpec's and sound plans have a
+	// case (docs/eval.md lists them); the planner runs are eval stage's.
+	for _, name := range []string{"sound-fix", "sound-refactor", "premise-missing-file", "callers-missing",
 		"spec-delta-missing", "verify-form-command", "group-order", "acceptance-unmapped", "failing-test-late",
-		"openspec-no-scenario", "stage-verifier-objects"} {
+		"openspec-no-scenario"} {
 		if byName[name] == nil {
 			t.Errorf("no case %s", name)
 		}
 	}
-	// A sound plan the tools agree on scores 1; the verifier's objection is
-	// found through a whole stage Job.
-	for _, name := range []string{"sound-fix", "stage-verifier-objects", "group-order"} {
+	for _, name := range []string{"stage-clean", "stage-verifier-objects"} {
+		if byName[name] != nil {
+			t.Errorf("%s, a planner run, was scored by eval gates", name)
+		}
+	}
+	// A sound plan the tools agree on scores 1, and so does a flawed one
+	// whose flaw is found.
+	for _, name := range []string{"sound-fix", "group-order"} {
 		if c := byName[name]; c != nil && c["score"] != 1.0 {
 			t.Errorf("%s scores %v, want 1: missed %v, unexpected %v", name, c["score"], c["missed"], c["unexpected"])
 		}
-	}
-	if c := byName["stage-verifier-objects"]; c != nil && c["mode"] != "stage" {
-		t.Errorf("stage-verifier-objects ran as %v, want a stage Job", c["mode"])
 	}
 	// The golden set scores 1, and no floor is above 1: the floor is tried
 	// on a set of one sound plan whose expectations name a finding no gate
@@ -101,7 +103,7 @@ func TestEvalStage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(partial, "sound-fix", "expected.json"), []byte(exp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr = runEvalCLI(t, "eval", "stage", "--golden", partial, "--json")
+	code, out, stderr = runEvalCLI(t, "eval", "gates", "--golden", partial, "--json")
 	if code != ExitOK {
 		t.Fatalf("the partial set: exit %d\n%s", code, stderr)
 	}
@@ -109,7 +111,59 @@ func TestEvalStage(t *testing.T) {
 	if *part.Score >= 1 {
 		t.Fatalf("the partial set scores %v, want below 1", *part.Score)
 	}
-	floorAbove(t, "stage", "--golden", partial, *part.Score)
+	floorAbove(t, "gates", "--golden", partial, *part.Score)
+}
+
+// TestEvalStage runs the planner through real stage Jobs on the replay
+// model: the cases with recorded exchanges, each plan scored by its failing
+// findings, OpenSpec validity and the case's facts.
+func TestEvalStage(t *testing.T) {
+	code, out, stderr := runEvalCLI(t, "eval", "stage", "--golden", golden("stage"), "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 with no floor\n%s", code, stderr)
+	}
+	doc := checkEvalJSON(t, out, 2, "mode", "stage_result", "failing", "clean", "openspec_valid", "facts", "spend", "seconds")
+	byName := map[string]map[string]any{}
+	for _, c := range doc.Cases {
+		byName[c["name"].(string)] = c
+		if c["mode"] != "stage" {
+			t.Errorf("%s ran as %v, want a stage Job", c["name"], c["mode"])
+		}
+		if sp, _ := c["spend"].(map[string]any); sp["tokens_in"] == 0.0 || sp["usd"] == 0.0 || sp["model_calls"] == 0.0 {
+			t.Errorf("%s: spend %v, want the replay's tokens and their price", c["name"], c["spend"])
+		}
+	}
+	if len(doc.Cases) != 2 || byName["stage-clean"] == nil || byName["stage-verifier-objects"] == nil {
+		t.Fatalf("cases %v, want the two with recorded exchanges (stage-clean, stage-verifier-objects)", doc.Cases)
+	}
+	// The clean plan meets everything; the verifier's objection is found
+	// through the whole Job and costs the plan its clean share.
+	if c := byName["stage-clean"]; c["score"] != 1.0 || c["clean"] != true {
+		t.Errorf("stage-clean: %v", c)
+	}
+	c := byName["stage-verifier-objects"]
+	failing, _ := c["failing"].([]any)
+	if len(failing) != 1 || failing[0].(map[string]any)["rule"] != "roadmap/verifier" || c["clean"] != false || c["score"] != 0.4 {
+		t.Errorf("stage-verifier-objects: score %v, failing %v; want 0.4 for the verifier's one objection", c["score"], c["failing"])
+	}
+	// A fact the plan does not meet lowers the score by its share.
+	set := filepath.Join(t.TempDir(), "set")
+	if err := os.CopyFS(filepath.Join(set, "stage-clean"), os.DirFS(filepath.Join(golden("stage"), "stage-clean"))); err != nil {
+		t.Fatal(err)
+	}
+	facts := `{"files": ["internal/price/price.go"], "tests": ["TestNeverNamed"], "avoid": "(?i)half up"}`
+	if err := os.WriteFile(filepath.Join(set, "stage-clean", "facts.json"), []byte(facts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = runEvalCLI(t, "eval", "stage", "--golden", set, "--json")
+	if code != ExitOK {
+		t.Fatalf("the facts set: exit %d\n%s", code, stderr)
+	}
+	part := checkEvalJSON(t, out, 1, "facts")
+	if f, _ := part.Cases[0]["facts"].(map[string]any); *part.Score != 0.8667 || f["score"] != 0.3333 {
+		t.Fatalf("one fact of three met: score %v, facts %v; want 0.8667 and 0.3333", *part.Score, part.Cases[0]["facts"])
+	}
+	floorAbove(t, "stage", "--golden", set, *part.Score)
 }
 
 func TestEvalImplement(t *testing.T) {
@@ -202,5 +256,36 @@ func floorAbove(t *testing.T, verb, dirFlag, dir string, score float64) {
 	code, _, stderr = runEvalCLI(t, "eval", verb, dirFlag, dir, "--config", cfg)
 	if code != ExitFindings || !strings.Contains(stderr, "below the floor 0.9999") {
 		t.Errorf("eval.%s.floor 0.9999: exit %d, want 1 naming the floor\n%s", verb, code, stderr)
+	}
+}
+
+// repoConfig is this repository's own configuration, which sets the floors
+// CI holds the suites to.
+var repoConfig = filepath.Join("..", "..", ".github", "roadmap.yml")
+
+// TestEvalFloorFailsBelow holds the suites to this repository's floors: a
+// run at or above its floor exits 0, one below exits 1 and says so.
+func TestEvalFloorFailsBelow(t *testing.T) {
+	code, out, stderr := runEvalCLI(t, "eval", "gates", "--golden", golden("stage"), "--config", repoConfig)
+	if code != ExitOK || !strings.Contains(out, "score 1.0000, floor 0.9800") {
+		t.Errorf("eval gates at its floor: exit %d, %q\n%s", code, out, stderr)
+	}
+	// One gate left out scores below the floor.
+	code, _, stderr = runEvalCLI(t, "eval", "gates", "--golden", golden("stage"), "--config", repoConfig, "--skip-gate", "group-order")
+	if code != ExitFindings || !strings.Contains(stderr, "the score 0.9619 is below the floor 0.9800") {
+		t.Errorf("eval gates without group-order: exit %d, want 1 saying the score is below the floor\n%s", code, stderr)
+	}
+	code, out, stderr = runEvalCLI(t, "eval", "stage", "--golden", golden("stage"), "--config", repoConfig)
+	if code != ExitOK || !strings.Contains(out, "score 0.7000, floor 0.7000") {
+		t.Errorf("eval stage at its floor: exit %d, %q\n%s", code, out, stderr)
+	}
+	// The planner run the verifier objects to, alone, is below it.
+	set := filepath.Join(t.TempDir(), "set")
+	if err := os.CopyFS(filepath.Join(set, "stage-verifier-objects"), os.DirFS(filepath.Join(golden("stage"), "stage-verifier-objects"))); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runEvalCLI(t, "eval", "stage", "--golden", set, "--config", repoConfig)
+	if code != ExitFindings || !strings.Contains(stderr, "the score 0.4000 is below the floor 0.7000") {
+		t.Errorf("eval stage on the objected plan alone: exit %d, want 1 saying the score is below the floor\n%s", code, stderr)
 	}
 }

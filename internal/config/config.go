@@ -65,9 +65,11 @@ type Alerts struct {
 	DayBudgetShare float64 `yaml:"day_budget_share"`
 }
 
-// Eval is the floors of `roadmap eval stage` and `roadmap eval implement`:
-// an overall score (0 to 1) below its floor fails the run. 0 is no floor.
+// Eval is the floors of `roadmap eval gates`, `roadmap eval stage` and
+// `roadmap eval implement`: an overall score (0 to 1) below its floor fails
+// the run. 0 is no floor.
 type Eval struct {
+	Gates     EvalFloor `yaml:"gates"`
 	Stage     EvalFloor `yaml:"stage"`
 	Implement EvalFloor `yaml:"implement"`
 }
@@ -395,7 +397,7 @@ var configShape = shape{
 	"gates":     {"verify_forms": nil, "extra_verify_forms": nil},
 	"isolation": nil,
 	"sandbox":   {"network": nil},
-	"eval":      {"stage": {"floor": nil}, "implement": {"floor": nil}},
+	"eval":      {"gates": {"floor": nil}, "stage": {"floor": nil}, "implement": {"floor": nil}},
 	"alerts":    {"owners": nil, "stops_per_day": nil, "day_budget_share": nil},
 }
 
@@ -705,7 +707,7 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 	for _, e := range []struct {
 		set   string
 		floor float64
-	}{{"stage", c.Eval.Stage.Floor}, {"implement", c.Eval.Implement.Floor}} {
+	}{{"gates", c.Eval.Gates.Floor}, {"stage", c.Eval.Stage.Floor}, {"implement", c.Eval.Implement.Floor}} {
 		// A score is a mean of per-case scores in [0, 1]: a floor outside
 		// that range either always or never passes, which is a slip.
 		if math.IsNaN(e.floor) || e.floor < 0 || e.floor > 1 {

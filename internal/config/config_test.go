@@ -191,6 +191,7 @@ func TestConfigRejects(t *testing.T) {
 		{"empty sandbox network", "sandbox:\n  network: \"\"\n", `2: sandbox.network: "" is not loopback or none (anything wider is the runner's firewall: docs/isolation.md)`},
 		{"unknown sandbox key", "sandbox:\n  egress: all\n", "2: sandbox.egress: unknown key (known: network)"},
 		{"eval floor above 1", "eval:\n  stage:\n    floor: 1.5\n", "3: eval.stage.floor: must be a number from 0 to 1"},
+		{"gates floor above 1", "eval:\n  gates: {floor: 1.01}\n", "2: eval.gates.floor: must be a number from 0 to 1"},
 		{"negative eval floor", "eval:\n  implement: {floor: -0.1}\n", "2: eval.implement.floor: must be a number from 0 to 1"},
 		{"NaN eval floor", "eval:\n  implement:\n    floor: .nan\n", "3: eval.implement.floor: must be a number from 0 to 1"},
 		{"eval floor not a number", "eval:\n  stage:\n    floor: high\n", "3: eval.stage.floor: cannot unmarshal !!str `high` into float64"},

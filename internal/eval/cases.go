@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -267,4 +268,53 @@ func readCaseFile(dir, name string, optional bool) ([]byte, error) {
 		return nil, nil
 	}
 	return data, err
+}
+
+// StageFacts is a stage case's optional facts.json: what a plan for the
+// case's issue should say, whoever writes it. `roadmap eval stage` checks
+// the plan the planner wrote against it.
+type StageFacts struct {
+	// Files are repository paths the plan should name.
+	Files []string `json:"files"`
+	// MinGroups is the least number of task groups tasks.md should have.
+	MinGroups int `json:"min_groups"`
+	// Tests are test names the plan should name.
+	Tests []string `json:"tests"`
+	// Avoid is a flaw the plan must not have: a regular expression (Go's
+	// syntax) that must not match the plan's text.
+	Avoid string `json:"avoid"`
+}
+
+// ParseStageFacts reads facts.json of a stage case.
+func ParseStageFacts(src []byte) (StageFacts, error) {
+	var f StageFacts
+	if err := strictJSON(src, &f); err != nil {
+		return f, fmt.Errorf("facts.json: %w", err)
+	}
+	if len(f.Files)+len(f.Tests) > maxFindings {
+		return f, fmt.Errorf("facts.json: more than %d files and tests", maxFindings)
+	}
+	for _, p := range f.Files {
+		if !cleanRel(p) {
+			return f, fmt.Errorf("facts.json: files: %q is not a slash path inside the repository", p)
+		}
+	}
+	for _, t := range f.Tests {
+		if t == "" || len(t) > 200 || strings.ContainsAny(t, " \t\n") {
+			return f, fmt.Errorf("facts.json: tests: %q is not a test name", t)
+		}
+	}
+	if f.MinGroups < 0 || f.MinGroups > 100 {
+		return f, errors.New("facts.json: min_groups must be from 0 to 100")
+	}
+	if len(f.Avoid) > 1000 {
+		return f, errors.New("facts.json: avoid is longer than 1000 characters")
+	}
+	if _, err := regexp.Compile(f.Avoid); err != nil {
+		return f, fmt.Errorf("facts.json: avoid: %w", err)
+	}
+	if len(f.Files)+len(f.Tests) == 0 && f.MinGroups == 0 && f.Avoid == "" {
+		return f, errors.New("facts.json: names no fact (files, min_groups, tests, avoid)")
+	}
+	return f, nil
 }

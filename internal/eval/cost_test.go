@@ -92,8 +92,9 @@ func TestReviewMeter(t *testing.T) {
 }
 
 func TestProgressLine(t *testing.T) {
-	res := ImplementCaseResult{Name: "c", Verdict: Full, Score: 1, Result: "ready", Jobs: 1, Requests: 13, Spend: record.Spend{ModelCalls: 7}}
-	if got := progressLine(res); got != "c                                        FULL    score 1.0  ready after 1 Job(s), 13 GitHub requests, 7 model calls" {
+	res := ImplementCaseResult{Name: "c", Verdict: Full, Score: 1, Result: "ready", Jobs: 1, Requests: 13,
+		Spend: record.Spend{ModelCalls: 7, TokensIn: 8400, TokensOut: 1050, USD: 0.00189}, Seconds: 2.5}
+	if got := progressLine(res); got != "c                                        FULL    score 1.0  ready after 1 Job(s), 13 GitHub requests, 7 model calls, 8400 tokens in, 1050 out, $0.0019, 2.5s" {
 		t.Errorf("a case with no review or strength: %q", got)
 	}
 	res.Review = ReviewCost{Reviews: 1, ModelCalls: 2, TokensIn: 4200, TokensOut: 270}

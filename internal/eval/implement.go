@@ -43,6 +43,8 @@ type ImplementCaseResult struct {
 	Requests int `json:"requests"`
 	// Spend is the item's recorded spend over every Job.
 	Spend record.Spend `json:"spend"`
+	// Seconds is the case's wall time, the judging included.
+	Seconds float64 `json:"seconds"`
 	// WantF2P and WantP2P are the case's; F2P, P2P and Broken what the tests
 	// said at the base and at the end.
 	WantF2P []string `json:"want_f2p"`
@@ -106,10 +108,12 @@ func Implement(ctx context.Context, o Options) (*ImplementReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		res, err := implementCase(ctx, o, name)
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", name, err)
 		}
+		res.Seconds = seconds(time.Since(start))
 		o.progress("%s", progressLine(res))
 		rep.Cases = append(rep.Cases, res)
 		scores = append(scores, res.Score)
@@ -122,8 +126,8 @@ func Implement(ctx context.Context, o Options) (*ImplementReport, error) {
 // progressLine is a case's line on stderr: the verdict and the item's cost,
 // then, where the case runs them, the review's cost and the test strength.
 func progressLine(res ImplementCaseResult) string {
-	line := fmt.Sprintf("%-40s %-7s score %.1f  %s after %d Job(s), %d GitHub requests, %d model calls",
-		res.Name, res.Verdict, res.Score, res.Result, res.Jobs, res.Requests, res.Spend.ModelCalls)
+	line := fmt.Sprintf("%-40s %-7s score %.1f  %s after %d Job(s), %d GitHub requests, %d model calls, %d tokens in, %d out, $%.4f, %.1fs",
+		res.Name, res.Verdict, res.Score, res.Result, res.Jobs, res.Requests, res.Spend.ModelCalls, res.Spend.TokensIn, res.Spend.TokensOut, res.Spend.USD, res.Seconds)
 	if rc := res.Review; rc.Reviews > 0 || rc.ModelCalls > 0 {
 		line += fmt.Sprintf("; review: %d run(s), %d model calls, %d tokens in, %d out, %d GitHub requests",
 			rc.Reviews, rc.ModelCalls, rc.TokensIn, rc.TokensOut, rc.Requests)
@@ -174,8 +178,13 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 		return res, fmt.Errorf("repo/%s holds %d changes; a case implements exactly one", plan.ChangesDir, len(ids))
 	}
 	fixtures := filepath.Join(dir, "fixtures")
-	if st, err := os.Stat(fixtures); err != nil || !st.IsDir() {
+	if len(o.Models) == 0 && !hasFixtures(dir) {
 		return res, errors.New("no fixtures/ directory: the recorded model exchanges")
+	}
+	if len(o.Models) > 0 {
+		// A kill point is a turn of the recorded exchanges: a model of
+		// one's own talks its own way, so the item runs unkilled.
+		settings.Kill = nil
 	}
 
 	tmp, err := os.MkdirTemp(o.TempDir, "roadmap-eval-implement-")
@@ -192,7 +201,7 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 		return res, err
 	}
 
-	p := &player{w: w, fixtures: fixtures, settings: settings}
+	p := &player{w: w, fixtures: fixtures, settings: settings, o: &o}
 	last, _, err := p.play(ctx)
 	if err != nil {
 		return res, err
@@ -279,6 +288,7 @@ type player struct {
 	w        *world
 	fixtures string
 	settings ImplementSettings
+	o        *Options
 	killed   int
 	// review is the review's cost over the Jobs so far.
 	review ReviewCost
@@ -335,7 +345,7 @@ func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, st
 		// The CI plays on the manual clock: the watch sees a passing status
 		// on the head the first time it waits (ciClock).
 		clock:     ciClock{ManualClock: w.clock, w: w},
-		configure: p.settings.configure})
+		configure: p.settings.configure, o: p.o})
 	if err != nil {
 		return implement.Result{}, "", false, err
 	}

@@ -4,25 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/gates"
-	"github.com/roadmap-dev/roadmap/internal/job"
-	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
-	"github.com/roadmap-dev/roadmap/internal/stage"
 )
 
-// The two kinds of stage case.
-const (
-	// ModeJudge judges the plan the case holds (repo/openspec/changes/<id>)
-	// with plan.Validate and the seven plan gates, as a stage round does.
-	ModeJudge = "judge"
-	// ModeStage runs a whole stage Job (planner, gates, verifier) on the
-	// case's recorded exchanges (fixtures/) and scores its last round.
-	ModeStage = "stage"
-)
+// ModeJudge is how `eval gates` judges a case: the plan the case holds
+// (repo/openspec/changes/<id>) by plan.Validate and the plan gates, as a
+// stage round does.
+const ModeJudge = "judge"
 
 // StageCaseResult is one case's score and why.
 type StageCaseResult struct {
@@ -42,8 +39,8 @@ type StageCaseResult struct {
 	// findings no expectation names.
 	Missed     []Finding `json:"missed"`
 	Unexpected []Finding `json:"unexpected"`
-	// Stage is how the stage Job ended (ModeStage only).
-	Stage string `json:"stage_result,omitempty"`
+	// Seconds is the case's wall time.
+	Seconds float64 `json:"seconds"`
 }
 
 // Report is a golden set's result: what `roadmap eval … --json` prints.
@@ -54,8 +51,8 @@ type Report[C any] struct {
 	Passed bool    `json:"passed"`
 }
 
-// StageReport is the result of `roadmap eval stage`.
-type StageReport = Report[StageCaseResult]
+// GatesReport is the result of `roadmap eval gates`.
+type GatesReport = Report[StageCaseResult]
 
 // Options say where a set is and what it must reach.
 type Options struct {
@@ -67,6 +64,17 @@ type Options struct {
 	TempDir string
 	// Progress receives a line per case; nil discards them.
 	Progress func(format string, args ...any)
+	// Models is the model ladder every Job of a case uses (stage's planner
+	// and verifier, implement's agent). Empty is the replay provider over
+	// each case's recorded exchanges (fixtures/): CI's default.
+	Models []config.Model
+	// Prices are USD per million tokens by model name, for Models.
+	Prices map[string]config.Price
+	// Getenv reads the API key a model's provider names (nil: no key).
+	Getenv func(string) string
+	// SkipGates are plan gates (gates.Names) `eval gates` leaves out: a
+	// way to see that each gate matters to the score.
+	SkipGates []string
 }
 
 func (o *Options) progress(format string, args ...any) {
@@ -75,33 +83,75 @@ func (o *Options) progress(format string, args ...any) {
 	}
 }
 
-// Stage scores the stage golden set in o.Dir. An error is a set or a case
-// that cannot be read or run at all, never a low score.
-func Stage(ctx context.Context, o Options) (*StageReport, error) {
+// Gates scores the stage golden set in o.Dir by the plan gates: every case
+// that holds a plan (no fixtures/) is judged by plan.Validate and the gates
+// (less o.SkipGates). A case with fixtures/ is a planner run: `eval stage`
+// scores it, this skips it. An error is a set or a case that cannot be read
+// or run at all, never a low score.
+func Gates(ctx context.Context, o Options) (*GatesReport, error) {
 	names, err := caseDirs(o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	rep := &StageReport{Cases: []StageCaseResult{}, Floor: o.Floor}
+	run, err := gateNames(o.SkipGates)
+	if err != nil {
+		return nil, err
+	}
+	rep := &GatesReport{Cases: []StageCaseResult{}, Floor: o.Floor}
 	var scores []float64
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res, err := stageCase(ctx, o, name)
+		if hasFixtures(filepath.Join(o.Dir, name)) {
+			o.progress("%-40s skipped: a planner run (fixtures/), scored by eval stage", name)
+			continue
+		}
+		start := time.Now()
+		res, err := gatesCase(ctx, o, name, run)
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", name, err)
 		}
-		o.progress("%-40s %s  score %.4f (F1 %.4f, OpenSpec-valid %v, want %v)", name, res.Mode, res.Score, res.F1, res.OpenSpecValid, res.WantOpenSpecValid)
+		res.Seconds = seconds(time.Since(start))
+		o.progress("%-40s score %.4f (F1 %.4f, OpenSpec-valid %v, want %v)", name, res.Score, res.F1, res.OpenSpecValid, res.WantOpenSpecValid)
 		rep.Cases = append(rep.Cases, res)
 		scores = append(scores, res.Score)
+	}
+	if len(rep.Cases) == 0 {
+		return nil, fmt.Errorf("the golden set %s holds no case with a plan to judge (every case has fixtures/)", o.Dir)
 	}
 	rep.Score = Mean(scores)
 	rep.Passed = rep.Score >= o.Floor
 	return rep, nil
 }
 
-func stageCase(ctx context.Context, o Options, name string) (StageCaseResult, error) {
+// gateNames is every plan gate but those in skip, each of which must name one.
+func gateNames(skip []string) ([]string, error) {
+	all := gates.Names()
+	for _, n := range skip {
+		if !slices.Contains(all, n) {
+			return nil, fmt.Errorf("no gate named %q (have %s)", n, strings.Join(all, ", "))
+		}
+	}
+	var run []string
+	for _, n := range all {
+		if !slices.Contains(skip, n) {
+			run = append(run, n)
+		}
+	}
+	return run, nil
+}
+
+// hasFixtures reports whether a case holds recorded exchanges: a planner run.
+func hasFixtures(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "fixtures"))
+	return err == nil && st.IsDir()
+}
+
+// seconds is d in seconds, to the hundredth.
+func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*100) / 100 }
+
+func gatesCase(ctx context.Context, o Options, name string, run []string) (StageCaseResult, error) {
 	dir := filepath.Join(o.Dir, name)
 	res := StageCaseResult{Name: name, Mode: ModeJudge}
 	src, err := readCaseFile(dir, "issue.md", false)
@@ -119,28 +169,12 @@ func stageCase(ctx context.Context, o Options, name string) (StageCaseResult, er
 	if err != nil {
 		return res, err
 	}
-	var settings StageSettings
-	if src, err := readCaseFile(dir, "case.json", true); err != nil {
-		return res, err
-	} else if src != nil {
-		if err := strictJSON(src, &settings); err != nil {
-			return res, fmt.Errorf("case.json: %w", err)
-		}
-		if settings.Rounds < 0 || settings.Rounds > 10 {
-			return res, errors.New("case.json: rounds must be from 0 to 10")
-		}
-	}
 	repoDir := filepath.Join(dir, "repo")
 	if st, err := os.Stat(repoDir); err != nil || !st.IsDir() {
 		return res, errors.New("no repo/ directory: the repository snapshot")
 	}
-	var produced []plan.Finding
-	if st, serr := os.Stat(filepath.Join(dir, "fixtures")); serr == nil && st.IsDir() {
-		res.Mode = ModeStage
-		produced, res.OpenSpecValid, res.Stage, err = runStage(ctx, o, dir, is, settings)
-	} else {
-		produced, res.OpenSpecValid, err = judge(ctx, repoDir, is)
-	}
+	produced, valid, err := judge(ctx, repoDir, is, run)
+	res.OpenSpecValid = valid
 	if err != nil {
 		return res, err
 	}
@@ -159,10 +193,10 @@ func stageCase(ctx context.Context, o Options, name string) (StageCaseResult, er
 }
 
 // judge runs what a stage round runs on a plan (stage's default gates:
-// plan.Validate, then the seven plan gates) on the one change in root.
+// plan.Validate, then the plan gates named in run) on the one change in root.
 // Premise commands are not run: there is no boundary to run them in here,
 // so such a premise is an INFO, never scored.
-func judge(ctx context.Context, root string, is Issue) ([]plan.Finding, bool, error) {
+func judge(ctx context.Context, root string, is Issue, run []string) ([]plan.Finding, bool, error) {
 	ids, err := plan.ListChanges(root)
 	if err != nil {
 		return nil, false, err
@@ -174,49 +208,15 @@ func judge(ctx context.Context, root string, is Issue) ([]plan.Finding, bool, er
 	if err != nil {
 		return nil, false, err
 	}
-	found, err := gates.Check(ctx, gates.Input{Issue: &gates.Issue{Number: 1, Title: is.Title, Body: is.Body}, Root: root, ChangeID: ids[0]})
+	if len(run) == 0 {
+		// Every gate left out (Check runs them all when named none).
+		return rep.Findings, rep.OpenSpecValid(), nil
+	}
+	found, err := gates.Check(ctx, gates.Input{Issue: &gates.Issue{Number: 1, Title: is.Title, Body: is.Body}, Root: root, ChangeID: ids[0]}, run...)
 	if err != nil {
 		return nil, false, err
 	}
 	return append(rep.Findings, found...), rep.OpenSpecValid(), nil
-}
-
-// runStage runs one stage Job for the case's issue on its recorded
-// exchanges and returns the last round's findings and the plan's verdict.
-func runStage(ctx context.Context, o Options, dir string, is Issue, settings StageSettings) ([]plan.Finding, bool, string, error) {
-	tmp, err := os.MkdirTemp(o.TempDir, "roadmap-eval-stage-")
-	if err != nil {
-		return nil, false, "", err
-	}
-	defer os.RemoveAll(tmp)
-	w, err := newWorld(tmp, filepath.Join(dir, "repo"), is)
-	if err != nil {
-		return nil, false, "", err
-	}
-	defer w.close()
-	j, err := w.openJob(ctx, jobSetup{phase: kernel.Stage, fixtures: filepath.Join(dir, "fixtures")})
-	if err != nil {
-		return nil, false, "", err
-	}
-	defer j.kit.Close()
-	res, err := j.kit.Stage(ctx, job.StageRun{Rounds: settings.Rounds})
-	if err != nil {
-		return nil, false, "", fmt.Errorf("stage: %w", err)
-	}
-	id := stage.ChangeID(w.issue, is.Title)
-	if res.Plan != "" {
-		id = filepath.Base(res.Plan)
-	}
-	valid := false
-	rep, err := plan.Validate(j.ws, id)
-	switch {
-	case errors.Is(err, plan.ErrNoChange):
-	case err != nil:
-		return nil, false, "", err
-	default:
-		valid = rep.OpenSpecValid()
-	}
-	return res.Findings, valid, res.Result, nil
 }
 
 // unmatched returns the expected findings no produced one met and the

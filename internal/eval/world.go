@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
-	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -37,19 +36,28 @@ func gitEnv() []string { return theworld.GitEnv() }
 
 func runGit(dir string, args ...string) (string, error) { return theworld.Git(gitEnv(), dir, args...) }
 
-// newWorld lays out a case under dir: snapshot (a directory tree) becomes
-// main on a bare remote, the fake GitHub serves on loopback, and the issue
-// is filed by a person.
-func newWorld(dir, snapshot string, is Issue) (*world, error) {
+// newWorld lays out a case under dir: snapshot (a directory tree, less the
+// files under the slash prefixes in drop) becomes main on a bare remote, the
+// fake GitHub serves on loopback, and the issue is filed by a person. The
+// model is not the world's: each Job takes it from the eval's Options
+// (openJob).
+func newWorld(dir, snapshot string, is Issue, drop ...string) (*world, error) {
 	files, err := readTree(snapshot)
 	if err != nil {
 		return nil, fmt.Errorf("copy the repository snapshot: %w", err)
+	}
+	for p := range files {
+		for _, d := range drop {
+			if strings.HasPrefix(p, d) {
+				delete(files, p)
+			}
+		}
 	}
 	// The fake's repository and token open nothing real.
 	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: "acme", Repo: "golden", Token: "ghs_evalFakeGitHubToken00000000000000000", PushToken: "ghs_evalFakePushToken000000000000000000", Start: t0,
 		Files: files, SeedMessage: "the golden case's repository",
 		Issue:         &githubfake.Issue{Title: is.Title, Body: is.Body, Author: "maintainer"},
-		GitHubTimeout: 30 * time.Second, ModelPrice: llm.Price{Input: 0.15, Output: 0.60}})
+		GitHubTimeout: 30 * time.Second})
 	if err != nil {
 		return nil, err
 	}
