@@ -210,9 +210,13 @@ type Step struct {
 
 // Outcome is how a step ended and what it cost.
 type Outcome struct {
-	Status   Status
-	Summary  string // finish
-	Question string // ask (needs_input)
+	Status  Status
+	Summary string // finish
+	// Acceptance is the verifier's acceptance map as verdict received it: a
+	// JSON array (checked to be one), "" when the verdict gave none. It is
+	// model output; internal/stage reads it defensively.
+	Acceptance string
+	Question   string // ask (needs_input)
 	// Reason says why for plan_wrong, budget_exhausted, format_error and
 	// model_error.
 	Reason string

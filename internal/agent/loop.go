@@ -174,15 +174,16 @@ func RunWithRepair(ctx context.Context, cfg Config, step Step, check func(ctx co
 
 func (s *session) outcome(end ending, rounds, tier int) Outcome {
 	return Outcome{
-		Status:   end.status,
-		Summary:  end.summary,
-		Question: end.question,
-		Reason:   end.reason,
-		Usage:    s.spend,
-		Turns:    s.turns,
-		Attempts: rounds,
-		Tier:     tier,
-		Model:    s.cfg.Models[tier].Name,
+		Status:     end.status,
+		Summary:    end.summary,
+		Acceptance: end.acceptance,
+		Question:   end.question,
+		Reason:     end.reason,
+		Usage:      s.spend,
+		Turns:      s.turns,
+		Attempts:   rounds,
+		Tier:       tier,
+		Model:      s.cfg.Models[tier].Name,
 	}
 }
 

@@ -81,11 +81,16 @@ var stageTools = []tool{
 		run: writePlanFile,
 	},
 	{
-		name:   "verdict",
-		desc:   "End the review with your verdict. objections: one objection per line as `FILE:LINE: what is wrong, with evidence` (FILE relative to the repository root, e.g. the plan's tasks.md), or `none` when the plan holds.",
-		stage:  true,
-		params: []param{{name: "objections", typ: "string", desc: "one objection per line, or none", required: true}},
-		run:    verdict,
+		name: "verdict",
+		desc: "End the review with your verdict. objections: one objection per line as `FILE:LINE: what is wrong, with evidence` (FILE relative to the repository root, e.g. the plan's tasks.md), or `none` when the plan holds. " +
+			"acceptance: your acceptance map, a JSON array with one object per acceptance criterion of the issue, " +
+			`{"criterion": its number, "group": the number of the task group that meets it, or 0 when no group does, "reason": why, one sentence of evidence from the plan}.`,
+		stage: true,
+		params: []param{
+			{name: "objections", typ: "string", desc: "one objection per line, or none", required: true},
+			{name: "acceptance", typ: "string", desc: "the JSON array of {criterion, group, reason}, one per acceptance criterion; [] when the issue has none"},
+		},
+		run: verdict,
 	},
 }
 
@@ -249,5 +254,14 @@ func verdict(_ context.Context, _ *session, a args) toolResult {
 	if v == "" {
 		return errorResult(errors.New("objections must not be empty: write none when the plan holds"))
 	}
-	return toolResult{class: ResultOK, content: "Verdict recorded.", end: &ending{status: StatusFinished, summary: v}}
+	// The acceptance map is parsed by the caller (internal/stage), which
+	// knows the criteria and the groups; here it must only be an array, so
+	// a malformed one goes back to the model to correct.
+	ac := strings.TrimSpace(a.str("acceptance"))
+	if ac != "" {
+		if err := checkJSONArray(ac); err != nil {
+			return errorResult(fmt.Errorf("acceptance: %w", err))
+		}
+	}
+	return toolResult{class: ResultOK, content: "Verdict recorded.", end: &ending{status: StatusFinished, summary: v, acceptance: ac}}
 }

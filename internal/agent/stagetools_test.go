@@ -86,3 +86,33 @@ func TestPlanPath(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictAcceptance: the verdict's acceptance map must be a JSON array
+// (a malformed one goes back to the model, which corrects it) and reaches
+// the Outcome as sent; a verdict without one has none.
+func TestVerdictAcceptance(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.go": "package a\n"})
+	ac := `[{"criterion": 1, "group": 0, "reason": "no group sends email"}]`
+	model := &scriptedModel{name: "m", turns: []turn{
+		{ToolCalls: []scriptCall{call("verdict", map[string]string{"objections": "none", "acceptance": "criterion 1: group 0"})}},
+		{ToolCalls: []scriptCall{call("verdict", map[string]string{"objections": "none", "acceptance": ac})}},
+	}}
+	obs := &recorder{}
+	out, err := agent.Run(context.Background(), agent.Config{
+		Models: []agent.Tier{{Name: "m", Model: model}}, Sandbox: newSandbox(t, dir, os.Environ()),
+		Observer: obs, Tools: agent.VerifierTools(), ToolOutputCap: 2000,
+	}, agent.Step{Task: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != agent.StatusFinished || out.Acceptance != ac || out.Summary != "none" {
+		t.Fatalf("outcome %+v; want finished with the acceptance map as sent", out)
+	}
+	if got := strings.Join(obs.classes(), " "); got != "error ok" {
+		t.Errorf("classes %q, want the malformed map refused, then the array recorded", got)
+	}
+	_, classes := runStageCalls(t, dir, agent.VerifierTools(), call("verdict", map[string]string{"objections": "none"}))
+	if strings.Join(classes, " ") != "ok" {
+		t.Errorf("a verdict without an acceptance map: %v", classes)
+	}
+}

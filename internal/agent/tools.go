@@ -43,6 +43,8 @@ func (a args) num(name string) (int64, bool) {
 type ending struct {
 	status                    Status
 	summary, question, reason string
+	// acceptance is the verifier's acceptance map (verdict), as sent.
+	acceptance string
 }
 
 type toolResult struct {

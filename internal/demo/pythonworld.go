@@ -22,6 +22,9 @@ const pythonIssueBody = "The greet package greets by name but cannot bid farewel
 var pythonItem = &sampleItem{root: "testdata/python", title: "Add greetings", body: pythonIssueBody,
 	seed: "greet: hello and its test", reads: "greet/__init__.py",
 	finish: "wrote the plan: goodbye, hello's default name, the README",
+	acceptance: `[{"criterion": 1, "group": 1, "reason": "group 1 tests and implements goodbye"},` +
+		`{"criterion": 2, "group": 2, "reason": "group 2 gives hello a default name and keeps the named greeting"},` +
+		`{"criterion": 3, "group": 3, "reason": "group 3 documents goodbye and the default name in the README"}]`,
 	checks: `checks:
   commands: ["python3 -m pytest -q"]
 policy:

@@ -39,6 +39,6 @@ func NewReturnWorld(ctx context.Context, dir string, latency time.Duration) (*Wo
 				plan[rel] = text
 			}
 		}
-		return plannerFixtures(plan, fixtures, goItem.reads, "stage-amender", "Amend the plan for issue", "amended the plan from group 2: the evidence is the agent's; groups 1 and 2 kept")
+		return plannerFixtures(plan, fixtures, goItem.reads, goItem.acceptance, "stage-amender", "Amend the plan for issue", "amended the plan from group 2: the evidence is the agent's; groups 1 and 2 kept")
 	})
 }

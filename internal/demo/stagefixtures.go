@@ -23,10 +23,11 @@ const issueBody = `The greet package is empty: callers need a greeting and a far
 // plannerFixtures writes into fixtures the planner's conversation (named
 // name, matched by match): it reads the file reads, writes each file of plan
 // (path in the change's folder to content) with write_plan_file and
-// finishes with summary; and the verifier's: it reads the same file and has
-// no objection. They are made from the plan's own files, so a sample plan
-// has one source.
-func plannerFixtures(plan map[string]string, fixtures, reads, name, match, summary string) error {
+// finishes with summary; and the verifier's: it reads the same file, has
+// no objection and judges the acceptance map as acceptance says (the sample
+// item's: which group meets each criterion and why). They are made from the
+// plan's own files, so a sample plan has one source.
+func plannerFixtures(plan map[string]string, fixtures, reads, acceptance, name, match, summary string) error {
 	files := slices.Sorted(maps.Keys(plan))
 	type call struct {
 		Name      string         `json:"name"`
@@ -47,10 +48,10 @@ func plannerFixtures(plan map[string]string, fixtures, reads, name, match, summa
 	convs := map[string]map[string]any{
 		name: {"comment": "Made by the demo from the sample plan's files: the planner reads the package, writes the plan and finishes.",
 			"source": "hand", "match": match, "turns": planner},
-		"stage-verifier": {"comment": "Made by the demo: the verifier reads the package and has no objection.",
+		"stage-verifier": {"comment": "Made by the demo: the verifier reads the package, has no objection and maps each acceptance criterion to the group that meets it.",
 			"source": "hand", "match": "Review the plan for issue", "turns": []map[string]any{
 				turn("read_file", map[string]any{"path": reads}, 2100, 40),
-				turn("verdict", map[string]any{"objections": "none"}, 2300, 20)}},
+				turn("verdict", map[string]any{"objections": "none", "acceptance": acceptance}, 2300, 20)}},
 	}
 	for name, c := range convs {
 		data, err := json.MarshalIndent(c, "", " ")

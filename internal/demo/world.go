@@ -62,6 +62,9 @@ type sampleItem struct {
 	seed   string // the seed commit's message
 	reads  string // the file the stage planner and verifier read first
 	finish string // the stage planner's summary
+	// acceptance is the stage verifier's acceptance map of the sample plan
+	// (the verdict's JSON array): the group that meets each criterion.
+	acceptance string
 	// checks is the configuration's checks (and a policy row when the
 	// language's runner needs one), YAML at the top level.
 	checks string
@@ -72,6 +75,9 @@ type sampleItem struct {
 // goItem is the demo's item: a Go package.
 var goItem = &sampleItem{root: "testdata/demo", title: "Add greetings", body: issueBody,
 	seed: "greet: an empty package and a plan", reads: "greet.go", finish: "wrote the plan: Hello, Goodbye, the README",
+	acceptance: `[{"criterion": 1, "group": 1, "reason": "group 1 tests and implements Hello greeting by name"},` +
+		`{"criterion": 2, "group": 2, "reason": "group 2 tests and implements Goodbye"},` +
+		`{"criterion": 3, "group": 3, "reason": "group 3 documents Hello and Goodbye in the README"}]`,
 	checks: "checks:\n  commands: [\"go vet ./...\"]\n", ci: "go test ./... passed"}
 
 // OnModelRequest sets a hook that sees the whole body of each chat request
@@ -155,7 +161,7 @@ func newItemWorld(ctx context.Context, dir string, latency time.Duration, s *sam
 				delete(files, name)
 			}
 		}
-		if err := plannerFixtures(plan, fixtures, s.reads, "stage-planner", "Write the plan for issue", s.finish); err != nil {
+		if err := plannerFixtures(plan, fixtures, s.reads, s.acceptance, "stage-planner", "Write the plan for issue", s.finish); err != nil {
 			return nil, err
 		}
 		record = ""

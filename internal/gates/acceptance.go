@@ -180,23 +180,49 @@ func acceptanceMap(_ context.Context, s *state) error {
 		s.add(plan.LevelInfo, AcceptanceMap, s.tasksFile(), 1, "%s has no acceptance criteria (no bullets under an Acceptance heading); nothing to map", s.issueRef())
 		return nil
 	}
-	texts := make([]string, len(s.tasks.Groups))
-	for i, g := range s.tasks.Groups {
-		texts[i] = groupText(g)
-	}
-	for _, c := range cs {
-		mapped := false
-		for _, gt := range texts {
-			if mapsTo(c, gt) {
-				mapped = true
-				break
-			}
-		}
-		if !mapped {
-			s.add(plan.LevelError, AcceptanceMap, s.tasksFile(), 1, "acceptance criterion %d of %s maps to no task group: %q; plan a group that meets it and name it (AC%d)", c.n, s.issueRef(), c.text, c.n)
+	for _, m := range wordMatch(cs, s.tasks) {
+		if len(m.Groups) == 0 {
+			s.add(plan.LevelError, AcceptanceMap, s.tasksFile(), 1, "acceptance criterion %d of %s maps to no task group: %q; plan a group that meets it and name it (AC%d)", m.N, s.issueRef(), m.Text, m.N)
 		}
 	}
 	return nil
+}
+
+// CriterionMatch is one acceptance criterion of an issue and the groups the
+// word match maps it to: the first pass of the acceptance map, which the
+// stage verifier's judgement then confirms or overrules (#3019).
+type CriterionMatch struct {
+	N      int    // 1-based, in the issue's order
+	Text   string // one line, at most 500 bytes
+	Groups []int  // the numbers of the groups it maps to, in the plan's order; none when unmapped
+}
+
+// MatchCriteria is the word match of the acceptance-map gate: each
+// criterion of the issue body (parseCriteria) with the groups of t that
+// refer to it or share its words (mapsTo). A nil t maps nothing.
+func MatchCriteria(body string, t *plan.Tasks) []CriterionMatch {
+	return wordMatch(parseCriteria(body), t)
+}
+
+func wordMatch(cs []criterion, t *plan.Tasks) []CriterionMatch {
+	var groups []plan.Group
+	if t != nil {
+		groups = t.Groups
+	}
+	texts := make([]string, len(groups))
+	for i, g := range groups {
+		texts[i] = groupText(g)
+	}
+	out := make([]CriterionMatch, len(cs))
+	for i, c := range cs {
+		out[i] = CriterionMatch{N: c.n, Text: c.text}
+		for j, gt := range texts {
+			if mapsTo(c, gt) {
+				out[i].Groups = append(out[i].Groups, groups[j].Number)
+			}
+		}
+	}
+	return out
 }
 
 // issueRef names the issue in a message: "issue #14", or "the issue" when

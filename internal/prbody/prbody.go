@@ -20,6 +20,10 @@ type Body struct {
 	// Tasks is the plan's tasks.md as the branch holds it; nil leaves the
 	// task list out.
 	Tasks []byte
+	// Acceptance is the acceptance map stage's verifier judged, one line
+	// per criterion ("AC1 → group 2 (verifier: …)"); nil leaves it out.
+	// Its lines are model text: they are neutralised.
+	Acceptance []string
 	// Server is the GitHub host, for redact.Neutralise.
 	Server string
 }
@@ -27,6 +31,9 @@ type Body struct {
 // maxTasks bounds the task list's share of the body; GitHub's limit is
 // 65,536 characters and the plan is model text.
 const maxTasks = 40000
+
+// maxAcceptance bounds the acceptance map's lines in the body.
+const maxAcceptance = 30
 
 // Render renders the body. Text from the plan (group titles, task text) is
 // model text: it is neutralised, so it mentions no one and links nothing.
@@ -38,6 +45,16 @@ func Render(b Body) string {
 	if b.Plan != "" {
 		fmt.Fprintf(&s, "\n**Plan:** `%s` (OpenSpec change; `tasks.md` is the list below, ticked in the commit that passes each task).\n",
 			strings.ReplaceAll(b.Plan, "`", "'"))
+	}
+	if len(b.Acceptance) > 0 {
+		s.WriteString("\n**Acceptance map** (each criterion of the issue and the group that meets it):\n\n")
+		for i, l := range b.Acceptance {
+			if i == maxAcceptance {
+				fmt.Fprintf(&s, "- and %d more (the stage Job's log)\n", len(b.Acceptance)-i)
+				break
+			}
+			fmt.Fprintf(&s, "- %s\n", redact.Neutralise(oneLine(l), b.Server))
+		}
 	}
 	if b.Tasks != nil {
 		s.WriteString("\n")

@@ -206,8 +206,19 @@ func read(path string) call { return call{"read_file", map[string]any{"path": pa
 func planFile(path, content string) call {
 	return call{"write_plan_file", map[string]any{"path": path, "content": content}}
 }
-func finish(s string) call       { return call{"finish", map[string]any{"summary": s}} }
-func verdict(s string) call      { return call{"verdict", map[string]any{"objections": s}} }
+func finish(s string) call  { return call{"finish", map[string]any{"summary": s}} }
+func verdict(s string) call { return call{"verdict", map[string]any{"objections": s}} }
+
+// judged is a verdict with an acceptance map (a JSON array of {criterion,
+// group, reason}), as the verifier's prompt asks for.
+func judged(objections, acceptance string) call {
+	return call{"verdict", map[string]any{"objections": objections, "acceptance": acceptance}}
+}
+
+// helloMet is the acceptance map of the sound plan for issueBody: its one
+// criterion is met by group 1.
+const helloMet = `[{"criterion": 1, "group": 1, "reason": "group 1 tests and implements Hello greeting Ada by name"}]`
+
 func writeFile(p, c string) call { return call{"write_file", map[string]any{"path": p, "content": c}} }
 
 const proposal = `# Add greetings
@@ -248,7 +259,7 @@ func soundPlanner(match string) string {
 }
 
 func cleanVerifier(match string) string {
-	return conv("verifier: finds nothing to object to", match, read("greet.go"), verdict("none"))
+	return conv("verifier: finds nothing to object to", match, read("greet.go"), judged("none", helloMet))
 }
 
 // openspecCLI is the pinned OpenSpec CLI scripts/npm-tools.sh installs.

@@ -60,7 +60,9 @@ const verifierSystem = `You are an independent reviewer. Another engineer wrote 
 
 Object only with evidence: a file or symbol the plan relies on that does not exist, a behaviour it assumes that the code does not have, an acceptance criterion of the issue no group delivers, a verify command that cannot pass or cannot fail, a group that needs what a later group creates.
 
-End with verdict(objections): one objection per line as FILE:LINE: what is wrong, with the evidence; or none when the plan holds. Every reply must call at least one tool.`
+Map each acceptance criterion of the issue to the task group that meets it, by what the group does, not by the words it shares with the criterion: a group that computes a receipt does not email one. A criterion no group meets is group 0, with the reason.
+
+End with verdict(objections, acceptance): objections one per line as FILE:LINE: what is wrong, with the evidence, or none when the plan holds; acceptance the JSON array [{"criterion": N, "group": G or 0, "reason": "..."}], one object per criterion. Every reply must call at least one tool.`
 
 // agentConfig is the step configuration both of stage's model steps share.
 func (r *runner) agentConfig(tiers []agent.Tier) agent.Config {
@@ -124,6 +126,11 @@ func (r *runner) plannerStep() agent.Step {
 func (r *runner) verifierStep(notes []plan.Finding) agent.Step {
 	task := fmt.Sprintf("Review the plan for issue #%d in %s/ against the issue and the code, and try to refute it. Call verdict with your objections, or none.", r.o.Issue, r.dir)
 	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.j.Issue.Title, r.j.Issue.Body), Priority: 100}}
+	if cs, _ := r.criteria(); len(cs) > 0 {
+		task += " With it, give the acceptance map: for each acceptance criterion below, the group that meets it and why, or group 0 and why no group does. Judge what each group does, not the words it shares with the criterion."
+		parts = append(parts, agent.ContextPart{Name: "The issue's acceptance criteria, with the word match's first guess at the group that meets each",
+			Text: criteriaText(cs), Priority: 95})
+	}
 	parts = append(parts, r.planParts(90)...)
 	if len(notes) > 0 {
 		parts = append(parts, agent.ContextPart{Name: "What the plan gates noted (not failures)", Text: findingsText(notes), Priority: 70})

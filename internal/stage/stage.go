@@ -106,6 +106,9 @@ type runner struct {
 
 	// repo is the repository as the prompts show it, read once (repoMap).
 	repo *repoMap
+	// acMap is the last verified round's acceptance map, one line per
+	// criterion (acceptance): the draft PR's body shows it.
+	acMap []string
 
 	// pendingRound holds a clean round's marks: they ride with the staged mark.
 	pendingRound record.Changes
@@ -408,7 +411,8 @@ func (r *runner) verify(ctx context.Context, notes []plan.Finding) ([]plan.Findi
 	default:
 		return nil, ending{result: ResultStopped, class: failure.Unknown, reason: fmt.Sprintf("verifier ended %s: %s", out.Status, out.Reason)}, false
 	}
-	return ParseObjections(out.Summary, r.dir+"/tasks.md"), ending{}, true
+	findings := ParseObjections(out.Summary, r.dir+"/tasks.md")
+	return append(findings, r.acceptance(out.Acceptance)...), ending{}, true
 }
 
 // staged opens (or finds) the draft PR holding the plan, writes the
@@ -463,7 +467,7 @@ func (r *runner) prBody(verdict string) string {
 		tasks, _ = c.ReadFile("tasks.md")
 	}
 	state := fmt.Sprintf("Draft: the plan only, awaiting a person's approval. %s Approve this PR, or label the issue `roadmap:implement`, to start implement; it commits the plan's groups here one by one.", verdict)
-	return o.Mask(prbody.Render(prbody.Body{Issue: o.Issue, State: state, Plan: r.dir, Tasks: tasks, Server: o.GitHub.ServerHost()}))
+	return o.Mask(prbody.Render(prbody.Body{Issue: o.Issue, State: state, Plan: r.dir, Tasks: tasks, Acceptance: r.acMap, Server: o.GitHub.ServerHost()}))
 }
 
 // finish writes the last mark and the outputs.

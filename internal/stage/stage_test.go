@@ -178,7 +178,7 @@ func TestVerifierRound(t *testing.T) {
 			verdict(changeDir+"/tasks.md:4: task 1.2 does not say what Hello returns; the issue asks for \"Hello, Ada!\"")),
 		conv("planner round 2: says what Hello returns", "Revise the plan for issue",
 			read(changeDir+"/tasks.md"), planFile("tasks.md", fixed), finish("said what Hello returns")),
-		conv("verifier round 2: no objection", "re:(?s)Review the plan.*returning", verdict("none")))
+		conv("verifier round 2: no objection", "re:(?s)Review the plan.*returning", judged("none", helloMet)))
 	res := j.run(context.Background())
 	if res.Result != stage.ResultStaged || res.Rounds != 2 {
 		t.Fatalf("result %s after %d rounds; want staged after 2\n%s", res.Result, res.Rounds, j.log.String())
