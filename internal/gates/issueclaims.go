@@ -22,8 +22,8 @@ type issueClaim struct {
 // issueClaims reads what the issue says exists: each path and each symbol
 // (codeSymbol) set in code on a line of its body, outside fenced code and
 // not on a line that asks for it to be made (create, declare or request
-// wording: "add `internal/tax/tax.go`", "callers need `Hello`"). The body is the untrusted author's: it is
-// read bounded. A qualified symbol is a claim only when its qualifier names
+// wording: "add `internal/tax/tax.go`", "callers need `Hello`"). The body
+// is the untrusted author's: it is read bounded. A qualified symbol is a claim only when its qualifier names
 // a package of the repository (`http.Client` is the standard library's).
 func (s *state) issueClaims() []issueClaim {
 	body := s.in.Issue.Body
@@ -114,7 +114,9 @@ func (s *state) probeIssueClaims(premises []premise) {
 		var what string
 		switch {
 		case c.path != "":
-			if s.present(c.path) {
+			// Stat, not the walk's index: an issue may well name a
+			// file of a hidden folder (.github/workflows/ci.yml).
+			if s.statExists(c.path) {
 				continue
 			}
 			what = c.path + " does not exist" + s.elsewhere(c.path)
