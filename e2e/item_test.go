@@ -301,6 +301,16 @@ implement:
 	for name, body := range o.Files {
 		files[name] = body
 	}
+	// The other workflows from docs/examples (the wake workflow) name the
+	// dashboard by the same placeholder: init writes the same number.
+	for name, body := range files {
+		if strings.HasPrefix(name, ".github/workflows/") && strings.Contains(body, "dashboard: 1 ") {
+			if it.dashboard == 0 {
+				it.dashboard = w.Fake.CreateIssue(githubfake.Issue{Title: dashboard.Title, Labels: []string{dashboard.Label}, Author: "alice"})
+			}
+			files[name] = strings.ReplaceAll(body, "dashboard: 1 ", fmt.Sprintf("dashboard: %d ", it.dashboard))
+		}
+	}
 	for name, body := range files {
 		p := filepath.Join(seed, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
