@@ -69,8 +69,8 @@ var mutations = []mutation{
 		Pkg:  implPkg, Run: "TestRequestCountPerEndpoint"},
 	{Name: "gap9: spend-line call numbers counted across Jobs",
 		File: "internal/job/kernel/log.go",
-		Old:  "Group: j.Group, Call: j.calls, Model: e.Model, Booked: true,",
-		New:  "Group: j.Group, Call: j.Prior.ModelCalls + j.calls, Model: e.Model, Booked: true,",
+		Old:  "Group: group, Call: j.calls, Model: e.Model, Booked: true,",
+		New:  "Group: group, Call: j.Prior.ModelCalls + j.calls, Model: e.Model, Booked: true,",
 		Pkg:  implPkg, Run: "TestSpendLinesNumberCallsPerJob"},
 
 	// Item 2: the links between agent, runner and command.
@@ -106,8 +106,8 @@ var mutations = []mutation{
 		Pkg:  "./internal/faults/", Run: "TestSuiteUsesShippedWiring"},
 	{Name: "link: the runner passes only the first tier",
 		File: "internal/implement/runner.go",
-		Old:  "cfg := r.j.AgentConfig(o.Models)\n\tcfg.StartTier",
-		New:  "cfg := r.j.AgentConfig(o.Models[:1])\n\tcfg.StartTier",
+		Old:  "cfg := r.j.AgentConfig(o.Models)\n\tif r.side != nil {",
+		New:  "cfg := r.j.AgentConfig(o.Models[:1])\n\tif r.side != nil {",
 		Pkg:  implPkg, Run: "TestLadderResumesAtTheTierReached"},
 	{Name: "link: the runner drops the agent's reason",
 		File: "internal/implement/runner.go",
@@ -176,7 +176,7 @@ var mutations = []mutation{
 	// Issue 26, items 3 and 5: faults from outside.
 	{Name: "issue26: a model call is not booked before its request",
 		File: "internal/job/kernel/log.go",
-		Old:  "\tj.spendLine(*j.booked)\n",
+		Old:  "\tj.spendLine(**slot)\n",
 		New:  "",
 		Pkg:  implPkg, Run: "TestSpendBookedBeforeCall"},
 	{Name: "issue26: report ignores a call booked and never settled",
