@@ -45,15 +45,15 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# The fault suite's one seed (TestFaultsRun, about a hundred whole histories in process)
-# runs without -race: under it, it kept one of the two cores busy for 400 s beside
-# internal/cli (526 s), the unit phase's longest package. The race detector still covers
-# the kernel and runners through their own tests; .ci/run plays two seeds (`make faults`).
-RACE_SKIP = ^TestFaultsRun$$
+# The unit phase (scripts/unit.sh, docs/testing.md): every package under -race but
+# internal/cli, which runs without it beside TestFaultsRun (about a hundred whole histories
+# in process), so both cores stay busy to the end. RACE_ALL=1 runs every package and test
+# under -race, as the scheduled race sweep does (.github/workflows/race-sweep.yml).
+RACE_ALL ?= 0
+UNIT_TIMEOUT ?= 30m
 
 unit: npm-tools
-	$(GO) test -race -count=1 -timeout 30m -skip '$(RACE_SKIP)' ./...
-	$(GO) test -count=1 -timeout 30m -run '$(RACE_SKIP)' ./internal/faults
+	GO=$(GO) RACE_ALL=$(RACE_ALL) TIMEOUT=$(UNIT_TIMEOUT) scripts/unit.sh
 
 # Pinned npm tools (the OpenSpec CLI, GitHub's REST API description) into
 # tools/npm/node_modules; the tests that use them skip, saying so, only when Node is absent.
@@ -71,9 +71,12 @@ fuzz:
 	done
 
 # The fault-injection suite (docs/reliability.md): exits non-zero on any violation.
+# FAULT_SEEDS seeds from FAULT_FIRST_SEED. `make test` plays seed 1 (TestFaultsRun), so
+# .ci/run plays seed 2 alone (FAULT_FIRST_SEED=2 FAULT_SEEDS=1): two seeds, none twice.
 FAULT_SEEDS ?= 2
+FAULT_FIRST_SEED ?= 1
 faults:
-	$(GO) run ./cmd/roadmap faults run --seeds $(FAULT_SEEDS)
+	$(GO) run ./cmd/roadmap faults run --seeds $(FAULT_SEEDS) --first-seed $(FAULT_FIRST_SEED)
 
 # The process histories: real roadmap processes faulted from outside. .ci/run plays a
 # sample (FAULT_SAMPLE); the scheduled sweep (.github/workflows/faults-sweep.yml) plays

@@ -13,6 +13,7 @@ import (
 func runFaultsRun(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "faults run")
 	seeds := fs.Int("seeds", faults.DefaultSeeds, "how many seeds to run; each plays every history twice")
+	firstSeed := fs.Int64("first-seed", 1, "the first seed played (the run plays --seeds seeds from it)")
 	only := fs.String("only", "", "run only the histories whose name or fault kind contains this")
 	keep := fs.String("keep", "", "leave the histories' worlds in this directory")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
@@ -29,8 +30,12 @@ func runFaultsRun(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("faults run: --seeds must be at least 1")
 		return ExitUsage
 	}
+	if *firstSeed < 1 {
+		env.Errorf("faults run: --first-seed must be at least 1")
+		return ExitUsage
+	}
 	progress := env.Stderr
-	sum, err := faults.Run(ctx, faults.Options{Seeds: *seeds, Only: *only, Dir: *keep, Progress: progress})
+	sum, err := faults.Run(ctx, faults.Options{Seeds: *seeds, FirstSeed: *firstSeed, Only: *only, Dir: *keep, Progress: progress})
 	if err != nil {
 		env.Errorf("faults run: %v", err)
 		return ExitInternal

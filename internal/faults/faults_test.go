@@ -180,3 +180,25 @@ func TestSuiteUsesShippedWiring(t *testing.T) {
 		t.Errorf("the history did not reach %s", sc.Branch)
 	}
 }
+
+// TestFaultsFirstSeed: a run from seed 3 plays seed 3's histories and no
+// other, so .ci/run can play the seeds TestFaultsRun does not.
+func TestFaultsFirstSeed(t *testing.T) {
+	var progress strings.Builder
+	s, err := Run(context.Background(), Options{Seeds: 1, FirstSeed: 3, Only: "push rejected by a hook", Dir: t.TempDir(), Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.FirstSeed != 3 || s.Histories == 0 || len(s.Violations) != 0 {
+		t.Fatalf("summary: first seed %d, %d histories, violations %v; want seed 3, some histories, none", s.FirstSeed, s.Histories, s.Violations)
+	}
+	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "seed 3 ") {
+			t.Errorf("progress %q: a seed other than 3 was played", l)
+		}
+	}
+	if len(lines) != s.Histories {
+		t.Errorf("%d progress lines for %d histories", len(lines), s.Histories)
+	}
+}

@@ -15,8 +15,12 @@ import (
 
 // Options tune a run of the suite.
 type Options struct {
-	// Seeds is how many seeds run (1…Seeds); each plays every scenario twice.
+	// Seeds is how many seeds run (FirstSeed…FirstSeed+Seeds-1); each plays
+	// every scenario twice.
 	Seeds int
+	// FirstSeed is the first seed played (0 is 1). TestFaultsRun plays seed
+	// 1, so .ci/run plays from seed 2 and no history is played twice over.
+	FirstSeed int64
 	// Only, when set, keeps the scenarios whose name contains it.
 	Only string
 	// Dir holds the histories' worlds ("" is a temporary directory).
@@ -40,10 +44,12 @@ type Kind struct {
 
 // Summary is what `roadmap faults run` prints; --json prints it as is.
 type Summary struct {
-	Seeds     int `json:"seeds"`
-	Histories int `json:"histories"`
-	Injected  int `json:"injected"`
-	Recovered int `json:"recovered"`
+	Seeds int `json:"seeds"`
+	// FirstSeed is the first of the Seeds seeds played.
+	FirstSeed int64 `json:"first_seed"`
+	Histories int   `json:"histories"`
+	Injected  int   `json:"injected"`
+	Recovered int   `json:"recovered"`
 	// ByKind counts faults by kind; Branches the histories that reached
 	// each recovery branch.
 	ByKind   map[string]Kind `json:"by_kind"`
@@ -78,9 +84,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	s := &Summary{Seeds: o.Seeds, ByKind: map[string]Kind{}, Branches: map[string]int{}, Violations: []string{}, Known: []string{}}
+	if o.FirstSeed <= 0 {
+		o.FirstSeed = 1
+	}
+	s := &Summary{Seeds: o.Seeds, FirstSeed: o.FirstSeed, ByKind: map[string]Kind{}, Branches: map[string]int{}, Violations: []string{}, Known: []string{}}
 	n := 0
-	for seed := int64(1); seed <= int64(o.Seeds); seed++ {
+	for seed := o.FirstSeed; seed < o.FirstSeed+int64(o.Seeds); seed++ {
 		n++
 		base, err := play(ctx, filepath.Join(dir, fmt.Sprintf("s%d-base", seed)), scenario{Name: "crash-free", Expect: expectReady}, o.NoGitHubRetry)
 		if err != nil {
@@ -228,7 +237,7 @@ func play(ctx context.Context, dir string, sc scenario, noRetry bool) (*played, 
 
 // Print writes the summary for a person.
 func (s *Summary) Print(w io.Writer) {
-	fmt.Fprintf(w, "fault injection: %d seed(s), %d histories (each played twice), %.0f s\n", s.Seeds, s.Histories, s.Seconds)
+	fmt.Fprintf(w, "fault injection: %d seed(s) from seed %d, %d histories (each played twice), %.0f s\n", s.Seeds, max(s.FirstSeed, 1), s.Histories, s.Seconds)
 	fmt.Fprintf(w, "%-34s %8s %9s\n", "kind", "injected", "recovered")
 	for _, k := range slices.Sorted(maps.Keys(s.ByKind)) {
 		fmt.Fprintf(w, "%-34s %8d %9d\n", k, s.ByKind[k].Injected, s.ByKind[k].Recovered)
