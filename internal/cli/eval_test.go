@@ -171,12 +171,16 @@ func TestEvalImplement(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d, want 0 with no floor\n%s", code, stderr)
 	}
-	doc := checkEvalJSON(t, out, 7, "verdict", "spend", "requests", "jobs", "f2p", "p2p", "review", "strength")
+	doc := checkEvalJSON(t, out, 7, "verdict", "spend", "requests", "jobs", "f2p", "p2p", "review", "strength", "hidden")
 	byName := map[string]map[string]any{}
 	for _, c := range doc.Cases {
 		byName[c["name"].(string)] = c
 		if c["verdict"] != "FULL" {
 			t.Errorf("%s: %v (%v %v), want FULL", c["name"], c["verdict"], c["result"], c["reason"])
+		}
+		// Every case is judged by tests its agent never saw.
+		if h, _ := c["hidden"].([]any); len(h) == 0 {
+			t.Errorf("%s: hidden %v, want the case's hidden test files", c["name"], c["hidden"])
 		}
 		if r, _ := c["requests"].(float64); r < 1 {
 			t.Errorf("%s: %v GitHub requests counted", c["name"], c["requests"])

@@ -52,6 +52,11 @@ type ImplementCaseResult struct {
 	F2P     []string `json:"f2p"`
 	P2P     []string `json:"p2p"`
 	Broken  []string `json:"broken"`
+	// Hidden are the case's hidden test files (hidden/), by their path in
+	// the repository: laid over both trees before the tests ran, never in
+	// the world the Jobs ran in. Empty: the case judges by the
+	// repository's and the agent's own tests.
+	Hidden []string `json:"hidden"`
 	// Review is what the review before ready cost over every Job (zero
 	// when the case runs none).
 	Review ReviewCost `json:"review"`
@@ -132,6 +137,9 @@ func progressLine(res ImplementCaseResult) string {
 		line += fmt.Sprintf("; review: %d run(s), %d model calls, %d tokens in, %d out, %d GitHub requests",
 			rc.Reviews, rc.ModelCalls, rc.TokensIn, rc.TokensOut, rc.Requests)
 	}
+	if len(res.Hidden) > 0 {
+		line += fmt.Sprintf("; judged by %d hidden test file(s)", len(res.Hidden))
+	}
 	if len(res.Strength) > 0 {
 		line += "; test strength: " + strengthLine(res.Strength)
 	}
@@ -169,6 +177,11 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 			return res, err
 		}
 	}
+	hidden, err := readHidden(dir)
+	if err != nil {
+		return res, err
+	}
+	res.Hidden = hiddenPaths(hidden)
 	repoDir := filepath.Join(dir, "repo")
 	ids, err := plan.ListChanges(repoDir)
 	if err != nil {
@@ -217,7 +230,7 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 
 	// The judge: the case's tests at the base and at the work branch's end,
 	// and, when the case asks, the head's tests' strength by mutation.
-	rep, judged, ok, err := p.compare(ctx, settings.Test, want.Strength)
+	rep, judged, ok, err := p.compare(ctx, settings.Test, hidden, want.Strength)
 	if err != nil {
 		return res, err
 	}
@@ -448,11 +461,12 @@ func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // compare runs the case's tests at main and at the work branch's head, each
-// in a worktree of its own, as `roadmap ci fail-to-pass` does, and, when
+// in a worktree of its own with the hidden tests laid over it, as `roadmap
+// ci fail-to-pass` does, and, when
 // want is set, measures the head's tests by mutation on every line the item
 // changed from main. ok is false when the item left no work branch (nothing
 // to test).
-func (p *player) compare(ctx context.Context, test []string, want *StrengthExpected) (f2p.Report, *JudgedStrength, bool, error) {
+func (p *player) compare(ctx context.Context, test []string, hidden []f2p.File, want *StrengthExpected) (f2p.Report, *JudgedStrength, bool, error) {
 	w := p.w
 	head, err := runGit(w.remote, "rev-parse", "-q", "--verify", "refs/heads/"+w.branch())
 	if err != nil || head == "" {
@@ -483,7 +497,7 @@ func (p *player) compare(ctx context.Context, test []string, want *StrengthExpec
 		}
 		return f2p.SandboxTree(policy.NewSandbox(b, policy.Default(), gitEnv()), b.Close), nil
 	}
-	rep, err := f2p.Options{Repo: repo, Base: base, Head: head, Command: test, Open: open, TempDir: w.dir, Mask: w.masker.Mask}.Compare(ctx)
+	rep, err := f2p.Options{Repo: repo, Base: base, Head: head, Command: test, Open: open, TempDir: w.dir, Mask: w.masker.Mask, Overlay: hidden}.Compare(ctx)
 	if err != nil {
 		return f2p.Report{}, nil, false, fmt.Errorf("fail-to-pass: %w", err)
 	}
@@ -501,7 +515,8 @@ func (p *player) compare(ctx context.Context, test []string, want *StrengthExpec
 // item changed from base: the clone in dir is checked out at head, and the
 // tests are `go test` of the packages holding changed Go files, as
 // `roadmap ci test-strength` runs with no --test. It is the eval's own
-// judgement, apart from anything the Jobs measured or recorded.
+// judgement, apart from anything the Jobs measured or recorded. The hidden
+// tests are not laid over here: it measures the tests the item wrote.
 func (w *world) judgeStrength(ctx context.Context, dir, base, head string, floor float64) (*JudgedStrength, error) {
 	if _, err := runGit(dir, "checkout", "-q", "--detach", head); err != nil {
 		return nil, fmt.Errorf("check out the head to judge its tests: %w", err)

@@ -91,7 +91,9 @@ func fixtureUsage(t *testing.T, dir string, words ...string) (calls int, in, out
 // the report shows the review's cost (its two conversations' recorded
 // usage, no GitHub request of its own) and the group's strength. With test
 // strength off the item ends ready with the weak test: fail-to-pass alone
-// would call it FULL, and the eval's own mutation judge scores it NO, so
+// would call it FULL (the case's hidden test passes, for Grade is right),
+// and the eval's own mutation judge, on the tests the item wrote, scores it
+// NO, so
 // the case is not kind to an implement stage that accepts a weak test.
 func TestEvalImplementWeakTest(t *testing.T) {
 	reviewCalls, reviewIn, reviewOut := fixtureUsage(t, weakGolden, reviewOpenings...)
@@ -134,7 +136,7 @@ func TestEvalImplementWeakTest(t *testing.T) {
 			t.Fatalf("result %s (%s: %s); want ready: the weak test accepted", res.Result, res.Failure, res.Reason)
 		}
 		if v := Judge(res.WantF2P, res.WantP2P, res.F2P, res.P2P); v != Full {
-			t.Fatalf("fail-to-pass alone says %s (f2p %v, p2p %v); the weak test should pass it", v, res.F2P, res.P2P)
+			t.Fatalf("fail-to-pass alone says %s (f2p %v, p2p %v); the hidden test should pass a right Grade beside the weak test", v, res.F2P, res.P2P)
 		}
 		if res.Verdict != No || res.Score != 0 {
 			t.Errorf("verdict %s (%v), want NO: the head's test checks nothing", res.Verdict, res.Score)

@@ -114,6 +114,11 @@ type Options struct {
 	Mask func(string) string
 	// Log receives a line when each run starts and ends (nil: none).
 	Log func(format string, args ...any)
+	// Overlay are files laid over each tree, the base's and the head's,
+	// before the command runs there (CheckOverlay's rules; lay): a file of
+	// the same path is replaced. The eval lays a case's hidden tests this
+	// way; `roadmap ci fail-to-pass` lays none.
+	Overlay []File
 }
 
 // InputError is a run that cannot be made as asked: a JUnit glob that leaves
@@ -151,6 +156,9 @@ func (o Options) Compare(ctx context.Context) (Report, error) {
 			return Report{}, err
 		}
 	}
+	if err := CheckOverlay(o.Overlay); err != nil {
+		return Report{}, err
+	}
 	base, baseRun, err := o.run(ctx, "base", o.Base)
 	if err != nil {
 		return Report{}, err
@@ -171,6 +179,12 @@ func (o Options) run(ctx context.Context, side, commit string) (*Results, Run, e
 		return nil, run, fmt.Errorf("the %s tree: %w", side, err)
 	}
 	defer wt.Remove(ctx)
+	if len(o.Overlay) > 0 {
+		if err := lay(wt.Dir, o.Overlay); err != nil {
+			return nil, run, fmt.Errorf("the %s tree: %w", side, err)
+		}
+		o.Log("laid %d file(s) over the %s tree", len(o.Overlay), side)
+	}
 	tree, err := o.Open(ctx, wt.Dir)
 	if err != nil {
 		return nil, run, fmt.Errorf("the %s tree: %w", side, err)
