@@ -3,6 +3,7 @@ package realset
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,11 +185,49 @@ func TestRealCaseFromModuleProxy(t *testing.T) {
 		}
 	})
 
+	t.Run("a zip changed in the module cache is refused", func(t *testing.T) {
+		_, o := calcProxy(t)
+		dir := writeCase(t, p, nil)
+		if _, err := Materialize(ctx, dir, o); err != nil {
+			t.Fatal(err)
+		}
+		var cache string
+		for _, kv := range o.Env {
+			if v, ok := strings.CutPrefix(kv, "GOMODCACHE="); ok {
+				cache = v
+			}
+		}
+		zipPath := filepath.Join(cache, "cache", "download", "example.com", "calc", "@v", "v1.0.0.zip")
+		tampered := maps.Clone(calcBase)
+		tampered["calc.go"] += "\n// changed\n"
+		q := proxytest.New(t.TempDir())
+		if err := q.Add(calcModule, "v1.0.0", tampered); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(q.Dir, "example.com", "calc", "@v", "v1.0.0.zip"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(zipPath, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Materialize(ctx, dir, o)
+		if err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("Materialize over a changed zip in the cache: %v, want a refusal", err)
+		}
+		if got := readFile(t, filepath.Join(dir, "repo", "calc.go")); got != calcBase["calc.go"] {
+			t.Errorf("a refused run changed repo/: %q", got)
+		}
+	})
+
 	t.Run("a hidden path out of the module is refused", func(t *testing.T) {
 		for _, bad := range []string{"../calc_test.go", "/etc/passwd", "a/../calc_test.go", `a\b.go`} {
 			dir := writeCase(t, p, func(_, h map[string]any) { h["files"] = []string{bad} })
-			if _, err := Materialize(ctx, dir, o); err == nil || !strings.Contains(err.Error(), "hidden.json") {
-				t.Errorf("hidden file %q: %v, want hidden.json refused", bad, err)
+			if _, err := Materialize(ctx, dir, o); err == nil || !strings.Contains(err.Error(), "hidden.json: files: ") || !strings.Contains(err.Error(), "not a clean slash path") {
+				t.Errorf("hidden file %q: %v, want hidden.json refused for its path", bad, err)
+			}
+			if Materialized(dir) {
+				t.Errorf("hidden file %q: repo/ was laid out", bad)
 			}
 		}
 	})
