@@ -191,3 +191,62 @@ func TestEvalStageRealCase(t *testing.T) {
 		t.Errorf("the model answered %d requests; want the planner's four and the verifier's", n)
 	}
 }
+
+// TestEvalImplementRealCase: a fetched real-world implement case (its plan
+// copied to repo/openspec/changes/) is skipped on the replay, saying why,
+// and run on a model of its own: the implement Job starts on repo/ with the
+// staged plan (this model answers the agent nothing, so the verdict is NO;
+// the wiring is what is shown).
+func TestEvalImplementRealCase(t *testing.T) {
+	p := shopProxy(t)
+	environ := p.Env(filepath.Join(t.TempDir(), "modcache"))
+	set := filepath.Join(t.TempDir(), "real-implement")
+	dir := shopCase(t, p, set, "shop-1-round-half-up", "TestDiscountRoundsHalfUp")
+	change := filepath.Join(golden("implement"), "fix-discount", "repo", "openspec", "changes", "round-discounts")
+	if err := os.CopyFS(filepath.Join(dir, "plan", "round-discounts"), os.DirFS(change)); err != nil {
+		t.Fatal(err)
+	}
+	expected := `{"f2p": ["example.com/shop/internal/price.TestDiscountRoundsHalfUp"], "p2p": ["example.com/shop/internal/price.TestTotal"]}`
+	if err := os.WriteFile(filepath.Join(dir, "expected.json"), []byte(expected), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runWithEnv(t, environ, "eval", "fetch", "--golden", set, "--check"); code != ExitOK {
+		t.Fatalf("eval fetch --check: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "repo", "openspec", "changes", "round-discounts", "tasks.md")); err != nil {
+		t.Fatalf("the plan is not staged in repo/: %v", err)
+	}
+	code, _, stderr := runEvalCLI(t, "eval", "implement", "--golden", set)
+	if code != ExitUsage || !strings.Contains(stderr, "shop-1-round-half-up") || !strings.Contains(stderr, "skipped: a real-world case with no recorded exchanges") {
+		t.Fatalf("on the replay: exit %d, want 2 with the case skipped, saying why\n%s", code, stderr)
+	}
+	srv := &planServer{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	code, out, stderr := runEvalCLI(t, "eval", "implement", "--golden", set, "--provider", "openai-compatible", "--base-url", ts.URL+"/v1", "--model", "test-model", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	doc := checkEvalJSON(t, out, 1, "verdict", "jobs")
+	c := doc.Cases[0]
+	srv.mu.Lock()
+	n := srv.requests
+	srv.mu.Unlock()
+	if c["name"] != "shop-1-round-half-up" || c["jobs"].(float64) < 1 || n == 0 {
+		t.Errorf("the case: %v after %d model requests; want a Job that asked the model", c, n)
+	}
+
+	// With the hand-written case's recorded exchanges (its repository is
+	// this module's base), the replay runs the real case through the Job
+	// to FULL: the agent's test fails at the base and passes at the head.
+	if err := os.CopyFS(filepath.Join(dir, "fixtures"), os.DirFS(filepath.Join(golden("implement"), "fix-discount", "fixtures"))); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = runEvalCLI(t, "eval", "implement", "--golden", set, "--json")
+	if code != ExitOK {
+		t.Fatalf("on the replay with fixtures/: exit %d\n%s", code, stderr)
+	}
+	if c := checkEvalJSON(t, out, 1, "verdict").Cases[0]; c["verdict"] != "FULL" {
+		t.Errorf("on the replay with fixtures/: %v, want FULL", c)
+	}
+}
