@@ -296,17 +296,50 @@ func (h Hidden) check(module string) error {
 	return nil
 }
 
-// Argv is the hidden command split into words: `go test`, with -json, run
+// The flags a hidden command may give `go test`: which tests run and how
+// long, never a program to run tests under (-exec, -toolexec) or a file to
+// write (-o, -coverprofile…).
+var (
+	testBoolFlags  = map[string]bool{"json": true, "v": true, "short": true, "failfast": true}
+	testValueFlags = map[string]bool{"run": true, "skip": true, "count": true, "timeout": true, "tags": true, "parallel": true}
+)
+
+// Argv is the hidden command split into words: `go test` with -json, the
+// flags above and packages of the module (".", "./dir", "./..."), run
 // without a shell.
 func (h Hidden) Argv() ([]string, error) {
 	argv, err := policy.Split(h.Command)
 	if err != nil {
 		return nil, fmt.Errorf("command %q: %w", h.Command, err)
 	}
-	if len(argv) < 2 || argv[0] != "go" || argv[1] != "test" || !slices.ContainsFunc(argv, func(a string) bool {
-		return a == "-json" || a == "--json" || a == "-json=true" || a == "--json=true"
-	}) {
-		return nil, fmt.Errorf("command %q is not `go test -json …`: its output is read as go test -json", h.Command)
+	bad := func(why string) ([]string, error) {
+		return nil, fmt.Errorf("command %q is not `go test -json [-run RE] [PACKAGE…]`: %s", h.Command, why)
+	}
+	if len(argv) < 2 || argv[0] != "go" || argv[1] != "test" {
+		return bad("its output is read as go test -json")
+	}
+	hasJSON := false
+	for i := 2; i < len(argv); i++ {
+		a := argv[i]
+		if !strings.HasPrefix(a, "-") {
+			if a != "." && a != "./..." && !(strings.HasPrefix(a, "./") && CleanRel(strings.TrimSuffix(strings.TrimPrefix(a, "./"), "/..."))) {
+				return bad(fmt.Sprintf("%q is not a package of the module (., ./dir, ./...)", a))
+			}
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case testBoolFlags[name] && (!hasValue || value == "true"):
+			hasJSON = hasJSON || name == "json"
+		case testValueFlags[name] && hasValue:
+		case testValueFlags[name] && i+1 < len(argv):
+			i++
+		default:
+			return bad(fmt.Sprintf("the flag %s is not one a hidden command takes (-json, -v, -short, -failfast, -run, -skip, -count, -timeout, -tags, -parallel)", a))
+		}
+	}
+	if !hasJSON {
+		return bad("no -json: its output is read as go test -json")
 	}
 	return argv, nil
 }

@@ -281,6 +281,10 @@ func TestLoadRefusesBadCases(t *testing.T) {
 		{"a test of another module", func(_, h map[string]any) { h["f2p"] = []string{"example.org/x.TestA"} }, "not a test of a package"},
 		{"a command that is not go test -json", func(_, h map[string]any) { h["command"] = "go test ." }, "not `go test -json"},
 		{"a command with a pipe", func(_, h map[string]any) { h["command"] = "go test -json . | tee x" }, "command"},
+		{"a command that runs tests under a program", func(_, h map[string]any) { h["command"] = "go test -json -exec /bin/sh ." }, "the flag -exec"},
+		{"a command that writes a file", func(_, h map[string]any) { h["command"] = "go test -json -coverprofile=/tmp/x ." }, "the flag -coverprofile"},
+		{"a package outside the module", func(_, h map[string]any) { h["command"] = "go test -json ../other" }, "not a package of the module"},
+		{"an absolute package", func(_, h map[string]any) { h["command"] = "go test -json /usr/lib/go" }, "not a package of the module"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeCase(t, p, tc.edit)
@@ -288,6 +292,12 @@ func TestLoadRefusesBadCases(t *testing.T) {
 				t.Errorf("Load: %v, want an error with %q", err, tc.want)
 			}
 		})
+	}
+	for _, cmd := range []string{"go test -json ./...", "go test -v -json -count=1 ./sub/... -run '^TestA$'", "go test --json -run=TestA -timeout 5m ./sub"} {
+		dir := writeCase(t, p, func(_, h map[string]any) { h["command"] = cmd })
+		if _, err := Load(dir); err != nil {
+			t.Errorf("command %q: %v", cmd, err)
+		}
 	}
 	// The module's own /vN versions are fine; a metadata-only case too.
 	dir := writeCase(t, p, func(s, h map[string]any) {
