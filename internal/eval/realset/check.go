@@ -131,7 +131,9 @@ func (o Options) goTest(ctx context.Context, dir string, argv []string) (*f2p.Re
 		name = o.goCmd()
 	}
 	cmd := exec.CommandContext(ctx, name, argv[1:]...)
-	cmd.Dir, cmd.Env = dir, o.environ()
+	// The tests are the module's code: they get no credential of the
+	// caller's (a GOPROXY with a password in it included).
+	cmd.Dir, cmd.Env = dir, o.environ(true)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &stdout, n: 64 << 20}, &limitedBuffer{b: &stderr, n: 64 << 10}
 	runErr := cmd.Run()

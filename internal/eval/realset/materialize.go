@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/policy"
 )
 
 // Options say how the go command runs.
@@ -143,7 +144,7 @@ func (o Options) download(ctx context.Context, module, version, want string) (*m
 	}
 	at := module + "@" + version
 	cmd := exec.CommandContext(ctx, o.goCmd(), "mod", "download", "-json", at)
-	cmd.Dir, cmd.Env = scratch, o.environ()
+	cmd.Dir, cmd.Env = scratch, o.environ(false)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &stdout, n: 1 << 20}, &limitedBuffer{b: &stderr, n: 64 << 10}
 	runErr := cmd.Run()
@@ -183,11 +184,16 @@ func (o Options) goCmd() string {
 	return "go"
 }
 
-// environ is o.Env with GOFLAGS's -mod set to mod and GOWORK off.
-func (o Options) environ() []string {
+// environ is o.Env with GOFLAGS's -mod set to mod and GOWORK off; scrub
+// leaves out whatever looks like a credential (policy.ScrubEnv), for the
+// commands that run the module's own code.
+func (o Options) environ(scrub bool) []string {
 	env := o.Env
 	if env == nil {
 		env = os.Environ()
+	}
+	if scrub {
+		env = policy.ScrubEnv(env)
 	}
 	var out []string
 	flags := []string{}

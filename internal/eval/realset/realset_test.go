@@ -25,11 +25,14 @@ var calcBase = map[string]string{
 
 // calcFix fixes Abs and adds its test.
 var calcFix = map[string]string{
-	"go.mod":       calcBase["go.mod"],
-	"LICENSE":      calcBase["LICENSE"],
-	"calc.go":      strings.Replace(calcBase["calc.go"], "{ return x }", "{\n\tif x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n}", 1),
-	"calc_test.go": calcBase["calc_test.go"] + "\nfunc TestAbs(t *testing.T) {\n\tif Abs(-2) != 2 {\n\t\tt.Fatal(\"Abs(-2) != 2\")\n\t}\n}\n",
-	"sub/sub.go":   calcBase["sub/sub.go"],
+	"go.mod":  calcBase["go.mod"],
+	"LICENSE": calcBase["LICENSE"],
+	"calc.go": strings.Replace(calcBase["calc.go"], "{ return x }", "{\n\tif x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n}", 1),
+	"calc_test.go": strings.Replace(calcBase["calc_test.go"], `import "testing"`, "import (\n\t\"os\"\n\t\"testing\"\n)", 1) +
+		"\nfunc TestAbs(t *testing.T) {\n\tif Abs(-2) != 2 {\n\t\tt.Fatal(\"Abs(-2) != 2\")\n\t}\n}\n" +
+		// The module's tests must not see the caller's credentials.
+		"\nfunc TestNoToken(t *testing.T) {\n\tif os.Getenv(\"GITHUB_TOKEN\") != \"\" {\n\t\tt.Fatal(\"the tests see GITHUB_TOKEN\")\n\t}\n}\n",
+	"sub/sub.go": calcBase["sub/sub.go"],
 }
 
 // calcProxy is a module proxy on disk holding example.com/calc at v1.0.0
@@ -59,8 +62,8 @@ func writeCase(t *testing.T, p *proxytest.Proxy, edit func(src map[string]any, h
 		"base_sum": p.Sums[calcModule+"@v1.0.0"], "fix_sum": p.Sums[calcModule+"@v1.0.1"],
 	}
 	hidden := map[string]any{
-		"command": "go test -json . -run '^(TestAbs|TestAdd)$'", "files": []string{"calc_test.go"},
-		"f2p": []string{calcModule + ".TestAbs"}, "p2p": []string{calcModule + ".TestAdd"},
+		"command": "go test -json . -run '^(TestAbs|TestAdd|TestNoToken)$'", "files": []string{"calc_test.go"},
+		"f2p": []string{calcModule + ".TestAbs"}, "p2p": []string{calcModule + ".TestAdd", calcModule + ".TestNoToken"},
 	}
 	if edit != nil {
 		edit(src, hidden)
@@ -71,7 +74,7 @@ func writeCase(t *testing.T, p *proxytest.Proxy, edit func(src map[string]any, h
 		"plan/fix-abs/proposal.md":          "# Abs returns the magnitude\n",
 		"plan/fix-abs/tasks.md":             "## 1. Fix Abs\n\n- [ ] 1.1 Add `TestAbs`; verify: `go test .`\n",
 		"plan/fix-abs/specs/calc/spec.md":   "## ADDED Requirements\n",
-		"expected.json":                     `{"f2p": ["example.com/calc.TestAbs"], "p2p": ["example.com/calc.TestAdd"]}`,
+		"expected.json":                     `{"f2p": ["example.com/calc.TestAbs"], "p2p": ["example.com/calc.TestAdd", "example.com/calc.TestNoToken"]}`,
 		"source.json":                       mustJSON(t, src),
 		"hidden.json":                       mustJSON(t, hidden),
 		"plan/fix-abs/specs/calc/.keep.txt": "",
@@ -165,11 +168,15 @@ func TestRealCaseFromModuleProxy(t *testing.T) {
 			t.Errorf("a second run left repo/calc.go edited: %q", got)
 		}
 
-		chk, err := Check(ctx, dir, o)
+		// The module's tests run without the caller's credentials
+		// (TestNoToken fails if it sees one).
+		withToken := o
+		withToken.Env = append(append([]string{}, o.Env...), "GITHUB_TOKEN=ghp_notarealtoken0000000000000000000000")
+		chk, err := Check(ctx, dir, withToken)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !chk.Passed || chk.Base[calcModule+".TestAbs"] != "fail" || chk.Fix[calcModule+".TestAbs"] != "pass" || chk.Base[calcModule+".TestAdd"] != "pass" {
+		if !chk.Passed || chk.Base[calcModule+".TestAbs"] != "fail" || chk.Fix[calcModule+".TestAbs"] != "pass" || chk.Base[calcModule+".TestAdd"] != "pass" || chk.Fix[calcModule+".TestNoToken"] != "pass" {
 			t.Errorf("the good case's check: %+v", chk)
 		}
 	})
