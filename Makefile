@@ -120,6 +120,14 @@ e2e: tools
 
 .PHONY: tools e2e
 
+# The real-world set's Go cases get their code from the Go module proxy and are verified the
+# SWE-bench way: F2P fail at the base release, pass at the fix (docs/eval.md, "The real-world
+# set with code"). It needs the module proxy, like `make tools`, so `make test` leaves it out.
+eval-real: build
+	./$(BIN) eval fetch --check
+
+.PHONY: eval-real
+
 # The mutation check of the seed criteria's tests (docs/mutants.md): each listed break of the
 # code must make its named tests fail. About a minute on two cores; .ci/run runs it, so a
 # break that moved with its code is caught on the change, not on a schedule.

@@ -113,6 +113,12 @@ func Implement(ctx context.Context, o Options) (*ImplementReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if skip, err := realCaseSkip(filepath.Join(o.Dir, name), len(o.Models) > 0); err != nil {
+			return nil, fmt.Errorf("case %s: %w", name, err)
+		} else if skip != "" {
+			o.progress("%-40s skipped: %s", name, skip)
+			continue
+		}
 		start := time.Now()
 		res, err := implementCase(ctx, o, name)
 		if err != nil {
@@ -122,6 +128,9 @@ func Implement(ctx context.Context, o Options) (*ImplementReport, error) {
 		o.progress("%s", progressLine(res))
 		rep.Cases = append(rep.Cases, res)
 		scores = append(scores, res.Score)
+	}
+	if len(rep.Cases) == 0 {
+		return nil, fmt.Errorf("the golden set %s holds no case to run (every one skipped, above)", o.Dir)
 	}
 	rep.Score = Mean(scores)
 	rep.Passed = rep.Score >= o.Floor

@@ -100,6 +100,12 @@ func Stage(ctx context.Context, o Options) (*PlanReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if skip, err := realCaseSkip(filepath.Join(o.Dir, name), len(o.Models) > 0); err != nil {
+			return nil, fmt.Errorf("case %s: %w", name, err)
+		} else if skip != "" {
+			o.progress("%-40s skipped: %s", name, skip)
+			continue
+		}
 		if len(o.Models) == 0 && !hasFixtures(filepath.Join(o.Dir, name)) {
 			continue
 		}

@@ -4,8 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/eval/realset"
+	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
 // realSource is a real-world case's source.json: where the case comes from
@@ -19,6 +23,13 @@ type realSource struct {
 	LicenceFile string `json:"licence_file"`
 	// Language is the repository's language: go or python.
 	Language string `json:"language"`
+	// A Go case with code names its module and the release pair that
+	// isolates the fix, with each zip's sum (realset.Source).
+	Module      string `json:"module"`
+	BaseVersion string `json:"base_version"`
+	FixVersion  string `json:"fix_version"`
+	BaseSum     string `json:"base_sum"`
+	FixSum      string `json:"fix_sum"`
 }
 
 // realSnapshot is a real-world case's snapshot.json: the files repo/ holds,
@@ -100,6 +111,59 @@ func realSnapshotOf(t *testing.T, name, dir string, s realSource) realSnapshot {
 	return snap
 }
 
+// realModuleCase holds a case with a module to the contract beyond what
+// realset.Load checks (the module path, the versions, the h1: sums, the
+// hidden command and tests): an implement case has hidden tests, a plan
+// shaped as an OpenSpec change, and expected.json naming the same tests as
+// hidden.json.
+func realModuleCase(t *testing.T, name, kind, dir string, c *realset.Case) {
+	t.Helper()
+	if kind != "implement" {
+		return
+	}
+	if c.Hidden == nil || len(c.Hidden.F2P) == 0 {
+		t.Errorf("%s: an implement case with a module needs hidden.json with f2p tests", name)
+		return
+	}
+	if c.PlanID == "" {
+		t.Errorf("%s: an implement case needs its plan under plan/<change-id>/", name)
+	} else {
+		pd := filepath.Join(dir, "plan", c.PlanID)
+		for _, f := range []string{"proposal.md", "tasks.md"} {
+			if !isFile(filepath.Join(pd, f)) {
+				t.Errorf("%s: plan/%s has no %s", name, c.PlanID, f)
+			}
+		}
+		if specs, _ := filepath.Glob(filepath.Join(pd, "specs", "*", "spec.md")); len(specs) == 0 {
+			t.Errorf("%s: plan/%s has no specs/<capability>/spec.md", name, c.PlanID)
+		}
+		if b, err := os.ReadFile(filepath.Join(pd, "tasks.md")); err == nil {
+			if _, err := plan.Parse(b); err != nil {
+				t.Errorf("%s: plan/%s/tasks.md: %v", name, c.PlanID, err)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	want, err := ParseImplementExpected(b)
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	same := func(a, b []string) bool {
+		a, b = slices.Clone(a), slices.Clone(b)
+		slices.Sort(a)
+		slices.Sort(b)
+		return slices.Equal(a, b)
+	}
+	if !same(want.F2P, c.Hidden.F2P) || !same(want.P2P, c.Hidden.P2P) {
+		t.Errorf("%s: expected.json (f2p %v, p2p %v) does not name hidden.json's tests (f2p %v, p2p %v)", name, want.F2P, want.P2P, c.Hidden.F2P, c.Hidden.P2P)
+	}
+}
+
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
@@ -156,7 +220,24 @@ func TestEvalCasesCiteSources(t *testing.T) {
 			if s.Language != "go" && s.Language != "python" {
 				t.Errorf("%s: source.json: language %q is not go or python", name, s.Language)
 			}
-			snap := realSnapshotOf(t, name, dir, s)
+			// A case with a module gets its code from the module proxy
+			// (realset): its fields are checked there, and it needs no
+			// snapshot.json; one without a module is metadata only and cites
+			// its files by blob.
+			var snap realSnapshot
+			var rc *realset.Case
+			if s.Module != "" {
+				if rc, err = realset.Load(dir); err != nil {
+					t.Errorf("%s: %v", name, err)
+					continue
+				}
+				realModuleCase(t, name, kind, dir, rc)
+				if isFile(filepath.Join(dir, "snapshot.json")) {
+					snap = realSnapshotOf(t, name, dir, s)
+				}
+			} else {
+				snap = realSnapshotOf(t, name, dir, s)
+			}
 			switch kind {
 			case "stage":
 				if b, err := os.ReadFile(filepath.Join(dir, "facts.json")); err != nil {
@@ -178,7 +259,10 @@ func TestEvalCasesCiteSources(t *testing.T) {
 						inRepo[b.Path] = true
 					}
 					for _, p := range f.Files {
-						if !inRepo[p] {
+						if !cleanRel(p) {
+							t.Errorf("%s: facts.json: %q is not a slash path inside the repository", name, p)
+						}
+						if rc == nil && !inRepo[p] {
 							t.Errorf("%s: facts.json: %q is not a file of the snapshot", name, p)
 						}
 					}
@@ -192,6 +276,8 @@ func TestEvalCasesCiteSources(t *testing.T) {
 				var h struct {
 					Command string   `json:"command"`
 					Files   []string `json:"files"`
+					F2P     []string `json:"f2p"`
+					P2P     []string `json:"p2p"`
 				}
 				if err := strictJSON(b, &h); err != nil {
 					t.Errorf("%s: hidden.json: %v", name, err)
@@ -202,6 +288,9 @@ func TestEvalCasesCiteSources(t *testing.T) {
 				}
 				if len(h.Files) == 0 {
 					t.Errorf("%s: hidden.json names no file", name)
+				}
+				if rc != nil && snap.Fix == "" {
+					break // the hidden files come from fix_version
 				}
 				hidden := map[string]bool{}
 				for _, b := range snap.Hidden {

@@ -107,6 +107,10 @@ func Gates(ctx context.Context, o Options) (*GatesReport, error) {
 			o.progress("%-40s skipped: a planner run (fixtures/), scored by eval stage", name)
 			continue
 		}
+		if _, err := os.Lstat(filepath.Join(o.Dir, name, "source.json")); err == nil {
+			o.progress("%-40s skipped: a real-world case holds no plan to judge; eval stage runs the planner on it", name)
+			continue
+		}
 		start := time.Now()
 		res, err := gatesCase(ctx, o, name, run)
 		if err != nil {
@@ -118,7 +122,7 @@ func Gates(ctx context.Context, o Options) (*GatesReport, error) {
 		scores = append(scores, res.Score)
 	}
 	if len(rep.Cases) == 0 {
-		return nil, fmt.Errorf("the golden set %s holds no case with a plan to judge (every case has fixtures/)", o.Dir)
+		return nil, fmt.Errorf("the golden set %s holds no case with a plan to judge (every case has fixtures/ or is a real-world case)", o.Dir)
 	}
 	rep.Score = Mean(scores)
 	rep.Passed = rep.Score >= o.Floor

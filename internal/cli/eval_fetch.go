@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/eval/realset"
+)
+
+// fetchCase is one case of `roadmap eval fetch --json`.
+type fetchCase struct {
+	Set         string `json:"set"`
+	Name        string `json:"name"`
+	Module      string `json:"module,omitempty"`
+	BaseVersion string `json:"base_version,omitempty"`
+	FixVersion  string `json:"fix_version,omitempty"`
+	// Status is materialized, skipped (no module: metadata only) or error.
+	Status      string `json:"status"`
+	Reason      string `json:"reason,omitempty"`
+	RepoFiles   int    `json:"repo_files"`
+	HiddenFiles int    `json:"hidden_files"`
+	// Check is the case's check with --check (nil without, or when the case
+	// has no hidden tests or could not be materialized).
+	Check *realset.CheckResult `json:"check,omitempty"`
+}
+
+// fetchReport is what `roadmap eval fetch --json` prints.
+type fetchReport struct {
+	Cases  []fetchCase `json:"cases"`
+	Passed bool        `json:"passed"`
+}
+
+// goldenDirs is a repeatable --golden: a string flag (as --golden is on
+// every eval verb) that adds a set each time it is given.
+type goldenDirs struct {
+	dirs []string
+	set  bool
+}
+
+func (g *goldenDirs) String() string { return strings.Join(g.dirs, ",") }
+func (g *goldenDirs) Type() string   { return "string" }
+func (g *goldenDirs) Set(v string) error {
+	if v == "" {
+		return errors.New("an empty golden set")
+	}
+	if !g.set {
+		g.dirs, g.set = nil, true
+	}
+	g.dirs = append(g.dirs, v)
+	return nil
+}
+
+// runEvalFetch is `roadmap eval fetch [--golden DIR]… [--check] [--json]`:
+// each case of the real-world sets that names a module gets its code from
+// the Go module proxy (repo/ at base_version, hidden/ at fix_version, each
+// zip held to its sum), and with --check each is verified the SWE-bench
+// way. Exit 0 when every case was materialized (and checked), 1 when a case
+// failed its check, 2 for a bad command line or a case that could not be
+// read or materialized (docs/eval.md).
+func runEvalFetch(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "eval fetch")
+	sets := &goldenDirs{dirs: []string{filepath.Join("testdata", "golden", "real", "stage"), filepath.Join("testdata", "golden", "real", "implement")}}
+	fs.Var(sets, "golden", "the golden set: a directory per case (repeatable)")
+	check := fs.Bool("check", false, "then run each case's hidden tests: F2P must fail at base_version and pass at fix_version, P2P pass at both")
+	asJSON := fs.Bool("json", false, "print each case's module, versions, status and check as JSON")
+	usage := "usage: roadmap eval fetch [--golden DIR]… [--check] [--json]"
+	fs.Usage = func() { env.Errorf("%s", usage) }
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return ExitUsage
+	}
+	// The go command runs with the caller's environment: its GOPROXY,
+	// GOMODCACHE, GOFLAGS and checksum settings.
+	environ := make([]string, 0, len(env.Vars))
+	for k, v := range env.Vars {
+		environ = append(environ, k+"="+v)
+	}
+	sort.Strings(environ)
+	o := realset.Options{Env: environ, TempDir: env.Getenv("RUNNER_TEMP")}
+
+	rep := fetchReport{Cases: []fetchCase{}, Passed: true}
+	code := ExitOK
+	worse := func(c int) {
+		if c > code {
+			code = c
+		}
+	}
+	for _, set := range sets.dirs {
+		entries, err := os.ReadDir(set)
+		if err != nil {
+			env.Errorf("read the golden set: %v", err)
+			return ExitUsage
+		}
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				env.Errorf("%v", err)
+				return ExitInternal
+			}
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			fc := fetchOne(ctx, o, set, e.Name(), *check)
+			label := filepath.Base(set) + "/" + fc.Name
+			switch {
+			case fc.Status == "error":
+				env.Errorf("%-50s error: %s", label, fc.Reason)
+				worse(ExitUsage)
+			case fc.Status == "skipped":
+				env.Errorf("%-50s skipped: %s", label, fc.Reason)
+			case fc.Check != nil && !fc.Check.Passed:
+				env.Errorf("%-50s check FAILED: %s", label, strings.Join(fc.Check.Problems, "; "))
+				worse(ExitFindings)
+			default:
+				line := fmt.Sprintf("%-50s materialized %s %s → %s (%d files, %d hidden)", label, fc.Module, fc.BaseVersion, fc.FixVersion, fc.RepoFiles, fc.HiddenFiles)
+				if fc.Check != nil {
+					line += "; check passed"
+				} else if fc.Reason != "" {
+					line += "; " + fc.Reason
+				}
+				env.Errorf("%s", line)
+			}
+			rep.Cases = append(rep.Cases, fc)
+		}
+	}
+	rep.Passed = code == ExitOK
+	if *asJSON {
+		if c := env.JSON(rep); c != ExitOK {
+			return c
+		}
+	} else {
+		n := 0
+		for _, c := range rep.Cases {
+			if c.Status == "materialized" {
+				n++
+			}
+		}
+		fmt.Fprintf(env.Stdout, "%d of %d cases materialized\n", n, len(rep.Cases))
+	}
+	if code != ExitOK {
+		env.Errorf("a case could not be materialized or failed its check (above)")
+	}
+	return code
+}
+
+// fetchOne materializes one case and, with check, checks it.
+func fetchOne(ctx context.Context, o realset.Options, set, name string, check bool) fetchCase {
+	dir := filepath.Join(set, name)
+	fc := fetchCase{Set: set, Name: name}
+	c, err := realset.Load(dir)
+	if err != nil {
+		fc.Status, fc.Reason = "error", err.Error()
+		return fc
+	}
+	if !c.HasModule() {
+		fc.Status, fc.Reason = "skipped", fmt.Sprintf("no module in source.json: metadata only (language %s)", c.Source.Language)
+		return fc
+	}
+	fc.Module, fc.BaseVersion, fc.FixVersion = c.Source.Module, c.Source.BaseVersion, c.Source.FixVersion
+	res, err := realset.Materialize(ctx, dir, o)
+	if err != nil {
+		fc.Status, fc.Reason = "error", err.Error()
+		return fc
+	}
+	fc.Status, fc.RepoFiles, fc.HiddenFiles = "materialized", res.RepoFiles, res.HiddenFiles
+	if !check {
+		return fc
+	}
+	chk, err := realset.Check(ctx, dir, o)
+	switch {
+	case realset.IsNoHidden(err):
+		fc.Reason = "no hidden.json: nothing to check"
+	case err != nil:
+		fc.Status, fc.Reason = "error", "check: "+err.Error()
+	default:
+		fc.Check = chk
+	}
+	return fc
+}

@@ -1,0 +1,197 @@
+package realset
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/f2p"
+	"github.com/roadmap-dev/roadmap/internal/plan"
+)
+
+// CheckResult is a case held to what "verified" means, the SWE-bench way:
+// at base_version with hidden/ laid over, each F2P test fails (or its
+// package does not build) and each P2P test passes; at fix_version every
+// F2P and P2P test passes.
+type CheckResult struct {
+	Passed bool `json:"passed"`
+	// Problems say each way the case falls short; empty when it passed.
+	Problems []string `json:"problems"`
+	// Base and Fix are each test's status in the two runs ("pass", "fail",
+	// "skip", "build failed", "absent").
+	Base map[string]string `json:"base"`
+	Fix  map[string]string `json:"fix"`
+}
+
+// Check runs the hidden command on the materialized case in caseDir: on a
+// copy of repo/ (less the plan) with hidden/ laid over, and on the module
+// at fix_version, each in a scratch directory, and reads each run's
+// `go test -json` output. An error is a case that cannot be checked at all
+// (not materialized, the module not downloadable), never a failed check.
+func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error) {
+	c, err := Load(caseDir)
+	if err != nil {
+		return nil, err
+	}
+	if !c.HasModule() {
+		return nil, fmt.Errorf("source.json names no module: a %s case is metadata only", c.Source.Language)
+	}
+	if c.Hidden == nil {
+		return nil, errNoHidden
+	}
+	if !Materialized(caseDir) {
+		return nil, fmt.Errorf("repo/ is not materialized: run `roadmap eval fetch` first")
+	}
+	argv, err := c.Hidden.Argv()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(o.TempDir, "roadmap-eval-check-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	baseDir := filepath.Join(tmp, "base")
+	if err := copyTree(filepath.Join(caseDir, "repo"), baseDir, plan.ChangesDir+"/"); err != nil {
+		return nil, fmt.Errorf("copy repo/: %w", err)
+	}
+	if err := copyTree(filepath.Join(caseDir, "hidden"), baseDir, ""); err != nil {
+		return nil, fmt.Errorf("lay hidden/ over repo/: %w", err)
+	}
+	fix, err := o.download(ctx, c.Source.Module, c.Source.FixVersion, c.Source.FixSum)
+	if err != nil {
+		return nil, err
+	}
+	fixDir := filepath.Join(tmp, "fix")
+	for name, data := range fix.files {
+		if err := writeFile(fixDir, name, data); err != nil {
+			return nil, err
+		}
+	}
+
+	base, err := o.goTest(ctx, baseDir, argv)
+	if err != nil {
+		return nil, fmt.Errorf("at %s: %w", c.Source.BaseVersion, err)
+	}
+	after, err := o.goTest(ctx, fixDir, argv)
+	if err != nil {
+		return nil, fmt.Errorf("at %s: %w", c.Source.FixVersion, err)
+	}
+	res := &CheckResult{Problems: []string{}, Base: map[string]string{}, Fix: map[string]string{}}
+	for _, t := range c.Hidden.F2P {
+		b, f := status(base, t), status(after, t)
+		res.Base[t], res.Fix[t] = b, f
+		if b != "fail" && b != "build failed" {
+			res.Problems = append(res.Problems, fmt.Sprintf("f2p %s does not fail at %s with the hidden files (%s): the hidden tests do not show the bug", t, c.Source.BaseVersion, b))
+		}
+		if f != "pass" {
+			res.Problems = append(res.Problems, fmt.Sprintf("f2p %s does not pass at %s (%s)", t, c.Source.FixVersion, f))
+		}
+	}
+	for _, t := range c.Hidden.P2P {
+		b, f := status(base, t), status(after, t)
+		res.Base[t], res.Fix[t] = b, f
+		if b != "pass" {
+			res.Problems = append(res.Problems, fmt.Sprintf("p2p %s does not pass at %s with the hidden files (%s)", t, c.Source.BaseVersion, b))
+		}
+		if f != "pass" {
+			res.Problems = append(res.Problems, fmt.Sprintf("p2p %s does not pass at %s (%s)", t, c.Source.FixVersion, f))
+		}
+	}
+	res.Passed = len(res.Problems) == 0
+	return res, nil
+}
+
+// status is how a run left the test named t.
+func status(r *f2p.Results, t string) string {
+	if got, ok := r.Tests[t]; ok {
+		return string(got.Status)
+	}
+	for pkg := range r.FailedGroups {
+		if strings.HasPrefix(t, pkg+".") {
+			return "build failed"
+		}
+	}
+	return "absent"
+}
+
+// goTest runs argv (`go test -json …`) in dir and reads its events. A
+// non-zero exit is the tests' verdict, not an error; output with no event
+// at all is.
+func (o Options) goTest(ctx context.Context, dir string, argv []string) (*f2p.Results, error) {
+	name := argv[0]
+	if name == "go" {
+		name = o.goCmd()
+	}
+	cmd := exec.CommandContext(ctx, name, argv[1:]...)
+	// The tests are the module's code: they get no credential of the
+	// caller's (a GOPROXY with a password in it included).
+	cmd.Dir, cmd.Env = dir, o.environ(true)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &stdout, n: 64 << 20}, &limitedBuffer{b: &stderr, n: 64 << 10}
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	res, err := f2p.ParseGoTest(bytes.NewReader(stdout.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("read `%s`: %w", strings.Join(argv, " "), err)
+	}
+	if len(res.Tests) == 0 && len(res.FailedGroups) == 0 {
+		return nil, fmt.Errorf("`%s` reported no test (%v): %s", strings.Join(argv, " "), runErr, strings.TrimSpace(stderr.String()))
+	}
+	return res, nil
+}
+
+// copyTree copies the regular files of src into dst (over what dst holds),
+// leaving out the slash paths under drop ("" drops nothing). A symlink or
+// any other kind of file is refused: the materialized trees are plain
+// files.
+func copyTree(src, dst, drop string) error {
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var names []string
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		if drop == "" || !strings.HasPrefix(p, drop) {
+			names = append(names, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		data, err := readLimited(root, p, maxFileBytes)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		out := filepath.Join(dst, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IsNoHidden reports whether err is Check's for a case with no hidden.json.
+func IsNoHidden(err error) bool { return err == errNoHidden }

@@ -1,0 +1,357 @@
+package realset
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/policy"
+)
+
+// Options say how the go command runs.
+type Options struct {
+	// Env is the go command's environment (GOPROXY, GOMODCACHE, GOFLAGS,
+	// GONOSUMDB…); nil is this process's. GOFLAGS gets -mod=mod, and
+	// GOWORK is off.
+	Env []string
+	// Go is the go command (default "go", looked up in Env's PATH).
+	Go string
+	// TempDir holds the scratch module and the check's trees ("" is the
+	// system's).
+	TempDir string
+}
+
+// Result is what Materialize laid out.
+type Result struct {
+	Case *Case
+	// RepoFiles and HiddenFiles count the files written to repo/ (the
+	// plan's included) and hidden/.
+	RepoFiles   int
+	HiddenFiles int
+}
+
+// Materialize gives the case in caseDir its code: the module at
+// base_version becomes repo/ (files only, writable), the plan/<id>/ of an
+// implement case repo/openspec/changes/<id>/, and hidden.json's files at
+// fix_version hidden/. Both zips come from `go mod download -json`, and
+// each must have the sum source.json names, by the go command's word and
+// by this package's own hash of the zip it reads. Earlier repo/ and hidden/
+// are replaced, only once the new ones are complete.
+func Materialize(ctx context.Context, caseDir string, o Options) (*Result, error) {
+	c, err := Load(caseDir)
+	if err != nil {
+		return nil, err
+	}
+	if !c.HasModule() {
+		return nil, fmt.Errorf("source.json names no module: a %s case is metadata only", c.Source.Language)
+	}
+	base, err := o.download(ctx, c.Source.Module, c.Source.BaseVersion, c.Source.BaseSum)
+	if err != nil {
+		return nil, err
+	}
+	var fix *moduleZip
+	if c.Hidden != nil {
+		if fix, err = o.download(ctx, c.Source.Module, c.Source.FixVersion, c.Source.FixSum); err != nil {
+			return nil, err
+		}
+	}
+
+	work, err := os.MkdirTemp(caseDir, ".materialize-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	res := &Result{Case: c}
+	repo := filepath.Join(work, "repo")
+	for name, data := range base.files {
+		if err := writeFile(repo, name, data); err != nil {
+			return nil, err
+		}
+		res.RepoFiles++
+	}
+	if c.PlanID != "" {
+		n, err := copyPlan(caseDir, c.PlanID, filepath.Join(repo, filepath.FromSlash(plan.ChangesDir), c.PlanID))
+		if err != nil {
+			return nil, err
+		}
+		res.RepoFiles += n
+	}
+	hidden := filepath.Join(work, "hidden")
+	if err := os.Mkdir(hidden, 0o755); err != nil {
+		return nil, err
+	}
+	if c.Hidden != nil {
+		for _, f := range c.Hidden.Files {
+			data, ok := fix.files[f]
+			if !ok {
+				return nil, fmt.Errorf("hidden.json: %s is not a file of %s@%s", f, c.Source.Module, c.Source.FixVersion)
+			}
+			if err := writeFile(hidden, f, data); err != nil {
+				return nil, err
+			}
+			res.HiddenFiles++
+		}
+	}
+	for _, d := range []string{"repo", "hidden"} {
+		if err := os.RemoveAll(filepath.Join(caseDir, d)); err != nil {
+			return nil, fmt.Errorf("replace %s/: %w", d, err)
+		}
+		if err := os.Rename(filepath.Join(work, d), filepath.Join(caseDir, d)); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// moduleZip is a module version's files, slash path (relative to the
+// module root) to content.
+type moduleZip struct {
+	files map[string][]byte
+}
+
+// downloadJSON is what `go mod download -json` prints of one module.
+type downloadJSON struct {
+	Path    string
+	Version string
+	Error   string
+	Zip     string
+	Sum     string
+}
+
+// download runs `go mod download -json module@version` in a scratch
+// module, refuses a sum other than want, and reads the zip.
+func (o Options) download(ctx context.Context, module, version, want string) (*moduleZip, error) {
+	scratch, err := os.MkdirTemp(o.TempDir, "roadmap-eval-fetch-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	if err := os.WriteFile(filepath.Join(scratch, "go.mod"), []byte("module roadmap-eval-fetch\n\ngo 1.21\n"), 0o644); err != nil {
+		return nil, err
+	}
+	at := module + "@" + version
+	cmd := exec.CommandContext(ctx, o.goCmd(), "mod", "download", "-json", at)
+	cmd.Dir, cmd.Env = scratch, o.environ(false)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &stdout, n: 1 << 20}, &limitedBuffer{b: &stderr, n: 64 << 10}
+	runErr := cmd.Run()
+	var d downloadJSON
+	if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+		if runErr != nil {
+			return nil, fmt.Errorf("go mod download %s: %v: %s", at, runErr, strings.TrimSpace(stderr.String()))
+		}
+		return nil, fmt.Errorf("go mod download %s: its -json output does not parse: %w", at, err)
+	}
+	switch {
+	case d.Error != "":
+		return nil, fmt.Errorf("go mod download %s: %s", at, d.Error)
+	case runErr != nil:
+		return nil, fmt.Errorf("go mod download %s: %v: %s", at, runErr, strings.TrimSpace(stderr.String()))
+	case d.Path != module || d.Version != version:
+		return nil, fmt.Errorf("go mod download %s gave %s@%s", at, d.Path, d.Version)
+	case d.Sum != want:
+		return nil, fmt.Errorf("%s: the module proxy's zip has the sum %s, not %s as source.json says: refused", at, d.Sum, want)
+	case d.Zip == "":
+		return nil, fmt.Errorf("go mod download %s names no zip", at)
+	}
+	z, sum, err := readModuleZip(d.Zip, at)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", at, err)
+	}
+	if sum != want {
+		return nil, fmt.Errorf("%s: the zip in the module cache hashes to %s, not %s: refused", at, sum, want)
+	}
+	return z, nil
+}
+
+func (o Options) goCmd() string {
+	if o.Go != "" {
+		return o.Go
+	}
+	return "go"
+}
+
+// environ is o.Env with GOFLAGS's -mod set to mod and GOWORK off; scrub
+// leaves out whatever looks like a credential (policy.ScrubEnv), for the
+// commands that run the module's own code.
+func (o Options) environ(scrub bool) []string {
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if scrub {
+		env = policy.ScrubEnv(env)
+	}
+	var out []string
+	flags := []string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOFLAGS":
+			for _, f := range strings.Fields(v) {
+				if !strings.HasPrefix(f, "-mod=") && !strings.HasPrefix(f, "--mod=") {
+					flags = append(flags, f)
+				}
+			}
+		case "GOWORK":
+		default:
+			out = append(out, kv)
+		}
+	}
+	return append(out, "GOFLAGS="+strings.Join(append(flags, "-mod=mod"), " "), "GOWORK=off")
+}
+
+// readModuleZip reads a module zip: every file under module@version/, each
+// path clean, each file regular and bounded, with the h1: hash of the zip
+// as golang.org/x/mod/sumdb/dirhash.HashZip computes it.
+func readModuleZip(name, at string) (*moduleZip, string, error) {
+	zr, err := zip.OpenReader(name)
+	if err != nil {
+		return nil, "", fmt.Errorf("open the module zip: %w", err)
+	}
+	defer zr.Close()
+	if len(zr.File) > maxZipFiles {
+		return nil, "", fmt.Errorf("the module zip holds more than %d files", maxZipFiles)
+	}
+	prefix := at + "/"
+	z := &moduleZip{files: map[string][]byte{}}
+	type entry struct {
+		name string
+		sum  [32]byte
+	}
+	var entries []entry
+	var total int64
+	for _, f := range zr.File {
+		if strings.Contains(f.Name, "\n") {
+			return nil, "", fmt.Errorf("the module zip has a file name with a newline")
+		}
+		rel, ok := strings.CutPrefix(f.Name, prefix)
+		if !ok {
+			return nil, "", fmt.Errorf("the module zip's %q is not under %s", f.Name, prefix)
+		}
+		isDir := strings.HasSuffix(rel, "/")
+		if !isDir && (!CleanRel(rel) || !f.Mode().IsRegular()) {
+			return nil, "", fmt.Errorf("the module zip's %q is not a regular file at a clean path", f.Name)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, "", fmt.Errorf("read the module zip's %s: %w", rel, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(rc, maxFileBytes+1))
+		rc.Close()
+		if err != nil {
+			return nil, "", fmt.Errorf("read the module zip's %s: %w", rel, err)
+		}
+		if len(data) > maxFileBytes {
+			return nil, "", fmt.Errorf("the module's %s is larger than %d bytes (the eval reads no larger file)", rel, maxFileBytes)
+		}
+		if total += int64(len(data)); total > maxZipBytes {
+			return nil, "", fmt.Errorf("the module's files are larger than %d bytes", maxZipBytes)
+		}
+		entries = append(entries, entry{f.Name, sha256.Sum256(data)})
+		if isDir {
+			continue
+		}
+		if _, dup := z.files[rel]; dup {
+			return nil, "", fmt.Errorf("the module zip holds %s twice", rel)
+		}
+		z.files[rel] = data
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	h := sha256.New()
+	for _, e := range entries {
+		fmt.Fprintf(h, "%x  %s\n", e.sum, e.name)
+	}
+	return z, "h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil)), nil
+}
+
+// writeFile writes data to root/name (a clean slash path), creating the
+// directories on the way; the file is new (never a symlink's target).
+func writeFile(root, name string, data []byte) error {
+	if !CleanRel(name) {
+		return fmt.Errorf("%q is not a clean slash path", name)
+	}
+	p := filepath.Join(root, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// copyPlan copies caseDir/plan/<id>/ to dst, regular files only, through
+// no symlink.
+func copyPlan(caseDir, id, dst string) (int, error) {
+	root, err := os.OpenRoot(caseDir)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	n := 0
+	src := "plan/" + id
+	err = fs.WalkDir(root.FS(), src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file (a plan is plain files)", p)
+		}
+		if n++; n > maxPlanFiles {
+			return fmt.Errorf("plan/%s holds more than %d files", id, maxPlanFiles)
+		}
+		data, err := readLimited(root, p, maxPlanFile)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		return writeFile(dst, strings.TrimPrefix(p, src+"/"), data)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("copy the plan: %w", err)
+	}
+	return n, nil
+}
+
+// limitedBuffer keeps the first n bytes written to it and drops the rest.
+type limitedBuffer struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.n - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// Materialized reports whether caseDir has a repo/ directory.
+func Materialized(caseDir string) bool {
+	st, err := os.Lstat(filepath.Join(caseDir, "repo"))
+	return err == nil && st.IsDir()
+}
+
+// errNoHidden is a case whose fix has no hidden tests to check.
+var errNoHidden = errors.New("no hidden.json: nothing to check")
