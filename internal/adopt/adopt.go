@@ -42,6 +42,10 @@ type Options struct {
 	Out    io.Writer
 	// Now is when init runs: the empty dashboard it opens shows that day.
 	Now time.Time
+	// EvalModel, when not "", adds the scheduled eval workflow (EvalPath):
+	// the golden suites on GitHub Models with this model, weekly, their
+	// scores posted to the dashboard.
+	EvalModel string
 }
 
 // Result says what init did (or, dry, would do). It is also the object
@@ -195,7 +199,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 
-	for _, f := range files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number) {
+	for _, f := range files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number, o.EvalModel) {
 		path := filepath.Join(o.Dir, filepath.FromSlash(f.path))
 		old, err := os.ReadFile(path)
 		switch {
