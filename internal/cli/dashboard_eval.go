@@ -132,10 +132,13 @@ func runDashboardEval(ctx context.Context, env *Env, args []string) int {
 
 // readEvalReport is one --from file as the dashboard shows it: the
 // report's suite, or its base name with the problem when it cannot be read.
-// Every text taken from the file is masked; a model name that masking
-// changes is shown as "masked".
+// Every text taken from the file is masked; a suite, model or provider
+// name that masking changes is shown as "masked".
 func readEvalReport(path string, masker *redact.Masker, server string) dashboard.EvalSuite {
 	name := dashboard.SuiteName(path)
+	if masker.Mask(name) != name {
+		name = "masked"
+	}
 	problem := func(err error) dashboard.EvalSuite {
 		return dashboard.EvalSuite{Suite: name, Problem: dashboard.ProblemText(redact.Neutralise(masker.Mask(err.Error()), server))}
 	}
@@ -151,6 +154,9 @@ func readEvalReport(path string, masker *redact.Masker, server string) dashboard
 	s, err := dashboard.ParseEvalReport(name, data)
 	if err != nil {
 		return problem(err)
+	}
+	if masker.Mask(s.Suite) != s.Suite {
+		s.Suite = "masked"
 	}
 	if masker.Mask(s.Model) != s.Model {
 		s.Model = "masked"

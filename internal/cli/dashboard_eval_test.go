@@ -152,6 +152,11 @@ func TestDashboardEval(t *testing.T) {
 		if code != ExitOK {
 			t.Errorf("every suite passed: exit %d, want 0", code)
 		}
+		// A suite named by the token, in the report and as the file's name.
+		named := write("named.json", `{"cases":[],"score":1,"floor":0,"passed":true,"suite":"`+explainToken+`"}`)
+		if code, _, stderr := post(dash, named, filepath.Join(dir, explainToken+".json")); code != ExitFindings || !strings.Contains(body(dash), "| masked | 1.0000 |") {
+			t.Errorf("suites named by the token: exit %d, want %d and shown as masked\n%s\n%s", code, ExitFindings, stderr, body(dash))
+		}
 	})
 
 	t.Run("an issue without the label is refused", func(t *testing.T) {
