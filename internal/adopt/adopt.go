@@ -309,6 +309,10 @@ func toDo(o Options, res Result) []string {
 			"before roadmap (the caller's setup input), as "+ChecksPath+" runs the same steps before the checks (docs/install.md, \"The project's setup\")")
 	}
 	out = append(out, ciToDo(res))
+	if o.EvalModel != "" {
+		out = append(out, "Set the eval floors in "+ConfigPath+" (eval.gates.floor, eval.stage.floor, eval.implement.floor) from the first scores "+EvalPath+
+			" posts to the dashboard: until then each floor is 0 and no suite fails the run (docs/eval.md, \"The scheduled eval workflow\")")
+	}
 	l := config.Default().Labels
 	out = append(out, "Label an issue "+l.Stage+": stage reads it and the code, writes a plan (an OpenSpec change), checks it and opens a draft PR holding it. "+
 		"Approve that PR, or label the issue "+l.Implement+", and implement carries the plan out in the same PR (docs/install.md, \"Your first item\")")

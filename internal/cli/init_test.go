@@ -212,7 +212,7 @@ func TestInitEvalWorkflow(t *testing.T) {
 		t.Errorf("the eval workflow keeps a placeholder:\n%s", text)
 	}
 	actionlint(t, dir)
-	if code, out := initCLI(dir, "--eval-workflow"); code != ExitOK || !strings.Contains(out, "nothing to change") {
+	if code, out := initCLI(dir, "--eval-workflow"); code != ExitOK || !strings.Contains(out, "nothing to change") || !strings.Contains(out, "Set the eval floors") {
 		t.Errorf("a second run: exit %d, want nothing to change:\n%s", code, out)
 	}
 
