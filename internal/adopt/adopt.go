@@ -42,6 +42,10 @@ type Options struct {
 	Out    io.Writer
 	// Now is when init runs: the empty dashboard it opens shows that day.
 	Now time.Time
+	// EvalModel, when not "", adds the scheduled eval workflow (EvalPath):
+	// the golden suites on GitHub Models with this model, weekly, their
+	// scores posted to the dashboard.
+	EvalModel string
 }
 
 // Result says what init did (or, dry, would do). It is also the object
@@ -195,7 +199,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 
-	for _, f := range files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number) {
+	for _, f := range files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number, o.EvalModel) {
 		path := filepath.Join(o.Dir, filepath.FromSlash(f.path))
 		old, err := os.ReadFile(path)
 		switch {
@@ -305,6 +309,10 @@ func toDo(o Options, res Result) []string {
 			"before roadmap (the caller's setup input), as "+ChecksPath+" runs the same steps before the checks (docs/install.md, \"The project's setup\")")
 	}
 	out = append(out, ciToDo(res))
+	if o.EvalModel != "" {
+		out = append(out, "Set the eval floors in "+ConfigPath+" (eval.gates.floor, eval.stage.floor, eval.implement.floor) from the first scores "+EvalPath+
+			" posts to the dashboard: until then each floor is 0 and no suite fails the run (docs/eval.md, \"The scheduled eval workflow\")")
+	}
 	l := config.Default().Labels
 	out = append(out, "Label an issue "+l.Stage+": stage reads it and the code, writes a plan (an OpenSpec change), checks it and opens a draft PR holding it. "+
 		"Approve that PR, or label the issue "+l.Implement+", and implement carries the plan out in the same PR (docs/install.md, \"Your first item\")")

@@ -15,6 +15,8 @@ const (
 	ChecksPath = ".github/workflows/roadmap-checks.yml"
 	ConfigPath = ".github/roadmap.yml"
 	WakePath   = ".github/workflows/roadmap-wake.yml"
+	// EvalPath is the scheduled eval workflow, written with --eval-workflow.
+	EvalPath = ".github/workflows/roadmap-eval.yml"
 	// SetupDir is the project's setup, a composite action the caller names
 	// in the reusable workflow's setup input (docs/install.md, "The
 	// project's setup"); init writes it for a language with setup steps.
@@ -28,9 +30,11 @@ const (
 // docs/examples/roadmap-caller.yml, named roadmap.yml.
 //
 // dashboard is the dashboard issue the caller and the wake workflow name (0
-// on a dry run that would open it: no issue, no day budget).
-func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int) []file {
-	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch, "DASHBOARD_ISSUE", strconv.Itoa(dashboard))
+// on a dry run that would open it: no issue, no day budget). evalModel,
+// when not "", adds the scheduled eval workflow on GitHub Models with that
+// model.
+func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int, evalModel string) []file {
+	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch, "DASHBOARD_ISSUE", strconv.Itoa(dashboard), "EVAL_MODEL", evalModel)
 	checks, caller := checksYAML, callerYAML
 	if tc.setup != "" {
 		checks = checksStepsYAML(tc)
@@ -43,6 +47,9 @@ func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int) []file
 		{ChecksPath, r.Replace(checks)},
 		{WakePath, r.Replace(wakeYAML)},
 		{ConfigPath, configText(defaultBranch, tc, ci)},
+	}
+	if evalModel != "" {
+		out = append(out, file{EvalPath, r.Replace(evalYAML)})
 	}
 	if tc.setup != "" {
 		out = append(out, file{SetupPath, setupActionYAML(tc)})
@@ -96,6 +103,13 @@ var callerYAML string
 //
 //go:embed wake.yml
 var wakeYAML string
+
+// evalYAML is docs/examples/roadmap-eval.yml as init writes it
+// (TestInitEvalIsTheExample keeps the two the same): the golden suites
+// weekly on GitHub Models, their scores posted to the dashboard.
+//
+//go:embed eval.yml
+var evalYAML string
 
 // checksYAML runs the plan's group checks on every pull request: one with
 // no plan passes (roadmap/checks success, "no plan"), and one from a fork,

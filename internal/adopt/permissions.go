@@ -109,6 +109,20 @@ var verbCalls = map[string][]Call{
 		{"POST " + repo + "/issues/{n}/comments", issuesWrite},
 		{"PATCH " + repo + "/issues/comments/{id}", issuesWrite},
 	},
+	// The scheduled eval workflow (roadmap init --eval-workflow): the eval
+	// job runs the golden suites against the fake GitHub on loopback and
+	// calls no GitHub endpoint; the model is its need below. The dashboard
+	// job's post (roadmap dashboard eval) finds the dashboard by its label
+	// when not named, reads and writes its body, and fires and resolves its
+	// alerts as every update does.
+	"eval": {},
+	"eval-dashboard": {
+		{"GET " + repo + "/issues", issuesRead},
+		{"GET " + repo + "/issues/{n}", issuesRead},
+		{"PATCH " + repo + "/issues/{n}", issuesWrite},
+		{"POST " + repo + "/issues/{n}/comments", issuesWrite},
+		{"PATCH " + repo + "/issues/comments/{id}", issuesWrite},
+	},
 	// The workflows run checks without --issue (the plan from the record),
 	// so it reads no issue.
 	"checks": {
@@ -124,6 +138,10 @@ var verbNeeds = map[string][]Permission{
 	"report":    {{"contents", "read"}},
 	"checks":    {{"contents", "read"}},
 	"wake":      {{"contents", "read"}},
+	// The eval's stage and implement Jobs call GitHub Models with the job's
+	// token; the post reads the configuration.
+	"eval":           {{"contents", "read"}, {"models", "read"}},
+	"eval-dashboard": {{"contents", "read"}},
 }
 
 // Verbs are the verbs a workflow job runs, sorted.

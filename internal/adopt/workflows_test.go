@@ -47,7 +47,7 @@ type action struct {
 // roadmapAction matches a step's use of one of roadmap's verb actions.
 // Inside the reusable workflows they are roadmap's checkout at the pinned
 // commit (./.roadmap-run/roadmap, docs/install.md "A pin pins everything").
-var roadmapAction = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./(?:\.roadmap-run/roadmap/)?)actions/(stage|implement|report|checks)(?:@|$)`)
+var roadmapAction = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./(?:\.roadmap-run/roadmap/)?)actions/(stage|implement|report|checks|eval-dashboard|eval)(?:@|$)`)
 
 // reusable matches a job's call of one of roadmap's reusable workflows.
 var reusable = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./)\.github/workflows/([a-z-]+\.yml)(?:@|$)`)
@@ -71,14 +71,14 @@ func workflowFiles(t *testing.T) map[string][]byte {
 			out[filepath.ToSlash(rel)] = b
 		}
 	}
-	for _, f := range files("v1", "main", goToolchain(), CI{}, 1) {
+	for _, f := range files("v1", "main", goToolchain(), CI{}, 1, "openai/gpt-4o-mini") {
 		if strings.HasSuffix(f.path, ".yml") && strings.HasPrefix(f.path, ".github/workflows/") {
 			out["init/"+f.path] = []byte(f.text)
 		}
 	}
 	// The checks workflow of each other toolchain, as init/<name>/<path>.
 	for name, tc := range sampleToolchains {
-		for _, f := range files("v1", "main", tc, CI{}, 1) {
+		for _, f := range files("v1", "main", tc, CI{}, 1, "") {
 			if f.path == ChecksPath {
 				out["init/"+name+"/"+f.path] = []byte(f.text)
 			}
@@ -202,6 +202,10 @@ func TestWorkflowPermissions(t *testing.T) {
 		"init/.github/workflows/roadmap.yml: roadmap",
 		"init/.github/workflows/roadmap.yml: implement-approved",
 		"init/.github/workflows/roadmap.yml: answer",
+		"init/.github/workflows/roadmap-eval.yml: eval",
+		"init/.github/workflows/roadmap-eval.yml: dashboard",
+		"docs/examples/roadmap-eval.yml: eval",
+		"docs/examples/roadmap-eval.yml: dashboard",
 		"init/python/.github/workflows/roadmap-checks.yml: checks",
 		"init/pnpm/.github/workflows/roadmap-checks.yml: checks",
 		"init/rust/.github/workflows/roadmap-checks.yml: checks",
@@ -224,6 +228,8 @@ func TestPermissionsTable(t *testing.T) {
 		{"report", map[string]string{"actions": "write", "checks": "read", "contents": "read", "issues": "write", "pull-requests": "read", "statuses": "write"}},
 		{"checks", map[string]string{"contents": "read", "statuses": "write"}},
 		{"wake", map[string]string{"actions": "write", "contents": "read", "issues": "write"}},
+		{"eval", map[string]string{"contents": "read", "models": "read"}},
+		{"eval-dashboard", map[string]string{"contents": "read", "issues": "write"}},
 		{"stage", map[string]string{"contents": "write", "issues": "write", "pull-requests": "write", "models": "read"}},
 		{"implement", map[string]string{"actions": "write", "checks": "read", "contents": "write", "issues": "write", "models": "read", "pull-requests": "write", "statuses": "read"}},
 	} {
@@ -421,6 +427,92 @@ func TestInitWakeIsTheExample(t *testing.T) {
 	want := strings.NewReplacer("@v1", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
 	if got := body(wakeYAML); got != want {
 		t.Errorf("internal/adopt/wake.yml and docs/examples/roadmap-wake.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
+	}
+}
+
+// TestInitEvalIsTheExample: the eval workflow init writes is the example's,
+// with init's names.
+func TestInitEvalIsTheExample(t *testing.T) {
+	ex, err := os.ReadFile(filepath.Join(root, "docs", "examples", "roadmap-eval.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(s string) string {
+		i := strings.Index(s, "\nname: ")
+		if i < 0 {
+			t.Fatalf("no name: line in\n%s", s)
+		}
+		return s[i+1:]
+	}
+	want := strings.NewReplacer("@v1", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "model: openai/gpt-4o-mini", "model: EVAL_MODEL").Replace(body(string(ex)))
+	if got := body(evalYAML); got != want {
+		t.Errorf("internal/adopt/eval.yml and docs/examples/roadmap-eval.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
+	}
+}
+
+// TestEvalWorkflowTokens: in the scheduled eval workflow the token reaches
+// the model's steps only in the job that cannot write issues, and the job
+// that can write issues runs no model; GITHUB_TOKEN is passed only where
+// the github-models provider reads it (actions/eval's stage and implement
+// steps), never to the gates or a step of the workflow's own.
+func TestEvalWorkflowTokens(t *testing.T) {
+	var w struct {
+		Jobs map[string]struct {
+			Permissions map[string]string `yaml:"permissions"`
+			Steps       []struct {
+				Uses string            `yaml:"uses"`
+				With map[string]string `yaml:"with"`
+				Env  map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal([]byte(evalYAML), &w); err != nil {
+		t.Fatal(err)
+	}
+	for id, j := range w.Jobs {
+		models, issues := j.Permissions["models"] != "", j.Permissions["issues"] != ""
+		if models && issues {
+			t.Errorf("job %s can both call the model and write issues", id)
+		}
+		for _, s := range j.Steps {
+			for k, v := range s.Env {
+				if strings.Contains(v, "token") || strings.Contains(v, "secrets.") || k == "GITHUB_TOKEN" {
+					t.Errorf("job %s: a step of the workflow's own gets a token in %s", id, k)
+				}
+			}
+			for k, v := range s.With {
+				if strings.Contains(v, "token") || strings.Contains(v, "secrets.") {
+					t.Errorf("job %s: %s gets a token in %s", id, s.Uses, k)
+				}
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(root, "actions", "eval", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Runs struct {
+			Steps []struct {
+				ID  string            `yaml:"id"`
+				Env map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range a.Runs.Steps {
+		for k, v := range s.Env {
+			if k == "GITHUB_TOKEN" || strings.Contains(v, "github-token") {
+				got = append(got, s.ID+":"+k)
+			}
+		}
+	}
+	sort.Strings(got)
+	if want := []string{"implement:GITHUB_TOKEN", "stage:GITHUB_TOKEN"}; !cmp.Equal(got, want) {
+		t.Errorf("actions/eval passes the token to %v, want %v (the github-models provider's variable, in the model's steps only)", got, want)
 	}
 }
 

@@ -37,6 +37,8 @@ func TestActionFlagsAreVerbFlags(t *testing.T) {
 	}{
 		{"stage", "run", "stage", 3}, {"implement", "run", "implement", 3}, {"checks", "run", "checks", 3},
 		{"report", "run", "report", 3}, {"wake", "run", "wake", 3}, {"wake", "refresh", "dashboard refresh", 2},
+		{"eval", "gates", "eval gates", 3}, {"eval", "stage", "eval stage", 5}, {"eval", "implement", "eval implement", 5},
+		{"eval-dashboard", "run", "dashboard eval", 5},
 	} {
 		verb := tt.verb
 		if used[tt.action] == nil {

@@ -116,6 +116,7 @@ func verbs() []verb {
 		{"metrics", "pipeline outcomes across items: states, success rate, spend per ready item, stops by class", runMetrics},
 		{"tracker status", "is a tracker issue complete: every sub-issue and task-list reference closed, nested trackers included", runTrackerStatus},
 		{"dashboard refresh", "rebuild the dashboard issue from every item's record: one list request per 100 comments, a write only when it changed", runDashboardRefresh},
+		{"dashboard eval", "post eval reports (roadmap eval … --json) to the dashboard issue's Evals section, replacing the last run's", runDashboardEval},
 		{"init", "set a repository up: workflows, configuration, labels, and what a person must still do", runInit},
 		{"record show", "parse the record of an issue body", runRecordShow},
 		{"plan validate", "check an OpenSpec change: openspec validate --strict, then roadmap's plan rules and plan gates", runPlanValidate},

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
@@ -138,10 +140,20 @@ func runEval(ctx context.Context, env *Env, args []string, v evalVerb) int {
 			env.Errorf("%s: model %s (%s)", name, models[0].Name, models[0].Provider)
 		}
 	}
+	started := time.Now()
 	rep, got, passed, err := v.score(ctx, o)
 	if err != nil {
 		env.Errorf("%s: %v", name, err)
 		return ExitUsage
+	}
+	if s, ok := rep.(stamper); ok {
+		provider, model := llm.ProviderReplay, ""
+		if len(o.Models) > 0 {
+			provider, model = o.Models[0].Provider, o.Models[0].Name
+		} else if !v.models {
+			provider = ""
+		}
+		s.Stamp(strings.TrimPrefix(name, "eval "), provider, model, started)
 	}
 	if *asJSON {
 		if code := env.JSON(rep); code != ExitOK {
@@ -155,6 +167,11 @@ func runEval(ctx context.Context, env *Env, args []string, v evalVerb) int {
 		return ExitFindings
 	}
 	return ExitOK
+}
+
+// stamper is a report that takes its suite, model and start (eval.Report).
+type stamper interface {
+	Stamp(suite, provider, model string, started time.Time)
 }
 
 // evalModels is the model an eval's Jobs use: --provider and --model (with

@@ -2,10 +2,15 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"regexp"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/adopt"
+	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/dashboard"
+	"github.com/roadmap-dev/roadmap/internal/llm"
 )
 
 // runInit sets a repository up for roadmap: `roadmap init [-R OWNER/REPO]
@@ -18,16 +23,37 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 	dryRun := fs.Bool("dry-run", false, "print the files and changes without making them")
 	asJSON := fs.Bool("json", false, "print what init did as one JSON object on stdout (docs/cli.md)")
 	ref := fs.String("ref", "", "the `REF` the workflows pin roadmap to (default: this release's tag, else v1)")
+	evalWorkflow := fs.Bool("eval-workflow", false, "also write "+adopt.EvalPath+": the golden suites weekly on GitHub Models, their scores posted to the dashboard (docs/eval.md)")
+	evalModel := fs.String("eval-model", "", "the GitHub Models `MODEL` the eval workflow runs (default: the configuration's first github-models model)")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		env.Errorf("usage: roadmap init [-R OWNER/REPO] [--workdir DIR] [--dry-run] [--json]")
+		env.Errorf("usage: roadmap init [-R OWNER/REPO] [--workdir DIR] [--eval-workflow [--eval-model MODEL]] [--dry-run] [--json]")
 		return ExitUsage
 	}
 	wd := env.workdir(*dir)
 	env.repoDir = wd
+	model := ""
+	if *evalWorkflow || *evalModel != "" {
+		if !*evalWorkflow {
+			env.Errorf("--eval-model needs --eval-workflow")
+			return ExitUsage
+		}
+		if model = *evalModel; model == "" {
+			m, err := configEvalModel(filepath.Join(wd, config.DefaultPath))
+			if err != nil {
+				env.Errorf("%v", err)
+				return ExitUsage
+			}
+			model = m
+		}
+		if !dashboard.ValidModelName(model) {
+			env.Errorf("--eval-model %q is not a model's name (such as openai/gpt-4o-mini)", model)
+			return ExitUsage
+		}
+	}
 	if *ref == "" {
 		*ref = "v1"
 		if releaseTag.MatchString(Version) {
@@ -48,7 +74,7 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 		out = env.Stderr
 	}
 	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: server, Ref: *ref, DryRun: *dryRun, Out: out, Now: time.Now()})
+		Server: server, Ref: *ref, DryRun: *dryRun, Out: out, Now: time.Now(), EvalModel: model})
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal
@@ -57,6 +83,22 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 		return env.JSON(res)
 	}
 	return ExitOK
+}
+
+// configEvalModel is the model the eval workflow runs when --eval-model
+// names none: the repository configuration's first github-models model,
+// else the defaults' (the configuration init writes sets no models).
+func configEvalModel(path string) (string, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range append(cfg.Models, config.Default().Models...) {
+		if m.Provider == llm.ProviderGitHubModels && m.Name != "" {
+			return m.Name, nil
+		}
+	}
+	return "", fmt.Errorf("%s names no github-models model: name one with --eval-model", path)
 }
 
 var releaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)

@@ -150,8 +150,12 @@ func actionlint(t *testing.T, dir string) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("actionlint not run: no go command to run it with")
 	}
-	cmd := exec.Command("go", "run", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12", "-no-color", "-shellcheck=", "-pyflakes=",
-		filepath.Join(dir, adopt.CallerPath), filepath.Join(dir, adopt.ChecksPath), filepath.Join(dir, adopt.WakePath))
+	files := []string{filepath.Join(dir, adopt.CallerPath), filepath.Join(dir, adopt.ChecksPath), filepath.Join(dir, adopt.WakePath)}
+	// The eval workflow, when init wrote it (--eval-workflow).
+	if _, err := os.Stat(filepath.Join(dir, adopt.EvalPath)); err == nil {
+		files = append(files, filepath.Join(dir, adopt.EvalPath))
+	}
+	cmd := exec.Command("go", append([]string{"run", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12", "-no-color", "-shellcheck=", "-pyflakes="}, files...)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -160,5 +164,66 @@ func actionlint(t *testing.T, dir string) {
 			return
 		}
 		t.Skipf("actionlint could not run: %v\n%s", err, out)
+	}
+}
+
+// TestInitEvalWorkflow: init writes the scheduled eval workflow only when
+// asked (--eval-workflow), with the model named (--eval-model, else the
+// configuration's GitHub Models model) and the dashboard issue it found,
+// and actionlint accepts it; a second run changes nothing; a model name
+// that is not one is refused before anything is written.
+func TestInitEvalWorkflow(t *testing.T) {
+	fake := githubfake.New(githubfake.Options{Token: explainToken, Owner: "acme", Repo: "widgets"})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	dash := fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard", Labels: []string{"roadmap:dashboard"}})
+	environ := []string{"GITHUB_TOKEN=" + explainToken, "GITHUB_API_URL=" + srv.URL}
+	initCLI := func(dir string, args ...string) (int, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"init", "-R", "acme/widgets", "--dir", dir}, args...), environ, strings.NewReader(""), &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	read := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, adopt.EvalPath))
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+
+	plain := t.TempDir()
+	if code, out := initCLI(plain); code != ExitOK || read(plain) != "" {
+		t.Errorf("init without --eval-workflow: exit %d, wrote the eval workflow %v\n%s", code, read(plain) != "", out)
+	}
+
+	dir := t.TempDir()
+	if code, out := initCLI(dir, "--eval-workflow"); code != ExitOK {
+		t.Fatalf("init --eval-workflow: exit %d\n%s", code, out)
+	}
+	text := read(dir)
+	for _, want := range []string{"model: openai/gpt-4o-mini\n", "dashboard: " + itoa(dash) + "  #", "roadmap-dev/roadmap/actions/eval@",
+		"roadmap-dev/roadmap/actions/eval-dashboard@", "- cron: ", "workflow_dispatch:", "models: read", "issues: write"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the eval workflow does not hold %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "EVAL_MODEL") || strings.Contains(text, "DASHBOARD_ISSUE") || strings.Contains(text, "@REF") {
+		t.Errorf("the eval workflow keeps a placeholder:\n%s", text)
+	}
+	actionlint(t, dir)
+	if code, out := initCLI(dir, "--eval-workflow"); code != ExitOK || !strings.Contains(out, "nothing to change") || !strings.Contains(out, "Set the eval floors") {
+		t.Errorf("a second run: exit %d, want nothing to change:\n%s", code, out)
+	}
+
+	named := t.TempDir()
+	if code, out := initCLI(named, "--eval-workflow", "--eval-model", "meta/Llama-3.3-70B-Instruct"); code != ExitOK || !strings.Contains(read(named), "model: meta/Llama-3.3-70B-Instruct\n") {
+		t.Errorf("--eval-model: exit %d, workflow:\n%s\n%s", code, read(named), out)
+	}
+	for _, args := range [][]string{{"--eval-workflow", "--eval-model", "gpt 4o\n  evil: x"}, {"--eval-model", "openai/gpt-4o-mini"}} {
+		bad := t.TempDir()
+		if code, out := initCLI(bad, args...); code != ExitUsage || read(bad) != "" {
+			t.Errorf("init %q: exit %d, want %d and nothing written\n%s", args, code, ExitUsage, out)
+		}
 	}
 }

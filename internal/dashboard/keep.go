@@ -20,6 +20,9 @@ type KeepOptions struct {
 	Lines []Line
 	// Refreshed: the lines are the refresh's, read from every record.
 	Refreshed bool
+	// Evals, when not nil, replaces the Evals section whole (`roadmap
+	// dashboard eval`); nil keeps the one the body holds.
+	Evals *Evals
 	// Done are commands carried out: their boxes are shown clear again.
 	Done []Command
 	Now  time.Time
@@ -53,6 +56,9 @@ func Keep(ctx context.Context, o KeepOptions) (out Kept, err error) {
 	if o.GitHub == nil || o.Issue <= 0 {
 		return out, errors.New("keep the dashboard: a GitHub client and the dashboard issue are required")
 	}
+	if err := o.Evals.check(); err != nil {
+		return out, fmt.Errorf("the eval results: %w", err)
+	}
 	before := o.GitHub.Requests()
 	defer func() { out.Requests = o.GitHub.Requests().Sub(before).Counted() }()
 	is, err := o.GitHub.Issue(ctx, o.Issue)
@@ -69,6 +75,9 @@ func Keep(ctx context.Context, o KeepOptions) (out Kept, err error) {
 	}
 	for _, l := range o.Lines {
 		st.Upsert(l)
+	}
+	if o.Evals != nil {
+		st.Evals = o.Evals
 	}
 	st.Prune(o.Now)
 

@@ -81,6 +81,7 @@ func Render(s *State, v View) string {
 	}
 
 	// The tail: stops, charts and the state block, all bounded.
+	tail.WriteString(evalsSection(s.Evals))
 	stops := s.stopsByClass(v.Now)
 	tail.WriteString("## Stops by class, last 7 days\n\n")
 	if len(stops) == 0 {

@@ -54,6 +54,9 @@ type State struct {
 	Rate *Rate `json:"rate,omitempty"`
 	// Refreshed is when the scheduled refresh last rebuilt every line.
 	Refreshed time.Time `json:"refreshed,omitzero"`
+	// Evals is the last eval run posted (`roadmap dashboard eval`); the
+	// other updates keep it as it is.
+	Evals *Evals `json:"evals,omitempty"`
 }
 
 // Rate is the requests used of the hour's limit at a time.
@@ -296,7 +299,7 @@ func (s *State) check() error {
 	if s.Rate != nil && (s.Rate.Used < 0 || s.Rate.Limit < 0) {
 		return errors.New("the rate is negative")
 	}
-	return nil
+	return s.Evals.check()
 }
 
 func knownState(st items.State) bool {

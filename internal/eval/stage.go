@@ -49,6 +49,19 @@ type Report[C any] struct {
 	Score  float64 `json:"score"`
 	Floor  float64 `json:"floor"`
 	Passed bool    `json:"passed"`
+	// Suite (gates, stage, implement), the model the Jobs ran on (empty:
+	// none ran, or the replay), its provider, and when the run started
+	// (UTC): what `roadmap dashboard eval` shows of a report. The command
+	// line sets them (Stamp).
+	Suite    string    `json:"suite,omitempty"`
+	Model    string    `json:"model,omitempty"`
+	Provider string    `json:"provider,omitempty"`
+	Started  time.Time `json:"started,omitzero"`
+}
+
+// Stamp names the report's suite, model and provider, and when it started.
+func (r *Report[C]) Stamp(suite, provider, model string, started time.Time) {
+	r.Suite, r.Provider, r.Model, r.Started = suite, provider, model, started.UTC().Truncate(time.Second)
 }
 
 // GatesReport is the result of `roadmap eval gates`.
