@@ -137,7 +137,14 @@ func runEval(ctx context.Context, env *Env, args []string, v evalVerb) int {
 		}
 		o.Models, o.Prices, o.Getenv = models, prices, env.Getenv
 		if len(models) > 0 {
-			env.Errorf("%s: model %s (%s)", name, models[0].Name, models[0].Provider)
+			// A model of one's own is an attacker's, and this process
+			// holds its key: its code runs behind the configuration's
+			// boundary (default auto), as in a real Job.
+			o.Isolation = cfg.Isolation
+			if o.Isolation == "" {
+				o.Isolation = config.IsolationAuto
+			}
+			env.Errorf("%s: model %s (%s), isolation %s", name, models[0].Name, models[0].Provider, o.Isolation)
 		}
 	}
 	started := time.Now()

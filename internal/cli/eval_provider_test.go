@@ -143,6 +143,11 @@ func TestEvalProvider(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
+			// A model of one's own is an attacker's: with no isolation
+			// in the configuration, the Jobs take the default boundary.
+			if !strings.Contains(stderr, "model test-model (openai-compatible), isolation auto") {
+				t.Errorf("stderr does not say the model's code runs behind the auto boundary:\n%s", stderr)
+			}
 			doc := checkEvalJSON(t, out, 1, "failing", "openspec_valid", "spend", "seconds")
 			c := doc.Cases[0]
 			srv.mu.Lock()

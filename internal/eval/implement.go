@@ -500,7 +500,7 @@ func (p *player) compare(ctx context.Context, test []string, hidden []f2p.File, 
 		test = []string{"go", "test", "-json", "./..."}
 	}
 	open := func(ctx context.Context, dir string) (f2p.Tree, error) {
-		b, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: dir, Environ: gitEnv()})
+		b, err := judgeBoundary(ctx, p.o.Isolation, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -513,7 +513,7 @@ func (p *player) compare(ctx context.Context, test []string, hidden []f2p.File, 
 	if want == nil {
 		return rep, nil, true, nil
 	}
-	judged, err := w.judgeStrength(ctx, judgeDir, base, head, want.Floor)
+	judged, err := w.judgeStrength(ctx, p.o.Isolation, judgeDir, base, head, want.Floor)
 	if err != nil {
 		return f2p.Report{}, nil, false, err
 	}
@@ -526,11 +526,11 @@ func (p *player) compare(ctx context.Context, test []string, hidden []f2p.File, 
 // `roadmap ci test-strength` runs with no --test. It is the eval's own
 // judgement, apart from anything the Jobs measured or recorded. The hidden
 // tests are not laid over here: it measures the tests the item wrote.
-func (w *world) judgeStrength(ctx context.Context, dir, base, head string, floor float64) (*JudgedStrength, error) {
+func (w *world) judgeStrength(ctx context.Context, iso config.Isolation, dir, base, head string, floor float64) (*JudgedStrength, error) {
 	if _, err := runGit(dir, "checkout", "-q", "--detach", head); err != nil {
 		return nil, fmt.Errorf("check out the head to judge its tests: %w", err)
 	}
-	b, err := sandbox.Open(ctx, sandbox.Options{Mode: sandbox.ModeNone, Workspace: dir, Environ: gitEnv()})
+	b, err := judgeBoundary(ctx, iso, dir)
 	if err != nil {
 		return nil, fmt.Errorf("judge the test strength: %w", err)
 	}
@@ -544,6 +544,30 @@ func (w *world) judgeStrength(ctx context.Context, dir, base, head string, floor
 	}
 	return &JudgedStrength{Floor: floor, Score: round(rep.Score), Generated: rep.Generated, Killed: rep.Killed, Survived: rep.Survived,
 		TimedOut: rep.TimedOut, Passed: rep.Passed, Reason: oneLine(rep.Reason, 300)}, nil
+}
+
+// judgeBoundary opens the boundary the judge runs the head's tests in, as
+// the Jobs' boundary is opened (job.OpenBoundary), in the same isolation:
+// the head holds code the model wrote. "" is `none`, the replay's. Where
+// the boundary cannot be set up the judge runs nothing and says why.
+func judgeBoundary(ctx context.Context, iso config.Isolation, dir string) (*sandbox.Boundary, error) {
+	cfg := config.Default()
+	cfg.Isolation = config.IsolationNone
+	if iso != "" {
+		cfg.Isolation = iso
+	}
+	env := map[string]string{}
+	for _, kv := range gitEnv() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	b, err := job.OpenBoundary(ctx, cfg, dir, env, nil)
+	var u *sandbox.Unavailable
+	if errors.As(err, &u) {
+		return nil, fmt.Errorf("the judge runs the code the model wrote, and no isolation boundary can be set up (%v): it runs nothing outside one (docs/isolation.md)", u)
+	}
+	return b, err
 }
 
 func orEmpty(l []string) []string {

@@ -88,6 +88,9 @@ func (w *world) openJob(ctx context.Context, js jobSetup) (*evalJob, error) {
 		s.Clock = js.clock
 	}
 	s.Config.Models, s.Config.Prices = js.o.ladder(js.fixtures)
+	if js.o != nil && js.o.Isolation != "" {
+		s.Config.Isolation = js.o.Isolation
+	}
 	for k, v := range js.o.keys() {
 		s.Env[k] = v
 	}

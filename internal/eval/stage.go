@@ -85,6 +85,14 @@ type Options struct {
 	Prices map[string]config.Price
 	// Getenv reads the API key a model's provider names (nil: no key).
 	Getenv func(string) string
+	// Isolation is the OS boundary the Jobs and the judge run model-written
+	// code in. "" is `none`, right for the replay alone: its recorded
+	// exchanges are the case's own. With Models, the model and what it
+	// writes are an attacker's, and this process holds their key, so the
+	// command takes the configuration's `isolation` (default `auto`;
+	// docs/isolation.md): where no boundary can be set up, no model-written
+	// command runs and the case says why.
+	Isolation config.Isolation
 	// SkipGates are plan gates (gates.Names) `eval gates` leaves out: a
 	// way to see that each gate matters to the score.
 	SkipGates []string
