@@ -14,11 +14,14 @@ import (
 
 // fetchCase is one case of `roadmap eval fetch --json`.
 type fetchCase struct {
-	Set         string `json:"set"`
-	Name        string `json:"name"`
-	Module      string `json:"module,omitempty"`
-	BaseVersion string `json:"base_version,omitempty"`
-	FixVersion  string `json:"fix_version,omitempty"`
+	Set    string `json:"set"`
+	Name   string `json:"name"`
+	Module string `json:"module,omitempty"`
+	// DebianSource is a Python case's Debian source package (its versions
+	// are then Debian versions).
+	DebianSource string `json:"debian_source,omitempty"`
+	BaseVersion  string `json:"base_version,omitempty"`
+	FixVersion   string `json:"fix_version,omitempty"`
 	// Status is materialized, skipped (no module: metadata only) or error.
 	Status      string `json:"status"`
 	Reason      string `json:"reason,omitempty"`
@@ -119,7 +122,7 @@ func runEvalFetch(ctx context.Context, env *Env, args []string) int {
 				env.Errorf("%-50s check FAILED: %s", label, strings.Join(fc.Check.Problems, "; "))
 				worse(ExitFindings)
 			default:
-				line := fmt.Sprintf("%-50s materialized %s %s → %s (%d files, %d hidden)", label, fc.Module, fc.BaseVersion, fc.FixVersion, fc.RepoFiles, fc.HiddenFiles)
+				line := fmt.Sprintf("%-50s materialized %s %s → %s (%d files, %d hidden)", label, fc.Module+fc.DebianSource, fc.BaseVersion, fc.FixVersion, fc.RepoFiles, fc.HiddenFiles)
 				if fc.Check != nil {
 					line += "; check passed"
 				} else if fc.Reason != "" {
@@ -159,11 +162,11 @@ func fetchOne(ctx context.Context, o realset.Options, set, name string, check bo
 		fc.Status, fc.Reason = "error", err.Error()
 		return fc
 	}
-	if !c.HasModule() {
-		fc.Status, fc.Reason = "skipped", fmt.Sprintf("no module in source.json: metadata only (language %s)", c.Source.Language)
+	if !c.HasCode() {
+		fc.Status, fc.Reason = "skipped", fmt.Sprintf("no module or Debian source in source.json: metadata only (language %s)", c.Source.Language)
 		return fc
 	}
-	fc.Module, fc.BaseVersion, fc.FixVersion = c.Source.Module, c.Source.BaseVersion, c.Source.FixVersion
+	fc.Module, fc.DebianSource, fc.BaseVersion, fc.FixVersion = c.Source.Module, c.Source.DebianSource, c.Source.BaseVersion, c.Source.FixVersion
 	res, err := realset.Materialize(ctx, dir, o)
 	if err != nil {
 		fc.Status, fc.Reason = "error", err.Error()

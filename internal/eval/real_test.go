@@ -30,6 +30,14 @@ type realSource struct {
 	FixVersion  string `json:"fix_version"`
 	BaseSum     string `json:"base_sum"`
 	FixSum      string `json:"fix_sum"`
+	// A Python case with code names its Debian source package, the
+	// upstream tarballs of the Debian version pair that isolates the fix,
+	// and each tarball's sha256 (realset.Source).
+	DebianSource string `json:"debian_source"`
+	BaseOrig     string `json:"base_orig"`
+	FixOrig      string `json:"fix_orig"`
+	BaseSHA256   string `json:"base_sha256"`
+	FixSHA256    string `json:"fix_sha256"`
 }
 
 // realSnapshot is a real-world case's snapshot.json: the files repo/ holds,
@@ -111,9 +119,9 @@ func realSnapshotOf(t *testing.T, name, dir string, s realSource) realSnapshot {
 	return snap
 }
 
-// realModuleCase holds a case with a module to the contract beyond what
-// realset.Load checks (the module path, the versions, the h1: sums, the
-// hidden command and tests): an implement case has hidden tests, a plan
+// realModuleCase holds a case with code (a module or a Debian source) to
+// the contract beyond what realset.Load checks (the module path or source
+// package, the versions, the sums, the hidden command and tests): an implement case has hidden tests, a plan
 // shaped as an OpenSpec change, and expected.json naming the same tests as
 // hidden.json.
 func realModuleCase(t *testing.T, name, kind, dir string, c *realset.Case) {
@@ -122,7 +130,7 @@ func realModuleCase(t *testing.T, name, kind, dir string, c *realset.Case) {
 		return
 	}
 	if c.Hidden == nil || len(c.Hidden.F2P) == 0 {
-		t.Errorf("%s: an implement case with a module needs hidden.json with f2p tests", name)
+		t.Errorf("%s: an implement case with code needs hidden.json with f2p tests", name)
 		return
 	}
 	if c.PlanID == "" {
@@ -220,13 +228,16 @@ func TestEvalCasesCiteSources(t *testing.T) {
 			if s.Language != "go" && s.Language != "python" {
 				t.Errorf("%s: source.json: language %q is not go or python", name, s.Language)
 			}
-			// A case with a module gets its code from the module proxy
-			// (realset): its fields are checked there, and it needs no
-			// snapshot.json; one without a module is metadata only and cites
-			// its files by blob.
+			// A case with a module gets its code from the module proxy, one
+			// with a Debian source from Debian's archive (realset): their
+			// fields are checked there, and they need no snapshot.json; one
+			// with neither is metadata only and cites its files by blob.
 			var snap realSnapshot
 			var rc *realset.Case
-			if s.Module != "" {
+			if s.Module != "" && s.Language != "go" || s.DebianSource != "" && s.Language != "python" {
+				t.Errorf("%s: source.json: a %s case with module %q and debian_source %q: Go cases name a module, Python cases a Debian source", name, s.Language, s.Module, s.DebianSource)
+			}
+			if s.Module != "" || s.DebianSource != "" {
 				if rc, err = realset.Load(dir); err != nil {
 					t.Errorf("%s: %v", name, err)
 					continue

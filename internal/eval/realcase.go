@@ -25,12 +25,12 @@ func realCaseSkip(dir string, withModel bool) (string, error) {
 		return "", err
 	}
 	switch {
-	case !c.HasModule():
-		return fmt.Sprintf("a real-world case with no module in source.json: metadata only (language %s)", c.Source.Language), nil
+	case !c.HasCode():
+		return fmt.Sprintf("a real-world case with no module or Debian source in source.json: metadata only (language %s)", c.Source.Language), nil
 	case !withModel && !hasFixtures(dir):
 		return "a real-world case with no recorded exchanges (fixtures/) for the replay: name a model (--provider, --model) to run it", nil
 	case !realset.Materialized(dir):
-		return "", fmt.Errorf("repo/ is not materialized: run `roadmap eval fetch --golden %s` first (it needs the Go module proxy)", filepath.Dir(dir))
+		return "", fmt.Errorf("repo/ is not materialized: run `roadmap eval fetch --golden %s` first (it needs the Go module proxy or Debian's archive)", filepath.Dir(dir))
 	}
 	return "", nil
 }

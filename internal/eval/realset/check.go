@@ -39,8 +39,8 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 	if err != nil {
 		return nil, err
 	}
-	if !c.HasModule() {
-		return nil, fmt.Errorf("source.json names no module: a %s case is metadata only", c.Source.Language)
+	if !c.HasCode() {
+		return nil, fmt.Errorf("source.json names no module and no Debian source: a %s case is metadata only", c.Source.Language)
 	}
 	if c.Hidden == nil {
 		return nil, errNoHidden
@@ -49,6 +49,9 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 		return nil, fmt.Errorf("repo/ is not materialized: run `roadmap eval fetch` first")
 	}
 	argv, err := c.Hidden.Argv()
+	if c.HasDebian() {
+		argv, err = c.Hidden.PytestArgv()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +68,7 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 	if err := copyTree(filepath.Join(caseDir, "hidden"), baseDir, ""); err != nil {
 		return nil, fmt.Errorf("lay hidden/ over repo/: %w", err)
 	}
-	fix, err := o.download(ctx, c.Source.Module, c.Source.FixVersion, c.Source.FixSum)
+	fix, err := o.code(ctx, c, true)
 	if err != nil {
 		return nil, err
 	}
@@ -76,17 +79,25 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 		}
 	}
 
-	base, err := o.goTest(ctx, baseDir, argv)
+	run := func(dir string) (func(string) string, error) {
+		if c.HasDebian() {
+			r, err := o.pytest(ctx, dir, argv)
+			return func(t string) string { return pytestStatus(r, t) }, err
+		}
+		r, err := o.goTest(ctx, dir, argv)
+		return func(t string) string { return status(r, t) }, err
+	}
+	base, err := run(baseDir)
 	if err != nil {
 		return nil, fmt.Errorf("at %s: %w", c.Source.BaseVersion, err)
 	}
-	after, err := o.goTest(ctx, fixDir, argv)
+	after, err := run(fixDir)
 	if err != nil {
 		return nil, fmt.Errorf("at %s: %w", c.Source.FixVersion, err)
 	}
 	res := &CheckResult{Problems: []string{}, Base: map[string]string{}, Fix: map[string]string{}}
 	for _, t := range c.Hidden.F2P {
-		b, f := status(base, t), status(after, t)
+		b, f := base(t), after(t)
 		res.Base[t], res.Fix[t] = b, f
 		if b != "fail" && b != "build failed" {
 			res.Problems = append(res.Problems, fmt.Sprintf("f2p %s does not fail at %s with the hidden files (%s): the hidden tests do not show the bug", t, c.Source.BaseVersion, b))
@@ -96,7 +107,7 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 		}
 	}
 	for _, t := range c.Hidden.P2P {
-		b, f := status(base, t), status(after, t)
+		b, f := base(t), after(t)
 		res.Base[t], res.Fix[t] = b, f
 		if b != "pass" {
 			res.Problems = append(res.Problems, fmt.Sprintf("p2p %s does not pass at %s with the hidden files (%s)", t, c.Source.BaseVersion, b))

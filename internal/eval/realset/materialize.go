@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,16 @@ type Options struct {
 	// TempDir holds the scratch module and the check's trees ("" is the
 	// system's).
 	TempDir string
+	// DebianMirror is the Debian archive a Python case's tarballs come
+	// from ("" is $ROADMAP_DEBIAN_MIRROR, else apt's configuration: Mirror).
+	DebianMirror string
+	// AptDir is where apt's configuration is read ("" is /etc/apt).
+	AptDir string
+	// HTTPClient fetches from the archive (nil is http.DefaultClient).
+	HTTPClient *http.Client
+	// Python runs a Python case's hidden tests ("" is $ROADMAP_PYTHON,
+	// else python3).
+	Python string
 }
 
 // Result is what Materialize laid out.
@@ -55,16 +66,16 @@ func Materialize(ctx context.Context, caseDir string, o Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	if !c.HasModule() {
-		return nil, fmt.Errorf("source.json names no module: a %s case is metadata only", c.Source.Language)
+	if !c.HasCode() {
+		return nil, fmt.Errorf("source.json names no module and no Debian source: a %s case is metadata only", c.Source.Language)
 	}
-	base, err := o.download(ctx, c.Source.Module, c.Source.BaseVersion, c.Source.BaseSum)
+	base, err := o.code(ctx, c, false)
 	if err != nil {
 		return nil, err
 	}
 	var fix *moduleZip
 	if c.Hidden != nil {
-		if fix, err = o.download(ctx, c.Source.Module, c.Source.FixVersion, c.Source.FixSum); err != nil {
+		if fix, err = o.code(ctx, c, true); err != nil {
 			return nil, err
 		}
 	}
@@ -97,7 +108,7 @@ func Materialize(ctx context.Context, caseDir string, o Options) (*Result, error
 		for _, f := range c.Hidden.Files {
 			data, ok := fix.files[f]
 			if !ok {
-				return nil, fmt.Errorf("hidden.json: %s is not a file of %s@%s", f, c.Source.Module, c.Source.FixVersion)
+				return nil, fmt.Errorf("hidden.json: %s is not a file of %s", f, c.name())
 			}
 			if err := writeFile(hidden, f, data); err != nil {
 				return nil, err
@@ -114,6 +125,31 @@ func Materialize(ctx context.Context, caseDir string, o Options) (*Result, error
 		}
 	}
 	return res, nil
+}
+
+// code is the case's files at base_version (fix false) or fix_version:
+// the module's zip from the module proxy, or the Debian source's upstream
+// tarball from the archive's pool.
+func (o Options) code(ctx context.Context, c *Case, fix bool) (*moduleZip, error) {
+	s := c.Source
+	switch {
+	case c.HasDebian() && fix:
+		return o.fetchOrig(ctx, s.DebianSource, s.FixOrig, s.FixSHA256)
+	case c.HasDebian():
+		return o.fetchOrig(ctx, s.DebianSource, s.BaseOrig, s.BaseSHA256)
+	case fix:
+		return o.download(ctx, s.Module, s.FixVersion, s.FixSum)
+	}
+	return o.download(ctx, s.Module, s.BaseVersion, s.BaseSum)
+}
+
+// name is the case's code at fix_version: module@version, or the Debian
+// source's tarball.
+func (c *Case) name() string {
+	if c.HasDebian() {
+		return c.Source.FixOrig + " (Debian source " + c.Source.DebianSource + " " + c.Source.FixVersion + ")"
+	}
+	return c.Source.Module + "@" + c.Source.FixVersion
 }
 
 // moduleZip is a module version's files, slash path (relative to the

@@ -57,6 +57,16 @@ type Source struct {
 	// BaseSum and FixSum are the h1: sums `go mod download -json` prints.
 	BaseSum string `json:"base_sum,omitempty"`
 	FixSum  string `json:"fix_sum,omitempty"`
+	// DebianSource is the Debian source package whose upstream tarballs
+	// (.orig.tar.*) give a Python case its code; BaseVersion and FixVersion
+	// are then Debian versions, BaseOrig and FixOrig the tarballs' file
+	// names in the archive's pool, BaseSHA256 and FixSHA256 their sha256
+	// as the suite's Sources index lists it.
+	DebianSource string `json:"debian_source,omitempty"`
+	BaseOrig     string `json:"base_orig,omitempty"`
+	FixOrig      string `json:"fix_orig,omitempty"`
+	BaseSHA256   string `json:"base_sha256,omitempty"`
+	FixSHA256    string `json:"fix_sha256,omitempty"`
 }
 
 // Hidden is a case's hidden.json: the command that runs the hidden tests,
@@ -82,6 +92,13 @@ type Case struct {
 
 // HasModule reports whether the case gets code from the module proxy.
 func (c *Case) HasModule() bool { return c.Source.Module != "" }
+
+// HasDebian reports whether the case gets code from Debian's archive.
+func (c *Case) HasDebian() bool { return c.Source.DebianSource != "" }
+
+// HasCode reports whether the case gets code at all (a module or a Debian
+// source); one without is metadata only.
+func (c *Case) HasCode() bool { return c.HasModule() || c.HasDebian() }
 
 var (
 	semverRe   = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+incompatible)?$`)
@@ -113,7 +130,7 @@ func Load(dir string) (*Case, error) {
 		if err := strictJSON(src, &h); err != nil {
 			return nil, fmt.Errorf("hidden.json: %w", err)
 		}
-		if err := h.check(c.Source.Module); err != nil {
+		if err := h.check(&c.Source); err != nil {
 			return nil, fmt.Errorf("hidden.json: %w", err)
 		}
 		c.Hidden = &h
@@ -127,6 +144,12 @@ func Load(dir string) (*Case, error) {
 func (s Source) check() error {
 	if s.Language != "go" && s.Language != "python" {
 		return fmt.Errorf("language %q is not go or python", s.Language)
+	}
+	if s.DebianSource != "" || s.BaseOrig != "" || s.FixOrig != "" || s.BaseSHA256 != "" || s.FixSHA256 != "" {
+		if s.Module != "" || s.BaseSum != "" || s.FixSum != "" {
+			return errors.New("a case takes its code from a module or from a Debian source, not both")
+		}
+		return s.checkDebian()
 	}
 	if s.Module == "" {
 		if s.BaseVersion != "" || s.FixVersion != "" || s.BaseSum != "" || s.FixSum != "" {
@@ -253,7 +276,8 @@ func compareVersions(a, b string) int {
 	return 0
 }
 
-func (h Hidden) check(module string) error {
+func (h Hidden) check(src *Source) error {
+	module := src.Module
 	if len(h.Command) > 1000 {
 		return errors.New("command is longer than 1000 characters")
 	}
@@ -274,7 +298,11 @@ func (h Hidden) check(module string) error {
 		return fmt.Errorf("more than %d tests", maxTests)
 	}
 	for _, t := range append(slices.Clone(h.F2P), h.P2P...) {
-		if t == "" || len(t) > 1024 || strings.ContainsAny(t, " \t\n") || !strings.Contains(t, ".") {
+		if src.DebianSource != "" {
+			if err := checkPytestID(t); err != nil {
+				return err
+			}
+		} else if t == "" || len(t) > 1024 || strings.ContainsAny(t, " \t\n") || !strings.Contains(t, ".") {
 			return fmt.Errorf("%q is not a test name (<package import path>.<TestName>)", t)
 		}
 		if module != "" && !strings.HasPrefix(t, module+".") && !strings.HasPrefix(t, module+"/") {
@@ -284,11 +312,15 @@ func (h Hidden) check(module string) error {
 			return fmt.Errorf("%q is in both f2p and p2p", t)
 		}
 	}
-	if module == "" {
+	if module == "" && src.DebianSource == "" {
 		return nil
 	}
 	if len(h.F2P) == 0 {
 		return errors.New("f2p names no test: a case whose hidden tests show nothing cannot be judged")
+	}
+	if src.DebianSource != "" {
+		_, err := h.PytestArgv()
+		return err
 	}
 	if _, err := h.Argv(); err != nil {
 		return err

@@ -1,0 +1,444 @@
+package realset
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/policy"
+)
+
+// MirrorEnv names the environment variable that overrides the Debian
+// archive the materializer reads; without it, the archive is the first one
+// the machine's apt configuration names.
+const MirrorEnv = "ROADMAP_DEBIAN_MIRROR"
+
+// PythonEnv names the environment variable that picks the Python
+// interpreter a hidden pytest command runs under ("python3" otherwise,
+// looked up in PATH).
+const PythonEnv = "ROADMAP_PYTHON"
+
+const maxOrigBytes = 32 << 20 // one .orig tarball, compressed
+
+var (
+	debSourceRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]{1,99}$`)
+	debVersionRe = regexp.MustCompile(`^(?:[0-9]{1,5}:)?[0-9][A-Za-z0-9.+~]{0,99}-[A-Za-z0-9.+~]{1,50}$`)
+	sha256Re     = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	origExtRe    = regexp.MustCompile(`\.orig\.tar\.(gz|xz|bz2)$`)
+	pytestNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^\s\]]{1,200}\])?$`)
+)
+
+// checkDebian checks the Debian form of source.json: a source package
+// name, two Debian versions (base before fix), each tarball's name as the
+// pool names a source's upstream tarball at that version, and sha256 sums.
+func (s Source) checkDebian() error {
+	if s.Language != "python" {
+		return fmt.Errorf("debian_source is set on a %s case: Go cases come from the module proxy", s.Language)
+	}
+	if !debSourceRe.MatchString(s.DebianSource) {
+		return fmt.Errorf("debian_source %q is not a Debian source package name", s.DebianSource)
+	}
+	for _, v := range []struct{ name, version, orig, sum string }{
+		{"base", s.BaseVersion, s.BaseOrig, s.BaseSHA256},
+		{"fix", s.FixVersion, s.FixOrig, s.FixSHA256},
+	} {
+		if !debVersionRe.MatchString(v.version) {
+			return fmt.Errorf("%s_version %q is not a Debian version of a packaged upstream release (upstream-revision)", v.name, v.version)
+		}
+		up := upstreamVersion(v.version)
+		if ext := origExtRe.FindString(v.orig); ext == "" || v.orig != s.DebianSource+"_"+up+ext {
+			return fmt.Errorf("%s_orig %q is not %s_%s.orig.tar.{gz,xz,bz2}, the upstream tarball of %s", v.name, v.orig, s.DebianSource, up, v.version)
+		}
+		if !sha256Re.MatchString(v.sum) {
+			return fmt.Errorf("%s_sha256 %q is not a sha256 in lower-case hex", v.name, v.sum)
+		}
+	}
+	if upstreamVersion(s.BaseVersion) == upstreamVersion(s.FixVersion) {
+		return fmt.Errorf("base_version %s and fix_version %s are the same upstream release", s.BaseVersion, s.FixVersion)
+	}
+	return nil
+}
+
+// upstreamVersion is a Debian version less its epoch and revision.
+func upstreamVersion(v string) string {
+	if _, after, ok := strings.Cut(v, ":"); ok {
+		v = after
+	}
+	if i := strings.LastIndex(v, "-"); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
+
+// poolDir is where Debian's archive keeps a source package's files.
+func poolDir(source string) string {
+	prefix := source[:1]
+	if strings.HasPrefix(source, "lib") && len(source) > 3 {
+		prefix = source[:4]
+	}
+	return "pool/main/" + prefix + "/" + source
+}
+
+// checkPytestID refuses a test name that is not a pytest node id of a
+// test file: "path/test_x.py::test_name" or "…::Class::test_name".
+func checkPytestID(t string) error {
+	parts := strings.Split(t, "::")
+	if len(t) > 1024 || len(parts) < 2 || len(parts) > 3 || !CleanRel(parts[0]) || !strings.HasSuffix(parts[0], ".py") {
+		return fmt.Errorf("%q is not a pytest test (path/test_x.py::test_name)", t)
+	}
+	for _, p := range parts[1:] {
+		if !pytestNameRe.MatchString(p) {
+			return fmt.Errorf("%q is not a pytest test: %q is not a test name", t, p)
+		}
+	}
+	return nil
+}
+
+// PytestArgv is the hidden command of a Python case split into words:
+// `python3 -m pytest`, flags that say how much it prints (-q, -v, -rA) or
+// which tests run (-k EXPR, --tb=…, -x), and test paths or node ids inside
+// the tree, run without a shell. No plugin (-p), no config override (-o,
+// -c), nothing that writes a file (--junitxml…).
+func (h Hidden) PytestArgv() ([]string, error) {
+	argv, err := policy.Split(h.Command)
+	if err != nil {
+		return nil, fmt.Errorf("command %q: %w", h.Command, err)
+	}
+	bad := func(why string) ([]string, error) {
+		return nil, fmt.Errorf("command %q is not `python3 -m pytest [-q] [-k EXPR] [PATH[::TEST]…]`: %s", h.Command, why)
+	}
+	if len(argv) < 3 || argv[0] != "python3" || argv[1] != "-m" || argv[2] != "pytest" {
+		return bad("it must start python3 -m pytest")
+	}
+	for i := 3; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "-q" || a == "-v" || a == "-x" || a == "-rA" || a == "--tb=short" || a == "--tb=no" || a == "--tb=line":
+		case a == "-k" && i+1 < len(argv):
+			i++
+		case strings.HasPrefix(a, "-"):
+			return bad(fmt.Sprintf("the flag %s is not one a hidden command takes (-q, -v, -x, -rA, -k EXPR, --tb=short|no|line)", a))
+		default:
+			p, _, _ := strings.Cut(a, "::")
+			if !CleanRel(p) {
+				return bad(fmt.Sprintf("%q is not a path inside the tree", a))
+			}
+			if strings.Contains(a, "::") {
+				if err := checkPytestID(a); err != nil {
+					return bad(err.Error())
+				}
+			}
+		}
+	}
+	return argv, nil
+}
+
+// Mirror is the Debian archive's base URL: o.DebianMirror, else
+// $ROADMAP_DEBIAN_MIRROR in o's environment, else the first archive the
+// machine's apt configuration names (/etc/apt/sources.list.d/*.sources
+// "URIs:" lines, then /etc/apt/sources.list "deb" lines), leaving out
+// security archives, which hold no upstream tarballs of their own.
+func (o Options) Mirror() (string, error) {
+	m := o.DebianMirror
+	if m == "" {
+		env := o.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, MirrorEnv+"="); ok {
+				m = v
+			}
+		}
+	}
+	if m == "" {
+		m = aptMirror(o.aptDir())
+	}
+	if m == "" {
+		return "", fmt.Errorf("no Debian archive: set %s or name one in apt's sources", MirrorEnv)
+	}
+	u, err := url.Parse(m)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("the Debian archive %q is not an http(s) URL without credentials", m)
+	}
+	return strings.TrimSuffix(m, "/"), nil
+}
+
+func (o Options) aptDir() string {
+	if o.AptDir != "" {
+		return o.AptDir
+	}
+	return "/etc/apt"
+}
+
+// aptMirror reads the first non-security archive URI of apt's sources.
+func aptMirror(dir string) string {
+	var cands []string
+	if names, err := filepath.Glob(filepath.Join(dir, "sources.list.d", "*.sources")); err == nil {
+		for _, n := range names {
+			data, err := os.ReadFile(n)
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(data), "\n") {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(line), "URIs:"); ok {
+					cands = append(cands, strings.Fields(v)...)
+				}
+			}
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "sources.list")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 3 && f[0] == "deb-src" || len(f) >= 3 && f[0] == "deb" {
+				u := f[1]
+				if strings.HasPrefix(u, "[") { // deb [options] URI suite
+					for i := 2; i < len(f); i++ {
+						if strings.HasSuffix(f[i-1], "]") {
+							u = f[i]
+							break
+						}
+					}
+				}
+				cands = append(cands, u)
+			}
+		}
+	}
+	for _, c := range cands {
+		if (strings.HasPrefix(c, "http://") || strings.HasPrefix(c, "https://")) && !strings.Contains(c, "security") {
+			return c
+		}
+	}
+	return ""
+}
+
+// fetchOrig downloads the source's upstream tarball name from the
+// archive's pool, refuses a sha256 other than want, and reads its files.
+func (o Options) fetchOrig(ctx context.Context, source, name, want string) (*moduleZip, error) {
+	mirror, err := o.Mirror()
+	if err != nil {
+		return nil, err
+	}
+	u := mirror + "/" + poolDir(source) + "/" + name
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	client := o.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: the Debian archive answered %s", name, resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxOrigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > maxOrigBytes {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, maxOrigBytes)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return nil, fmt.Errorf("%s has the sha256 %s, not %s as source.json says: refused", name, got, want)
+	}
+	z, err := readOrigTar(ctx, name, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return z, nil
+}
+
+// readOrigTar reads an upstream tarball: regular files only (directories
+// pass, anything else — a link, a device — is refused), each path clean
+// once its one top directory is stripped, bounded in count and size.
+func readOrigTar(ctx context.Context, name string, data []byte) (*moduleZip, error) {
+	var r io.Reader
+	switch ext := origExtRe.FindStringSubmatch(name); {
+	case ext == nil:
+		return nil, errors.New("not an .orig.tar.{gz,xz,bz2}")
+	case ext[1] == "gz":
+		gz, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		r = gz
+	case ext[1] == "bz2":
+		r = bzip2.NewReader(bytes.NewReader(data))
+	default: // xz: the standard library has no reader; xz-utils is on every Debian
+		cmd := exec.CommandContext(ctx, "xz", "-dc")
+		cmd.Stdin = bytes.NewReader(data)
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &out, n: maxZipBytes + 1<<20}, &limitedBuffer{b: &stderr, n: 4 << 10}
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("xz -dc: %v: %s", err, strings.TrimSpace(stderr.String()))
+		}
+		r = &out
+	}
+	tr := tar.NewReader(bufio.NewReader(io.LimitReader(r, maxZipBytes+1<<20)))
+	z := &moduleZip{files: map[string][]byte{}}
+	top, n := "", 0
+	var total int64
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the tarball: %w", err)
+		}
+		if n++; n > maxZipFiles {
+			return nil, fmt.Errorf("the tarball holds more than %d entries", maxZipFiles)
+		}
+		p := strings.TrimPrefix(h.Name, "./")
+		first, rel, _ := strings.Cut(p, "/")
+		if top == "" {
+			top = first
+		}
+		if first != top || top == ".." || top == "." {
+			return nil, fmt.Errorf("the tarball's %q is not under one top directory", h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			continue
+		case tar.TypeXGlobalHeader:
+			continue
+		case tar.TypeReg:
+		default:
+			return nil, fmt.Errorf("the tarball's %q is not a regular file (links are refused)", h.Name)
+		}
+		if !CleanRel(rel) {
+			return nil, fmt.Errorf("the tarball's %q is not at a clean path", h.Name)
+		}
+		if h.Size > maxFileBytes {
+			return nil, fmt.Errorf("the tarball's %s is larger than %d bytes (the eval reads no larger file)", rel, maxFileBytes)
+		}
+		if total += h.Size; total > maxZipBytes {
+			return nil, fmt.Errorf("the tarball's files are larger than %d bytes", maxZipBytes)
+		}
+		body, err := io.ReadAll(io.LimitReader(tr, maxFileBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("read the tarball's %s: %w", rel, err)
+		}
+		if _, dup := z.files[rel]; dup {
+			return nil, fmt.Errorf("the tarball holds %s twice", rel)
+		}
+		z.files[rel] = body
+	}
+	if len(z.files) == 0 {
+		return nil, errors.New("the tarball holds no file")
+	}
+	return z, nil
+}
+
+// pytest runs argv (`python3 -m pytest …`) in dir, with -rA and no cache
+// added, and reads the summary lines -rA prints ("PASSED path::test",
+// "FAILED path::test - …", "ERROR path - …" for a file that does not
+// collect). A non-zero exit is the tests' verdict; output naming no test is
+// an error.
+func (o Options) pytest(ctx context.Context, dir string, argv []string) (map[string]string, error) {
+	python := "python3"
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, PythonEnv+"="); ok && v != "" {
+			python = v
+		}
+	}
+	if o.Python != "" {
+		python = o.Python
+	}
+	args := append([]string{"-m", "pytest", "-rA", "-p", "no:cacheprovider"}, argv[3:]...)
+	cmd := exec.CommandContext(ctx, python, args...)
+	cmd.Dir = dir
+	// The tests are the package's code: no credential of the caller's.
+	cmd.Env = append(policy.ScrubEnv(env), "PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH="+dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &stdout, n: 16 << 20}, &limitedBuffer{b: &stderr, n: 64 << 10}
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	res := parsePytestSummary(stdout.String())
+	if len(res) == 0 {
+		return nil, fmt.Errorf("`%s %s` reported no test (%v): %s", python, strings.Join(args, " "), runErr, lastLines(stdout.String()+stderr.String(), 5))
+	}
+	return res, nil
+}
+
+// parsePytestSummary reads -rA's summary: node id to pass, fail or skip;
+// a file that failed to collect is "build failed" under its path.
+func parsePytestSummary(out string) map[string]string {
+	res := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		word, rest, ok := strings.Cut(strings.TrimRight(line, "\r"), " ")
+		if !ok {
+			continue
+		}
+		id, _, _ := strings.Cut(rest, " - ")
+		id = strings.TrimSpace(id)
+		if strings.ContainsAny(id, " \t") || id == "" {
+			continue
+		}
+		switch word {
+		case "PASSED", "XPASS":
+			res[id] = "pass"
+		case "FAILED":
+			res[id] = "fail"
+		case "XFAIL":
+			res[id] = "skip"
+		case "ERROR":
+			if strings.Contains(id, "::") {
+				res[id] = "fail"
+			} else {
+				res[id] = "build failed"
+			}
+		}
+	}
+	return res
+}
+
+// pytestStatus is how a pytest run left the test t.
+func pytestStatus(r map[string]string, t string) string {
+	if s, ok := r[t]; ok {
+		return s
+	}
+	file, _, _ := strings.Cut(t, "::")
+	if r[file] == "build failed" {
+		return "build failed"
+	}
+	return "absent"
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
