@@ -46,9 +46,9 @@ vet:
 	$(GO) vet ./...
 
 # The unit phase (scripts/unit.sh, docs/testing.md): every package under -race but
-# internal/cli, which runs without it beside TestFaultsRun (about a hundred whole histories
-# in process), so both cores stay busy to the end. RACE_ALL=1 runs every package and test
-# under -race, as the scheduled race sweep does (.github/workflows/race-sweep.yml).
+# internal/cli and the few whose own code has no concurrency, then internal/cli without it
+# beside TestFaultsRun (about a hundred whole histories in process) and those few. RACE_ALL=1
+# runs every package and test under -race, as the nightly race sweep does.
 RACE_ALL ?= 0
 UNIT_TIMEOUT ?= 30m
 
