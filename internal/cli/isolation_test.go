@@ -211,10 +211,7 @@ func TestIsolation(t *testing.T) {
 	}
 	ctx := context.Background()
 	h := newHostile(t, "")
-	bin := filepath.Join(h.dir, "roadmap")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/roadmap").CombinedOutput(); err != nil {
-		t.Fatalf("build roadmap: %v\n%s", err, out)
-	}
+	bin := buildRoadmap(t)
 	h.w.OnModelRequest(func(body []byte) {
 		h.mu.Lock()
 		h.requests = append(h.requests, append([]byte(nil), body...))

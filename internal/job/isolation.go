@@ -67,11 +67,7 @@ func (k *Kit) openBoundary(ctx context.Context) error {
 		return &Error{Part: "isolation", Usage: true, Err: err}
 	}
 	k.boundary = b
-	k.closers = append(k.closers, func() {
-		if err := b.Close(); err != nil {
-			fmt.Fprintf(s.Log, "roadmap: %s: close the isolation boundary: %v\n", s.Phase, err)
-		}
-	})
+	k.closers = append(k.closers, func() { _ = k.closeBoundary(b) })
 	fmt.Fprintf(s.Log, "roadmap: %s: %s\n", s.Phase, b.Describe())
 	if !b.Isolated() {
 		fmt.Fprintf(s.Log, "::warning title=roadmap: not isolated::%s\n", sandbox.NotIsolatedWarning)
@@ -99,7 +95,7 @@ func (k *Kit) beforeTree() func(context.Context, string) (checks.Runner, string,
 			_ = b.Close()
 			return nil, "", nil, err
 		}
-		return checks.SandboxRunner(sb), ws, b.Close, nil
+		return checks.SandboxRunner(sb), ws, func() error { return k.closeBoundary(b) }, nil
 	}
 }
 
@@ -121,8 +117,23 @@ func (k *Kit) groupTree() func(context.Context, string) (agent.Sandbox, checks.R
 			_ = b.Close()
 			return nil, nil, "", nil, err
 		}
-		return sandboxTools{sb}, checks.SandboxRunner(sb), ws, b.Close, nil
+		return sandboxTools{sb}, checks.SandboxRunner(sb), ws, func() error { return k.closeBoundary(b) }, nil
 	}
+}
+
+// closeBoundary closes b and says in the log, as a warning a person sees on
+// the run, which repositories the model had made below the work tree's top:
+// Close removed them, so no later step's git (actions/checkout's cleanup
+// walks every submodule folder) obeys a configuration the model wrote.
+func (k *Kit) closeBoundary(b *sandbox.Boundary) error {
+	err := b.Close()
+	if err != nil {
+		fmt.Fprintf(k.s.Log, "roadmap: %s: close the isolation boundary: %v\n", k.s.Phase, err)
+	}
+	for _, p := range b.Planted() {
+		fmt.Fprintf(k.s.Log, "::warning title=roadmap: planted repository removed::a command the model wrote made a repository at %q in the work tree; roadmap removed it before any later step could run its git configuration (docs/isolation.md)\n", p)
+	}
+	return err
 }
 
 // sandboxTools gives the policy sandbox the agent's Run signature.

@@ -332,7 +332,7 @@ func TestHandOverWalkUnderSwap(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 3000; i++ {
-		_ = chownTree(ws, 80999, 80999, "")
+		_ = chownTree(ws, 80999, 80999)
 	}
 	stop.Store(true)
 	wg.Wait()

@@ -133,6 +133,7 @@ type Boundary struct {
 	network  Network
 	abi      int      // the kernel's Landlock ABI
 	rw, ro   []string // what Landlock lets commands write, and read
+	planted  []string // repositories Close removed below the work tree's top
 }
 
 // Open sets the boundary up: in user mode, it makes sure the sandbox user
@@ -253,6 +254,11 @@ func (b *Boundary) Close() error {
 	b.undo = nil
 	return errors.Join(errs...)
 }
+
+// Planted are the repositories (.git entries below the work tree's top,
+// slash paths relative to it) that Close found the boundary's commands had
+// made, and removed. Their names are the model's: print them quoted.
+func (b *Boundary) Planted() []string { return append([]string(nil), b.planted...) }
 
 // allowed are the variables processes inherit from the runner by name. Every
 // other variable is dropped, whatever it is called: new credentials get no

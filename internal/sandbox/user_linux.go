@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -76,7 +77,7 @@ func (b *Boundary) openUser(ctx context.Context, o Options) error {
 			return fmt.Errorf("isolation: sandbox HOME: %w", err)
 		}
 	}
-	if err := chownTree(home, b.uid, b.gid, ""); err != nil {
+	if err := chownTree(home, b.uid, b.gid); err != nil {
 		return fmt.Errorf("isolation: sandbox HOME: %w", err)
 	}
 	// After the chown: the links share the runner's files, which must stay
@@ -174,15 +175,29 @@ func (b *Boundary) handOver() error {
 	b.owner = [2]int{int(st.Uid), int(st.Gid)}
 	top := fi.Mode() & (fs.ModePerm | fs.ModeSticky)
 	gitDir := filepath.Join(b.ws, ".git")
-	const skip = ".git"
-
-	if err := lockGitDir(gitDir, b.uid, b.owner); err != nil {
-		return fmt.Errorf("isolation: protect %s: %w", gitDir, err)
+	// .git and roadmap's own folder stay the runner's: the sandbox may
+	// neither change the repository roadmap's git and the job's later steps
+	// use, nor the actions and scripts those steps run.
+	// So do the repositories below the top that were there before (a
+	// checked-out submodule's .git): the sandbox may replace one (Close
+	// then removes the replacement) but not change it in place.
+	skip := []string{".git", RunDir}
+	before, err := nestedGits(b.ws)
+	if err != nil {
+		return fmt.Errorf("isolation: %w", err)
+	}
+	for p := range before {
+		skip = append(skip, p)
+	}
+	for _, own := range skip {
+		if err := lockGitDir(filepath.Join(b.ws, filepath.FromSlash(own)), b.uid, b.owner); err != nil {
+			return fmt.Errorf("isolation: protect %s: %w", filepath.Join(b.ws, own), err)
+		}
 	}
 	b.undo = append(b.undo, func() error {
 		// Whatever the sandbox made becomes the runner's again, so later
 		// steps of the job (and roadmap's own git) own their work tree.
-		err := chownTree(b.ws, b.owner[0], b.owner[1], skip)
+		err := chownTree(b.ws, b.owner[0], b.owner[1], skip...)
 		// Under sudo, roadmap's own git wrote .git as root: the job's user
 		// gets it back too, for the steps after this one.
 		gitErr := chownGit(gitDir, b.owner[0], b.owner[1])
@@ -192,7 +207,18 @@ func (b *Boundary) handOver() error {
 		return errors.Join(err, gitErr,
 			os.Lchown(b.ws, b.owner[0], b.owner[1]), os.Chmod(b.ws, top))
 	})
-	if err := chownTree(b.ws, b.uid, b.gid, skip); err != nil {
+	// Runs before the hand-back above (undo runs last first), once Close has
+	// ended the boundary's processes: no repository the sandbox made below
+	// the top survives the boundary, whoever would ask it later.
+	b.undo = append(b.undo, func() error {
+		removed, err := removePlanted(b.ws, before)
+		b.planted = append(b.planted, removed...)
+		if err != nil {
+			return fmt.Errorf("isolation: %w", err)
+		}
+		return nil
+	})
+	if err := chownTree(b.ws, b.uid, b.gid, skip...); err != nil {
 		return fmt.Errorf("isolation: hand the work tree to %s: %w", b.user, err)
 	}
 	if err := os.Lchown(b.ws, b.owner[0], b.owner[1]); err != nil {
@@ -201,8 +227,8 @@ func (b *Boundary) handOver() error {
 	return os.Chmod(b.ws, 0o777|fs.ModeSticky)
 }
 
-// lockGitDir makes .git the runner's: nothing in it owned by the sandbox
-// user, nothing writable by others. The walk is inside an os.Root on .git,
+// lockGitDir makes .git (or RunDir) the runner's: nothing in it owned by
+// the sandbox user, nothing writable by others. The walk is inside an os.Root on .git,
 // so no entry swapped for a symlink takes it elsewhere; a .git that is
 // itself a symlink is refused.
 func lockGitDir(gitDir string, sandboxUID int, owner [2]int) error {
@@ -254,10 +280,10 @@ func lockEntry(r *os.Root, p string, fi fs.FileInfo, sandboxUID int, owner [2]in
 }
 
 // chownTree changes the owner of root's entries (never following a
-// symlink), root itself included, skipping the top-level entry skip (""
-// for none). The walk is relative to an os.Root: a folder swapped for a
-// symlink mid-walk cannot lead it out of root, whatever the sandbox left.
-func chownTree(root string, uid, gid int, skip string) error {
+// symlink), root itself included, skipping the entries whose slash paths
+// relative to root are in skip, and what is below them. The walk is relative to an os.Root: a folder swapped for a symlink
+// mid-walk cannot lead it out of root, whatever the sandbox left.
+func chownTree(root string, uid, gid int, skip ...string) error {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return err
@@ -267,7 +293,7 @@ func chownTree(root string, uid, gid int, skip string) error {
 		if err != nil {
 			return err
 		}
-		if skip != "" && p == skip {
+		if p != "." && slices.Contains(skip, p) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -286,7 +312,7 @@ func chownGit(gitDir string, uid, gid int) error {
 	if !fi.IsDir() {
 		return os.Lchown(gitDir, uid, gid)
 	}
-	return chownTree(gitDir, uid, gid, "")
+	return chownTree(gitDir, uid, gid)
 }
 
 // seedCache links the runner's Go build cache into dst. The links share the
