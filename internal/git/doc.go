@@ -6,12 +6,13 @@
 // and the group commits read back from the branch so a Job can trust git over
 // a record that lags behind it.
 //
-// It runs the real git binary with an environment the caller injects (plus
-// GIT_TERMINAL_PROMPT=0, so a missing credential fails instead of waiting for
-// a prompt no one will answer). No credential is ever put on a command line:
-// authentication comes from the repository's configuration or from the
-// environment (see ExtraHeaderEnv). Every call takes a context and is killed
-// when it ends. Failures are *Error values that keep git's stderr unmasked in
+// It runs the real git binary with the allow-listed part of the environment
+// the caller injects (env.go: no token, no model key, nothing of the Actions
+// runtime), plus GIT_TERMINAL_PROMPT=0, so a missing credential fails
+// instead of waiting for a prompt no one will answer. No credential is ever
+// put on a command line: Repo.Authenticate gives one, through the
+// environment, to push, fetch and ls-remote alone. Every call takes a
+// context and is killed when it ends. Failures are *Error values that keep git's stderr unmasked in
 // a field, for the caller to mask before it writes it anywhere.
 //
 // The work tree is hostile (harden.go): nothing it or its .git holds runs in

@@ -3,7 +3,6 @@ package git
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -22,10 +21,20 @@ type Repo struct {
 	audited bool
 	stamp   configStamp
 	trusted []string // the executing entries found at Open
-	// Env is the whole environment git sees (nil: an empty one). The package
-	// adds GIT_TERMINAL_PROMPT=0, GIT_EDITOR=true and LC_ALL=C to it, so git
-	// never waits for a person and its messages stay in one language.
+	// Env is the caller's environment (nil: an empty one), the Job's whole
+	// one as often as not. git sees only its allow-listed part (env.go):
+	// PATH, HOME, the locale, the time zone, the temporary folder, the
+	// identity and which configuration files to read; push, fetch and
+	// ls-remote also the certificate authorities and the proxy. The package
+	// adds GIT_TERMINAL_PROMPT=0, GIT_EDITOR=true and LC_ALL=C, so git never
+	// waits for a person and its messages stay in one language.
 	Env []string
+	// remoteAuth is the credential (Authenticate), given to the commands
+	// that talk to the remote and to no other.
+	remoteAuth []string
+	// indexFile, when set, is the index git uses instead of the
+	// repository's own (WorkTreeTree).
+	indexFile string
 	// Hook, when set, is called before each git command (done false) and
 	// after it (done true, err its outcome). It is the fault suite's seam
 	// (internal/faults): it kills a Job just before or just after a commit or
@@ -74,7 +83,7 @@ func lastLine(s string) string {
 // level.
 func Open(ctx context.Context, dir string, env []string) (*Repo, error) {
 	r := &Repo{Dir: dir, Env: env}
-	out, err := r.exec(ctx, nil, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+	out, err := r.exec(ctx, nil, false, "rev-parse", "--show-toplevel", "--absolute-git-dir")
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w", dir, err)
 	}
@@ -93,24 +102,36 @@ func Open(ctx context.Context, dir string, env []string) (*Repo, error) {
 }
 
 // run runs git with args in the work tree and returns stdout, after the
-// repository's config passed the audit. stdin may be nil.
+// repository's config passed the audit. stdin may be nil. git gets neither
+// the credential nor what reaching a server needs: a command that talks to
+// the remote goes through runRemote.
 func (r *Repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	if err := r.audit(ctx); err != nil {
 		return nil, &Error{Args: args, ExitCode: -1, Err: err}
 	}
-	return r.exec(ctx, stdin, args...)
+	return r.exec(ctx, stdin, false, args...)
 }
 
-// exec runs git with the hardened settings, without the audit.
-func (r *Repo) exec(ctx context.Context, stdin []byte, args ...string) (out []byte, err error) {
+// runRemote is run for push, fetch and ls-remote, the commands that talk to
+// the remote: they alone get the credential (Authenticate) and the
+// certificate and proxy variables.
+func (r *Repo) runRemote(ctx context.Context, args ...string) ([]byte, error) {
+	if err := r.audit(ctx); err != nil {
+		return nil, &Error{Args: args, ExitCode: -1, Err: err}
+	}
+	return r.exec(ctx, nil, true, args...)
+}
+
+// exec runs git with the hardened settings and the allow-listed
+// environment (with the credential when remote), without the audit.
+func (r *Repo) exec(ctx context.Context, stdin []byte, remote bool, args ...string) (out []byte, err error) {
 	if r.Hook != nil {
 		r.Hook(args, false, nil)
 		defer func() { r.Hook(args, true, err) }()
 	}
 	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), hardened...), args...)...)
 	cmd.Dir = r.Dir
-	cmd.Env = append(append([]string(nil), r.Env...),
-		"GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_MERGE_AUTOEDIT=no", "LC_ALL=C")
+	cmd.Env = r.environ(remote)
 	cmd.WaitDelay = 5 * time.Second
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -471,28 +492,6 @@ func splitZ(s string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// ExtraHeaderEnv returns env with an http.extraheader that authenticates git
-// to serverURL (e.g. GITHUB_SERVER_URL) with token, set through
-// GIT_CONFIG_COUNT/KEY/VALUE so the token never appears on a command line or
-// in a file. Entries already numbered in env are kept.
-func ExtraHeaderEnv(env []string, serverURL, token string) []string {
-	n := 0
-	out := make([]string, 0, len(env)+3)
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
-			n, _ = strconv.Atoi(v)
-			continue
-		}
-		out = append(out, kv)
-	}
-	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
-	return append(out,
-		"GIT_CONFIG_COUNT="+strconv.Itoa(n+1),
-		fmt.Sprintf("GIT_CONFIG_KEY_%d=http.%s/.extraheader", n, strings.TrimRight(serverURL, "/")),
-		fmt.Sprintf("GIT_CONFIG_VALUE_%d=AUTHORIZATION: basic %s", n, basic),
-	)
 }
 
 // DefaultName and DefaultEmail are the author and committer of the runner's

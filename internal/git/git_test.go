@@ -702,28 +702,6 @@ func TestChangedFilesAndDiff(t *testing.T) {
 	}
 }
 
-func TestExtraHeaderEnv(t *testing.T) {
-	const token = "ghs_notarealtoken0123456789abcdef"
-	r := newWorld(t).open("a")
-	env := append(append([]string(nil), r.Env...),
-		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.abbrev", "GIT_CONFIG_VALUE_0=12")
-	authed := &Repo{Dir: r.Dir, Env: ExtraHeaderEnv(env, "https://git.example.invalid/", token)}
-	ctx := context.Background()
-	got, err := authed.output(ctx, "config", "--get", "http.https://git.example.invalid/.extraheader")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX25vdGFyZWFsdG9rZW4wMTIzNDU2Nzg5YWJjZGVm"; got != want {
-		t.Errorf("extraheader = %q, want %q", got, want)
-	}
-	if abbrev, _ := authed.output(ctx, "config", "--get", "core.abbrev"); abbrev != "12" {
-		t.Errorf("the caller's GIT_CONFIG_KEY_0 was lost: core.abbrev = %q", abbrev)
-	}
-	if cfg, _ := os.ReadFile(filepath.Join(r.Dir, ".git", "config")); strings.Contains(string(cfg), "extraheader") {
-		t.Error("the header was written to the repository's config file")
-	}
-}
-
 // TestNoTerminalPrompt: a remote that asks for credentials makes git fail at
 // once instead of waiting on a terminal.
 func TestNoTerminalPrompt(t *testing.T) {

@@ -107,7 +107,7 @@ func stampOf(path string) configStamp {
 // includes, not the user's or the system's) as "key=value" lines, keys
 // lower-cased.
 func (r *Repo) localConfig(ctx context.Context) ([]string, error) {
-	out, err := r.exec(ctx, nil, "config", "--local", "--no-includes", "--list", "-z")
+	out, err := r.exec(ctx, nil, false, "config", "--local", "--no-includes", "--list", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("read the repository's config: %w", err)
 	}
@@ -181,7 +181,7 @@ func (r *Repo) scrubCredentials(ctx context.Context) error {
 			continue
 		}
 		seen[k] = true
-		if _, err := r.exec(ctx, nil, "config", "--local", "--unset-all", k); err != nil {
+		if _, err := r.exec(ctx, nil, false, "config", "--local", "--unset-all", k); err != nil {
 			return fmt.Errorf("remove the persisted credential %s from .git/config: %w", k, err)
 		}
 	}

@@ -77,7 +77,7 @@ func (r *Repo) pushIf(ctx context.Context, remote, ref, expect, refspec string) 
 		// No "+" on the refspec: a forced refspec overrides the lease.
 		args = append(args, "--force-with-lease="+ref+":"+expect, remote, refspec)
 	}
-	out, err := r.run(ctx, nil, args...)
+	out, err := r.runRemote(ctx, args...)
 	if rej := parsePorcelainPush(string(out)); rej != nil {
 		rej.Branch, rej.Output = ref, string(out)
 		var ge *Error
@@ -108,7 +108,7 @@ func (r *Repo) ReadRef(ctx context.Context, remote, ref string) (note RefNote, f
 		return RefNote{}, false, err
 	}
 	seen := "refs/roadmap-seen/" + strings.TrimPrefix(ref, "refs/")
-	if _, err := r.run(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, "+"+ref+":"+seen); err != nil {
+	if _, err := r.runRemote(ctx, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, "+"+ref+":"+seen); err != nil {
 		// Deleted between the two calls: the lease was released.
 		if _, still, lerr := r.lsOne(ctx, remote, ref); lerr == nil && !still {
 			return RefNote{}, false, nil
@@ -127,7 +127,7 @@ func (r *Repo) ReadRef(ctx context.Context, remote, ref string) (note RefNote, f
 }
 
 func (r *Repo) lsOne(ctx context.Context, remote, ref string) (string, bool, error) {
-	out, err := r.run(ctx, nil, "ls-remote", remote, ref)
+	out, err := r.runRemote(ctx, "ls-remote", remote, ref)
 	if err != nil {
 		return "", false, fmt.Errorf("ls-remote %s %s: %w", remote, ref, err)
 	}

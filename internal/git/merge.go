@@ -37,7 +37,7 @@ func (r *Repo) MergedCommit(ctx context.Context, a, b, message string) (string, 
 // one of roadmap's own (refs/roadmap/…): the tracking branch stays where it
 // was.
 func (r *Repo) FetchTo(ctx context.Context, remote, branch, ref string) (string, error) {
-	if _, err := r.run(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, "+refs/heads/"+branch+":"+ref); err != nil {
+	if _, err := r.runRemote(ctx, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, "+refs/heads/"+branch+":"+ref); err != nil {
 		return "", fmt.Errorf("fetch %s from %s: %w", branch, remote, err)
 	}
 	return r.RevParse(ctx, ref)

@@ -60,7 +60,7 @@ func (r *Repo) Push(ctx context.Context, remote, branch string) error {
 			return err
 		}
 	}
-	out, err := r.run(ctx, nil, "push", "--porcelain", "--no-verify", "--no-recurse-submodules", remote, ref+":"+ref)
+	out, err := r.runRemote(ctx, "push", "--porcelain", "--no-verify", "--no-recurse-submodules", remote, ref+":"+ref)
 	if rej := parsePorcelainPush(string(out)); rej != nil {
 		rej.Branch = branch
 		rej.Output = string(out)
@@ -109,7 +109,7 @@ func parsePorcelainPush(out string) *PushRejected {
 // is reconciled with.
 func (r *Repo) LsRemote(ctx context.Context, remote, branch string) (sha string, found bool, err error) {
 	ref := "refs/heads/" + branch
-	out, err := r.run(ctx, nil, "ls-remote", "--refs", remote, ref)
+	out, err := r.runRemote(ctx, "ls-remote", "--refs", remote, ref)
 	if err != nil {
 		return "", false, fmt.Errorf("ls-remote %s %s: %w", remote, branch, err)
 	}
@@ -126,7 +126,7 @@ func (r *Repo) LsRemote(ctx context.Context, remote, branch string) (sha string,
 // refs/remotes/<remote>/<branch> and returns its sha.
 func (r *Repo) Fetch(ctx context.Context, remote, branch string) (string, error) {
 	tracking := "refs/remotes/" + remote + "/" + branch
-	if _, err := r.run(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
+	if _, err := r.runRemote(ctx, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, "+refs/heads/"+branch+":"+tracking); err != nil {
 		return "", fmt.Errorf("fetch %s from %s: %w", branch, remote, err)
 	}
 	return r.RevParse(ctx, tracking)

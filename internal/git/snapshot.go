@@ -22,8 +22,9 @@ func (r *Repo) WorkTreeTree(ctx context.Context) (string, error) {
 	defer os.RemoveAll(tmp)
 	// A private index: the repository's own is not touched. Starting it from
 	// HEAD lets add --all hash only what changed.
+	// It never talks to the remote: no credential.
 	in := *r
-	in.Env = append(append([]string(nil), r.Env...), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	in.indexFile, in.remoteAuth = filepath.Join(tmp, "index"), nil
 	if _, err := in.run(ctx, nil, "read-tree", "HEAD"); err != nil {
 		return "", fmt.Errorf("snapshot the work tree: %w", err)
 	}

@@ -197,6 +197,9 @@ func (r *runner) openSides(ctx context.Context, change *plan.Change, groups []pl
 			return out, fmt.Errorf("the boundary of group %d's tree: %w", g.Number, err)
 		}
 		s.closeFn, s.sandbox, s.observer = closeFn, sb, r.j.SessionObserver(g.Number)
+		// No credential (Repo.Authenticate is not inherited): a side
+		// commits in its tree and never talks to the remote; the Job's own
+		// Repo publishes what it did.
 		repo, err := git.Open(ctx, wt.Dir, o.Repo.Env)
 		if err != nil {
 			return out, err

@@ -309,17 +309,16 @@ func (s Setup) dayGate(ctx context.Context, gh *github.Client) error {
 // when there is one, so the repository's CI runs on the pushes as on a
 // contributor's (GITHUB_TOKEN's pushes start no workflow run), else Token.
 func (s Setup) repo(ctx context.Context) (*git.Repo, error) {
-	env := s.environ()
+	repo, err := git.Open(ctx, s.Dir, s.environ())
+	if err != nil {
+		return nil, &Error{Part: "git", Usage: true, Err: err}
+	}
 	tok := s.PushToken
 	if tok == "" {
 		tok = s.Token
 	}
 	if server := s.getenv("GITHUB_SERVER_URL"); tok != "" && server != "" {
-		env = git.ExtraHeaderEnv(env, server, tok)
-	}
-	repo, err := git.Open(ctx, s.Dir, env)
-	if err != nil {
-		return nil, &Error{Part: "git", Usage: true, Err: err}
+		repo.Authenticate(server, tok) // push, fetch and ls-remote only
 	}
 	repo.Hook = s.GitHook
 	if err := repo.EnsureIdentity(ctx); err != nil {
