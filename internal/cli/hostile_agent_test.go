@@ -38,6 +38,10 @@ type hostileRow struct {
 	// stopped is a substring of the reason when the Job must stop; empty
 	// when it must end ready, every group's verify commands passed.
 	stopped string
+	// returned: the row's agent ends its step with plan_wrong, so the Job
+	// must end returned (a row about what the boundary lets a command do
+	// needs no three groups of work after it).
+	returned bool
 	// check asserts what the row is about, after the Job.
 	check func(t *testing.T, x *rowEnv, res implement.Result, jobLog string)
 }
@@ -442,7 +446,11 @@ func runHostileRow(t *testing.T, bin string, i int, row hostileRow) {
 
 	traceFile := filepath.Join(h.temp, "trace.jsonl")
 	cmd := exec.Command(bin, h.args(traceFile)...)
+	if h.launcher != "" {
+		cmd = exec.Command(h.launcher, append([]string{bin}, h.args(traceFile)...)...)
+	}
 	cmd.Env = h.env(8001)
+	cmd.ExtraFiles = h.extraFiles
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
@@ -456,6 +464,11 @@ func runHostileRow(t *testing.T, bin string, i int, row hostileRow) {
 	switch {
 	case row.name == "model text in a comment":
 		// its check says what it wants
+	case row.returned:
+		if res.Result != record.ResultReturned {
+			t.Errorf("the Job ended %s (%s: %s), want returned: the row's agent ends with plan_wrong\n%s",
+				res.Result, res.Failure, res.Reason, tail(jobLog, 3000))
+		}
 	case row.stopped == "" && res.Result != record.ResultReady:
 		t.Errorf("the Job ended %s (%s: %s), want ready: every group's verify commands must pass behind the boundary\n%s",
 			res.Result, res.Failure, res.Reason, tail(jobLog, 3000))

@@ -35,8 +35,11 @@ type hostile struct {
 	out, mark, script             string
 	githubEnv, githubOut, summary string
 	cfg, fixtures                 string
-	bin                           string   // the built roadmap, for tests that run it again
-	extraArgs                     []string // more flags for implement
+	bin                           string     // the built roadmap, for tests that run it again
+	extraArgs                     []string   // more flags for implement
+	extraEnv                      []string   // more variables for implement (later ones win)
+	extraFiles                    []*os.File // descriptors implement inherits (3, 4, …), as a runner's may
+	launcher                      string     // a program that execs implement (launchWithSessionKey)
 
 	mu       sync.Mutex
 	requests [][]byte
@@ -155,8 +158,9 @@ func (h *hostile) useDemoAgent(t *testing.T) {
 // env is the environment of the implement step.
 func (h *hostile) env(runID int64) []string {
 	env := h.w.Env(runID, h.temp)
-	return append(env, "HOME="+h.home, "GITHUB_ENV="+h.githubEnv, "GITHUB_OUTPUT="+h.githubOut,
+	env = append(env, "HOME="+h.home, "GITHUB_ENV="+h.githubEnv, "GITHUB_OUTPUT="+h.githubOut,
 		"GITHUB_STEP_SUMMARY="+h.summary, canaryKeyVar+"="+canaryKey, "GOCACHE="+runnerGoCache())
+	return append(env, h.extraEnv...) // later entries win
 }
 
 // runnerGoCache is this machine's Go build cache. A hosted runner's job has
