@@ -97,6 +97,14 @@ type Options struct {
 	// library; the sandbox cannot change the runner's entries (they stay the
 	// runner's files) and its own go away with it.
 	GoCache string
+	// UnixSockets are the absolute paths of UNIX sockets commands may
+	// connect to (a database a test suite needs). Empty, the default, the
+	// system-call filter refuses every socket(AF_UNIX, …): neither Landlock
+	// (up to ABI 7) nor the network namespace keeps a command from a named
+	// socket outside its folders. The filter cannot see a path, so any entry
+	// lifts the refusal for every UNIX socket, not the named ones alone.
+	// socketpair() is always allowed.
+	UnixSockets []string
 	// Probe overrides the platform checks (tests of the fail-closed path).
 	Probe *Probe
 }
@@ -133,6 +141,8 @@ type Boundary struct {
 	network  Network
 	abi      int      // the kernel's Landlock ABI
 	rw, ro   []string // what Landlock lets commands write, and read
+	// unixSockets lifts the filter's UNIX socket refusal (Options).
+	unixSockets []string
 }
 
 // Open sets the boundary up: in user mode, it makes sure the sandbox user
@@ -147,7 +157,13 @@ func Open(ctx context.Context, o Options) (*Boundary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolation: workspace %s: %w", o.Workspace, err)
 	}
-	b := &Boundary{mode: o.Mode, ws: ws, user: o.User, network: o.Network}
+	for _, p := range o.UnixSockets {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("isolation: UNIX socket %q: want an absolute path", p)
+		}
+	}
+	b := &Boundary{mode: o.Mode, ws: ws, user: o.User, network: o.Network,
+		unixSockets: append([]string(nil), o.UnixSockets...)}
 	if b.network == "" {
 		b.network = NetworkLoopback
 	}
@@ -207,7 +223,11 @@ func (b *Boundary) Describe() string {
 	if !b.isolated {
 		return "not isolated: model-written commands run as roadmap's own user (isolation: none)"
 	}
-	return fmt.Sprintf("isolated: model-written commands run as uid %d (this boundary's own), in their own PID, mount and network namespaces (network: %s), under Landlock ABI %d (write: the work tree but not .git, and the sandbox's HOME); nothing they start outlives the command", b.uid, b.network, b.abi)
+	unixSockets := "no UNIX sockets"
+	if len(b.unixSockets) > 0 {
+		unixSockets = "UNIX sockets allowed for " + strings.Join(b.unixSockets, ", ") + " (the filter cannot tell one path from another: any)"
+	}
+	return fmt.Sprintf("isolated: model-written commands run as uid %d (this boundary's own), in their own PID, mount and network namespaces (network: %s), under Landlock ABI %d (write: the work tree but not .git, and the sandbox's HOME) and a system-call filter (%s, no user namespaces, no keyring); nothing they start outlives the command", b.uid, b.network, b.abi, unixSockets)
 }
 
 // Missing names what the kernel's Landlock lacks of what the boundary would
