@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -143,6 +144,11 @@ type Boundary struct {
 	rw, ro   []string // what Landlock lets commands write, and read
 	// unixSockets lifts the filter's UNIX socket refusal (Options).
 	unixSockets []string
+	// keepUID holds the uid's lease past Close: some of its processes
+	// would not die, and no later boundary may share the uid with them.
+	keepUID bool
+	// closed is set by Close: a command confined after it fails to start.
+	closed atomic.Bool
 }
 
 // Open sets the boundary up: in user mode, it makes sure the sandbox user
@@ -254,17 +260,33 @@ func (b *Boundary) UID() int { return b.uid }
 // (killed whole), killed if roadmap dies, the sandbox user's credentials and
 // the allow-listed environment when cmd.Env is nil.
 func (b *Boundary) Confine(cmd *exec.Cmd) {
+	if b.isolated && b.closed.Load() && cmd.Err == nil {
+		cmd.Err = errors.New("isolation: the boundary is closed: its uid and work tree are no longer the sandbox's")
+	}
 	confine(cmd, b)
 	if cmd.Env == nil {
 		cmd.Env = b.Env()
 	}
 }
 
-// Close restores what Open changed (the work tree's owner, the modes of the
-// private paths and of the workspace's ancestors) and removes the sandbox's
-// HOME. Files the sandbox made in the work tree become the runner's.
+// Close ends every process the boundary started (its uid's, and the
+// namespace inits running its commands), then restores what Open changed
+// (the work tree's owner, the modes of the private paths and of the
+// workspace's ancestors) and removes the sandbox's HOME. Files the sandbox
+// made in the work tree become the runner's. A command still running in
+// another goroutine is killed (its Wait returns); one confined after Close
+// fails to start.
 func (b *Boundary) Close() error {
 	var errs []error
+	if b.isolated {
+		b.closed.Store(true)
+		// First: a descriptor opened inside must not write the tree after
+		// it is handed back.
+		if err := endProcesses(b.uid); err != nil {
+			errs = append(errs, err)
+			b.keepUID = true
+		}
+	}
 	for i := len(b.undo) - 1; i >= 0; i-- {
 		if err := b.undo[i](); err != nil {
 			errs = append(errs, err)
