@@ -10,7 +10,10 @@
 // PID, mount and network namespaces (nothing it starts outlives it; only its
 // own loopback, or no network), under Landlock (it writes only the work tree,
 // not its .git, and its own HOME; it reads only the system, the toolchains and
-// the module cache), with an environment built from an allow-list. The
+// the module cache), under a system-call filter (no UNIX sockets, no user
+// namespaces, no keyring: seccomp_linux.go), with a fresh session keyring, no
+// inherited descriptor and an environment built from an allow-list; Close
+// kills whatever of the boundary's is still running. The
 // namespaces' first process is this package's init (kernel_linux.go): the same
 // binary, re-executed under the name roadmap-sandbox-init. Where that cannot be set up the
 // boundary is unavailable and callers refuse to run model-written commands,

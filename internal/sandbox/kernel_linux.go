@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,6 +36,11 @@ import (
 //     (on ABI 4 and later, with `network: none`, no TCP bind or connect
 //     either; on ABI 6 and later, no signal or abstract socket out of the
 //     domain);
+//   - joins a fresh, empty session keyring (a key roadmap's process holds
+//     is not the command's), marks every inherited descriptor above the
+//     ones it passes on close-on-exec (one roadmap inherited without it
+//     never reaches the command), and installs the system-call filter
+//     (seccomp_linux.go) on all its threads;
 //   - starts the command as the Job's own uid and waits for it.
 //
 // When the command ends, init exits with its status, and the kernel kills
@@ -60,6 +67,9 @@ type spec struct {
 	ROFiles  []string
 	Path     string // the program; empty for a probe
 	Extra    int    // file descriptors 3.. passed on
+	// UnixSockets lifts the filter's refusal of socket(AF_UNIX):
+	// Options.UnixSockets names a socket the command may use.
+	UnixSockets bool
 }
 
 func init() {
@@ -71,6 +81,9 @@ func init() {
 
 // runInit is the namespace's init. It never returns to the program's main.
 func runInit() int {
+	// The session keyring is the calling thread's: the thread that joins a
+	// fresh one must be the one that starts the command.
+	runtime.LockOSThread()
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", initName, err)
 		return initFailed
@@ -92,6 +105,16 @@ func runInit() int {
 	}
 	if err := restrict(s); err != nil {
 		return fail(fmt.Errorf("landlock: %w", err))
+	}
+	if err := freshKeyring(); err != nil {
+		return fail(fmt.Errorf("session keyring: %w", err))
+	}
+	if err := closeInherited(3 + s.Extra); err != nil {
+		return fail(fmt.Errorf("inherited descriptors: %w", err))
+	}
+	// Last: the filter refuses keyctl, which freshKeyring needs.
+	if err := installFilter(s.UnixSockets); err != nil {
+		return fail(fmt.Errorf("seccomp: %w", err))
 	}
 	if s.Path == "" {
 		return 0 // a probe: everything above worked
@@ -168,6 +191,46 @@ func loopbackUp() error {
 	return nil
 }
 
+// freshKeyring makes the calling thread's session keyring a new anonymous
+// one (keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)). Without it the command
+// would possess roadmap's session keyring, and every key in it, whatever
+// its uid: possession, not ownership, is what the keyring checks.
+func freshKeyring() error {
+	_, err := unix.KeyctlInt(unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0, 0, 0)
+	if errors.Is(err, unix.ENOSYS) {
+		return nil // a kernel without keyrings has none to leak
+	}
+	return err
+}
+
+// closeInherited marks every descriptor from first up close-on-exec: the
+// init passes 0, 1, 2 and the command's ExtraFiles (3 to first-1) on,
+// nothing else. Go opens its own descriptors close-on-exec, but one that
+// roadmap inherited without the flag (from the runner, a C library) would
+// otherwise reach the command. The init's own descriptors (the runtime's
+// poller) are close-on-exec already and keep working.
+func closeInherited(first int) error {
+	err := unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	// Before Linux 5.11 (Landlock needs 5.13, so hardly ever): one by one.
+	entries, rerr := os.ReadDir("/proc/self/fd")
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	for _, e := range entries {
+		fd, aerr := strconv.Atoi(e.Name())
+		if aerr != nil || fd < first {
+			continue
+		}
+		if _, ferr := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); ferr != nil && ferr != unix.EBADF {
+			return ferr
+		}
+	}
+	return nil
+}
+
 // landlockConfig is the newest ABI the boundary asks for; BestEffort takes
 // what the kernel has of it, and Open has already refused a kernel without
 // Landlock.
@@ -225,7 +288,7 @@ func probeKernel() kernelFeatures {
 		cmd.Env = []string{initEnv + "=" + string(data)}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: cloneFlags, Pdeathsig: syscall.SIGKILL}
 		if out, err := cmd.CombinedOutput(); err != nil {
-			probed.err = fmt.Errorf("the kernel refused the sandbox's namespaces (PID, mount, network): %v: %s", err, strings.TrimSpace(string(out)))
+			probed.err = fmt.Errorf("the kernel refused the sandbox's namespaces (PID, mount, network), Landlock or system-call filter (seccomp): %v: %s", err, strings.TrimSpace(string(out)))
 		}
 	})
 	return probed
@@ -239,7 +302,7 @@ func (b *Boundary) kernelSpec(path string, extra int) spec {
 	return spec{UID: b.uid, GID: b.gid, Network: b.network, RW: b.rw, RO: b.ro,
 		RWFiles: []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx"},
 		ROFiles: []string{"/dev/random", "/dev/urandom"},
-		Path:    path, Extra: extra}
+		Path:    path, Extra: extra, UnixSockets: len(b.unixSockets) > 0}
 }
 
 // confineKernel turns cmd into the same command started by an init in new

@@ -55,6 +55,8 @@ func TestMain(m *testing.M) {
 		}
 		b, _ := io.ReadAll(c)
 		fmt.Println("reached:", string(b))
+	default:
+		os.Exit(probeMain(v)) // seccomp_linux_test.go
 	}
 	os.Exit(0)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -97,6 +98,14 @@ type Options struct {
 	// library; the sandbox cannot change the runner's entries (they stay the
 	// runner's files) and its own go away with it.
 	GoCache string
+	// UnixSockets are the absolute paths of UNIX sockets commands may
+	// connect to (a database a test suite needs). Empty, the default, the
+	// system-call filter refuses every socket(AF_UNIX, …): neither Landlock
+	// (up to ABI 7) nor the network namespace keeps a command from a named
+	// socket outside its folders. The filter cannot see a path, so any entry
+	// lifts the refusal for every UNIX socket, not the named ones alone.
+	// socketpair() is always allowed.
+	UnixSockets []string
 	// Probe overrides the platform checks (tests of the fail-closed path).
 	Probe *Probe
 }
@@ -134,6 +143,13 @@ type Boundary struct {
 	abi      int      // the kernel's Landlock ABI
 	rw, ro   []string // what Landlock lets commands write, and read
 	planted  []string // repositories Close removed below the work tree's top
+	// unixSockets lifts the filter's UNIX socket refusal (Options).
+	unixSockets []string
+	// keepUID holds the uid's lease past Close: some of its processes
+	// would not die, and no later boundary may share the uid with them.
+	keepUID bool
+	// closed is set by Close: a command confined after it fails to start.
+	closed atomic.Bool
 }
 
 // Open sets the boundary up: in user mode, it makes sure the sandbox user
@@ -148,7 +164,13 @@ func Open(ctx context.Context, o Options) (*Boundary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolation: workspace %s: %w", o.Workspace, err)
 	}
-	b := &Boundary{mode: o.Mode, ws: ws, user: o.User, network: o.Network}
+	for _, p := range o.UnixSockets {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("isolation: UNIX socket %q: want an absolute path", p)
+		}
+	}
+	b := &Boundary{mode: o.Mode, ws: ws, user: o.User, network: o.Network,
+		unixSockets: append([]string(nil), o.UnixSockets...)}
 	if b.network == "" {
 		b.network = NetworkLoopback
 	}
@@ -208,7 +230,11 @@ func (b *Boundary) Describe() string {
 	if !b.isolated {
 		return "not isolated: model-written commands run as roadmap's own user (isolation: none)"
 	}
-	return fmt.Sprintf("isolated: model-written commands run as uid %d (this boundary's own), in their own PID, mount and network namespaces (network: %s), under Landlock ABI %d (write: the work tree but not .git, and the sandbox's HOME); nothing they start outlives the command", b.uid, b.network, b.abi)
+	unixSockets := "no UNIX sockets"
+	if len(b.unixSockets) > 0 {
+		unixSockets = "UNIX sockets allowed for " + strings.Join(b.unixSockets, ", ") + " (the filter cannot tell one path from another: any)"
+	}
+	return fmt.Sprintf("isolated: model-written commands run as uid %d (this boundary's own), in their own PID, mount and network namespaces (network: %s), under Landlock ABI %d (write: the work tree but not .git, and the sandbox's HOME) and a system-call filter (%s, no user namespaces, no keyring); nothing they start outlives the command", b.uid, b.network, b.abi, unixSockets)
 }
 
 // Missing names what the kernel's Landlock lacks of what the boundary would
@@ -235,17 +261,33 @@ func (b *Boundary) UID() int { return b.uid }
 // (killed whole), killed if roadmap dies, the sandbox user's credentials and
 // the allow-listed environment when cmd.Env is nil.
 func (b *Boundary) Confine(cmd *exec.Cmd) {
+	if b.isolated && b.closed.Load() && cmd.Err == nil {
+		cmd.Err = errors.New("isolation: the boundary is closed: its uid and work tree are no longer the sandbox's")
+	}
 	confine(cmd, b)
 	if cmd.Env == nil {
 		cmd.Env = b.Env()
 	}
 }
 
-// Close restores what Open changed (the work tree's owner, the modes of the
-// private paths and of the workspace's ancestors) and removes the sandbox's
-// HOME. Files the sandbox made in the work tree become the runner's.
+// Close ends every process the boundary started (its uid's, and the
+// namespace inits running its commands), then restores what Open changed
+// (the work tree's owner, the modes of the private paths and of the
+// workspace's ancestors) and removes the sandbox's HOME. Files the sandbox
+// made in the work tree become the runner's. A command still running in
+// another goroutine is killed (its Wait returns); one confined after Close
+// fails to start.
 func (b *Boundary) Close() error {
 	var errs []error
+	if b.isolated {
+		b.closed.Store(true)
+		// First: a descriptor opened inside must not write the tree after
+		// it is handed back.
+		if err := endProcesses(b.uid); err != nil {
+			errs = append(errs, err)
+			b.keepUID = true
+		}
+	}
 	for i := len(b.undo) - 1; i >= 0; i-- {
 		if err := b.undo[i](); err != nil {
 			errs = append(errs, err)

@@ -44,7 +44,12 @@ func (b *Boundary) openUser(ctx context.Context, o Options) error {
 	if err != nil {
 		return &Unavailable{Reason: err.Error()}
 	}
-	b.undo = append(b.undo, lease.release)
+	b.undo = append(b.undo, func() error {
+		if b.keepUID {
+			return nil // held until roadmap exits (Close)
+		}
+		return lease.release()
+	})
 	b.uid, b.gid, b.isolated = lease.uid, lease.uid, true
 	if b.user == "" {
 		b.user = fmt.Sprintf("%s-%d", DefaultUser, b.uid)
