@@ -85,6 +85,11 @@ type Sandbox struct {
 	// default: its own network namespace with only loopback) or "none".
 	// Anything wider is the runner's firewall's to allow.
 	Network string `yaml:"network"`
+	// UnixSockets are absolute paths of UNIX sockets the project's tests
+	// need (a database's, a daemon's). Empty (the default), the boundary
+	// refuses every socket(AF_UNIX) call; with any entry it allows them all,
+	// since the system-call filter cannot see a path (docs/isolation.md).
+	UnixSockets []string `yaml:"unix_sockets"`
 }
 
 // Isolation names the OS boundary that model-written commands run in.
@@ -396,7 +401,7 @@ var configShape = shape{
 	"review":    {"enabled": nil, "model": nil, "max_findings": nil, "rounds": nil},
 	"gates":     {"verify_forms": nil, "extra_verify_forms": nil},
 	"isolation": nil,
-	"sandbox":   {"network": nil},
+	"sandbox":   {"network": nil, "unix_sockets": nil},
 	"eval":      {"gates": {"floor": nil}, "stage": {"floor": nil}, "implement": {"floor": nil}},
 	"alerts":    {"owners": nil, "stops_per_day": nil, "day_budget_share": nil},
 }
@@ -729,6 +734,12 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 	if c.Sandbox.Network != "loopback" && c.Sandbox.Network != "none" {
 		return &Error{File: file, Line: lineOf(doc, "sandbox", "network"), Key: "sandbox.network",
 			Msg: fmt.Sprintf("%q is not loopback or none (anything wider is the runner's firewall: docs/isolation.md)", c.Sandbox.Network)}
+	}
+	for _, p := range c.Sandbox.UnixSockets {
+		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\n") {
+			return &Error{File: file, Line: lineOf(doc, "sandbox", "unix_sockets"), Key: "sandbox.unix_sockets",
+				Msg: fmt.Sprintf("%q is not an absolute path of a UNIX socket", p)}
+		}
 	}
 	return nil
 }

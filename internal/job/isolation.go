@@ -42,7 +42,7 @@ func OpenBoundary(ctx context.Context, cfg *config.Config, dir string, env map[s
 	}
 	environ := Setup{Env: env}.environ()
 	return sandbox.Open(ctx, sandbox.Options{Mode: m, Workspace: dir, Environ: environ, Private: private,
-		Network: network, GoCache: sandbox.GoDirs(environ)["GOCACHE"], Probe: probe})
+		Network: network, GoCache: sandbox.GoDirs(environ)["GOCACHE"], Probe: probe, UnixSockets: cfg.Sandbox.UnixSockets})
 }
 
 func (k *Kit) boundaryOn(ctx context.Context, dir string) (*sandbox.Boundary, error) {
