@@ -197,7 +197,9 @@ func init() {
 					t.Fatal(err)
 				}
 			},
-			agent:    func(x *rowEnv) []map[string]any { return plantThenReturn(socketTest(filepath.Join(x.outside, "service.sock"))) },
+			agent: func(x *rowEnv) []map[string]any {
+				return plantThenReturn(socketTest(filepath.Join(x.outside, "service.sock")))
+			},
 			returned: true,
 			check: func(t *testing.T, x *rowEnv, _ implement.Result, _ string) {
 				x.listener.Close()
