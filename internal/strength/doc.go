@@ -9,7 +9,8 @@
 // The tests never see a mutant's source: go builds it through -overlay and
 // the test binaries run once the overlay is gone (hide.go). Only a command
 // that cannot use an overlay (one that is not go test, build or vet) gets
-// the mutant written into the tree, and the original bytes back after it.
+// the mutant written into the tree, and the original bytes back after it. After a command's first kill it runs once
+// more on the unmutated code the same way and must pass (the control run).
 //
 // The design follows Google's diff-based mutation testing (one mutant per
 // changed, covered line; uninteresting lines skipped; survivors shown for

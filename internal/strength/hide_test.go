@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -115,6 +116,37 @@ func TestMutantInvisibleToTests(t *testing.T) {
 	}
 	if rep.Passed || !strings.Contains(rep.Reason, "below the floor") {
 		t.Errorf("passed %v, reason %q; want the score 0 below the floor", rep.Passed, rep.Reason)
+	}
+	if diff := cmp.Diff(before, s.snapshot()); diff != "" {
+		t.Errorf("the work tree is not as it was (-before +after):\n%s", diff)
+	}
+}
+
+// TestControlRun: a test that fails whenever it is not the coverage run
+// (the unmutated run is the only one with a cover profile) kills every
+// mutant without looking at the code. After the first kill the command runs
+// once more on the unmutated code the way it ran on the mutant; it fails
+// there too, so the run is a BaselineError, never a score.
+func TestControlRun(t *testing.T) {
+	const test = `package calc
+
+import "testing"
+
+func TestClamp(t *testing.T) {
+	_, _, _ = Clamp(5, 1, 10), Clamp(-1, 1, 10), Clamp(11, 1, 10)
+	_ = Scale(2, 3)
+	if testing.CoverMode() == "" {
+		t.Fatal("not the coverage run: a mutant")
+	}
+}
+`
+	s := newSample(t, map[string]string{"calc/calc.go": sampleHead, "calc/clamp_test.go": test})
+	before := s.snapshot()
+	rep, err := Run(context.Background(), s.options("go test ./calc -run TestClamp"), DefaultFloor)
+	var red *BaselineError
+	if !errors.As(err, &red) || red.Command != "go test ./calc -run TestClamp" || !strings.Contains(red.How, "run as the mutants are") ||
+		!strings.Contains(red.Log, "not the coverage run") {
+		t.Fatalf("err = %v (report %+v), want the control run's failure", err, countsOf(rep))
 	}
 	if diff := cmp.Diff(before, s.snapshot()); diff != "" {
 		t.Errorf("the work tree is not as it was (-before +after):\n%s", diff)

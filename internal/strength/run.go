@@ -220,6 +220,8 @@ func ModulePath(r io.Reader) string {
 }
 
 // mutate runs the covered candidates, up to MaxMutants, one at a time.
+// After a command's first kill it runs that command once more on the
+// unmutated code, the way it ran on the mutant (control).
 func (r *run) mutate(ctx context.Context) error {
 	limit := r.o.MaxMutants
 	if limit <= 0 {
@@ -227,6 +229,7 @@ func (r *run) mutate(ctx context.Context) error {
 	}
 	mods := map[string]string{}
 	built := map[string]string{} // package → why its unmutated build failed ("" built)
+	controlled := map[int]bool{} // commands whose control run passed
 	ran := 0
 	for _, c := range r.cands {
 		if err := ctx.Err(); err != nil {
@@ -252,8 +255,15 @@ func (r *run) mutate(ctx context.Context) error {
 				m.Status, m.Note = Error, r.mask("the unmutated package does not build on its own: "+why)
 				break
 			}
-			if err := r.runMutant(ctx, c, &m); err != nil {
+			killer, err := r.runMutant(ctx, c, &m)
+			if err != nil {
 				return err
+			}
+			if m.Status == Killed && !controlled[killer] {
+				if err := r.control(ctx, c, killer); err != nil {
+					return err
+				}
+				controlled[killer] = true
 			}
 		}
 		r.progress("mutant %s:%d %s: %s", m.File, m.Line, m.Operator, m.Status)
@@ -329,41 +339,72 @@ func (r *run) runInPlace(ctx context.Context, argv []string, mut mutantFile) (re
 }
 
 // runMutant checks that c's mutant builds and runs its covering commands
-// until one fails. The tree is left as it was, whatever happens.
-func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) error {
+// until one fails, returning the index of the one that killed it (-1 when
+// none did). The tree is left as it was, whatever happens.
+func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (int, error) {
 	mut := mutantFile{file: c.file, data: c.site.apply(r.files[c.file])}
 	mctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
 	defer cancel()
 	if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout, &mut); why != "" {
 		if ctx.Err() != nil {
-			return fmt.Errorf("test strength: %w", ctx.Err())
+			return -1, fmt.Errorf("test strength: %w", ctx.Err())
 		}
 		m.Status, m.Note = Error, r.mask("the mutant does not build: "+why)
-		return nil
+		return -1, nil
 	}
 	m.Status = Survived
 	for _, i := range c.cmds {
 		tc := r.cmds[i]
 		res, err := r.runOn(mctx, tc.argv, mut)
 		if ctx.Err() != nil {
-			return fmt.Errorf("test strength: %w", ctx.Err())
+			return -1, fmt.Errorf("test strength: %w", ctx.Err())
 		}
 		if res.TimedOut || errors.Is(mctx.Err(), context.DeadlineExceeded) {
 			m.Status = TimedOut
-			return nil
+			return -1, nil
 		}
 		if err != nil {
-			return fmt.Errorf("test strength: run %q on a mutant of %s:%d: %w", tc.line, c.file, c.site.line, err)
+			return -1, fmt.Errorf("test strength: run %q on a mutant of %s:%d: %w", tc.line, c.file, c.site.line, err)
 		}
 		if res.ExitCode == 0 {
 			continue
 		}
 		if buildFailed(res.Output) {
 			m.Status, m.Note = Error, "the tests did not build with the mutant (go vet or the test files)"
-			return nil
+			return -1, nil
 		}
 		m.Status, m.Test = Killed, r.mask(tc.line)
-		return nil
+		return i, nil
+	}
+	return -1, nil
+}
+
+// control runs command i once on the unmutated code exactly as it ran on
+// c's mutant (built apart, without a cover profile, in the wrapper): it
+// must pass. A test that fails there tells a mutant's run from the plain
+// one (no cover profile, the wrapper above it, a run after the first) and
+// would kill every mutant without looking at what the code does, so its
+// kills cannot count: that is a BaselineError.
+func (r *run) control(ctx context.Context, c candidate, i int) error {
+	tc := r.cmds[i]
+	cctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
+	defer cancel()
+	r.progress("control run, unmutated, as the mutants run: %s", tc.line)
+	res, err := r.runOn(cctx, tc.argv, mutantFile{file: c.file, data: r.files[c.file]})
+	if ctx.Err() != nil {
+		return fmt.Errorf("test strength: %w", ctx.Err())
+	}
+	timedOut := res.TimedOut || errors.Is(cctx.Err(), context.DeadlineExceeded)
+	if err != nil && !timedOut {
+		return fmt.Errorf("test strength: control run of %q: %w", tc.line, err)
+	}
+	if timedOut || res.ExitCode != 0 {
+		how := fmt.Sprintf("exit %d", res.ExitCode)
+		if timedOut {
+			how = "timed out"
+		}
+		how += " on the unmutated code run as the mutants are, after it killed one: it tells a mutant's run apart, so its kills cannot count"
+		return &BaselineError{Command: r.mask(tc.line), How: how, Log: r.mask(tailOf(res.Output, outputTail))}
 	}
 	return nil
 }

@@ -268,9 +268,9 @@ func TestTestStrengthCounts(t *testing.T) {
 			t.Errorf("TestAdd ran %d times on mutants; it covers nothing and must run only in the coverage run", n)
 		}
 		// Each run on a mutant is two go tests (built with the mutant, then
-		// run with it gone).
-		if n := runs["go test -count=1 ./calc -run TestClamp"]; n != 2*2 {
-			t.Errorf("TestClamp ran %d times on mutants, want 4 (2 mutants, 2 steps each)", n)
+		// run with it gone); after the first kill the control run is two more.
+		if n := runs["go test -count=1 ./calc -run TestClamp"]; n != 2*2+2 {
+			t.Errorf("TestClamp ran %d times on mutants and the control, want 6 (2 mutants and a control, 2 steps each)", n)
 		}
 	})
 
