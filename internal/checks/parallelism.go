@@ -41,6 +41,16 @@ func (l lessParallel) Run(ctx context.Context, dir string, argv []string) (Resul
 	return Result{}, fmt.Errorf("run %s with less parallelism: the check runner cannot set %v", argv[0], l.env)
 }
 
+// RunEnv adds extra after the parallelism's variables (extra wins: a
+// GOFLAGS there must keep -p=n itself; internal/strength's reads it with
+// `go env GOFLAGS` through Run).
+func (l lessParallel) RunEnv(ctx context.Context, dir string, argv, extra []string) (Result, error) {
+	if er, ok := l.r.(envRunner); ok {
+		return er.RunEnv(ctx, dir, argv, append(append([]string(nil), l.env...), extra...))
+	}
+	return Result{}, fmt.Errorf("run %s with less parallelism: the check runner cannot set %v", argv[0], l.env)
+}
+
 func (r policyRunner) RunEnv(ctx context.Context, dir string, argv, extra []string) (Result, error) {
 	env := append(r.b.Env(), extra...)
 	res, err := r.p.Run(ctx, r.b, dir, argv, env)

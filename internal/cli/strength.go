@@ -34,7 +34,7 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 	fs.Var(&tests, "test", "a test command each mutant runs, without a shell; repeat for more (default: go test of the changed packages)")
 	floorText := fs.String("floor", "", "the score (0 to 1) the tests must reach (default implement.test_strength_floor of the base's configuration)")
 	maxMutants := fs.Int("max-mutants", strength.DefaultMaxMutants, "how many mutants run at most; the rest are counted as skipped")
-	timeout := fs.Duration("mutant-timeout", 0, "the time budget of one mutant (default three times the unmutated run, 10s to 2m)")
+	timeout := fs.Duration("mutant-timeout", 0, "the time budget of one mutant (default six times the unmutated run, 10s to 2m)")
 	dir := fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
 	cfgPath := fs.String("config", "", "configuration file, for isolation and the shell policy (default DIR/"+config.DefaultPath+")")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")

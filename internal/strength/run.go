@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/checks"
 )
 
 // coverFile is the cover profile's name in the work tree: the boundary lets
@@ -54,7 +56,7 @@ func (r *run) baseline(ctx context.Context) error {
 	}
 	r.rep.Timeout = r.o.Timeout
 	if r.rep.Timeout <= 0 {
-		r.rep.Timeout = min(max(3*total, minTimeout), maxTimeout)
+		r.rep.Timeout = min(max(budgetFactor*total, minTimeout), maxTimeout)
 	}
 	return nil
 }
@@ -218,6 +220,8 @@ func ModulePath(r io.Reader) string {
 }
 
 // mutate runs the covered candidates, up to MaxMutants, one at a time.
+// After a command's first kill it runs that command once more on the
+// unmutated code, the way it ran on the mutant (control).
 func (r *run) mutate(ctx context.Context) error {
 	limit := r.o.MaxMutants
 	if limit <= 0 {
@@ -225,6 +229,7 @@ func (r *run) mutate(ctx context.Context) error {
 	}
 	mods := map[string]string{}
 	built := map[string]string{} // package → why its unmutated build failed ("" built)
+	controlled := map[int]bool{} // commands whose control run passed
 	ran := 0
 	for _, c := range r.cands {
 		if err := ctx.Err(); err != nil {
@@ -243,15 +248,22 @@ func (r *run) mutate(ctx context.Context) error {
 			ran++
 			why, ok := built[c.pkg]
 			if !ok {
-				why = r.buildCheck(ctx, c.pkg, r.rep.Timeout)
+				why = r.buildCheck(ctx, c.pkg, r.rep.Timeout, nil)
 				built[c.pkg] = why
 			}
 			if why != "" {
 				m.Status, m.Note = Error, r.mask("the unmutated package does not build on its own: "+why)
 				break
 			}
-			if err := r.runMutant(ctx, c, &m); err != nil {
+			killer, err := r.runMutant(ctx, c, &m)
+			if err != nil {
 				return err
+			}
+			if m.Status == Killed && !controlled[killer] {
+				if err := r.control(ctx, c, killer); err != nil {
+					return err
+				}
+				controlled[killer] = true
 			}
 		}
 		r.progress("mutant %s:%d %s: %s", m.File, m.Line, m.Operator, m.Status)
@@ -260,12 +272,19 @@ func (r *run) mutate(ctx context.Context) error {
 	return nil
 }
 
-// buildCheck builds the package pkg (`go build -o /dev/null`) and returns
-// "" when it built, else why not.
-func (r *run) buildCheck(ctx context.Context, pkg string, budget time.Duration) string {
+// buildCheck builds the package pkg (`go build -o /dev/null`), with the
+// mutant when mut is set, and returns "" when it built, else why not.
+func (r *run) buildCheck(ctx context.Context, pkg string, budget time.Duration, mut *mutantFile) string {
 	bctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	res, err := r.o.Runner.Run(bctx, r.dir, []string{"go", "build", "-o", os.DevNull, pkg})
+	argv := []string{"go", "build", "-o", os.DevNull, pkg}
+	var res checks.Result
+	var err error
+	if mut == nil {
+		res, err = r.o.Runner.Run(bctx, r.dir, argv)
+	} else {
+		res, err = r.runOn(bctx, argv, *mut)
+	}
 	switch {
 	case err != nil:
 		return err.Error()
@@ -277,53 +296,115 @@ func (r *run) buildCheck(ctx context.Context, pkg string, budget time.Duration) 
 	return ""
 }
 
-// runMutant writes c's mutant into the tree, checks that it builds, runs
-// its covering commands until one fails, and restores the file's original
-// bytes whatever happens (an error, ctx's end, a panic).
-func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (err error) {
-	orig := r.files[c.file]
+// mutantFile is what a command is run on: file (a slash path from the top)
+// with data in place of its bytes.
+type mutantFile struct {
+	file string
+	data []byte
+}
+
+// runOn runs argv on mut, each command the way it can be shown it without
+// the tests seeing it (reachOf, hide.go).
+func (r *run) runOn(ctx context.Context, argv []string, mut mutantFile) (res checks.Result, err error) {
+	switch reachOf(argv) {
+	case hidden:
+		return r.runHidden(ctx, argv, mut.file, mut.data)
+	case overlaid:
+		h, err := newHideout(r.root, mut.file, mut.data, false, "")
+		if err != nil {
+			return checks.Result{}, err
+		}
+		defer func() { err = errors.Join(err, h.remove()) }()
+		return r.o.Runner.Run(ctx, r.dir, withFlags(argv, h.overlayFlag()))
+	}
+	return r.runInPlace(ctx, argv, mut)
+}
+
+// runInPlace writes mut into the tree, runs argv and restores the file's
+// original bytes whatever happens (an error, ctx's end, a panic): the way
+// of a command that cannot use an overlay, which can see the mutant.
+func (r *run) runInPlace(ctx context.Context, argv []string, mut mutantFile) (res checks.Result, err error) {
+	orig := r.files[mut.file]
 	// The restore is set before the write: a write that fails half way
 	// leaves a file that must be restored too.
 	defer func() {
-		if rerr := r.write(c.file, orig); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("test strength: RESTORE FAILED, %s holds a mutant: %w", c.file, rerr))
+		if rerr := r.write(mut.file, orig); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("test strength: RESTORE FAILED, %s holds a mutant: %w", mut.file, rerr))
 		}
 	}()
-	if err := r.write(c.file, c.site.apply(orig)); err != nil {
-		return err
+	if err := r.write(mut.file, mut.data); err != nil {
+		return checks.Result{}, err
 	}
+	return r.o.Runner.Run(ctx, r.dir, argv)
+}
+
+// runMutant checks that c's mutant builds and runs its covering commands
+// until one fails, returning the index of the one that killed it (-1 when
+// none did). The tree is left as it was, whatever happens.
+func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (int, error) {
+	mut := mutantFile{file: c.file, data: c.site.apply(r.files[c.file])}
 	mctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
 	defer cancel()
-	if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout); why != "" {
+	if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout, &mut); why != "" {
 		if ctx.Err() != nil {
-			return fmt.Errorf("test strength: %w", ctx.Err())
+			return -1, fmt.Errorf("test strength: %w", ctx.Err())
 		}
 		m.Status, m.Note = Error, r.mask("the mutant does not build: "+why)
-		return nil
+		return -1, nil
 	}
 	m.Status = Survived
 	for _, i := range c.cmds {
 		tc := r.cmds[i]
-		res, err := r.o.Runner.Run(mctx, r.dir, tc.argv)
+		res, err := r.runOn(mctx, tc.argv, mut)
 		if ctx.Err() != nil {
-			return fmt.Errorf("test strength: %w", ctx.Err())
+			return -1, fmt.Errorf("test strength: %w", ctx.Err())
 		}
 		if res.TimedOut || errors.Is(mctx.Err(), context.DeadlineExceeded) {
 			m.Status = TimedOut
-			return nil
+			return -1, nil
 		}
 		if err != nil {
-			return fmt.Errorf("test strength: run %q on a mutant of %s:%d: %w", tc.line, c.file, c.site.line, err)
+			return -1, fmt.Errorf("test strength: run %q on a mutant of %s:%d: %w", tc.line, c.file, c.site.line, err)
 		}
 		if res.ExitCode == 0 {
 			continue
 		}
 		if buildFailed(res.Output) {
 			m.Status, m.Note = Error, "the tests did not build with the mutant (go vet or the test files)"
-			return nil
+			return -1, nil
 		}
 		m.Status, m.Test = Killed, r.mask(tc.line)
-		return nil
+		return i, nil
+	}
+	return -1, nil
+}
+
+// control runs command i once on the unmutated code exactly as it ran on
+// c's mutant (built apart, without a cover profile, in the wrapper): it
+// must pass. A test that fails there tells a mutant's run from the plain
+// one (no cover profile, the wrapper above it, a run after the first) and
+// would kill every mutant without looking at what the code does, so its
+// kills cannot count: that is a BaselineError.
+func (r *run) control(ctx context.Context, c candidate, i int) error {
+	tc := r.cmds[i]
+	cctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
+	defer cancel()
+	r.progress("control run, unmutated, as the mutants run: %s", tc.line)
+	res, err := r.runOn(cctx, tc.argv, mutantFile{file: c.file, data: r.files[c.file]})
+	if ctx.Err() != nil {
+		return fmt.Errorf("test strength: %w", ctx.Err())
+	}
+	timedOut := res.TimedOut || errors.Is(cctx.Err(), context.DeadlineExceeded)
+	if err != nil && !timedOut {
+		return fmt.Errorf("test strength: control run of %q: %w", tc.line, err)
+	}
+	if timedOut || res.ExitCode != 0 {
+		how := fmt.Sprintf("exit %d", res.ExitCode)
+		if timedOut {
+			how = "timed out"
+		}
+		how += " on the unmutated code run as the mutants are, after it killed one: it tells a mutant's run apart, so its kills cannot count"
+		return &BaselineError{Command: r.mask(tc.line), How: how, Log: r.mask(tailOf(res.Output, outputTail))}
 	}
 	return nil
 }

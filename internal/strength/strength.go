@@ -23,6 +23,10 @@ const (
 	// has no floor of its own: most mutants killed, room for the equivalent
 	// mutant that no test can kill.
 	DefaultFloor = 0.8
+	// budgetFactor times the unmutated run is the default time budget of a
+	// mutant: three times each of the two go tests a mutant's go test
+	// command is (built with the mutant, then run; hide.go).
+	budgetFactor = 6
 	// minTimeout and maxTimeout clamp the default time budget of a mutant.
 	minTimeout = 10 * time.Second
 	maxTimeout = 2 * time.Minute
@@ -42,11 +46,13 @@ type Options struct {
 	// packages holding changed Go files.
 	Tests []string
 	// Runner and Split run the commands: behind the isolation boundary in
-	// production (checks.SandboxRunner, policy.Split).
+	// production (checks.SandboxRunner, policy.Split). A `go test` command
+	// on a mutant needs a Runner that can set GOFLAGS (RunEnv, as checks'
+	// runners can; hide.go says why).
 	Runner checks.Runner
 	Split  checks.Splitter
 	// Timeout bounds one mutant's run (its build check and its tests).
-	// 0 means three times the unmutated run, within 10s and 2m.
+	// 0 means six times the unmutated run, within 10s and 2m.
 	Timeout time.Duration
 	// MaxMutants bounds how many mutants run; <= 0 means DefaultMaxMutants.
 	// The rest are counted as Skipped, never scored.
@@ -184,6 +190,8 @@ type run struct {
 	cands []candidate
 	cmds  []testCmd
 	pkgs  []string
+	// goflags is the GOFLAGS the commands get, once asked (baseGOFLAGS).
+	goflags *string
 }
 
 // testCmd is one verify command, split, and what its unmutated run covered

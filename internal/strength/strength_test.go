@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/checks"
@@ -228,9 +230,16 @@ func TestTestStrengthCounts(t *testing.T) {
 		o.MaxMutants = 2
 		o.Mask = func(s string) string { return strings.ReplaceAll(s, "hi", "[masked]") }
 		runs := map[string]int{}
+		var unmutated time.Duration
 		o.Runner = &hook{Runner: o.Runner, before: func(argv []string, n int) (checks.Result, bool) {
+			// The hideout's name is random: counted without it.
+			argv = slices.DeleteFunc(slices.Clone(argv), func(a string) bool { return strings.HasPrefix(a, "-overlay=") })
 			runs[strings.Join(argv, " ")]++
 			return checks.Result{}, false
+		}, after: func(argv []string, res checks.Result) {
+			if hasArg(argv, "-coverprofile=") {
+				unmutated += res.Duration
+			}
 		}}
 		rep, err := Run(context.Background(), o, DefaultFloor)
 		if err != nil {
@@ -241,8 +250,8 @@ func TestTestStrengthCounts(t *testing.T) {
 		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
 			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
 		}
-		if rep.Timeout != minTimeout {
-			t.Errorf("timeout %s; a sub-second unmutated run gives the 10s floor", rep.Timeout)
+		if want := min(max(6*unmutated, minTimeout), maxTimeout); rep.Timeout != want {
+			t.Errorf("timeout %s; want six times the unmutated run (%s), within 10s and 2m: %s", rep.Timeout, unmutated, want)
 		}
 		masked := 0
 		for _, m := range rep.Mutants {
@@ -255,11 +264,13 @@ func TestTestStrengthCounts(t *testing.T) {
 			t.Error("no diff went through the mask")
 		}
 		// TestAdd covers no changed line: it runs once, unmutated.
-		if n := runs["go test ./calc -run TestAdd"]; n != 0 {
-			t.Errorf("TestAdd ran %d times as given; it covers nothing and must run only in the coverage run", n)
+		if n := runs["go test -count=1 ./calc -run TestAdd"]; n != 0 {
+			t.Errorf("TestAdd ran %d times on mutants; it covers nothing and must run only in the coverage run", n)
 		}
-		if n := runs["go test ./calc -run TestClamp"]; n != 2 {
-			t.Errorf("TestClamp ran %d times on mutants, want 2", n)
+		// Each run on a mutant is two go tests (built with the mutant, then
+		// run with it gone); after the first kill the control run is two more.
+		if n := runs["go test -count=1 ./calc -run TestClamp"]; n != 2*2+2 {
+			t.Errorf("TestClamp ran %d times on mutants and the control, want 6 (2 mutants and a control, 2 steps each)", n)
 		}
 	})
 
@@ -376,11 +387,12 @@ func TestTestStrengthZeroMutantsFails(t *testing.T) {
 }
 
 // hook wraps a Runner: before sees each command with its count and may
-// answer it instead.
+// answer it instead; after, when set, sees what the runner answered.
 type hook struct {
 	checks.Runner
 	n      int
 	before func(argv []string, n int) (checks.Result, bool)
+	after  func(argv []string, res checks.Result)
 }
 
 func (h *hook) Run(ctx context.Context, dir string, argv []string) (checks.Result, error) {
@@ -388,11 +400,30 @@ func (h *hook) Run(ctx context.Context, dir string, argv []string) (checks.Resul
 	if res, ok := h.before(argv, h.n); ok {
 		return res, nil
 	}
-	return h.Runner.Run(ctx, dir, argv)
+	res, err := h.Runner.Run(ctx, dir, argv)
+	if h.after != nil {
+		h.after(argv, res)
+	}
+	return res, err
 }
 
-// TestRunRestoresTheTree: a mutant is in the tree only while its tests
-// run; a panic in the runner or ctx's end leaves the original bytes.
+// RunEnv is Run with the environment a go test on a mutant needs.
+func (h *hook) RunEnv(ctx context.Context, dir string, argv, extra []string) (checks.Result, error) {
+	h.n++
+	if res, ok := h.before(argv, h.n); ok {
+		return res, nil
+	}
+	res, err := h.Runner.(envRunner).RunEnv(ctx, dir, argv, extra)
+	if h.after != nil {
+		h.after(argv, res)
+	}
+	return res, err
+}
+
+// TestRunRestoresTheTree: a panic in the runner or ctx's end leaves the
+// tree as it was: a mutant written into it for a command that is not go
+// test (`true` here, which has no coverage and so runs on every mutant) is
+// in it only while that command runs, and a go test's hideout goes too.
 func TestRunRestoresTheTree(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -401,42 +432,57 @@ func TestRunRestoresTheTree(t *testing.T) {
 		{"panic", func(context.CancelFunc) { panic("runner broke") }},
 		{"cancel", func(cancel context.CancelFunc) { cancel() }},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newSample(t, map[string]string{"calc/calc.go": sampleHead, "calc/clamp_test.go": strongTest})
-			before := s.snapshot()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			o := s.options("go test ./calc -run TestClamp")
-			sawMutant := false
-			o.Runner = &hook{Runner: o.Runner, before: func(argv []string, n int) (checks.Result, bool) {
-				if n > 1 && argv[1] == "test" {
+		for _, where := range []string{"in place", "go test"} {
+			t.Run(tt.name+", "+where, func(t *testing.T) {
+				s := newSample(t, map[string]string{"calc/calc.go": sampleHead, "calc/clamp_test.go": strongTest})
+				before := s.snapshot()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				o := s.options("true", "go test ./calc -run TestClamp")
+				saw := false
+				o.Runner = &hook{Runner: o.Runner, before: func(argv []string, n int) (checks.Result, bool) {
 					b, _ := os.ReadFile(filepath.Join(s.dir, "calc", "calc.go"))
-					sawMutant = !bytes.Equal(b, []byte(sampleHead))
+					mutated := !bytes.Equal(b, []byte(sampleHead))
+					switch {
+					case where == "in place" && argv[0] == "true" && n > 1:
+						saw = mutated
+					case where == "go test" && hasArg(argv, "-count=1") && !hasArg(argv, "-overlay="):
+						// The run step: the tests run with the tree as it is,
+						// beside a hideout.
+						hides, _ := filepath.Glob(filepath.Join(s.dir, hideoutPrefix+"*"))
+						saw = !mutated && len(hides) == 1
+					default:
+						return checks.Result{}, false
+					}
 					tt.during(cancel)
 					return checks.Result{}, false
-				}
-				return checks.Result{}, false
-			}}
-			var err error
-			func() {
-				defer func() {
-					if p := recover(); p != nil {
-						err = errors.New("panicked")
-					}
+				}}
+				var err error
+				func() {
+					defer func() {
+						if p := recover(); p != nil {
+							err = errors.New("panicked")
+						}
+					}()
+					_, err = Run(ctx, o, 0)
 				}()
-				_, err = Run(ctx, o, 0)
-			}()
-			if err == nil {
-				t.Fatal("Run returned no error")
-			}
-			if !sawMutant {
-				t.Error("the tests never ran on a mutant")
-			}
-			if diff := cmp.Diff(before, s.snapshot()); diff != "" {
-				t.Errorf("the work tree holds a mutant (-before +after):\n%s", diff)
-			}
-		})
+				if err == nil {
+					t.Fatal("Run returned no error")
+				}
+				if !saw {
+					t.Error("the command never ran on a mutant as it should (in the tree for true; beside a hideout, the tree untouched, for go test)")
+				}
+				if diff := cmp.Diff(before, s.snapshot()); diff != "" {
+					t.Errorf("the work tree is not as it was (-before +after):\n%s", diff)
+				}
+			})
+		}
 	}
+}
+
+// hasArg reports whether argv has a word starting with prefix.
+func hasArg(argv []string, prefix string) bool {
+	return slices.ContainsFunc(argv, func(a string) bool { return strings.HasPrefix(a, prefix) })
 }
 
 // TestJudge: the verdict's rules on counts alone.
