@@ -116,7 +116,7 @@ func Neutralise(s, server string) string {
 				lit, skip = defang(s[i:i+n]), n
 			}
 		case c == 'w' || c == 'W':
-			if i+4 <= len(s) && strings.EqualFold(s[i:i+4], "www.") && (i == 0 || wwwBefore(s[i-1])) {
+			if i+4 <= len(s) && strings.EqualFold(s[i:i+4], "www.") && (i == 0 || wwwBefore(lastOut(s, i, &b, changed))) {
 				lit, skip = s[i:i+3]+zwsp+".", 4
 			}
 		}
@@ -140,6 +140,18 @@ func Neutralise(s, server string) string {
 // isWordByte is a byte GitHub's mention rule takes as part of a word: a
 // mention starts after anything else.
 func isWordByte(c byte) bool { return isAlnum(c) || c == '_' }
+
+// lastOut is the byte the output so far ends with, before s[i:]: s[i-1],
+// or, once something was changed, the last byte written, which may be that
+// of a U+200B Neutralise put (as in "&" U+200B "www."), so that the output,
+// read again, needs nothing more.
+func lastOut(s string, i int, b *strings.Builder, changed bool) byte {
+	if changed {
+		o := b.String()
+		return o[len(o)-1]
+	}
+	return s[i-1]
+}
 
 // wwwBefore is a byte after which GitHub links a bare "www.": a blank, "*",
 // "_", "~", "(" (and, to be safe, any non-ASCII byte).

@@ -35,6 +35,7 @@ func TestNeutralise(t *testing.T) {
 		{"https://github.com@evil.example https://github.com.evil.example https://github.com:x@evil.example",
 			"hxxps://github.com@evil.example hxxps://github.com.evil.example hxxps://github.com:x@evil.example"},
 		{"www.evil.example (www.evil.example) a.www.b", "www" + z + ".evil.example (www" + z + ".evil.example) a.www.b"},
+		{"&www.evil.example <www.x", "&" + z + "www" + z + ".evil.example <" + z + "www" + z + ".x"},
 		// Workflow commands.
 		{"::error::x\n  ::add-mask::y\na::b ##[group]z", ":" + z + ":error::x\n  :" + z + ":add-mask::y\na::b #" + z + "#[group]z"},
 		// Controls and bidirectional text.
