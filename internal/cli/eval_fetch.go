@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/eval/realset"
 )
 
@@ -58,20 +59,25 @@ func (g *goldenDirs) Set(v string) error {
 	return nil
 }
 
-// runEvalFetch is `roadmap eval fetch [--golden DIR]… [--check] [--json]`:
-// each case of the real-world sets that names a module gets its code from
-// the Go module proxy (repo/ at base_version, hidden/ at fix_version, each
-// zip held to its sum), and with --check each is verified the SWE-bench
-// way. Exit 0 when every case was materialized (and checked), 1 when a case
-// failed its check, 2 for a bad command line or a case that could not be
-// read or materialized (docs/eval.md).
+// runEvalFetch is `roadmap eval fetch [--golden DIR]… [--check] [--config
+// FILE] [--json]`: each case of the real-world sets that names a module
+// gets its code from the Go module proxy (repo/ at base_version, hidden/ at
+// fix_version, each zip held to its sum), and with --check each is verified
+// the SWE-bench way, its tests (a third party's code) run behind the
+// isolation boundary the configuration's `isolation` sets, as a Job's
+// model-written commands are (job.OpenBoundary). Exit 0 when every case
+// was materialized (and checked), 1 when a case failed its check or, with
+// --check, no boundary can be set up (nothing is fetched then), 2 for a bad
+// command line or a case that could not be read or materialized
+// (docs/eval.md).
 func runEvalFetch(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "eval fetch")
 	sets := &goldenDirs{dirs: []string{filepath.Join("testdata", "golden", "real", "stage"), filepath.Join("testdata", "golden", "real", "implement")}}
 	fs.Var(sets, "golden", "the golden set: a directory per case (repeatable)")
 	check := fs.Bool("check", false, "then run each case's hidden tests: F2P must fail at base_version and pass at fix_version, P2P pass at both")
+	cfgPath := fs.String("config", "", "the configuration file (default "+config.DefaultPath+" when it exists): its isolation, the boundary --check runs each case's tests behind")
 	asJSON := fs.Bool("json", false, "print each case's module, versions, status and check as JSON")
-	usage := "usage: roadmap eval fetch [--golden DIR]… [--check] [--json]"
+	usage := "usage: roadmap eval fetch [--golden DIR]… [--check] [--config FILE] [--json]"
 	fs.Usage = func() { env.Errorf("%s", usage) }
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -88,6 +94,13 @@ func runEvalFetch(ctx context.Context, env *Env, args []string) int {
 	}
 	sort.Strings(environ)
 	o := realset.Options{Env: environ, TempDir: env.Getenv("RUNNER_TEMP")}
+	if *check {
+		isolate, code := fetchBoundary(ctx, env, *cfgPath, o.TempDir)
+		if isolate == nil {
+			return code
+		}
+		o.Isolate = isolate
+	}
 
 	rep := fetchReport{Cases: []fetchCase{}, Passed: true}
 	code := ExitOK
@@ -151,6 +164,54 @@ func runEvalFetch(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("a case could not be materialized or failed its check (above)")
 	}
 	return code
+}
+
+// fetchBoundary is how `eval fetch --check` opens the isolation boundary on
+// a tree whose tests it runs: as the configuration at cfgPath says
+// (env.boundary, job.OpenBoundary), `auto` when it sets no `isolation`. It
+// opens one on a scratch folder first and says on stderr what it is; where
+// none can be set up it says why and returns nil with ExitFindings, as `ci
+// fail-to-pass` fails closed (nothing runs unisolated unless the
+// configuration says `isolation: none`).
+func fetchBoundary(ctx context.Context, env *Env, cfgPath, tempDir string) (func(context.Context, string) (realset.Boundary, error), int) {
+	load := config.LoadExplicit
+	if cfgPath == "" {
+		cfgPath, load = config.DefaultPath, config.Load
+	}
+	cfg, err := load(cfgPath)
+	if err != nil {
+		env.Errorf("%v", err)
+		return nil, ExitUsage
+	}
+	open := func(ctx context.Context, dir string) (realset.Boundary, error) {
+		b, err := env.boundary(ctx, cfg, dir)
+		if err != nil {
+			return nil, err // never a nil *sandbox.Boundary in the interface
+		}
+		return b, nil
+	}
+	scratch, err := os.MkdirTemp(tempDir, "roadmap-eval-isolation-")
+	if err != nil {
+		env.Errorf("%v", err)
+		return nil, ExitInternal
+	}
+	defer os.RemoveAll(scratch)
+	b, err := env.boundary(ctx, cfg, scratch)
+	if why, ok := unavailable(err); ok {
+		// Fail closed: the cases' tests are a third party's code.
+		env.Errorf("--check runs each case's tests, a third party's code: %s", why)
+		return nil, ExitFindings
+	}
+	if err != nil {
+		env.Errorf("%v", err)
+		return nil, ExitUsage
+	}
+	env.Errorf("each case's tests run behind the isolation boundary: %s", b.Describe())
+	if err := b.Close(); err != nil {
+		env.Errorf("close the isolation boundary: %v", err)
+		return nil, ExitInternal
+	}
+	return open, ExitOK
 }
 
 // fetchOne materializes one case and, with check, checks it.

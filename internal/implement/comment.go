@@ -63,7 +63,7 @@ func (r *runner) comment(end ending) string {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}
-	return redact.Neutralise(r.o.Mask(b.String()), r.o.GitHub.ServerHost())
+	return redact.NeutraliseIn(r.o.Mask(b.String()), r.o.GitHub.ServerHost(), r.o.GitHub.FullName())
 }
 
 // JobsTable renders implement.jobs as a Markdown table with a totals row.

@@ -28,7 +28,7 @@ func (r *runner) prBody(state string) string {
 			tasks, _ = c.ReadFile("tasks.md")
 		}
 	}
-	return r.o.Mask(prbody.Render(prbody.Body{Issue: r.o.Issue, State: state, Plan: shown, Tasks: tasks, Server: r.o.GitHub.ServerHost()}))
+	return r.o.Mask(prbody.Render(prbody.Body{Issue: r.o.Issue, State: state, Plan: shown, Tasks: tasks, Server: r.o.GitHub.ServerHost(), Repo: r.o.GitHub.FullName()}))
 }
 
 // readyState is the body's state once the PR is ready for review.

@@ -24,8 +24,9 @@ type Body struct {
 	// per criterion ("AC1 → group 2 (verifier: …)"); nil leaves it out.
 	// Its lines are model text: they are neutralised.
 	Acceptance []string
-	// Server is the GitHub host, for redact.Neutralise.
-	Server string
+	// Server is the GitHub host and Repo the repository ("owner/name"),
+	// for redact.NeutraliseIn.
+	Server, Repo string
 }
 
 // maxTasks bounds the task list's share of the body; GitHub's limit is
@@ -41,7 +42,7 @@ const maxAcceptance = 30
 func Render(b Body) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Closes #%d.\n\n", b.Issue)
-	fmt.Fprintf(&s, "**State:** %s\n", redact.Neutralise(oneLine(b.State), b.Server))
+	fmt.Fprintf(&s, "**State:** %s\n", redact.NeutraliseIn(oneLine(b.State), b.Server, b.Repo))
 	if b.Plan != "" {
 		fmt.Fprintf(&s, "\n**Plan:** `%s` (OpenSpec change; `tasks.md` is the list below, ticked in the commit that passes each task).\n",
 			strings.ReplaceAll(b.Plan, "`", "'"))
@@ -53,19 +54,19 @@ func Render(b Body) string {
 				fmt.Fprintf(&s, "- and %d more (the stage Job's log)\n", len(b.Acceptance)-i)
 				break
 			}
-			fmt.Fprintf(&s, "- %s\n", redact.Neutralise(oneLine(l), b.Server))
+			fmt.Fprintf(&s, "- %s\n", redact.NeutraliseIn(oneLine(l), b.Server, b.Repo))
 		}
 	}
 	if b.Tasks != nil {
 		s.WriteString("\n")
-		s.WriteString(TaskList(b.Tasks, b.Server))
+		s.WriteString(TaskList(b.Tasks, b.Server, b.Repo))
 	}
 	return s.String()
 }
 
-// TaskList renders tasks.md's groups and tasks with their ticks; a tasks.md
-// that does not parse is said, not shown.
-func TaskList(src []byte, server string) string {
+// TaskList renders tasks.md's groups and tasks with their ticks, neutralised
+// for repo on server; a tasks.md that does not parse is said, not shown.
+func TaskList(src []byte, server, repo string) string {
 	t, err := plan.Parse(src)
 	if err != nil {
 		return "_The plan's tasks.md does not parse; see the branch._\n"
@@ -78,13 +79,13 @@ func TaskList(src []byte, server string) string {
 				done++
 			}
 		}
-		fmt.Fprintf(&s, "**%d. %s** (%d of %d done)\n\n", g.Number, redact.Neutralise(oneLine(g.Title), server), done, len(g.Tasks))
+		fmt.Fprintf(&s, "**%d. %s** (%d of %d done)\n\n", g.Number, redact.NeutraliseIn(oneLine(g.Title), server, repo), done, len(g.Tasks))
 		for _, k := range g.Tasks {
 			box := " "
 			if k.Done {
 				box = "x"
 			}
-			fmt.Fprintf(&s, "- [%s] %s %s\n", box, k.ID, redact.Neutralise(oneLine(k.Text), server))
+			fmt.Fprintf(&s, "- [%s] %s %s\n", box, k.ID, redact.NeutraliseIn(oneLine(k.Text), server, repo))
 		}
 		s.WriteString("\n")
 		if s.Len() > maxTasks {

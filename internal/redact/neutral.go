@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -15,8 +16,16 @@ const zwsp = "\u200b"
 // the GitHub server whose host is server (such as "github.com" or
 // "ghe.example.com:8443"; "" for none). The text then cannot:
 //
-//   - mention anyone: an "@" at the start of a word, before a letter or a
-//     digit (@user, @org/team), gets a U+200B after it;
+//   - mention anyone, or make a link by an "@": an "@" before a letter, a
+//     digit, "_", "-" or "." gets a U+200B after it, wherever it stands: a
+//     mention (@user, @org/team), an e-mail address (a@b.example, also
+//     after "mailto:"), a commit in another repository or fork
+//     (owner/repo@sha, owner@sha);
+//   - refer to another repository's issue, pull request or discussion,
+//     which GitHub would note there as roadmap's: a "#" before a digit
+//     right after a name's byte or "/" (owner/repo#12) gets a U+200B after
+//     it, and so does "GH-" (any case) before a digit; "#12" after a blank
+//     or a bracket, a reference within the repository, is left;
 //   - hold HTML: a "<" before a letter, "/", "!" or "?" (a tag, "<!--", a
 //     closing tag, "<https://…>") gets a U+200B after it, so "<!--" never
 //     appears and no text can forge a marker or a record block; and "&"
@@ -27,8 +36,11 @@ const zwsp = "\u200b"
 //     "https://" and "ftp://" become "hxxp://", "hxxps://" and "fxp://"
 //     unless the host right after them is server itself or its API host
 //     ("api." and server), with a port or not, and nothing else: no user,
-//     no other host, no look-alike; "www." where GitHub would link it gets
-//     a U+200B before its dot;
+//     no other host, no look-alike; nor does a URL on the server to an
+//     issue, a pull request, a discussion or a commit
+//     (/owner/repo/issues/12, …), which GitHub takes as a reference like
+//     owner/repo#12; "www." where GitHub would link it gets a U+200B
+//     before its dot;
 //   - read as a workflow command: a "::" that starts a line (after blanks)
 //     and every "##[" get a U+200B inside;
 //   - hide or reorder what a person reads: other control characters,
@@ -38,7 +50,14 @@ const zwsp = "\u200b"
 // Neutralise(Neutralise(s)) equals Neutralise(s). Mask text before
 // neutralising it: a placeholder that masking puts before "(" would make
 // "[masked](…)" a link again.
-func Neutralise(s, server string) string {
+func Neutralise(s, server string) string { return NeutraliseIn(s, server, "") }
+
+// NeutraliseIn is Neutralise for text posted in the repository repo
+// ("owner/name") on server: a URL on the server to repo's own issue, pull
+// request, discussion or commit stays a link, as "#12" and a bare SHA do.
+// Everything else is neutralised as Neutralise does it, references to any
+// other repository and "owner/name#12" alike.
+func NeutraliseIn(s, server, repo string) string {
 	var b strings.Builder
 	changed := false
 	put := func(i int, lit string) {
@@ -102,7 +121,7 @@ func Neutralise(s, server string) string {
 		case c == '&':
 			insert = next == '#' || isLetter(next)
 		case c == '@':
-			insert = isAlnum(next) && (i == 0 || !isWordByte(s[i-1]))
+			insert = isAlnum(next) || next == '_' || next == '-' || next == '.'
 		case c == '!':
 			insert = next == '['
 		case c == ']':
@@ -110,13 +129,17 @@ func Neutralise(s, server string) string {
 		case c == ':':
 			insert = lineStart && next == ':'
 		case c == '#':
-			insert = next == '#' && after == '['
+			insert = next == '#' && after == '[' || isDigit(next) && i > 0 && refByte(s[i-1])
+		case c == 'g' || c == 'G':
+			if i+3 < len(s) && strings.EqualFold(s[i:i+3], "gh-") && isDigit(s[i+3]) {
+				lit, skip = s[i:i+3]+zwsp, 3
+			}
 		case c == 'h' || c == 'H' || c == 'f' || c == 'F':
-			if n := schemeLen(s[i:]); n > 0 && !serverHost(s[i+n:], server) {
+			if n := schemeLen(s[i:]); n > 0 && (!serverHost(s[i+n:], server) || serverRef(s[i+n:], repo)) {
 				lit, skip = defang(s[i:i+n]), n
 			}
 		case c == 'w' || c == 'W':
-			if i+4 <= len(s) && strings.EqualFold(s[i:i+4], "www.") && (i == 0 || wwwBefore(s[i-1])) {
+			if i+4 <= len(s) && strings.EqualFold(s[i:i+4], "www.") && (i == 0 || wwwBefore(lastOut(s, i, &b, changed))) {
 				lit, skip = s[i:i+3]+zwsp+".", 4
 			}
 		}
@@ -137,9 +160,68 @@ func Neutralise(s, server string) string {
 	return b.String()
 }
 
-// isWordByte is a byte GitHub's mention rule takes as part of a word: a
-// mention starts after anything else.
-func isWordByte(c byte) bool { return isAlnum(c) || c == '_' }
+// refByte is a byte that can end an owner's or a repository's name (or the
+// "/" between them): a "#" before a digit right after one reads as a
+// reference to another repository's issue (owner/repo#12), where "#12"
+// after a blank or a bracket is one in the repository itself.
+func refByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' || c == '/' }
+
+// refKinds are the path segments after owner/repo that make a URL on the
+// server a reference: GitHub shows it as owner/repo#12 (or a commit
+// reference) and notes it on the issue, pull request or discussion it names,
+// as it does the short form.
+var refKinds = []string{"issues", "pull", "pulls", "discussions", "commit", "commits"}
+
+// serverRef reports whether rest, the text after a scheme's "://", is a URL
+// to an issue, a pull request, a discussion or a commit of a repository
+// other than own ("owner/name", any case; "" for none): /owner/repo/issues/…,
+// /owner/repo/pull/… and so on. The path is read as a browser reads it:
+// a backslash counts as "/", empty and "." segments are skipped, ".." drops
+// the one before, each segment is unescaped; a path that does not unescape
+// counts as a reference.
+func serverRef(rest, own string) bool {
+	end := 0
+	for end < len(rest) && !authorityEnd(rest[end]) {
+		end++
+	}
+	path := rest[end:]
+	if stop := strings.IndexAny(path, "?# \t\r\n<>\"'`"); stop >= 0 {
+		path = path[:stop]
+	}
+	var segs []string
+	for _, seg := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '\\' }) {
+		seg, err := url.PathUnescape(seg)
+		switch {
+		case err != nil:
+			return true
+		case seg == "..":
+			segs = segs[:max(len(segs)-1, 0)]
+		case seg != ".":
+			segs = append(segs, seg)
+		}
+	}
+	if len(segs) < 4 || own != "" && strings.EqualFold(segs[0]+"/"+segs[1], own) {
+		return false
+	}
+	for _, k := range refKinds {
+		if strings.EqualFold(segs[2], k) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastOut is the byte the output so far ends with, before s[i:]: s[i-1],
+// or, once something was changed, the last byte written, which may be that
+// of a U+200B Neutralise put (as in "&" U+200B "www."), so that the output,
+// read again, needs nothing more.
+func lastOut(s string, i int, b *strings.Builder, changed bool) byte {
+	if changed {
+		o := b.String()
+		return o[len(o)-1]
+	}
+	return s[i-1]
+}
 
 // wwwBefore is a byte after which GitHub links a bare "www.": a blank, "*",
 // "_", "~", "(" (and, to be safe, any non-ASCII byte).

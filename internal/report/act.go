@@ -446,7 +446,7 @@ func (r *reporter) stop(ctx context.Context) error {
 // masked, then neutralised: no mention, HTML, image, outside link or
 // workflow command reaches the issue from it.
 func (r *reporter) comment(ctx context.Context, marker, body string) error {
-	_, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, marker, redact.Neutralise(r.o.Mask(body), r.o.GitHub.ServerHost()))
+	_, err := r.o.GitHub.UpsertMarkerComment(ctx, r.o.Issue, marker, redact.NeutraliseIn(r.o.Mask(body), r.o.GitHub.ServerHost(), r.o.GitHub.FullName()))
 	return err
 }
 

@@ -35,7 +35,9 @@ func (r *reporter) keepDashboard(ctx context.Context) {
 		r.logf("report: issue #%d is %s: the dashboard shows it at its next settled state or the scheduled refresh", r.o.Issue, it.State)
 		return
 	}
-	clean := func(s string) string { return redact.Neutralise(r.o.Mask(s), r.o.GitHub.ServerHost()) }
+	clean := func(s string) string {
+		return redact.NeutraliseIn(r.o.Mask(s), r.o.GitHub.ServerHost(), r.o.GitHub.FullName())
+	}
 	kept, err := dashboard.Keep(ctx, dashboard.KeepOptions{GitHub: r.o.GitHub, Issue: r.o.Dashboard,
 		Lines: []dashboard.Line{dashboard.LineOf(it, r.o.Clock.Now(), clean)}, Now: r.o.Clock.Now(),
 		DayBudgetUSD: r.o.DayBudget.USD, Rules: r.o.Alerts})

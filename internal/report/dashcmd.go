@@ -116,7 +116,9 @@ func DashboardEdit(ctx context.Context, o DashboardEditOptions) (out DashboardEd
 		return out, keep(nil)
 	}
 	var lines []dashboard.Line
-	clean := func(s string) string { return redact.Neutralise(o.Mask(s), o.GitHub.ServerHost()) }
+	clean := func(s string) string {
+		return redact.NeutraliseIn(o.Mask(s), o.GitHub.ServerHost(), o.GitHub.FullName())
+	}
 	for _, c := range ticked {
 		b := BoxOutcome{Command: c}
 		var rec *reporter

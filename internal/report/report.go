@@ -542,7 +542,7 @@ func (r *reporter) view(cur *record.Record) record.View {
 	if v.Doing == "" {
 		v.Doing = cur.State()
 	}
-	v.Doing = redact.Neutralise(r.o.Mask(v.Doing), r.o.GitHub.ServerHost())
+	v.Doing = redact.NeutraliseIn(r.o.Mask(v.Doing), r.o.GitHub.ServerHost(), r.o.GitHub.FullName())
 	return v
 }
 

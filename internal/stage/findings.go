@@ -196,7 +196,7 @@ func (r *runner) prComment() string {
 		b.WriteString("\n> [!WARNING]\n> " + r.o.IsolationNote + "\n")
 	}
 	b.WriteString("\nApprove this draft, or label the issue `roadmap:implement`, to start implement on the plan.\n")
-	return r.o.Marker + "\n" + redact.Neutralise(r.o.Mask(b.String()), r.o.GitHub.ServerHost())
+	return r.o.Marker + "\n" + redact.NeutraliseIn(r.o.Mask(b.String()), r.o.GitHub.ServerHost(), r.o.GitHub.FullName())
 }
 
 func cell(s string) string {

@@ -467,7 +467,7 @@ func (r *runner) prBody(verdict string) string {
 		tasks, _ = c.ReadFile("tasks.md")
 	}
 	state := fmt.Sprintf("Draft: the plan only, awaiting a person's approval. %s Approve this PR, or label the issue `roadmap:implement`, to start implement; it commits the plan's groups here one by one.", verdict)
-	return o.Mask(prbody.Render(prbody.Body{Issue: o.Issue, State: state, Plan: r.dir, Tasks: tasks, Acceptance: r.acMap, Server: o.GitHub.ServerHost()}))
+	return o.Mask(prbody.Render(prbody.Body{Issue: o.Issue, State: state, Plan: r.dir, Tasks: tasks, Acceptance: r.acMap, Server: o.GitHub.ServerHost(), Repo: o.GitHub.FullName()}))
 }
 
 // finish writes the last mark and the outputs.

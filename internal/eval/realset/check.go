@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -32,8 +33,13 @@ type CheckResult struct {
 // Check runs the hidden command on the materialized case in caseDir: on a
 // copy of repo/ (less the plan) with hidden/ laid over, and on the module
 // at fix_version, each in a scratch directory, and reads each run's
-// `go test -json` output. An error is a case that cannot be checked at all
-// (not materialized, the module not downloadable), never a failed check.
+// `go test -json` output (or pytest's summary). Each run is behind an
+// isolation boundary of its own (o.Isolate) on its directory: the tests are
+// a third party's code. The go command first resolves a Go case's
+// dependencies outside it, as roadmap's user (`go list`, which runs none of
+// the module's code), since nothing inside downloads. An error is a case
+// that cannot be checked at all (not materialized, the module not
+// downloadable, no boundary), never a failed check.
 func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error) {
 	c, err := Load(caseDir)
 	if err != nil {
@@ -47,6 +53,9 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 	}
 	if !Materialized(caseDir) {
 		return nil, fmt.Errorf("repo/ is not materialized: run `roadmap eval fetch` first")
+	}
+	if o.Isolate == nil {
+		return nil, errNoBoundary
 	}
 	argv, err := c.Hidden.Argv()
 	if c.HasDebian() {
@@ -79,12 +88,25 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 		}
 	}
 
-	run := func(dir string) (func(string) string, error) {
+	run := func(dir string) (st func(string) string, err error) {
+		var deps string
+		if !c.HasDebian() {
+			deps = o.goDeps(ctx, dir)
+		}
+		b, err := o.Isolate(ctx, dir)
+		if err != nil {
+			return nil, fmt.Errorf("isolation: %w", err)
+		}
+		defer func() {
+			if cerr := b.Close(); cerr != nil && err == nil {
+				st, err = nil, fmt.Errorf("close the isolation boundary: %w", cerr)
+			}
+		}()
 		if c.HasDebian() {
-			r, err := o.pytest(ctx, dir, argv)
+			r, err := o.pytest(ctx, b, dir, argv)
 			return func(t string) string { return pytestStatus(r, t) }, err
 		}
-		r, err := o.goTest(ctx, dir, argv)
+		r, err := o.goTest(ctx, b, dir, argv, deps)
 		return func(t string) string { return status(r, t) }, err
 	}
 	base, err := run(baseDir)
@@ -133,20 +155,41 @@ func status(r *f2p.Results, t string) string {
 	return "absent"
 }
 
-// goTest runs argv (`go test -json …`) in dir and reads its events. A
-// non-zero exit is the tests' verdict, not an error; output with no event
-// at all is.
-func (o Options) goTest(ctx context.Context, dir string, argv []string) (*f2p.Results, error) {
+// goDeps has the go command, outside the boundary and as roadmap's user,
+// resolve what the module in dir needs to build and test its packages:
+// `go list -e -deps -test ./...` with -mod=mod downloads the modules into
+// the module cache and completes go.mod and go.sum, as `go test` would at
+// its start, and runs none of the module's code. Inside the boundary the
+// go command then finds everything in the cache, which it reads, and
+// downloads nothing. A failure is left for the test run to show: what it
+// returns is the end of its stderr, for that run's error.
+func (o Options) goDeps(ctx context.Context, dir string) string {
+	cmd := exec.CommandContext(ctx, o.goCmd(), "list", "-e", "-deps", "-test", "./...")
+	cmd.Dir, cmd.Env = dir, o.environ()
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &limitedBuffer{b: &stderr, n: 64 << 10}
+	if err := cmd.Run(); err != nil {
+		return fmt.Sprintf("`go list -e -deps -test ./...` before it: %v: %s", err, lastLines(stderr.String(), 5))
+	}
+	return ""
+}
+
+// goTest runs argv (`go test -json …`) in dir behind b and reads its
+// events. A non-zero exit is the tests' verdict, not an error; output with
+// no event at all is, with deps (goDeps's failure, if any) beside it.
+func (o Options) goTest(ctx context.Context, b Boundary, dir string, argv []string, deps string) (*f2p.Results, error) {
 	name := argv[0]
 	if name == "go" {
 		name = o.goCmd()
 	}
 	cmd := exec.CommandContext(ctx, name, argv[1:]...)
-	// The tests are the module's code: they get no credential of the
-	// caller's (a GOPROXY with a password in it included).
-	cmd.Dir, cmd.Env = dir, o.environ(true)
+	// The boundary's environment: an allow-list of the caller's, so no
+	// credential of the caller's (a GOPROXY with a password in it
+	// included), and no download.
+	cmd.Dir, cmd.Env = dir, goEnv(b.Env())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &stdout, n: 64 << 20}, &limitedBuffer{b: &stderr, n: 64 << 10}
+	b.Confine(cmd)
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -156,7 +199,10 @@ func (o Options) goTest(ctx context.Context, dir string, argv []string) (*f2p.Re
 		return nil, fmt.Errorf("read `%s`: %w", strings.Join(argv, " "), err)
 	}
 	if len(res.Tests) == 0 && len(res.FailedGroups) == 0 {
-		return nil, fmt.Errorf("`%s` reported no test (%v): %s", strings.Join(argv, " "), runErr, strings.TrimSpace(stderr.String()))
+		if deps != "" {
+			deps = "; " + deps
+		}
+		return nil, fmt.Errorf("`%s` reported no test (%v): %s%s", strings.Join(argv, " "), runErr, strings.TrimSpace(stderr.String()), deps)
 	}
 	return res, nil
 }

@@ -354,12 +354,12 @@ func readOrigTar(ctx context.Context, name string, data []byte) (*moduleZip, err
 	return z, nil
 }
 
-// pytest runs argv (`python3 -m pytest …`) in dir, with -rA and no cache
-// added, and reads the summary lines -rA prints ("PASSED path::test",
-// "FAILED path::test - …", "ERROR path - …" for a file that does not
-// collect). A non-zero exit is the tests' verdict; output naming no test is
-// an error.
-func (o Options) pytest(ctx context.Context, dir string, argv []string) (map[string]string, error) {
+// pytest runs argv (`python3 -m pytest …`) in dir behind b, with -rA and
+// no cache added, and reads the summary lines -rA prints ("PASSED
+// path::test", "FAILED path::test - …", "ERROR path - …" for a file that
+// does not collect). A non-zero exit is the tests' verdict; output naming
+// no test is an error.
+func (o Options) pytest(ctx context.Context, b Boundary, dir string, argv []string) (map[string]string, error) {
 	python := "python3"
 	env := o.Env
 	if env == nil {
@@ -376,10 +376,12 @@ func (o Options) pytest(ctx context.Context, dir string, argv []string) (map[str
 	args := append([]string{"-m", "pytest", "-rA", "-p", "no:cacheprovider"}, argv[3:]...)
 	cmd := exec.CommandContext(ctx, python, args...)
 	cmd.Dir = dir
-	// The tests are the package's code: no credential of the caller's.
-	cmd.Env = append(policy.ScrubEnv(env), "PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH="+dir)
+	// The tests are the package's code: the boundary's environment, an
+	// allow-list of the caller's, so no credential of the caller's.
+	cmd.Env = append(b.Env(), "PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH="+dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &stdout, n: 16 << 20}, &limitedBuffer{b: &stderr, n: 64 << 10}
+	b.Confine(cmd)
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -152,7 +152,7 @@ func TestRealCaseFromDebianSource(t *testing.T) {
 	if p := os.Getenv(PythonEnv); p != "" {
 		env = append(env, PythonEnv+"="+p)
 	}
-	o := Options{Env: env, TempDir: t.TempDir(), AptDir: t.TempDir()}
+	o := Options{Env: env, TempDir: t.TempDir(), AptDir: t.TempDir(), Isolate: testBoundary(env)}
 	ctx := context.Background()
 
 	dir := write(t, src, hidden)

@@ -41,8 +41,28 @@ type Options struct {
 	// HTTPClient fetches from the archive (nil is http.DefaultClient).
 	HTTPClient *http.Client
 	// Python runs a Python case's hidden tests ("" is $ROADMAP_PYTHON,
-	// else python3).
+	// else python3). Inside the boundary it must be readable: a system
+	// Python (/usr/bin/python3), not one under a HOME.
 	Python string
+	// Isolate opens the isolation boundary on a work tree, dir, that Check
+	// runs the case's hidden tests behind: they are a third party's code,
+	// as much an attacker's as the model's. The command line opens it as
+	// every Job opens its own (job.OpenBoundary, as the configuration's
+	// `isolation` says). nil, or an error, and Check runs no test.
+	Isolate func(ctx context.Context, dir string) (Boundary, error)
+}
+
+// Boundary is an open isolation boundary (*sandbox.Boundary is one).
+type Boundary interface {
+	// Confine makes cmd run inside: as the boundary's own user, in its
+	// namespaces, under Landlock (policy.Jail).
+	policy.Jail
+	// Env is the environment a command inside gets: an allow-list of the
+	// runner's, with HOME, TMPDIR and the Go build cache the boundary's own
+	// and no download (GOPROXY=off).
+	Env() []string
+	// Close gives the work tree back and removes the boundary's HOME.
+	Close() error
 }
 
 // Result is what Materialize laid out.
@@ -180,7 +200,7 @@ func (o Options) download(ctx context.Context, module, version, want string) (*m
 	}
 	at := module + "@" + version
 	cmd := exec.CommandContext(ctx, o.goCmd(), "mod", "download", "-json", at)
-	cmd.Dir, cmd.Env = scratch, o.environ(false)
+	cmd.Dir, cmd.Env = scratch, o.environ()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &stdout, n: 1 << 20}, &limitedBuffer{b: &stderr, n: 64 << 10}
 	runErr := cmd.Run()
@@ -220,17 +240,18 @@ func (o Options) goCmd() string {
 	return "go"
 }
 
-// environ is o.Env with GOFLAGS's -mod set to mod and GOWORK off; scrub
-// leaves out whatever looks like a credential (policy.ScrubEnv), for the
-// commands that run the module's own code.
-func (o Options) environ(scrub bool) []string {
+// environ is o.Env (nil: this process's) as goEnv makes it: the go
+// command's environment outside the boundary, where it downloads.
+func (o Options) environ() []string {
 	env := o.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	if scrub {
-		env = policy.ScrubEnv(env)
-	}
+	return goEnv(env)
+}
+
+// goEnv is env with GOFLAGS's -mod set to mod and GOWORK off.
+func goEnv(env []string) []string {
 	var out []string
 	flags := []string{}
 	for _, kv := range env {
@@ -391,3 +412,6 @@ func Materialized(caseDir string) bool {
 
 // errNoHidden is a case whose fix has no hidden tests to check.
 var errNoHidden = errors.New("no hidden.json: nothing to check")
+
+// errNoBoundary is Check with no way to open an isolation boundary.
+var errNoBoundary = errors.New("the hidden tests are a third party's code and run only behind an isolation boundary, and none was given (Options.Isolate): nothing was run")

@@ -3,13 +3,16 @@ package realset
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/eval/realset/proxytest"
+	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
 
 const calcModule = "example.com/calc"
@@ -46,7 +49,24 @@ func calcProxy(t *testing.T) (*proxytest.Proxy, Options) {
 			t.Fatal(err)
 		}
 	}
-	return p, Options{Env: p.Env(filepath.Join(t.TempDir(), "modcache")), TempDir: t.TempDir()}
+	env := p.Env(filepath.Join(t.TempDir(), "modcache"))
+	return p, Options{Env: env, TempDir: t.TempDir(), Isolate: testBoundary(env)}
+}
+
+// testBoundary opens the user boundary where this process can (root on
+// Linux, as the test machines and CI run), else the one `isolation: none`
+// opens: the tests run as this process's user, with the boundary's
+// allow-listed environment built from environ and a HOME of their own.
+// TestEvalRealCheckIsolated (internal/cli) shows what the user boundary
+// keeps from them.
+func testBoundary(environ []string) func(context.Context, string) (Boundary, error) {
+	mode := sandbox.ModeNone
+	if runtime.GOOS == "linux" && os.Geteuid() == 0 {
+		mode = sandbox.ModeUser
+	}
+	return func(ctx context.Context, dir string) (Boundary, error) {
+		return sandbox.Open(ctx, sandbox.Options{Mode: mode, Workspace: dir, Environ: environ, GoCache: sandbox.GoDirs(environ)["GOCACHE"]})
+	}
 }
 
 // writeCase writes a case directory: source.json from the proxy's sums
@@ -178,6 +198,26 @@ func TestRealCaseFromModuleProxy(t *testing.T) {
 		}
 		if !chk.Passed || chk.Base[calcModule+".TestAbs"] != "fail" || chk.Fix[calcModule+".TestAbs"] != "pass" || chk.Base[calcModule+".TestAdd"] != "pass" || chk.Fix[calcModule+".TestNoToken"] != "pass" {
 			t.Errorf("the good case's check: %+v", chk)
+		}
+	})
+
+	t.Run("no boundary, no test run", func(t *testing.T) {
+		dir := writeCase(t, p, nil)
+		if _, err := Materialize(ctx, dir, o); err != nil {
+			t.Fatal(err)
+		}
+		none := o
+		none.Isolate = nil
+		if chk, err := Check(ctx, dir, none); err == nil || !strings.Contains(err.Error(), "isolation boundary") {
+			t.Errorf("Check with no Isolate: %+v, %v; want it refused", chk, err)
+		}
+		opened := 0
+		none.Isolate = func(context.Context, string) (Boundary, error) {
+			opened++
+			return nil, errors.New("no isolation boundary for model-written commands: not root")
+		}
+		if chk, err := Check(ctx, dir, none); err == nil || !strings.Contains(err.Error(), "isolation: no isolation boundary") || opened != 1 {
+			t.Errorf("Check with a boundary that cannot be opened: %+v, %v (opened %d); want its error, once", chk, err, opened)
 		}
 	})
 

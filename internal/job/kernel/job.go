@@ -241,7 +241,9 @@ func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcom
 // a step label in the record, a plan finding, a login), so each line is
 // masked and neutralised.
 func (j *Job) View(cur *record.Record) record.View {
-	safe := func(s string) string { return redact.Neutralise(j.O.Mask(s), j.O.GitHub.ServerHost()) }
+	safe := func(s string) string {
+		return redact.NeutraliseIn(j.O.Mask(s), j.O.GitHub.ServerHost(), j.O.GitHub.FullName())
+	}
 	notes := make([]string, len(j.Notes))
 	for i, n := range j.Notes {
 		notes[i] = safe(n)
