@@ -34,23 +34,10 @@ func lastPatchHasResult(t *testing.T, w *world, want record.Result) {
 	}
 }
 
+// TestTypedResult: a Job's typed result is in its result, its outputs and
+// its record's last write, for a stop and a yield (a Job that goes ready is
+// TestReadyJob's).
 func TestTypedResult(t *testing.T) {
-	t.Run("ready", func(t *testing.T) {
-		w := newWorld(t, 2, "")
-		j := w.newJob(w.conversations())
-		j.opts.PollInterval = time.Minute
-		res := j.runWithGreenCI()
-		if res.Result != record.ResultReady {
-			t.Fatalf("result = %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
-		}
-		if got := j.outputs["result"]; got != "ready" {
-			t.Errorf("output result = %q, want ready", got)
-		}
-		if got, _ := w.record().Result(); got != record.ResultReady {
-			t.Errorf("record result = %q, want ready", got)
-		}
-		lastPatchHasResult(t, w, record.ResultReady)
-	})
 	t.Run("stopped", func(t *testing.T) {
 		w := newWorld(t, 1, "")
 		convs := w.conversations()
@@ -373,20 +360,5 @@ func TestDeadlineYield(t *testing.T) {
 	j2.opts.WatchTimeout = time.Minute
 	if res := j2.run(); len(j2.model.Requests()) == 0 {
 		t.Errorf("with 20 minutes left the group did not start: %s %s", res.Result, res.Reason)
-	}
-}
-
-// TestWatchIgnoresOwnStatuses: roadmap's own statuses (roadmap/*) are not
-// the PR's checks; an item whose head carries roadmap/implement's old
-// failure goes ready when the PR's CI passes.
-func TestWatchIgnoresOwnStatuses(t *testing.T) {
-	w := newWorld(t, 1, "")
-	j := w.newJob(w.conversations())
-	// A restarted item: the head carries roadmap's own failing status from
-	// an earlier Job, and the PR's CI passes.
-	j.opts.Clock = ciClock{ManualClock: w.clock, w: w, state: "success", own: "roadmap/implement"}
-	res := j.run()
-	if res.Result != record.ResultReady {
-		t.Fatalf("Job ended %s (%s %s), want ready: roadmap's own status was read as a PR check\n%s", res.Result, res.Failure, res.Reason, j.log.String())
 	}
 }
