@@ -5,32 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/githubfake"
-	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
-// parCheck is a Go test in the sample repository that passes only when the
-// process runs as implement.parallelism 1 says: GOMAXPROCS 1, and go test's
-// -p 1 (GOFLAGS), so at most one package builds or runs at a time.
-const parCheck = `package widgets
-
-import (
-	"os"
-	"runtime"
-	"testing"
-)
-
-func TestParallelism(t *testing.T) {
-	if n := runtime.GOMAXPROCS(0); n != 1 {
-		t.Fatalf("GOMAXPROCS %d, want 1", n)
-	}
-	if f := os.Getenv("GOFLAGS"); f != "-p=1" {
-		t.Fatalf("GOFLAGS %q, want -p=1", f)
-	}
-}
-`
+// parCheck is a check in the sample repository, `make -s par`, that passes
+// only when the process runs as implement.parallelism 1 says: GOMAXPROCS 1,
+// and go test's -p 1 (GOFLAGS), so at most one package builds or runs at a
+// time. What it proves is the environment the check runner gives a check's
+// process, which a make rule reads as well as the go test it replaces did,
+// without building a test binary.
+const parCheck = "par:\n" +
+	"\t@test \"$$GOMAXPROCS\" = 1 || { echo \"GOMAXPROCS $$GOMAXPROCS, want 1\"; exit 1; }\n" +
+	"\t@test \"$$GOFLAGS\" = -p=1 || { echo \"GOFLAGS $$GOFLAGS, want -p=1\"; exit 1; }\n"
 
 // TestOOMLessParallelism (implement's half; report's is in internal/report):
 // a Job whose record holds implement.parallelism, set by report after an
@@ -45,21 +32,11 @@ func TestOOMLessParallelism(t *testing.T) {
 		{"without it they run with the machine's own", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files := theworld.SampleRepo(1)
-			files["go.mod"] = "module example.com/widgets\n\ngo 1.22\n"
-			files["par_test.go"] = parCheck
-			rc := "**roadmap** · staged\n\n<!-- roadmap:record v1\n" + tc.rec + "stage.plan: " + planDir + "\n-->\n"
-			tw, err := theworld.New(theworld.Options{Dir: t.TempDir(), Owner: owner, Repo: repo, Token: token, Start: t0,
-				Files: files, Issue: &githubfake.Issue{Title: "Add greetings", Body: "Add greetings.\n\n", Author: "alice"},
-				RecordComment: rc, ModelPrice: llm.Price{Input: 1, Output: 10}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(tw.Close)
-			w := &world{t: t, base: tw, dir: tw.Dir, remote: tw.Remote, fake: tw.Fake, clock: tw.Clock, issue: tw.Issue, groups: 1}
+			body := "Add greetings.\n\n<!-- roadmap:record v1\n" + tc.rec + "stage.plan: " + planDir + "\n-->\n"
+			w := newWorldWith(t, 1, body, func(o *theworld.Options) { o.Files["Makefile"] = parCheck })
 			j := w.newJob(w.conversations())
 			j.opts.WatchTimeout = time.Minute
-			j.opts.CheckCommands = []string{"go test -count=1 -run TestParallelism ."}
+			j.opts.CheckCommands = []string{"make -s par"}
 			res := j.runWithCIRunning()
 			log := j.log.String()
 			if tc.pass {
