@@ -2,7 +2,6 @@ package implement_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,35 +10,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
-
-// TestArchiveAtReady: the item's PR ends with the OpenSpec archive as its
-// last commit (the change moved to openspec/changes/archive/YYYY-MM-DD-<id>,
-// trailer Roadmap-Archive), pushed before the watch; a continuation after the
-// archive reads the plan where OpenSpec moved it and goes ready.
-func TestArchiveAtReady(t *testing.T) {
-	w := newWorld(t, 1, "")
-	lifeOf(t, w, "") // Job 1 yields at the watch after the archive; Job 2 goes ready
-	branch := "roadmap/" + fmt.Sprint(w.issue) + "-add-greetings"
-	msg := run(t, w.remote, "git", "log", "-1", "--format=%B", branch)
-	if !strings.Contains(msg, "Roadmap-Archive: add-greetings") {
-		t.Errorf("the PR's last commit is not the archive:\n%s", msg)
-	}
-	tree := run(t, w.remote, "git", "ls-tree", "-r", "--name-only", branch)
-	date := w.clock.Now().Format("2006-01-02")
-	if !strings.Contains(tree, "openspec/changes/archive/"+date+"-add-greetings/tasks.md") {
-		t.Errorf("the archive directory is missing from the last commit:\n%s", tree)
-	}
-	if strings.Contains(tree, "openspec/changes/add-greetings/") {
-		t.Errorf("the change is still under openspec/changes/:\n%s", tree)
-	}
-	if !w.prReady() {
-		t.Error("the PR was not marked ready (or prReady cannot see it)")
-	}
-	archives := strings.Count(run(t, w.remote, "git", "log", "--format=%B", branch), "Roadmap-Archive:")
-	if archives != 1 {
-		t.Errorf("%d archive commits, want 1 (the continuation must not archive again)", archives)
-	}
-}
 
 // TestArchiveRefusedReturnsThePlan: a change whose delta cannot apply (a
 // MODIFIED requirement the main spec does not have) is not archived: the item

@@ -1,7 +1,6 @@
 package implement_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,83 +48,6 @@ func prompt(req agent.ModelRequest) string {
 		b.WriteString(m.Content + "\n")
 	}
 	return b.String()
-}
-
-// Gap 1: the runner's repair rounds are retry events of the Job's trace,
-// and so of the record's copy a person reads with `roadmap explain --trace`.
-func TestRepairRoundIsARetryInTheRecordTrace(t *testing.T) {
-	w := newWorld(t, 1, "")
-	// Round 1 finishes without writing the file; round 2 writes it.
-	c := conv(t, "group-1", 1, finish, write(1), finish)
-	j := w.newJob([]*llm.Conversation{c})
-	j.opts.WatchTimeout = time.Minute
-	res := j.run()
-	if res.Result == record.ResultStopped {
-		t.Fatalf("stopped: %s %s\n%s", res.Failure, res.Reason, j.log.String())
-	}
-	rc := recordTrace(t, w.record())
-	var retries []trace.Event
-	for _, e := range rc.Events {
-		if e.Type == trace.TypeRetry {
-			retries = append(retries, e)
-		}
-	}
-	if len(retries) != 1 || !strings.Contains(retries[0].Reason, "checks_failed: repair round") || retries[0].Attempt != 2 {
-		t.Errorf("retry events in the record's trace = %+v, want one repair round, attempt 2", retries)
-	}
-}
-
-// Gap 2: a checked_sha at another head does not skip the scoped checks: the
-// Job runs them at its head and the record says where they passed.
-func TestScopedChecksRunWhenCheckedSHAIsAnotherHead(t *testing.T) {
-	stale := strings.Repeat("ab", 20)
-	body := "Add greetings.\n\n<!-- roadmap:record v1\nimplement.checked_sha: " + stale + "\nstage.plan: " + planDir + "\n-->\n"
-	w := newWorld(t, 1, body)
-	j := w.newJob(w.conversations())
-	j.opts.WatchTimeout = time.Minute
-	res := j.runWithCIRunning()
-	if res.Result == record.ResultStopped {
-		t.Fatalf("stopped: %s %s\n%s", res.Failure, res.Reason, j.log.String())
-	}
-	if got, _ := w.record().CheckedSHA(); string(got) != res.HeadSHA {
-		t.Errorf("implement.checked_sha = %s, want the head %s: the scoped checks did not run at the new head", got, res.HeadSHA)
-	}
-	// The group's verify command ran in its round and again at the head.
-	if n := len(j.checks.cmds); n != 2 {
-		t.Errorf("%d check commands ran (%v), want 2: the group's and the scoped checks at the head", n, j.checks.cmds)
-	}
-}
-
-// Gap 3: the group mark carries the published head, in the same write.
-func TestGroupMarkCarriesPublishedSHA(t *testing.T) {
-	// Two groups: group 1's mark is a write of its own (the last group's
-	// rides with the checked mark, where the archive sets published_sha too).
-	w := newWorld(t, 2, "")
-	j := w.newJob(w.conversations())
-	j.opts.WatchTimeout = time.Minute
-	j.runWithCIRunning()
-	var mark string
-	for _, p := range w.patches() {
-		var req struct {
-			Body string `json:"body"`
-		}
-		if json.Unmarshal([]byte(p), &req) == nil && strings.Contains(req.Body, "implement.group: 1\n") {
-			mark = req.Body
-			break
-		}
-	}
-	if mark == "" {
-		t.Fatalf("no record write holds group 1's mark:\n%v", w.patches())
-	}
-	sha := ""
-	for _, line := range strings.Split(mark, "\n") {
-		if v, ok := strings.CutPrefix(line, "implement.sha: "); ok {
-			sha = strings.TrimSpace(v)
-		}
-	}
-	if sha == "" || !strings.Contains(mark, "implement.published_sha: "+sha) {
-		t.Errorf("group 1's mark lacks implement.published_sha equal to its implement.sha %q:\n%s", sha, mark)
-	}
 }
 
 // Gap 4 and the runner's links: plan_wrong returns the item with the agent's

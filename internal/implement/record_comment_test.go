@@ -15,31 +15,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
-// lifeOf runs an item's life on the fake GitHub: Job 1 yields at the watch
-// (the PR checks still run), Job 2 (a continuation handed the record
-// comment's id) sees them pass and marks the PR ready.
-func lifeOf(t *testing.T, w *world, plan string) (implement1, implement2 *job) {
-	t.Helper()
-	j1 := w.newJob(w.conversations())
-	j1.opts.PlanDir = plan
-	j1.opts.WatchTimeout = time.Minute
-	res1 := j1.run()
-	if res1.Result != record.ResultYielded {
-		t.Fatalf("Job 1 ended %s (%s %s), want yielded at the watch\n%s", res1.Result, res1.Failure, res1.Reason, j1.log.String())
-	}
-	if res1.RecordComment == 0 || j1.outputs["record_comment"] != fmt.Sprint(res1.RecordComment) {
-		t.Fatalf("Job 1 handed over record comment %d (output %q)", res1.RecordComment, j1.outputs["record_comment"])
-	}
-	j2 := w.newJob(w.conversations())
-	j2.opts.PlanDir = plan
-	j2.opts.RecordComment = res1.RecordComment
-	res2 := j2.runWithGreenCI()
-	if res2.Result != record.ResultReady {
-		t.Fatalf("Job 2 ended %s (%s %s), want ready\n%s", res2.Result, res2.Failure, res2.Reason, j2.log.String())
-	}
-	return j1, j2
-}
-
 // TestRecordComment: over an item's life the issue body is byte-identical,
 // whatever it holds; the record is roadmap's own comment, made by the first
 // Job before any work (before its first model call), and it ends holding the
