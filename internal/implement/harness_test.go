@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -89,6 +90,15 @@ func newWorldWith(t *testing.T, groups int, body string, with func(*theworld.Opt
 	}
 	t.Cleanup(tw.Close)
 	return &world{t: t, base: tw, dir: tw.Dir, remote: tw.Remote, fake: tw.Fake, clock: tw.Clock, issue: tw.Issue, groups: groups}
+}
+
+// newWorldFiles is newWorld with files (slash-separated path to content)
+// laid over the sample repository before it is seeded: a plan of the test's
+// own, a file its checks read. They are in the seed commit; a commit on main
+// after the seed would cost a clone, a commit and a push.
+func newWorldFiles(t *testing.T, groups int, body string, files map[string]string) *world {
+	t.Helper()
+	return newWorldWith(t, groups, body, func(o *theworld.Options) { maps.Copy(o.Files, files) })
 }
 
 // recordComment returns the record comment as the fake holds it: the oldest
