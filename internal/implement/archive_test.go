@@ -15,9 +15,8 @@ import (
 // MODIFIED requirement the main spec does not have) is not archived: the item
 // goes back to stage with OpenSpec's finding and the PR stays a draft.
 func TestArchiveRefusedReturnsThePlan(t *testing.T) {
-	w := newWorld(t, 1, "")
-	w.addToPlan(t, map[string]string{
-		"specs/greet/spec.md": "## MODIFIED Requirements\n\n### Requirement: Greeting\nThe system SHALL greet.\n\n#### Scenario: Hello\n- **WHEN** asked\n- **THEN** it greets\n",
+	w := newWorldFiles(t, 1, "", map[string]string{
+		planDir + "/specs/greet/spec.md": "## MODIFIED Requirements\n\n### Requirement: Greeting\nThe system SHALL greet.\n\n#### Scenario: Hello\n- **WHEN** asked\n- **THEN** it greets\n",
 	})
 	j := w.newJob(w.conversations())
 	res := j.runWithGreenCI()
@@ -27,26 +26,6 @@ func TestArchiveRefusedReturnsThePlan(t *testing.T) {
 	if w.prReady() {
 		t.Error("the PR was marked ready with a change that cannot be archived")
 	}
-}
-
-// addToPlan commits files (paths relative to the plan's directory) to the
-// remote's main, as the stage phase would have written them.
-func (w *world) addToPlan(t *testing.T, files map[string]string) {
-	t.Helper()
-	dir := filepath.Join(w.dir, "plan-edit")
-	run(t, w.dir, "git", "clone", "-q", w.remote, dir)
-	for name, body := range files {
-		p := filepath.Join(dir, planDir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run(t, dir, "git", "add", "-A")
-	run(t, dir, "git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "plan: delta specs")
-	run(t, dir, "git", "push", "-q", "origin", "main")
 }
 
 // prReady reports whether the PR was marked ready for review (the GraphQL

@@ -33,14 +33,7 @@ const farewellTasks = "## 1. Farewell\n\n" +
 // farewell plan.
 func newFarewellWorld(t *testing.T) *world {
 	t.Helper()
-	w := newWorld(t, 1, "")
-	seed := filepath.Join(w.dir, "seed")
-	os.WriteFile(filepath.Join(seed, "greeting.txt"), []byte("hello\n"), 0o644)
-	os.WriteFile(filepath.Join(seed, planDir, "tasks.md"), []byte(farewellTasks), 0o644)
-	run(t, seed, "git", "add", "-A")
-	run(t, seed, "git", "commit", "-q", "-m", "greeting and the farewell plan")
-	run(t, seed, "git", "push", "-q", "origin", "main")
-	return w
+	return newWorldFiles(t, 1, "", map[string]string{"greeting.txt": "hello\n", planDir + "/tasks.md": farewellTasks})
 }
 
 func writeFile(path, content string) string {
@@ -261,14 +254,8 @@ func TestFailToPassOneAnswer(t *testing.T) {
 		"- [ ] 1.1 Expect hi in tests/hi.txt; verify: `grep -q -f tests/hi.txt greeting.txt` fails\n\n" +
 		"## 2. Farewell\n\n" +
 		"- [ ] 2.1 Expect the farewell in tests/bye.txt; verify: `grep -q -f tests/bye.txt greeting.txt` fails\n"
-	w := newWorld(t, 2, "")
-	seed := filepath.Join(w.dir, "seed")
-	os.WriteFile(filepath.Join(seed, "greeting.txt"), []byte("hello\n"), 0o644)
-	os.WriteFile(filepath.Join(seed, planDir, "tasks.md"), []byte(tasks), 0o644)
-	run(t, seed, "git", "add", "-A")
-	run(t, seed, "git", "commit", "-q", "-m", "greeting and the plan")
-	run(t, seed, "git", "push", "-q", "origin", "main")
-	main := run(t, seed, "git", "rev-parse", "HEAD")
+	w := newWorldFiles(t, 2, "", map[string]string{"greeting.txt": "hello\n", planDir + "/tasks.md": tasks})
+	main := w.base.RemoteHead("main")
 
 	j := w.newJob([]*llm.Conversation{
 		groupConv(t, 1, writeFile("tests/hi.txt", "hi\n"), writeFile("greeting.txt", "hello\nhi\n")),
