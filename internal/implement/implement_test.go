@@ -13,6 +13,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -32,48 +33,6 @@ func lastPatchHasResult(t *testing.T, w *world, want record.Result) {
 			t.Errorf("write %d of %d already holds a result; the result is the last mark:\n%s", i+1, len(p), earlier)
 		}
 	}
-}
-
-// TestTypedResult: a Job's typed result is in its result, its outputs and
-// its record's last write, for a stop and a yield (a Job that goes ready is
-// TestReadyJob's).
-func TestTypedResult(t *testing.T) {
-	t.Run("stopped", func(t *testing.T) {
-		w := newWorld(t, 1, "")
-		convs := w.conversations()
-		// The model finishes without writing the file: the checks fail every round.
-		convs[0].Turns = convs[0].Turns[1:]
-		j := w.newJob(convs)
-		j.opts.RepairRounds = 1
-		res := j.run()
-		if res.Result != record.ResultStopped || res.Failure != "checks_failed" {
-			t.Fatalf("result = %s/%s, want stopped/checks_failed\n%s", res.Result, res.Failure, j.log.String())
-		}
-		if got := j.outputs["result"]; got != "stopped" {
-			t.Errorf("output result = %q, want stopped", got)
-		}
-		if got := j.outputs["failure"]; got != "checks_failed" {
-			t.Errorf("output failure = %q, want checks_failed", got)
-		}
-		r := w.record()
-		if log, _ := r.CheckLog(); !strings.Contains(log, "grep") {
-			t.Errorf("check log %q does not name the failing command", log)
-		}
-		lastPatchHasResult(t, w, record.ResultStopped)
-	})
-	t.Run("yielded", func(t *testing.T) {
-		w := newWorld(t, 1, "")
-		j := w.newJob(w.conversations())
-		j.opts.Deadline = t0.Add(time.Minute) // less than the reserve: nothing can start
-		res := j.run()
-		if res.Result != record.ResultYielded {
-			t.Fatalf("result = %s, want yielded", res.Result)
-		}
-		if got := j.outputs["result"]; got != "yielded" {
-			t.Errorf("output result = %q, want yielded", got)
-		}
-		lastPatchHasResult(t, w, record.ResultYielded)
-	})
 }
 
 // runWithGreenCI runs the Job while a "CI" marks the pushed head green
@@ -169,6 +128,11 @@ func TestPublishedSHAReconcile(t *testing.T) {
 	}
 }
 
+// TestDeadlineYield: a Job yields before a group the deadline leaves no
+// room for (the longest recorded group plus the reserve), with its typed
+// result in its result, its outputs and its record's last write (it was
+// TestTypedResult's yielded case, a Job of its own); with time enough the
+// same item runs: its group starts.
 func TestDeadlineYield(t *testing.T) {
 	body := "Add greetings.\n\n<!-- roadmap:record v1\nimplement.group_seconds: [900]\nstage.plan: " + planDir + "\n-->\n"
 	w := newWorld(t, 1, body)
@@ -185,11 +149,17 @@ func TestDeadlineYield(t *testing.T) {
 	if !strings.Contains(res.Reason, "deadline") {
 		t.Errorf("reason %q does not say deadline", res.Reason)
 	}
-	// With time enough the same item runs.
-	j2 := w.newJob(w.conversations())
+	if got := j.outputs["result"]; got != "yielded" {
+		t.Errorf("output result = %q, want yielded", got)
+	}
+	lastPatchHasResult(t, w, record.ResultYielded)
+	// With time enough the same item runs: its group starts. (The step
+	// finishes without writing its file, so the Job stops in the group, no
+	// push and no watch after it: the test is about the start.)
+	j2 := w.newJob([]*llm.Conversation{conv(t, "group-1", 1, finish)})
 	j2.opts.Reserve = time.Minute
 	j2.opts.Deadline = w.clock.Now().Add(20 * time.Minute)
-	j2.opts.WatchTimeout = time.Minute
+	j2.opts.RepairRounds = 1
 	if res := j2.run(); len(j2.model.Requests()) == 0 {
 		t.Errorf("with 20 minutes left the group did not start: %s %s", res.Result, res.Reason)
 	}

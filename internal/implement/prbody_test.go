@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // TestPRBodyKeptTrue: the PR's body says what the PR is now. After a Job
@@ -15,14 +16,20 @@ import (
 // ticks every task, and never again that it holds only the plan. It costs
 // one request for the Job that stopped and none for the ready one (the
 // body rides in its mark-ready request), none per group.
+//
+// The same two Jobs show issue 17's gap 9 (it was
+// TestSpendLinesNumberCallsPerJob, two Jobs of the same shape): spend lines
+// number the calls of their Job from 1, as report reads them against the
+// Job's line in implement.jobs to find a killed Job's unmarked spend.
 func TestPRBodyKeptTrue(t *testing.T) {
 	w := newWorld(t, 2, "")
 	convs := w.conversations()
-	first := w.newJob(convs[:1]) // the model answers group 1 only
-	first.opts.WatchTimeout = time.Minute
-	res := first.runWithCIRunning()
-	if res.Result == record.ResultReady || res.Group != 1 {
-		t.Fatalf("Job 1 ended %s at group %d, want a stop or yield after group 1\n%s", res.Result, res.Group, first.log.String())
+	// Job 1 passes group 1 and stops in group 2 (its step never writes the file).
+	first := w.newJob([]*llm.Conversation{convs[0], conv(t, "group-2", 2, finish)})
+	first.opts.RepairRounds = 1
+	res := first.run()
+	if res.Result != record.ResultStopped || res.Group != 1 {
+		t.Fatalf("Job 1 ended %s at group %d, want a stop in group 2 after group 1\n%s", res.Result, res.Group, first.log.String())
 	}
 	if res.PR == 0 {
 		// A Job that stopped before the watch opens no PR: open it as
@@ -88,4 +95,33 @@ func TestPRBodyKeptTrue(t *testing.T) {
 	if got := patches(); got > 1 {
 		t.Errorf("the ready Job wrote the PR body with a request of its own (%d PR writes in all), want it in the mark-ready request", got)
 	}
+
+	t.Run("spend lines number the calls of their Job", func(t *testing.T) {
+		log, err := trace.ParseSpendLines(strings.NewReader(second.log.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls []int
+		for _, e := range log.Entries {
+			if e.Job != 2 {
+				t.Errorf("Job 2's log has a spend line of Job %d", e.Job)
+			}
+			calls = append(calls, e.Call)
+		}
+		jobs, _ := w.record().Jobs()
+		var marked int
+		for _, jo := range jobs {
+			if jo.Job == 2 {
+				marked = jo.Spend.ModelCalls
+			}
+		}
+		if len(calls) == 0 || marked != len(calls) {
+			t.Fatalf("Job 2: %d spend lines, %d calls in its implement.jobs line; want equal and not 0", len(calls), marked)
+		}
+		for i, c := range calls {
+			if c != i+1 {
+				t.Errorf("Job 2's spend line %d numbers call %d, want %d: report would count marked calls again", i+1, c, i+1)
+			}
+		}
+	})
 }

@@ -189,54 +189,12 @@ func TestRecordTraceCopyWithinBound(t *testing.T) {
 	}
 }
 
-// Gap 9: spend lines number the calls of their Job from 1, as report reads
-// them against the Job's line in implement.jobs to find a killed Job's
-// unmarked spend.
-func TestSpendLinesNumberCallsPerJob(t *testing.T) {
-	w := newWorld(t, 2, "")
-	// Job 1 passes group 1 and stops in group 2 (its step never writes the file).
-	convs := w.conversations()
-	first := w.newJob([]*llm.Conversation{convs[0], conv(t, "group-2", 2, finish)})
-	first.opts.RepairRounds = 1
-	if res := first.run(); res.Result != record.ResultStopped {
-		t.Fatalf("first Job: %s/%s, want stopped in group 2\n%s", res.Result, res.Failure, first.log.String())
-	}
-	// Job 2 does group 2.
-	second := w.newJob(convs)
-	second.opts.WatchTimeout = time.Minute
-	second.runWithCIRunning()
-
-	log, err := trace.ParseSpendLines(strings.NewReader(second.log.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var calls []int
-	for _, e := range log.Entries {
-		if e.Job != 2 {
-			t.Errorf("Job 2's log has a spend line of Job %d", e.Job)
-		}
-		calls = append(calls, e.Call)
-	}
-	jobs, _ := w.record().Jobs()
-	var marked int
-	for _, jo := range jobs {
-		if jo.Job == 2 {
-			marked = jo.Spend.ModelCalls
-		}
-	}
-	if len(calls) == 0 || marked != len(calls) {
-		t.Fatalf("Job 2: %d spend lines, %d calls in its implement.jobs line; want equal and not 0", len(calls), marked)
-	}
-	for i, c := range calls {
-		if c != i+1 {
-			t.Errorf("Job 2's spend line %d numbers call %d, want %d: report would count marked calls again", i+1, c, i+1)
-		}
-	}
-}
-
 // The runner's ladder link and the fix of item 2: a step that climbed to
 // tier 1 and still failed leaves implement.tier: 1, and the next Job's first
-// step starts there instead of on tier 0 again.
+// step starts there instead of on tier 0 again. The first Job's stop shows
+// a stop's typed result too, in its result, its outputs, its record's last
+// write and the check log naming the failing command (it was
+// TestTypedResult's stopped case, a Job of its own).
 func TestLadderResumesAtTheTierReached(t *testing.T) {
 	w := newWorld(t, 1, "")
 	tiers := func(j *job, tier0, tier1 []*llm.Conversation) (*spyModel, *spyModel) {
@@ -260,6 +218,16 @@ func TestLadderResumesAtTheTierReached(t *testing.T) {
 	if res.Result != record.ResultStopped || res.Failure != "checks_failed" {
 		t.Fatalf("first Job: %s/%s, want stopped/checks_failed\n%s", res.Result, res.Failure, first.log.String())
 	}
+	if got := first.outputs["result"]; got != "stopped" {
+		t.Errorf("output result = %q, want stopped", got)
+	}
+	if got := first.outputs["failure"]; got != "checks_failed" {
+		t.Errorf("output failure = %q, want checks_failed", got)
+	}
+	if log, _ := w.record().CheckLog(); !strings.Contains(log, "grep") {
+		t.Errorf("check log %q does not name the failing command", log)
+	}
+	lastPatchHasResult(t, w, record.ResultStopped)
 	if len(small1.Requests()) != 2 || len(large1.Requests()) != 1 {
 		t.Fatalf("first Job: %d calls on tier 0 and %d on tier 1, want 2 and 1: the runner did not pass the ladder", len(small1.Requests()), len(large1.Requests()))
 	}
