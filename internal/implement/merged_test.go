@@ -200,32 +200,3 @@ func TestStaleBaseRechecked(t *testing.T) {
 		t.Errorf("the branch took in the base though the merged checks passed")
 	}
 }
-
-// TestMergedCheckFreeWhenHeadHasBase: the base did not move, so the head
-// contains it and its scoped checks were the merged checks: no scratch
-// tree, no check run beyond the group's and the head's, and the base is
-// recorded as checked.
-func TestMergedCheckFreeWhenHeadHasBase(t *testing.T) {
-	w := newWorld(t, 1, "")
-	w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test"})
-	j := w.newJob(w.conversations())
-	var dirs []string
-	withBeforeTree(j, &dirs)
-	j.opts.CIWorkflows = []string{ciWorkflow}
-	res := j.run()
-	if res.Result != record.ResultReady {
-		t.Fatalf("Job ended %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
-	}
-	// The group's verify command once at the group's end and once at the
-	// head; the before tree of fail-to-pass is the one other tree (the
-	// sample group has no `fails` command, so none).
-	if len(dirs) != 0 {
-		t.Errorf("trees opened besides the work tree: %q, want none", dirs)
-	}
-	if len(j.checks.cmds) != 2 {
-		t.Errorf("check commands run: %q, want 2 (the group's, the head's)", j.checks.cmds)
-	}
-	if mb, _ := w.record().MergedBase(); string(mb) != w.base.RemoteHead("main") {
-		t.Errorf("implement.merged_base = %q, want main's tip %s", mb, w.base.RemoteHead("main"))
-	}
-}

@@ -33,9 +33,14 @@ import (
 //     so, and group 2 is still held to its own verify command;
 //   - its trace: the JSONL artifact and the record's bounded copy, every
 //     event type that occurred, in the life's order, with their fields (the
-//     first model call is refused once with a 429 and retried).
+//     first model call is refused once with a 429 and retried);
+//   - the merged check is free when the head has the base: the base did
+//     not move, so the head contains it and its scoped checks were the
+//     merged checks: no scratch tree, no check run beyond the groups' and
+//     the head's, and the base is recorded as checked (the before tree is
+//     wired as the verb wires it).
 //
-// These were five Jobs, one per concern; none of them changes what the
+// These were six Jobs, one per concern; none of them changes what the
 // others look at.
 func TestReadyJob(t *testing.T) {
 	w := newWorld(t, 2, "")
@@ -58,6 +63,8 @@ func TestReadyJob(t *testing.T) {
 	// A restarted item: the head carries roadmap's own failing status from
 	// an earlier Job, and the PR's CI passes.
 	tj.opts.Clock = ciClock{ManualClock: w.clock, w: w, state: "success", own: "roadmap/implement"}
+	var dirs []string
+	withBeforeTree(tj.job, &dirs)
 	res := tj.run()
 	if res.Result != record.ResultReady {
 		t.Fatalf("Job ended %s (%s: %s), want ready (roadmap's own status read as a PR check would fail it)\n%s",
@@ -144,6 +151,21 @@ func TestReadyJob(t *testing.T) {
 		c, _ := w.recordComment()
 		if !strings.Contains(c.Body, "changes were refused and undone") {
 			t.Errorf("the record comment does not note the refusal:\n%s", c.Body)
+		}
+	})
+
+	t.Run("the merged check is free when the head has the base", func(t *testing.T) {
+		// Each group's verify command once at the group's end and both
+		// once at the head; the before tree of fail-to-pass is the one
+		// other tree (the sample groups have no `fails` command, so none).
+		if len(dirs) != 0 {
+			t.Errorf("trees opened besides the work tree: %q, want none", dirs)
+		}
+		if len(tj.checks.cmds) != 4 {
+			t.Errorf("check commands run: %q, want 4 (each group's, then both at the head)", tj.checks.cmds)
+		}
+		if mb, _ := w.record().MergedBase(); string(mb) != w.base.RemoteHead("main") {
+			t.Errorf("implement.merged_base = %q, want main's tip %s", mb, w.base.RemoteHead("main"))
 		}
 	})
 
