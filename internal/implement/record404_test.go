@@ -25,18 +25,21 @@ func recordComments(w *world) []githubfake.Comment {
 // TestRecordRead404Reconciled: a 404 on the record comment, while the
 // comment is there, is reconciled by listing roadmap's own comments: the Job
 // writes every mark to the one record comment, never a second one (readers
-// take the oldest, which a second comment would leave behind).
+// take the oldest, which a second comment would leave behind). A single
+// 404 on a read inside a mark's write and one on a later PATCH are met by
+// one Job (they were a Job each): each is reconciled where it falls.
 func TestRecordRead404Reconciled(t *testing.T) {
 	const byID = "/repos/acme/widgets/issues/comments/*"
 	for _, tc := range []struct {
-		name string
-		rule githubfake.Rule
+		name  string
+		rules []githubfake.Rule
 		// handed: the Job is given the comment's id, as a continuation is.
 		handed bool
 	}{
-		{"one 404 on the read inside a mark's write", githubfake.Rule{Method: "GET", Path: byID, Call: 1, Status: 404}, false},
-		{"every read by id answers 404", githubfake.Rule{Method: "GET", Path: byID, Status: 404}, true},
-		{"one 404 on the PATCH", githubfake.Rule{Method: "PATCH", Path: byID, Call: 2, Status: 404}, false},
+		{"one 404 on the read inside a mark's write, one on a PATCH", []githubfake.Rule{
+			{Method: "GET", Path: byID, Call: 1, Status: 404},
+			{Method: "PATCH", Path: byID, Call: 2, Status: 404}}, false},
+		{"every read by id answers 404", []githubfake.Rule{{Method: "GET", Path: byID, Status: 404}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, 1, "")
@@ -44,7 +47,9 @@ func TestRecordRead404Reconciled(t *testing.T) {
 			if !ok {
 				t.Fatal("no record comment from stage")
 			}
-			w.fake.AddFault(tc.rule)
+			for _, rule := range tc.rules {
+				w.fake.AddFault(rule)
+			}
 			j := w.newJob(w.conversations())
 			if tc.handed {
 				j.opts.RecordComment = staged.ID
@@ -53,8 +58,10 @@ func TestRecordRead404Reconciled(t *testing.T) {
 			if res.Result != record.ResultReady {
 				t.Fatalf("result = %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
 			}
-			if !faulted(w, tc.rule) {
-				t.Fatalf("the fake never answered %d on %s %s: the test no longer injects its fault", tc.rule.Status, tc.rule.Method, tc.rule.Path)
+			for _, rule := range tc.rules {
+				if !faulted(w, rule) {
+					t.Fatalf("the fake never answered %d on %s %s: the test no longer injects its fault", rule.Status, rule.Method, rule.Path)
+				}
 			}
 			if rcs := recordComments(w); len(rcs) != 1 || rcs[0].ID != staged.ID {
 				var ids []int64
