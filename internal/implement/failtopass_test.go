@@ -140,27 +140,12 @@ func TestImplementFailToPass(t *testing.T) {
 		}
 	})
 
-	t.Run("the repair round gets the evidence", func(t *testing.T) {
+	// The repair round's group is the sound group: its round is the one
+	// the sound group's Job ran (a Job of its own before), after a refused
+	// one.
+	t.Run("the repair round gets the evidence, and a sound group passes with its fail-to-pass recorded", func(t *testing.T) {
 		w := newFarewellWorld(t)
 		j := w.newJob([]*llm.Conversation{farewellConv(t, "the test does not test it", hollow, sound)})
-		var dirs []string
-		withBeforeTree(j, &dirs)
-		res := j.runWithGreenCI()
-		if res.Result != record.ResultReady {
-			t.Fatalf("result = %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
-		}
-		var outcomes []string
-		for _, e := range f2pEvents(t, w) {
-			outcomes = append(outcomes, e.Outcome)
-		}
-		if got, want := strings.Join(outcomes, " "), "failed held"; got != want {
-			t.Errorf("fail-to-pass outcomes = %q, want %q", got, want)
-		}
-	})
-
-	t.Run("a sound group passes and its fail-to-pass is recorded", func(t *testing.T) {
-		w := newFarewellWorld(t)
-		j := w.newJob([]*llm.Conversation{farewellConv(t, "", sound)})
 		var dirs []string
 		withBeforeTree(j, &dirs)
 		res := j.runWithGreenCI()
@@ -168,18 +153,24 @@ func TestImplementFailToPass(t *testing.T) {
 			t.Fatalf("result = %s group %d (%s: %s), want ready\n%s", res.Result, res.Group, res.Failure, res.Reason, j.log.String())
 		}
 		ev := f2pEvents(t, w)
+		var outcomes []string
+		for _, e := range ev {
+			outcomes = append(outcomes, e.Outcome)
+		}
+		if got, want := strings.Join(outcomes, " "), "failed held"; got != want {
+			t.Fatalf("fail-to-pass outcomes = %q, want %q", got, want)
+		}
 		// grep exits 1 (no match), not 2 (no such file): the group's test
 		// file was laid over main.
 		want := "`grep -q -f tests/expect.txt greeting.txt` failed before the group's change (exit 1)"
-		if len(ev) != 1 || ev[0].Outcome != "held" || !strings.Contains(ev[0].Reason, want) ||
-			!strings.Contains(ev[0].Reason, "tests/expect.txt") {
-			t.Errorf("fail-to-pass events = %+v, want one held with %q", ev, want)
+		if held := ev[1]; !strings.Contains(held.Reason, want) || !strings.Contains(held.Reason, "tests/expect.txt") {
+			t.Errorf("the sound round's fail-to-pass = %+v, want held with %q", held, want)
 		}
 		if c := prComment(w, res.PR); !strings.Contains(c, "- group 1: **held**: "+want) {
 			t.Errorf("PR comment does not record the fail-to-pass:\n%s", c)
 		}
-		if len(dirs) != 1 {
-			t.Errorf("before trees opened: %v, want one", dirs)
+		if len(dirs) != 2 {
+			t.Errorf("before trees opened: %v, want one a round", dirs)
 		}
 	})
 
