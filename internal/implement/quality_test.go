@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,8 @@ func (j *job) withReview(rounds int) {
 // reviewed again, the finding is closed as repaired in the ledger, and the
 // PR is marked ready at the head the review passed at. With no round left,
 // the item stops review_blocked with the finding open in the record and the
-// findings handed on.
+// findings handed on; once a person dismisses it, the next review does not
+// raise it again.
 func TestReviewRepairRound(t *testing.T) {
 	findings, id := greetingFinding(t)
 	upheld := fmt.Sprintf(`[{"id":%q,"verdict":"upheld","reason":"the file says only hello 1"}]`, id)
@@ -138,6 +140,42 @@ func TestReviewRepairRound(t *testing.T) {
 		}
 		if c := onlyPRComment(t, w); !strings.Contains(c, id) || !strings.Contains(c, "/roadmap dismiss") {
 			t.Errorf("the PR comment does not list the finding and how to dismiss it:\n%s", c)
+		}
+
+		// A person dismisses the finding (the record's ledger holds its id
+		// closed, and the stop's hand-off, the findings, is gone, as
+		// report's dismissal leaves it): the next Job's review does not
+		// raise it, though the reviewer reports it again word for word: no
+		// refutation call, no repair, and the PR is ready. (This was
+		// TestReviewDismissedNotRaisedAgain, a fresh item whose record held
+		// the dismissal; the ledger names no reviewed head, so the head is
+		// reviewed again, as there.)
+		dismissed := fmt.Sprintf(`implement.review: {"closed":[{"id":%q,"why":"dismissed by alice"}]}`, id)
+		c, _ := w.recordComment()
+		if err := w.fake.EditComment(c.ID, func(cur string) string {
+			cur = regexp.MustCompile(`(?m)^implement\.check_log: .*\n`).ReplaceAllLiteralString(cur, "")
+			return regexp.MustCompile(`(?m)^implement\.review: .*$`).ReplaceAllLiteralString(cur, dismissed)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := w.record().Review(); len(l.Open) != 0 {
+			t.Fatalf("the test's dismissal did not land: ledger %+v", l)
+		}
+		if log, ok := w.record().CheckLog(); ok && log != "" {
+			t.Fatalf("the test's dismissal left the hand-off: %q", log)
+		}
+		next := w.newJob([]*llm.Conversation{reviewConv(t, "review-2", findings)})
+		next.withReview(1)
+		res = next.runWithGreenCI()
+		if res.Result != record.ResultReady {
+			t.Fatalf("the Job after the dismissal: %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, next.log.String())
+		}
+		if calls := len(next.model.Requests()); calls != 1 {
+			t.Errorf("%d model calls after the dismissal, want 1 (the review's: no refutation, no repair)", calls)
+		}
+		l, _ = w.record().Review()
+		if why, ok := l.IsClosed(id); !ok || why != "dismissed by alice" || len(l.Open) != 0 {
+			t.Errorf("ledger = %+v, want %s still dismissed by alice and nothing open", l, id)
 		}
 	})
 }
@@ -303,27 +341,4 @@ func TestTestStrengthRepairRound(t *testing.T) {
 			t.Errorf("the log has no typed tests_weak line:\n%s", j.log.String())
 		}
 	})
-}
-
-// TestReviewDismissedNotRaisedAgain: a finding a person dismissed (the
-// record's ledger holds its id closed) is not raised by the next Job's
-// review, though the reviewer reports it again word for word: no refutation
-// call, no repair, and the PR is ready.
-func TestReviewDismissedNotRaisedAgain(t *testing.T) {
-	findings, id := greetingFinding(t)
-	body := "Add greetings.\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\nimplement.review: {\"closed\":[{\"id\":\"" + id + "\",\"why\":\"dismissed by alice\"}]}\n-->\n"
-	w := newWorld(t, 1, body)
-	j := w.newJob(append(w.conversations(), reviewConv(t, "review-1", findings)))
-	j.withReview(1)
-	res := j.runWithGreenCI()
-	if res.Result != record.ResultReady {
-		t.Fatalf("result = %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
-	}
-	if calls := len(j.model.Requests()); calls != 3 {
-		t.Errorf("%d model calls, want 3 (the group's two and the review's one: no refutation, no repair)", calls)
-	}
-	l, _ := w.record().Review()
-	if why, ok := l.IsClosed(id); !ok || why != "dismissed by alice" || len(l.Open) != 0 {
-		t.Errorf("ledger = %+v, want %s still dismissed by alice and nothing open", l, id)
-	}
 }
