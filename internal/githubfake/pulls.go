@@ -56,6 +56,9 @@ func (f *Fake) gitRevParse(branch string) string {
 	if f.opts.GitRemote == "" || branch == "" {
 		return ""
 	}
+	if sha, ok := readBranch(f.opts.GitRemote, branch); ok {
+		return sha
+	}
 	out, err := exec.Command("git", "--git-dir", f.opts.GitRemote, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).Output()
 	if err != nil {
 		return ""
