@@ -292,11 +292,19 @@ func TestFailedCheckHandoff(t *testing.T) {
 
 // TestHeadRepair: group 2 breaks group 1's verify command. The scoped
 // checks at the head fail; an agent repair step gets the failing log (at
-// least one model call), the head is committed and pushed, the checks pass
-// and the item goes ready in the same Job, without a stop.
+// least one model call), the head is committed and pushed, the checks pass.
+// Then, every group passed, the change archived and pushed, a PR check fails
+// on the change (go test's output): with time left, the same Job repairs the
+// head again with the check's log, pushes, and CI passes at the repaired
+// head. The item goes ready in the one Job, without a stop or a hand-off.
+// (The repair after the archive was TestHeadRepairAfterArchive, a fresh
+// item's Job of its own.)
 func TestHeadRepair(t *testing.T) {
 	w := newWorld(t, 2, "")
-	w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test"})
+	w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{
+		{Conclusion: "failure", Log: goTestFailure},
+		{Conclusion: "success"},
+	}})
 	convs := w.conversations()
 	// Group 2 also rewrites group 1's file: its own verify passes, group
 	// 1's does not any more.
@@ -310,76 +318,62 @@ func TestHeadRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	convs[1] = c
-	convs = append(convs, conversation(t, "repair", "a check fails at the head", "greeting-1.txt", "hello 1\n"))
-	j := w.newJob(convs)
-	j.opts.CIWorkflows = []string{ciWorkflow}
-	res := j.run()
-	if res.Result != record.ResultReady {
-		t.Fatalf("Job ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
-	}
-	var repairPrompt string
-	for _, u := range j.firstUsers() {
-		if strings.Contains(u, "a check fails at the head") {
-			repairPrompt = u
-		}
-	}
-	if repairPrompt == "" {
-		t.Fatalf("no repair step at the head; first user messages: %q", j.firstUsers())
-	}
-	var full string
-	for _, r := range j.model.Requests() {
-		if strings.Contains(firstUser(r), "a check fails at the head") {
-			for _, m := range r.Messages {
-				full += m.Content + "\n"
-			}
-			break
-		}
-	}
-	if !strings.Contains(full, `grep -q "hello 1" greeting-1.txt`) {
-		t.Errorf("the repair step's prompt lacks the failing check:\n%s", full)
-	}
-	if stopped, ok := w.record().Stopped(); ok && stopped != "" {
-		t.Errorf("implement.stopped = %q, want no stop", stopped)
-	}
-	if got := run(t, w.dir, "git", "--git-dir", w.remote, "show", "roadmap/"+fmt.Sprint(w.issue)+"-add-greetings:greeting-1.txt"); got != "hello 1" {
-		t.Errorf("greeting-1.txt on the branch = %q, want the repair", got)
-	}
-}
-
-// TestHeadRepairAfterArchive: every group passed, the change is archived
-// and pushed, and then a PR check fails on the change (go test's output).
-// With time left, the same Job repairs the head with the check's log,
-// pushes, and CI passes at the repaired head: ready, no stop, no hand-off.
-func TestHeadRepairAfterArchive(t *testing.T) {
-	w := newWorld(t, 1, "")
-	w.fake.ScriptCI(ciWorkflow, githubfake.CIJob{Name: "test", Outcomes: []githubfake.CIOutcome{
-		{Conclusion: "failure", Log: goTestFailure},
-		{Conclusion: "success"},
-	}})
-	convs := append(w.conversations(), conversation(t, "repair", "a check fails at the head", "greeting-1.txt", "hello 1!\n"))
+	// The repair of the scoped checks' failure (their reason: the command
+	// exited 1 at the head), and the repair of the PR check's.
+	convs = append(convs, conversation(t, "repair-checks", "exited 1 at the head", "greeting-1.txt", "hello 1\n"),
+		conversation(t, "repair-pr-check", "PR check test failed", "greeting-1.txt", "hello 1!\n"))
 	j := w.newJob(convs)
 	j.opts.CIWorkflows = []string{ciWorkflow}
 	res := j.run()
 	if res.Result != record.ResultReady || res.CI != "passed" {
 		t.Fatalf("Job ended %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
 	}
-	var repair string
+	// The first messages of each repair step, whole.
+	repairs := map[string]string{}
 	for _, r := range j.model.Requests() {
-		if strings.Contains(firstUser(r), "a check fails at the head") {
-			for _, m := range r.Messages {
-				repair += m.Content + "\n"
+		u := firstUser(r)
+		for _, key := range []string{"exited 1 at the head", "PR check test failed"} {
+			if strings.Contains(u, "a check fails at the head") && strings.Contains(u, key) && repairs[key] == "" {
+				repairs[key] = prompt(r)
 			}
-			break
 		}
 	}
-	if !strings.Contains(repair, "--- FAIL: TestGreetingPunctuation") {
-		t.Errorf("the repair step's prompt lacks the PR check's failing test:\n%s", repair)
+	if stopped, ok := w.record().Stopped(); ok && stopped != "" {
+		t.Errorf("implement.stopped = %q, want no stop", stopped)
 	}
-	msgs := run(t, w.dir, "git", "--git-dir", w.remote, "log", "-2", "--format=%s", "roadmap/"+fmt.Sprint(w.issue)+"-add-greetings")
-	if !strings.HasPrefix(msgs, "roadmap: repair at the head\nroadmap: archive add-greetings") {
-		t.Errorf("the branch's last commits = %q, want the repair after the archive", msgs)
-	}
-	if comment := w.prComment(res.PR); !strings.Contains(comment, "repaired the head") || !strings.Contains(comment, "its log goes to the agent") {
-		t.Errorf("PR comment lacks the decisions:\n%s", comment)
-	}
+	branch := "roadmap/" + fmt.Sprint(w.issue) + "-add-greetings"
+
+	t.Run("at the scoped checks", func(t *testing.T) {
+		full := repairs["exited 1 at the head"]
+		if full == "" {
+			t.Fatalf("no repair step for the scoped checks; first user messages: %q", j.firstUsers())
+		}
+		if !strings.Contains(full, `grep -q "hello 1" greeting-1.txt`) {
+			t.Errorf("the repair step's prompt lacks the failing check:\n%s", full)
+		}
+		// The repair's commit is the first repair at the head on the branch.
+		first := strings.Fields(run(t, w.dir, "git", "--git-dir", w.remote, "log", "--reverse", "--format=%H", "--grep=^roadmap: repair at the head$", branch))
+		if len(first) == 0 {
+			t.Fatal("no repair commit on the branch")
+		}
+		if got := run(t, w.dir, "git", "--git-dir", w.remote, "show", first[0]+":greeting-1.txt"); got != "hello 1" {
+			t.Errorf("greeting-1.txt at the repair = %q, want the repair", got)
+		}
+	})
+
+	t.Run("after the archive, for a PR check", func(t *testing.T) {
+		if full := repairs["PR check test failed"]; !strings.Contains(full, "--- FAIL: TestGreetingPunctuation") {
+			t.Errorf("the repair step's prompt lacks the PR check's failing test:\n%s", full)
+		}
+		msgs := run(t, w.dir, "git", "--git-dir", w.remote, "log", "-2", "--format=%s", branch)
+		if !strings.HasPrefix(msgs, "roadmap: repair at the head\nroadmap: archive add-greetings") {
+			t.Errorf("the branch's last commits = %q, want the repair after the archive", msgs)
+		}
+		if got := run(t, w.dir, "git", "--git-dir", w.remote, "show", branch+":greeting-1.txt"); got != "hello 1!" {
+			t.Errorf("greeting-1.txt on the branch = %q, want the repair", got)
+		}
+		if comment := w.prComment(res.PR); !strings.Contains(comment, "repaired the head") || !strings.Contains(comment, "its log goes to the agent") {
+			t.Errorf("PR comment lacks the decisions:\n%s", comment)
+		}
+	})
 }
