@@ -4,12 +4,13 @@
 #
 #   1. every package under -race (go test runs two at a time), less internal/cli, the
 #      packages in NORACE and TestFaultsRun;
-#   2. side by side: internal/cli without -race, and TestFaultsRun (about a hundred whole
-#      histories in process) then the NORACE packages, without -race.
+#   2. side by side: internal/cli without -race, and TestFaultsRun (the fault suite's
+#      per-change cover of seed 1: one history of every fault kind and recovery branch,
+#      chosen by ROADMAP_FAULT_KEY, the commit) then the NORACE packages, without -race.
 #
 # internal/cli's tests drive whole commands, Jobs and worlds in process; under -race they
-# took 810 s, then TestFaultsRun 525 s, one after the other, most of `.ci/run`'s overrun of
-# its 40 minutes. The NORACE packages start no goroutine and hold no lock in their own
+# took 810 s, then TestFaultsRun (then the whole of seed 1) 525 s, one after the other, most
+# of `.ci/run`'s overrun of its 40 minutes. The NORACE packages start no goroutine and hold no lock in their own
 # code, so -race found nothing there but cost their tests several times their time. The code
 # internal/cli drives (the kernel, the runners, the fakes, the sandbox, the demo, where
 # parallel groups run at once) is under -race in phase 1 through its own packages' tests,
@@ -22,6 +23,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 TIMEOUT=${TIMEOUT:-30m}
+# The key of TestFaultsRun's cover: the commit, so each change plays other histories of the
+# same kinds, and a red run is played again with its key (make unit FAULT_KEY=...).
+export ROADMAP_FAULT_KEY=${ROADMAP_FAULT_KEY-$(git rev-parse HEAD 2>/dev/null || true)}
+echo "unit: the fault suite's cover key is '${ROADMAP_FAULT_KEY}'"
 module=$($GO list -m) || exit 2
 
 if [ "${RACE_ALL:-0}" = 1 ]; then
