@@ -39,9 +39,14 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(d)
 	}
 	// However the package's tests ran (one test, a -run pattern, all), the
-	// roadmap binary cost at most one link (TestBinaryBuiltOnce).
+	// roadmap binary cost at most one link (TestBinaryBuiltOnce) and the
+	// demo was played at most once (TestDemoPlayedOnce).
 	if n := built.links.Load(); n > 1 {
 		fmt.Fprintf(os.Stderr, "FAIL: the roadmap binary was linked %d times in one test process, want at most once\n", n)
+		code = 1
+	}
+	if n := demoPlay.plays.Load(); n > 1 {
+		fmt.Fprintf(os.Stderr, "FAIL: the demo was played %d times in one test process, want at most once\n", n)
 		code = 1
 	}
 	os.Exit(code)
