@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -174,41 +172,6 @@ func hasStatus[S any](statuses []S, context, state string) bool {
 		}
 	}
 	return false
-}
-
-// buildRoadmap builds the binary once for the tests that run it as a process.
-func buildRoadmap(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "roadmap-cli-test-bin-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		sharedDirs = append(sharedDirs, dir)
-		bin := filepath.Join(dir, "roadmap")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/roadmap")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		built.links.Add(1)
-		built.bin = bin
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
-}
-
-// built is the roadmap binary the package's tests run, linked once per test
-// process (each link costs about 10 CPU-seconds and a gigabyte of memory).
-var built struct {
-	once  sync.Once
-	bin   string
-	err   error
-	links atomic.Int32
 }
 
 // actionStep returns the run script and env mapping of the step with id of
