@@ -146,6 +146,9 @@ func playDemoAtTerminal() (keep, screen string, err error) {
 // TestDemoPlayedOnce: the tests that read the demo's play share one play
 // per test process (TestMain checks the count again after every test).
 func TestDemoPlayedOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("under -short the demo is not played at all")
+	}
 	t.Run("the kept files", TestDemoKeepsSummaryAndTimeline)
 	t.Run("the terminal", func(t *testing.T) {
 		keep, screen := playedDemo(t)
