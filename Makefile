@@ -55,6 +55,15 @@ UNIT_TIMEOUT ?= 30m
 unit: npm-tools
 	GO=$(GO) RACE_ALL=$(RACE_ALL) TIMEOUT=$(UNIT_TIMEOUT) ROADMAP_FAULT_KEY='$(FAULT_KEY)' scripts/unit.sh
 
+# The fast loop for developers (README, "Development"; scripts/check.sh): gofmt, go vet ./...,
+# and go test -short with Go's test cache on the packages the change touched (CHECK_ALL=1: every
+# package), under which the heavy suites skip. `make test` is still the proof a change is done.
+CHECK_ALL ?= 0
+check: npm-tools
+	GO=$(GO) CHECK_ALL=$(CHECK_ALL) scripts/check.sh
+
+.PHONY: check
+
 # Pinned npm tools (the OpenSpec CLI, GitHub's REST API description) into
 # tools/npm/node_modules; the tests that use them skip, saying so, only when Node is absent.
 npm-tools:

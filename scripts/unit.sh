@@ -49,19 +49,35 @@ trap 'rm -rf "$tmp"' EXIT
 rc=0
 failed=""
 
+SECONDS=0
 echo "== phase 1: every package but internal/cli and$norace_paths under -race"
 # shellcheck disable=SC2086 # a list of import paths, one per word
 $GO test -race -count=1 -timeout "$TIMEOUT" -skip '^TestFaultsRun$' $race_pkgs || { rc=1; failed=" the -race run"; }
+echo "== phase 1 took $SECONDS s"
 
 echo "== phase 2: internal/cli beside TestFaultsRun and$norace_paths, without -race"
-$GO test -count=1 -timeout "$TIMEOUT" ./internal/cli >"$tmp/cli" 2>&1 &
+phase2=$SECONDS
+# Each stream says how long it took, so the table .ci/run prints can be read down to them.
+{ s=$SECONDS; $GO test -count=1 -timeout "$TIMEOUT" ./internal/cli; r=$?; echo "== internal/cli took $((SECONDS - s)) s"; exit $r; } >"$tmp/cli" 2>&1 &
 cli=$!
 # shellcheck disable=SC2086
-{ $GO test -count=1 -timeout "$TIMEOUT" -run '^TestFaultsRun$' ./internal/faults && $GO test -count=1 -timeout "$TIMEOUT" $norace_paths; } >"$tmp/rest" 2>&1 &
+{
+	s=$SECONDS
+	$GO test -count=1 -timeout "$TIMEOUT" -run '^TestFaultsRun$' ./internal/faults
+	r=$?
+	echo "== TestFaultsRun took $((SECONDS - s)) s"
+	[ $r -eq 0 ] || exit $r
+	s=$SECONDS
+	$GO test -count=1 -timeout "$TIMEOUT" $norace_paths
+	r=$?
+	echo "== the packages without -race took $((SECONDS - s)) s"
+	exit $r
+} >"$tmp/rest" 2>&1 &
 rest=$!
 wait "$rest" || { rc=1; failed="$failed TestFaultsRun-or-NORACE"; }
 cat "$tmp/rest"
 wait "$cli" || { rc=1; failed="$failed internal/cli"; }
 cat "$tmp/cli"
+echo "== phase 2 took $((SECONDS - phase2)) s"
 [ -z "$failed" ] || echo "unit: failed:$failed" >&2
 exit "$rc"

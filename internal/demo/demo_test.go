@@ -36,6 +36,9 @@ var played struct {
 
 func playDemo(t *testing.T) (*demo.Summary, *bytes.Buffer) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("plays the demo's whole item with the real binary (make test runs it; make check passes -short)")
+	}
 	played.once.Do(func() {
 		self, err := os.Executable()
 		if err != nil {

@@ -51,6 +51,9 @@ func pytestPATH(t *testing.T) string {
 // pytest's JUnit XML, finds the two new tests failing on main and passing on
 // the PR's head, and the old one passing at both.
 func TestPythonItem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays a whole Python item with the real binary (make test runs it)")
+	}
 	path := pytestPATH(t)
 	self, err := os.Executable()
 	if err != nil {
