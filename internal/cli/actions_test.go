@@ -75,6 +75,13 @@ func onlyWorkflowCommands(t *testing.T, verb, stdout string) {
 	}
 }
 
+// TestActionOutputs runs implement, then report and checks on what it left,
+// as the action's steps do under Actions, and reads the outputs, the step
+// summary and stdout the runner reads. It keeps a whole Job to ready: only
+// a Job that ends ready writes every output with its value (the head, the
+// PR, the spend) and the summary's timeline. Its world is the smallest that
+// has one: the demo's plan cut to one group (oneGroupPlan), test strength
+// off (no output or summary line of these is about it).
 func TestActionOutputs(t *testing.T) {
 	ctx := context.Background()
 	w, err := demo.NewWorld(ctx, t.TempDir(), 0)
@@ -86,10 +93,12 @@ func TestActionOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg = withoutTestStrength(t, cfg)
 	ws, err := w.Workspace("job-1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	oneGroupPlan(t, w, ws)
 	ciCtx, stopCI := context.WithCancel(ctx)
 	defer stopCI()
 	go w.PlayCI(ciCtx)
@@ -107,8 +116,9 @@ func TestActionOutputs(t *testing.T) {
 				t.Errorf("output %s not set; outputs: %v", name, out)
 			}
 		}
-		if out["result"] != "ready" || out["group"] != "3" || out["attempt"] != "1" {
-			t.Errorf("outputs = %v, want result ready, group 3, attempt 1", out)
+		// group is the last group that passed: the plan's only one.
+		if out["result"] != "ready" || out["group"] != "1" || out["attempt"] != "1" {
+			t.Errorf("outputs = %v, want result ready, group 1, attempt 1", out)
 		}
 		summary, _ := os.ReadFile(a.summary)
 		for _, want := range []string{"## roadmap · implement #", "| ", "gantt"} {
@@ -126,7 +136,7 @@ func TestActionOutputs(t *testing.T) {
 		a := newActionsEnv(t, w, 7001, ws, "workflow_dispatch", fmt.Sprintf(`{"inputs":{"issue":"%d","attempt":"1"}}`, w.Issue))
 		var stdout, stderr bytes.Buffer
 		code := Main(ctx, []string{"report", "--issue", fmt.Sprint(w.Issue), "--job-result", "success", "--result", "ready",
-			"--group", "3", "--head-sha", string(sha), "--pr", fmt.Sprint(pr), "--attempt", "1", "--config", cfg},
+			"--group", "1", "--head-sha", string(sha), "--pr", fmt.Sprint(pr), "--attempt", "1", "--config", cfg},
 			a.vars, strings.NewReader(""), &stdout, &stderr)
 		if code != ExitOK {
 			t.Fatalf("exit %d\n%s", code, stderr.String())

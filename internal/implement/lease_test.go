@@ -47,7 +47,7 @@ func (w *world) activeRun(event string) int64 {
 // call, no Job number, no spend, typed yielded/busy, and the first ends
 // ready as Job 1, the only line in the record, its lease released.
 func TestLeaseOneJobPerItem(t *testing.T) {
-	w := newWorld(t, 2, "")
+	w := newWorld(t, 1, "")
 	first, second := w.newJob(w.conversations()), w.newJob(w.conversations())
 	first.opts.RunID, second.opts.RunID = w.activeRun("issues"), w.activeRun("workflow_dispatch")
 	first.opts.PollInterval = time.Minute
@@ -103,8 +103,10 @@ func TestLeaseOneJobPerItem(t *testing.T) {
 // lives. Its lease is taken over when the record has its ending (report
 // settled it: no request), when its run completed or vanished (one read of
 // the run), and when it was an earlier attempt of this run; the Job that
-// takes it over runs the item to ready with the next number and releases
-// the lease.
+// takes it over goes on with the next number and releases the lease at its
+// end. That a taker runs the item to ready is shown once (its run
+// completed); the other takers end at their first group, with a deadline
+// that leaves no room for it, as the takeover is decided before any group.
 func TestLeaseTakenOverFromGoneJob(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -115,16 +117,19 @@ func TestLeaseTakenOverFromGoneJob(t *testing.T) {
 		live     bool
 		runReads int
 		why      string
+		// toReady: the taker runs the item to ready; else it yields at
+		// its first group.
+		toReady bool
 	}{
 		{name: "its run is in progress", gone: func(*world, int64) error { return nil }, live: true, runReads: 1, why: "in_progress"},
 		{name: "its run completed", gone: func(w *world, id int64) error { return w.fake.FinishRun(id, "cancelled") },
-			runReads: 1, why: "has completed (cancelled)"},
+			runReads: 1, why: "has completed (cancelled)", toReady: true},
 		{name: "its run vanished", gone: func(*world, int64) error { return nil }, runReads: 1, why: "is gone"},
 		{name: "report settled its line", gone: settleKilled, why: "the record has its Job 1's ending (no result, killed)"},
 		{name: "an earlier attempt of this run", gone: func(*world, int64) error { return nil }, sameRun: true, why: "earlier attempt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, 2, "")
+			w := newWorld(t, 1, "")
 			holder := w.activeRun("issues")
 			if tc.name == "its run vanished" {
 				holder = 999999 // a run GitHub does not have (deleted)
@@ -149,6 +154,9 @@ func TestLeaseTakenOverFromGoneJob(t *testing.T) {
 				next.opts.RunID = holder
 			}
 			next.opts.PollInterval = time.Minute
+			if !tc.toReady {
+				next.opts.Deadline = w.clock.Now().Add(time.Minute) // less than the reserve: no group can start
+			}
 			res := next.runWithGreenCI()
 			if got := w.runReads() - before; got != tc.runReads {
 				t.Errorf("the Job read the holder's run %d times, want %d", got, tc.runReads)
@@ -162,8 +170,12 @@ func TestLeaseTakenOverFromGoneJob(t *testing.T) {
 				}
 				return
 			}
-			if res.Result != record.ResultReady {
-				t.Fatalf("ended %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, next.log.String())
+			want := record.ResultReady
+			if !tc.toReady {
+				want = record.ResultYielded
+			}
+			if res.Result != want || res.Failure == "busy" {
+				t.Fatalf("ended %s/%s (%s), want %s\n%s", res.Result, res.Failure, res.Reason, want, next.log.String())
 			}
 			if !strings.Contains(next.log.String(), "took over the item's lease") || !strings.Contains(next.log.String(), tc.why) {
 				t.Errorf("the log does not say the lease was taken over because %q:\n%s", tc.why, next.log.String())
@@ -178,8 +190,8 @@ func TestLeaseTakenOverFromGoneJob(t *testing.T) {
 					t.Errorf("Job %d has %d lines in %+v: numbers are unique", n, c, jobs)
 				}
 			}
-			if last := jobs[len(jobs)-1]; last.Result != record.ResultReady || last.RunID != next.opts.RunID {
-				t.Errorf("the last line %+v is not the taker's ready", last)
+			if last := jobs[len(jobs)-1]; last.Result != want || last.RunID != next.opts.RunID {
+				t.Errorf("the last line %+v is not the taker's %s", last, want)
 			}
 			if sha := w.leaseOnRemote(); sha != "" {
 				t.Errorf("the lease %s is still on the remote after the taker ended", sha)

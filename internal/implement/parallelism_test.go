@@ -78,30 +78,3 @@ func TestOOMLessParallelism(t *testing.T) {
 		})
 	}
 }
-
-// TestNaturalTriggerWakes: a Job that starts on an item waiting for the
-// day's budget, whatever started it, takes it out of the wait: the waiting
-// label goes and item.wake_at is deleted, so roadmap wake does not
-// dispatch it again.
-func TestNaturalTriggerWakes(t *testing.T) {
-	body := "Add greetings.\n\n<!-- roadmap:record v1\nitem.wake_at: 2026-11-29T00:00:00Z\nstage.plan: " + planDir + "\n-->\n"
-	w := newWorld(t, 1, body)
-	j := w.newJob(w.conversations())
-	j.opts.WaitingLabel = "roadmap:waiting"
-	j.opts.WatchTimeout = time.Minute
-	if err := j.gh.AddLabels(t.Context(), w.issue, "roadmap:waiting"); err != nil {
-		t.Fatal(err)
-	}
-	j.runWithCIRunning()
-	for _, l := range w.fake.Labels(w.issue) {
-		if l == "roadmap:waiting" {
-			t.Errorf("labels = %v, want roadmap:waiting removed by the Job", w.fake.Labels(w.issue))
-		}
-	}
-	if at, ok := w.record().WakeAt(); ok {
-		t.Errorf("item.wake_at = %v, want it deleted", at)
-	}
-	if !strings.Contains(j.log.String(), "takes it out of the wait") {
-		t.Errorf("the log does not say the Job took the item out of the wait:\n%s", j.log.String())
-	}
-}

@@ -237,10 +237,19 @@ func TestRebaseConflictWritesConflictFiles(t *testing.T) {
 }
 
 // Gap 7: the record's copy of the trace stays within its bound however long
-// the Job's trace is.
+// the Job's trace is. The trace is made long in one group, by a step of many
+// tool calls (each an event, as a group's phases are): it was twelve groups,
+// a commit and a push each, which the bound does not tell apart from events
+// of any other kind.
 func TestRecordTraceCopyWithinBound(t *testing.T) {
-	w := newWorld(t, 12, "")
-	j := w.newJob(w.conversations())
+	w := newWorld(t, 1, "")
+	look := `{"name":"list_dir","arguments":{}}`
+	var calls []string
+	for i := 0; i < 8; i++ {
+		calls = append(calls, strings.TrimSuffix(strings.Repeat(look+",", 12), ","))
+	}
+	c := conv(t, "group-1", 1, append(calls, write(1), finish)...)
+	j := w.newJob([]*llm.Conversation{c})
 	j.opts.WatchTimeout = time.Minute
 	res := j.run()
 	if res.Result == record.ResultStopped {

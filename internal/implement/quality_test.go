@@ -270,7 +270,7 @@ func TestTestStrengthRepairRound(t *testing.T) {
 			write("calc/max_test.go", strongTest), finish)
 		conv.Turns[3].Expect = "add a test that fails on this mutant"
 		j := w.newJob([]*llm.Conversation{conv})
-		j.opts.Strength = implement.StrengthOptions{On: true, Floor: 0.6}
+		j.opts.Strength = implement.StrengthOptions{On: true, Floor: 0.6, MaxMutants: 1}
 		res := j.runWithGreenCI()
 		if res.Result != record.ResultReady {
 			t.Fatalf("result = %s (%s: %s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
@@ -288,7 +288,7 @@ func TestTestStrengthRepairRound(t *testing.T) {
 		w := newCalc(t)
 		conv := toolConv(t, "group-1", "task group 1 of", write("calc/max.go", maxGo), write("calc/max_test.go", weakTest), finish)
 		j := w.newJob([]*llm.Conversation{conv})
-		j.opts.Strength = implement.StrengthOptions{On: true, Floor: 0.6}
+		j.opts.Strength = implement.StrengthOptions{On: true, Floor: 0.6, MaxMutants: 1}
 		j.opts.RepairRounds = 1
 		res := j.runWithGreenCI()
 		if res.Result != record.ResultStopped || res.Failure != "tests_weak" {

@@ -39,7 +39,7 @@ func TestRecordRead404Reconciled(t *testing.T) {
 		{"one 404 on the PATCH", githubfake.Rule{Method: "PATCH", Path: byID, Call: 2, Status: 404}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, 2, "")
+			w := newWorld(t, 1, "")
 			staged, ok := w.recordComment()
 			if !ok {
 				t.Fatal("no record comment from stage")
@@ -67,8 +67,8 @@ func TestRecordRead404Reconciled(t *testing.T) {
 			if got, _ := rec.Result(); got != record.ResultReady {
 				t.Errorf("the record comment says %q, want ready: the marks went elsewhere", got)
 			}
-			if g, _ := rec.Group(); g != 2 {
-				t.Errorf("the record comment's implement.group = %d, want 2", g)
+			if g, _ := rec.Group(); g != 1 {
+				t.Errorf("the record comment's implement.group = %d, want 1", g)
 			}
 			if got, want := j.outputs["record_comment"], fmt.Sprint(staged.ID); got != want {
 				t.Errorf("record_comment output = %q, want %s: the next Job must read the same comment", got, want)

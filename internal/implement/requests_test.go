@@ -40,7 +40,8 @@ func countsText(m map[string]int) string {
 
 // Gap 8 and seed 001: the counted GitHub requests of a fresh Job, a
 // continuation at the same head and one at a new head, endpoint by
-// endpoint. Each Job's fixed cost is reading the issue and its record and
+// endpoint (and, for each, what TestRequestCount checked of its fresh Job:
+// listedOnce). Each Job's fixed cost is reading the issue and its record and
 // writing the typed result; the record comment's create, the group and
 // phase marks and the PR comment are the extras seed 001 bounds at five.
 func TestRequestCountPerEndpoint(t *testing.T) {
@@ -54,6 +55,7 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 	var jobs []map[string]int
 	var results []string
 	runJob := func(prepare func(*job)) *job {
+		t.Helper()
 		before := len(w.fake.Requests())
 		j := w.newJob(w.conversations())
 		j.opts.WatchTimeout = time.Minute
@@ -65,7 +67,9 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 		if res.Result != record.ResultYielded {
 			t.Fatalf("Job %d: %s/%s (%s), want yielded at the watch\n%s", len(jobs)+1, res.Result, res.Failure, res.Reason, j.log.String())
 		}
-		jobs = append(jobs, counted(w.fake.Requests()[before:]))
+		reqs := w.fake.Requests()[before:]
+		jobs = append(jobs, counted(reqs))
+		listedOnce(t, w, len(jobs), reqs)
 		return j
 	}
 	first := runJob(nil)
@@ -128,6 +132,44 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 			t.Errorf("%s: %d requests beyond the Job's fixed record cost, want at most 5", names[i], extra)
 		}
 		t.Logf("%s: %d extra requests (the PR comment and the phase marks)", names[i], extra)
+	}
+}
+
+// listedOnce is what TestRequestCount checked of a Job's requests reqs (it
+// ran a fresh Job of its own, yielding at the watch, which the fresh Job
+// here is): every comment list (the issue's, the PR's) is read at most once
+// a Job, and the PR comment's marker and the two phase marks cost at most
+// five requests over a Job that reads the issue and its record once and
+// writes the typed result once (4).
+func listedOnce(t *testing.T, w *world, job int, reqs []githubfake.LoggedRequest) {
+	t.Helper()
+	counts := counted(reqs)
+	lists := map[string]int{}
+	recordWrites := 0
+	for _, r := range reqs {
+		if r.Status == 304 {
+			continue // free
+		}
+		if r.Endpoint == "GET /repos/{owner}/{repo}/issues/{n}/comments" {
+			lists[r.Path]++
+		}
+		if (r.Endpoint == "PATCH /repos/{owner}/{repo}/issues/comments/{id}" ||
+			r.Endpoint == "POST /repos/{owner}/{repo}/issues/{n}/comments") && strings.Contains(r.Body, "roadmap:record") {
+			recordWrites++
+		}
+	}
+	for path, n := range lists {
+		if n > 1 {
+			t.Errorf("Job %d listed %s %d times, want at most once per Job", job, path, n)
+		}
+	}
+	prLists := len(lists) - lists[fmt.Sprintf("/repos/%s/%s/issues/%d/comments", owner, repo, w.issue)]
+	recordReads := counts["GET /repos/{owner}/{repo}/issues/{n}/comments"] - prLists + counts["GET /repos/{owner}/{repo}/issues/comments/{id}"]
+	issueReads := counts["GET /repos/{owner}/{repo}/issues/{n}"]
+	const baseline = 4
+	if extra := prLists + recordReads + issueReads + recordWrites - baseline; extra > 5 {
+		t.Errorf("Job %d: the marker and the two phase marks cost %d requests (PR comment lists %d, record reads %d, issue reads %d, record writes %d), want at most 5",
+			job, extra, prLists, recordReads, issueReads, recordWrites)
 	}
 }
 

@@ -63,6 +63,14 @@ type Options struct {
 	// ModelPrice is what the replay model of a Job on the world (Setup) charges
 	// per million tokens, so spend shows.
 	ModelPrice llm.Price
+	// NoGitUpkeep turns off git's housekeeping in the world: no `gc --auto`
+	// after a push is received, no `maintenance run --auto` after a commit.
+	// A test's repositories are a few commits that live for seconds, so the
+	// housekeeping is two processes a push or a commit that no test looks
+	// at. It applies to every git that runs with GitEnv (the world's and a
+	// Job's on it, through Setup), as a runner's global git configuration
+	// would.
+	NoGitUpkeep bool
 }
 
 // PushLogin is the login of a world's push token: a GitHub App's bot.
@@ -109,6 +117,11 @@ func New(o Options) (_ *World, err error) {
 	if !o.CommitDate.IsZero() {
 		w.env = GitEnvAt(o.CommitDate)
 	}
+	if o.NoGitUpkeep {
+		if err := w.noUpkeep(); err != nil {
+			return nil, err
+		}
+	}
 	if err := w.seed(); err != nil {
 		return nil, err
 	}
@@ -143,6 +156,24 @@ func New(o Options) (_ *World, err error) {
 		}
 	}
 	return w, nil
+}
+
+// upkeepOff is the global git configuration of a world with NoGitUpkeep.
+const upkeepOff = "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[receive]\n\tautogc = false\n"
+
+// noUpkeep points the world's git at a global configuration that turns the
+// housekeeping off (GIT_CONFIG_GLOBAL, the last of its name in the
+// environment, wins over GitEnv's /dev/null).
+func (w *World) noUpkeep() error {
+	p := filepath.Join(w.Dir, "gitconfig")
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(p, []byte(upkeepOff), 0o644); err != nil {
+		return fmt.Errorf("write the world's git configuration: %w", err)
+	}
+	w.env = append(append([]string(nil), w.env...), "GIT_CONFIG_GLOBAL="+p)
+	return nil
 }
 
 // seed makes the bare remote and pushes the sample repository to its main.
