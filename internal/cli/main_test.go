@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // sharedDirs are folders the package's tests share across test functions
@@ -22,6 +24,19 @@ var sharedDirs []string
 // keyringEnv makes the test binary a launcher (see withSessionKey): its
 // value is a key's description and payload, "desc=payload".
 const keyringEnv = "ROADMAP_CLI_TEST_SESSION_KEY"
+
+// developerGoCache is the Go build cache this test process was started
+// with, before TestMain gave its Jobs the test runner's.
+var developerGoCache string
+
+// goEnv is `go env name`, or "" when go cannot say.
+func goEnv(name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // roadmapName is argv[0]'s base name under which this test binary is the
 // roadmap binary (buildRoadmap).
@@ -34,6 +49,17 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == roadmapName {
 		os.Exit(roadmapMain())
 	}
+	// The Jobs these tests run, in process and as this binary, are on a
+	// hosted runner's layout, and their runner's Go build cache is what a
+	// hosted runner's job has (sandboxtest.RunnerGoCache), not the
+	// developer's: a user boundary links every entry of it into its own.
+	developerGoCache = goEnv("GOCACHE")
+	runner, err := sandboxtest.WarmRunnerGoCache()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "the test runner's Go build cache: %v\n", err)
+		os.Exit(1)
+	}
+	os.Setenv("GOCACHE", runner)
 	code := m.Run()
 	for _, d := range sharedDirs {
 		os.RemoveAll(d)

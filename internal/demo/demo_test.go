@@ -15,6 +15,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/cli"
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // The test binary doubles as the roadmap binary the demo starts for each
@@ -53,7 +54,8 @@ func playDemo(t *testing.T) (*demo.Summary, *bytes.Buffer) {
 		played.sum, played.err = demo.Run(context.Background(), demo.Options{
 			Dir:      dir,
 			Progress: &played.progress,
-			ExtraEnv: []string{"ROADMAP_DEMO_BINARY=1"},
+			// The runner's Go build cache is a hosted runner's (sandboxtest.RunnerGoCache).
+			ExtraEnv: []string{"ROADMAP_DEMO_BINARY=1", "GOCACHE=" + sandboxtest.RunnerGoCache(t)},
 			Command: func(ctx context.Context, args []string) *exec.Cmd {
 				return exec.CommandContext(ctx, self, args...)
 			},

@@ -15,6 +15,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // pytestPATH is the PATH under which python3 runs pytest: the machine's
@@ -59,7 +60,7 @@ func TestPythonItem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"ROADMAP_DEMO_BINARY=1", "PATH=" + path}
+	env := []string{"ROADMAP_DEMO_BINARY=1", "PATH=" + path, "GOCACHE=" + sandboxtest.RunnerGoCache(t)}
 	var progress bytes.Buffer
 	dir := t.TempDir()
 	sum, err := demo.Run(context.Background(), demo.Options{
