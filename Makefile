@@ -47,13 +47,22 @@ vet:
 
 # The unit phase (scripts/unit.sh, docs/testing.md): every package under -race but
 # internal/cli and the few whose own code has no concurrency, then internal/cli without it
-# beside TestFaultsRun (about a hundred whole histories in process) and those few. RACE_ALL=1
-# runs every package and test under -race, as the nightly race sweep does.
+# beside TestFaultsRun (the fault suite's per-change cover of seed 1, keyed on FAULT_KEY) and
+# those few. RACE_ALL=1 runs every package and test under -race, as the nightly race sweep does.
 RACE_ALL ?= 0
 UNIT_TIMEOUT ?= 30m
 
 unit: npm-tools
-	GO=$(GO) RACE_ALL=$(RACE_ALL) TIMEOUT=$(UNIT_TIMEOUT) scripts/unit.sh
+	GO=$(GO) RACE_ALL=$(RACE_ALL) TIMEOUT=$(UNIT_TIMEOUT) ROADMAP_FAULT_KEY='$(FAULT_KEY)' scripts/unit.sh
+
+# The fast loop for developers (README, "Development"; scripts/check.sh): gofmt, go vet ./...,
+# and go test -short with Go's test cache on the packages the change touched (CHECK_ALL=1: every
+# package), under which the heavy suites skip. `make test` is still the proof a change is done.
+CHECK_ALL ?= 0
+check: npm-tools
+	GO=$(GO) CHECK_ALL=$(CHECK_ALL) scripts/check.sh
+
+.PHONY: check
 
 # Pinned npm tools (the OpenSpec CLI, GitHub's REST API description) into
 # tools/npm/node_modules; the tests that use them skip, saying so, only when Node is absent.
@@ -71,20 +80,30 @@ fuzz:
 	done
 
 # The fault-injection suite (docs/reliability.md): exits non-zero on any violation.
-# FAULT_SEEDS seeds from FAULT_FIRST_SEED. `make test` plays seed 1 (TestFaultsRun), so
-# .ci/run plays seed 2 alone (FAULT_FIRST_SEED=2 FAULT_SEEDS=1): two seeds, none twice.
+# FAULT_SEEDS seeds from FAULT_FIRST_SEED, every history twice (the scheduled sweep,
+# faults-sweep.yml). FAULT_COVER=1 plays each seed's per-change cover instead (docs/testing.md):
+# one history of every fault kind and recovery branch, chosen by FAULT_KEY (the commit), and
+# FAULT_EXTRA more played twice. `make test` plays seed 1's cover (TestFaultsRun, with the same
+# key), .ci/run seed 2's (FAULT_FIRST_SEED=2 FAULT_SEEDS=1 FAULT_COVER=1).
 FAULT_SEEDS ?= 2
 FAULT_FIRST_SEED ?= 1
+FAULT_COVER ?= 0
+FAULT_KEY ?= $(shell git rev-parse HEAD 2>/dev/null)
+FAULT_EXTRA ?= 2
 faults:
-	$(GO) run ./cmd/roadmap faults run --seeds $(FAULT_SEEDS) --first-seed $(FAULT_FIRST_SEED)
+	$(GO) run ./cmd/roadmap faults run --seeds $(FAULT_SEEDS) --first-seed $(FAULT_FIRST_SEED) \
+	  $(if $(filter 1,$(FAULT_COVER)),--cover --key '$(FAULT_KEY)' --sample $(FAULT_EXTRA))
 
-# The process histories: real roadmap processes faulted from outside. .ci/run plays a
-# sample (FAULT_SAMPLE); the scheduled sweep (.github/workflows/faults-sweep.yml) plays
-# them all, pending kinds included (FAULT_PROCESS_ARGS=--pending).
+# The process histories: real roadmap processes faulted from outside. FAULT_SAMPLE plays that
+# many spread over the sweep (0: all); with FAULT_COVER=1 (.ci/run) one of every kind not
+# pending, chosen by FAULT_KEY, and FAULT_SAMPLE more. The scheduled sweep
+# (.github/workflows/faults-sweep.yml) plays them all, pending kinds included
+# (FAULT_PROCESS_ARGS=--pending).
 FAULT_SAMPLE ?= 0
 FAULT_PROCESS_ARGS ?=
 faults-process: build
-	./$(BIN) faults run --process --sample $(FAULT_SAMPLE) $(FAULT_PROCESS_ARGS)
+	./$(BIN) faults run --process --sample $(FAULT_SAMPLE) \
+	  $(if $(filter 1,$(FAULT_COVER)),--cover --key '$(FAULT_KEY)') $(FAULT_PROCESS_ARGS)
 
 # The whole life of an item, locally, against the fakes (README quick start).
 demo: build
@@ -114,9 +133,12 @@ tools:
 	GO=$(GO) bash scripts/tools.sh
 
 # The end-to-end run: the real workflows under act on the host, offline, against the fake
-# GitHub and the replay model (docs/e2e.md). About a minute warm; -v prints its progress.
+# GitHub and the replay model (docs/e2e.md); -v prints its progress. Per change (.ci/run) the
+# scenarios listed in e2e/scheduled_test.go skip, and the tests listed beside each run in their
+# stead; E2E_ALL=1 (the nightly e2e-sweep.yml) runs every scenario.
+E2E_ALL ?= 0
 e2e: tools
-	ROADMAP_E2E=1 GO=$(GO) $(GO) test -count=1 -timeout 60m -v ./e2e/...
+	ROADMAP_E2E=1 ROADMAP_E2E_ALL=$(E2E_ALL) GO=$(GO) $(GO) test -count=1 -timeout 60m -v ./e2e/...
 
 .PHONY: tools e2e
 
@@ -129,9 +151,15 @@ eval-real: build
 .PHONY: eval-real
 
 # The mutation check of the seed criteria's tests (docs/mutants.md): each listed break of the
-# code must make its named tests fail. About a minute on two cores; .ci/run runs it, so a
-# break that moved with its code is caught on the change, not on a schedule.
+# code must make its named tests fail. `make mutants` (.ci/run, per change) plays the
+# mutations whose file or named tests the change touched (all when it touched tools/mutants;
+# one per file when no change is detected) and checks every mutation's text is still in
+# place; `make mutants-all` (nightly, mutants.yml) plays them all, about 14 minutes on two cores.
+MUTANTS_ARGS ?=
 mutants:
-	$(GO) run ./tools/mutants
+	$(GO) run ./tools/mutants -changed $(MUTANTS_ARGS)
 
-.PHONY: mutants
+mutants-all:
+	$(GO) run ./tools/mutants $(MUTANTS_ARGS)
+
+.PHONY: mutants mutants-all

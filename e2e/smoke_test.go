@@ -33,6 +33,9 @@ func requireAct(t *testing.T) *Act {
 	if os.Getenv("ROADMAP_E2E") != "1" {
 		t.Skip("end-to-end run under act: set ROADMAP_E2E=1 or run `make e2e`")
 	}
+	if stand, ok := scheduled[t.Name()]; ok && os.Getenv("ROADMAP_E2E_ALL") != "1" {
+		t.Skipf("runs nightly (e2e-sweep.yml; here: make e2e E2E_ALL=1); on every change %s stand for it (e2e/scheduled_test.go)", strings.Join(stand, ", "))
+	}
 	bin := os.Getenv("ROADMAP_ACT")
 	if bin == "" {
 		bin = filepath.Join(repoRoot(t), ".tools", "bin", "act")

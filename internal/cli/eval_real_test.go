@@ -104,50 +104,47 @@ func runWithEnv(t *testing.T, environ []string, args ...string) (int, string, st
 	return code, out.String(), errb.String()
 }
 
-// TestEvalFetchCheck: `eval fetch --check` materializes a case from a
-// module proxy on disk and passes it when its F2P test fails at the base
-// release and passes at the fix; a case whose F2P test already passes at
-// the base fails the check, named, and the verb exits 1.
+// TestEvalFetchCheck: `eval fetch --check` over two --golden sets
+// materializes each case from a module proxy on disk and passes one whose
+// F2P test fails at the base release and passes at the fix; a case whose F2P
+// test already passes at the base fails the check, named, and the verb exits
+// 1 though the other case passed. (A run whose cases all pass exits 0 with
+// passed true: TestEvalRealCheckIsolated.)
 func TestEvalFetchCheck(t *testing.T) {
 	p := shopProxy(t)
 	environ := p.Env(filepath.Join(t.TempDir(), "modcache"))
 
 	good := filepath.Join(t.TempDir(), "good")
 	shopCase(t, p, good, "shop-1-round-half-up", "TestDiscountRoundsHalfUp")
-	code, out, stderr := runWithEnv(t, environ, "eval", "fetch", "--golden", good, "--check", "--json")
-	if code != ExitOK {
-		t.Fatalf("exit %d, want 0\n%s", code, stderr)
+	bad := filepath.Join(t.TempDir(), "bad")
+	shopCase(t, p, bad, "shop-2-already-passes", "TestDiscount")
+	code, out, stderr := runWithEnv(t, environ, "eval", "fetch", "--golden", good, "--golden", bad, "--check", "--json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want 1 for a case whose F2P test passes at base\n%s", code, stderr)
 	}
 	var rep fetchReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
-	if len(rep.Cases) != 1 || !rep.Passed {
-		t.Fatalf("report %+v", rep)
+	if len(rep.Cases) != 2 || rep.Passed {
+		t.Fatalf("report %+v, want both cases and not passed", rep)
 	}
 	c := rep.Cases[0]
 	f2p := shopModule + "/internal/price.TestDiscountRoundsHalfUp"
-	if c.Status != "materialized" || c.Check == nil || !c.Check.Passed || c.Check.Base[f2p] != "fail" || c.Check.Fix[f2p] != "pass" {
+	if c.Name != "shop-1-round-half-up" || c.Status != "materialized" || c.Check == nil || !c.Check.Passed || c.Check.Base[f2p] != "fail" || c.Check.Fix[f2p] != "pass" {
 		t.Errorf("case %+v check %+v", c, c.Check)
 	}
-	if !strings.Contains(stderr, "shop-1-round-half-up") || !strings.Contains(stderr, "check passed") {
-		t.Errorf("stderr names no progress for the case:\n%s", stderr)
+	if c := rep.Cases[1]; c.Name != "shop-2-already-passes" || c.Check == nil || c.Check.Passed {
+		t.Errorf("case %+v check %+v, want its check failed", c, c.Check)
+	}
+	if !strings.Contains(stderr, "good/shop-1-round-half-up") || !strings.Contains(stderr, "check passed") {
+		t.Errorf("stderr names no progress for the first --golden set's case:\n%s", stderr)
 	}
 	if _, err := os.Stat(filepath.Join(good, "shop-1-round-half-up", "repo", "internal", "order", "order.go")); err != nil {
 		t.Errorf("repo/ lacks the module's files: %v", err)
 	}
-
-	bad := filepath.Join(t.TempDir(), "bad")
-	shopCase(t, p, bad, "shop-2-already-passes", "TestDiscount")
-	code, _, stderr = runWithEnv(t, environ, "eval", "fetch", "--golden", good, "--golden", bad, "--check")
-	if code != ExitFindings {
-		t.Fatalf("exit %d, want 1 for a case whose F2P test passes at base\n%s", code, stderr)
-	}
 	if !strings.Contains(stderr, "bad/shop-2-already-passes") || !strings.Contains(stderr, "TestDiscount does not fail at v1.0.0") {
 		t.Errorf("stderr does not name the case and why:\n%s", stderr)
-	}
-	if !strings.Contains(stderr, "good/shop-1-round-half-up") {
-		t.Errorf("the first --golden set was not fetched too:\n%s", stderr)
 	}
 }
 
@@ -213,8 +210,10 @@ func TestEvalImplementRealCase(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "expected.json"), []byte(expected), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runWithEnv(t, environ, "eval", "fetch", "--golden", set, "--check"); code != ExitOK {
-		t.Fatalf("eval fetch --check: exit %d\n%s", code, stderr)
+	// Fetched, not checked: the check is TestEvalFetchCheck's, and each of
+	// its sides is a go test behind the boundary.
+	if code, _, stderr := runWithEnv(t, environ, "eval", "fetch", "--golden", set); code != ExitOK {
+		t.Fatalf("eval fetch: exit %d\n%s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "repo", "openspec", "changes", "round-discounts", "tasks.md")); err != nil {
 		t.Fatalf("the plan is not staged in repo/: %v", err)
@@ -366,7 +365,7 @@ func TestEvalRealCheckIsolated(t *testing.T) {
 		t.Fatalf("exit %d, --json %v:\n%s\n%s", code, err, out, stderr)
 	}
 	c := rep.Cases[0]
-	if code != ExitOK || c.Check == nil || !c.Check.Passed {
+	if code != ExitOK || !rep.Passed || c.Check == nil || !c.Check.Passed {
 		t.Fatalf("exit %d, case %+v, check %+v; want it passed, TestConfined passing at both releases\n%s", code, c, c.Check, stderr)
 	}
 	const confined, fixed = "example.com/probe.TestConfined", "example.com/probe.TestFixed"

@@ -18,13 +18,23 @@ func runFaultsRun(ctx context.Context, env *Env, args []string) int {
 	keep := fs.String("keep", "", "leave the histories' worlds in this directory")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	process := fs.Bool("process", false, "drive real roadmap processes and fault them from outside (SIGKILL, the fake's and the model server's faults)")
-	sample := fs.Int("sample", 0, "with --process: play this many histories, spread over the sweep (0: the whole sweep)")
+	sample := fs.Int("sample", 0, "with --process: play this many histories, spread over the sweep (0: the whole sweep); with --cover: this many more, chosen by --key")
+	cover := fs.Bool("cover", false, "play the per-change cover: one history of every fault kind (in process, and of every recovery branch), chosen by --key")
+	key := fs.String("key", "", "with --cover: what turns the choice (CI passes the commit); the same key plays the same histories")
 	withPending := fs.Bool("pending", false, "with --process: also play the kinds that wait on a mend (listed, not counted)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if *process {
-		return runFaultsProcess(ctx, env, faults.ProcessOptions{Sample: *sample, Pending: *withPending, Only: *only, Dir: *keep, Progress: env.Stderr}, *asJSON)
+		return runFaultsProcess(ctx, env, faults.ProcessOptions{Sample: *sample, Cover: *cover, Key: *key, Pending: *withPending, Only: *only, Dir: *keep, Progress: env.Stderr}, *asJSON)
+	}
+	if *sample != 0 && !*cover {
+		env.Errorf("faults run: --sample needs --process or --cover")
+		return ExitUsage
+	}
+	if *sample < 0 {
+		env.Errorf("faults run: --sample must not be negative")
+		return ExitUsage
 	}
 	if *seeds < 1 {
 		env.Errorf("faults run: --seeds must be at least 1")
@@ -35,7 +45,8 @@ func runFaultsRun(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	progress := env.Stderr
-	sum, err := faults.Run(ctx, faults.Options{Seeds: *seeds, FirstSeed: *firstSeed, Only: *only, Dir: *keep, Progress: progress})
+	sum, err := faults.Run(ctx, faults.Options{Seeds: *seeds, FirstSeed: *firstSeed, Only: *only, Dir: *keep, Progress: progress,
+		Cover: *cover, Key: *key, Extra: *sample})
 	if err != nil {
 		env.Errorf("faults run: %v", err)
 		return ExitInternal

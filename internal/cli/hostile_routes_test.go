@@ -213,7 +213,8 @@ func init() {
 			},
 		},
 		hostileRow{
-			name: "roadmap's own git",
+			name:         "roadmap's own git",
+			planOneGroup: true,
 			setup: func(t *testing.T, x *rowEnv) {
 				dir := filepath.Join(x.h.dir, "wrapped")
 				log := filepath.Join(x.h.dir, "git-runs.log")

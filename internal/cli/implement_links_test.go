@@ -294,9 +294,11 @@ func ladderModels(url string) string {
 
 // TestImplementLadder: with two tiers where tier 0 fails group 1 and tier 1
 // fixes it, the Job passes, and the job log's spend lines show group 1's
-// last calls made on tier 1's model.
+// last calls made on tier 1's model. The ladder is group 1's: the plan is
+// cut to it (oneGroupWorld), the Job still whole to ready.
 func TestImplementLadder(t *testing.T) {
 	w := linkWorld(t)
+	oneGroupWorld(t, w)
 	srv := newModelServer(t, ladderConversations(t, w, []string{callWriteHello, callFinish}))
 	cfg := writeConfig(t, ladderModels(srv.URL), "  repair_rounds: 3\n", "")
 	res, code, log := implementJob(t, w, cfg, 1)

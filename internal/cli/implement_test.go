@@ -46,7 +46,10 @@ func implementJob(t *testing.T, w *demo.World, cfg string, attempt int, extra ..
 
 // TestImplementRecord: a Job run with --record against the replay server
 // writes fixtures; a Job on a fresh item replayed from them in-process ends
-// the same way at the same spend.
+// the same way at the same spend. Both are whole Jobs to ready (recording
+// is of every model call a Job makes, the review's included), in the
+// smallest world that has them: the demo's plan cut to one group, test
+// strength off (it makes no model call).
 func TestImplementRecord(t *testing.T) {
 	ctx := context.Background()
 	recorded := filepath.Join(t.TempDir(), "recorded")
@@ -56,7 +59,9 @@ func TestImplementRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w1.Close()
+	oneGroupWorld(t, w1)
 	cfg1, _ := w1.Config()
+	cfg1 = withoutTestStrength(t, cfg1)
 	ci1, stop1 := context.WithCancel(ctx)
 	defer stop1()
 	go w1.PlayCI(ci1)
@@ -64,8 +69,8 @@ func TestImplementRecord(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(recorded, "*.json"))
 	// One per group, and the review before ready (the demo's configuration
 	// turns it on).
-	if len(files) != 4 {
-		t.Fatalf("--record wrote %d fixtures, want one per group and the review's (4)", len(files))
+	if len(files) != 2 {
+		t.Fatalf("--record wrote %d fixtures, want one per group and the review's (2)", len(files))
 	}
 
 	w2, err := demo.NewWorld(ctx, t.TempDir(), 0)
@@ -73,9 +78,10 @@ func TestImplementRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w2.Close()
+	oneGroupWorld(t, w2)
 	cfg2 := filepath.Join(t.TempDir(), "replay.yml")
 	os.WriteFile(cfg2, []byte("models:\n  - provider: replay\n    name: demo-model\n    fixtures: "+recorded+
-		"\nprices:\n  demo-model: {input: 0.15, output: 0.60}\nchecks:\n  commands: [\"go vet ./...\"]\nimplement:\n  poll_interval: 1s\n  watch_timeout: 60s\n  test_strength: true\nreview:\n  enabled: true\n"), 0o644)
+		"\nprices:\n  demo-model: {input: 0.15, output: 0.60}\nchecks:\n  commands: [\"go vet ./...\"]\nimplement:\n  poll_interval: 1s\n  watch_timeout: 60s\nreview:\n  enabled: true\n"), 0o644)
 	ci2, stop2 := context.WithCancel(ctx)
 	defer stop2()
 	go w2.PlayCI(ci2)

@@ -157,6 +157,9 @@ func actionlint(t *testing.T, dir string) {
 	}
 	cmd := exec.Command("go", append([]string{"run", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12", "-no-color", "-shellcheck=", "-pyflakes="}, files...)...)
 	cmd.Dir = dir
+	// actionlint is the developer's tool, built from the developer's cache,
+	// not the test runner's (TestMain).
+	cmd.Env = append(os.Environ(), "GOCACHE="+developerGoCache)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); ok && bytes.Contains(out, []byte(".yml:")) {

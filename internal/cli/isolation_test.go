@@ -409,8 +409,10 @@ func TestIsolationNoneWarns(t *testing.T) {
 	h := newHostile(t, "none")
 	// Under none the hostile agent would plant executing git config, and the
 	// runner's git rightly stops the Job (TestRunnerGitRunsNothingPlanted):
-	// this test runs the demo's own agent to see the warnings of a whole run.
+	// this test runs the demo's own agent to see the warnings of a whole run,
+	// on a one-group plan (the warnings are the run's, not a group's).
 	h.useDemoAgent(t)
+	oneGroupPlan(t, h.w, h.ws)
 	ci, stop := context.WithCancel(context.Background())
 	defer stop()
 	go h.w.PlayCI(ci)

@@ -96,8 +96,9 @@ fi
 }
 
 var plantedRow = hostileRow{
-	name:  plantedRowName,
-	agent: func(x *rowEnv) []map[string]any { return plantAndRun(plantedScript(x.mark)) },
+	name:     plantedRowName,
+	groupOne: true,
+	agent:    func(x *rowEnv) []map[string]any { return plantAndRun(plantedScript(x.mark)) },
 	setup: func(t *testing.T, x *rowEnv) {
 		ws, env := x.h.ws, x.h.w.GitEnv()
 		// roadmap's checkout at the pinned commit, as actions/checkout leaves

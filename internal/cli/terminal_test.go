@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,58 +25,82 @@ import (
 // the returned output, as a person's terminal would show it.
 func openPTY(t *testing.T) (tty *os.File, output func() string) {
 	t.Helper()
+	p, err := newPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p.tty, func() string {
+		s, err := p.screen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+}
+
+// pty is a pseudo-terminal and what its programs have shown on it.
+type pty struct {
+	master, tty *os.File
+	mu          sync.Mutex
+	buf         bytes.Buffer
+}
+
+func newPTY() (*pty, error) {
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Fatalf("open a pseudo-terminal: %v", err)
+		return nil, fmt.Errorf("open a pseudo-terminal: %v", err)
 	}
 	var unlock int32
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, master.Fd(), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		t.Fatalf("unlock the pseudo-terminal: %v", e)
+		master.Close()
+		return nil, fmt.Errorf("unlock the pseudo-terminal: %v", e)
 	}
 	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
 	if err != nil {
-		t.Fatalf("name the pseudo-terminal: %v", err)
+		master.Close()
+		return nil, fmt.Errorf("name the pseudo-terminal: %v", err)
 	}
-	tty, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Fatalf("open /dev/pts/%d: %v", n, err)
+		master.Close()
+		return nil, fmt.Errorf("open /dev/pts/%d: %v", n, err)
 	}
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	done := make(chan struct{})
+	p := &pty{master: master, tty: tty}
 	go func() {
-		defer close(done)
 		b := make([]byte, 4096)
 		for {
 			k, err := master.Read(b)
-			mu.Lock()
-			buf.Write(b[:k])
-			mu.Unlock()
+			p.mu.Lock()
+			p.buf.Write(b[:k])
+			p.mu.Unlock()
 			if err != nil {
 				return
 			}
 		}
 	}()
-	t.Cleanup(func() { tty.Close(); master.Close() })
-	return tty, func() string {
-		// What was written has reached the reader once a marker written
-		// after it has.
-		mark := fmt.Sprintf("<end %d>", time.Now().UnixNano())
-		tty.WriteString(mark + "\n")
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			mu.Lock()
-			s := buf.String()
-			mu.Unlock()
-			if i := strings.Index(s, mark); i >= 0 {
-				mu.Lock()
-				buf.Reset()
-				mu.Unlock()
-				return strings.ReplaceAll(s[:i], "\r\n", "\n")
-			}
+	return p, nil
+}
+
+func (p *pty) Close() { p.tty.Close(); p.master.Close() }
+
+// screen is what was shown since the last call.
+func (p *pty) screen() (string, error) {
+	// What was written has reached the reader once a marker written after
+	// it has.
+	mark := fmt.Sprintf("<end %d>", time.Now().UnixNano())
+	p.tty.WriteString(mark + "\n")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		p.mu.Lock()
+		s := p.buf.String()
+		if i := strings.Index(s, mark); i >= 0 {
+			p.buf.Reset()
+			p.mu.Unlock()
+			return strings.ReplaceAll(s[:i], "\r\n", "\n"), nil
 		}
-		t.Fatal("the terminal's output did not arrive")
-		return ""
+		p.mu.Unlock()
 	}
+	return "", errors.New("the terminal's output did not arrive")
 }
 
 // workflowCommandLine is a line the runner would read as a command.
@@ -212,43 +235,33 @@ func TestTerminalOutput(t *testing.T) {
 	})
 
 	// The demo, as a person runs it: the binary at a terminal. Its Jobs
-	// print workflow commands into pipes; the demo renders them.
+	// print workflow commands into pipes; the demo renders them. The play is
+	// the package's one (playedDemo).
 	t.Run("the demo at a terminal", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("the demo runs the whole item (-short)")
-		}
-		bin := buildRoadmap(t)
-		tty, screen := openPTY(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		keep := filepath.Join(t.TempDir(), "kept")
-		cmd := exec.CommandContext(ctx, bin, "demo", "--keep", keep)
-		cmd.Stdout, cmd.Stderr = tty, tty
-		cmd.Env = append(demoEnviron(), "NO_COLOR=1")
-		if err := cmd.Run(); err != nil {
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) {
-				t.Fatal(err)
-			}
-			t.Fatalf("roadmap demo: %v\n%s", err, screen())
-		}
-		got := screen()
-		if !strings.Contains(got, "▸ roadmap: group 1 of 3: Hello") || !strings.Contains(got, "inputs: attempt 2, issue 1, record-comment ") {
-			t.Errorf("the demo's screen lacks its rendered groups or the dispatch inputs:\n%s", got)
-		}
-		if cmds := workflowCommandLines(strings.ReplaceAll(got, "        │ ", "")); len(cmds) > 0 {
-			t.Errorf("workflow commands reach the terminal: %q", cmds)
-		}
-		if strings.Contains(got, "map[") || strings.Contains(got, "\x1b") {
-			t.Errorf("a Go map or an escape sequence reaches the terminal (NO_COLOR set):\n%q", got)
-		}
-		// It ends by naming the step summary and the timeline it kept.
-		end := "\nthe step summary (what GITHUB_STEP_SUMMARY got): " + filepath.Join(keep, "step-summary.md") +
-			"\nthe timeline of the Jobs (Mermaid):             " + filepath.Join(keep, "timeline.md") + "\n"
-		if !strings.HasSuffix(got, end) {
-			t.Errorf("the demo does not end by naming both kept files (%q):\n%s", end, got)
-		}
+		keep, got := playedDemo(t)
+		checkDemoAtTerminal(t, keep, got)
 	})
+}
+
+// checkDemoAtTerminal checks the screen of the demo played at a terminal
+// (NO_COLOR set) with --keep keep.
+func checkDemoAtTerminal(t *testing.T, keep, got string) {
+	t.Helper()
+	if !strings.Contains(got, "▸ roadmap: group 1 of 3: Hello") || !strings.Contains(got, "inputs: attempt 2, issue 1, record-comment ") {
+		t.Errorf("the demo's screen lacks its rendered groups or the dispatch inputs:\n%s", got)
+	}
+	if cmds := workflowCommandLines(strings.ReplaceAll(got, "        │ ", "")); len(cmds) > 0 {
+		t.Errorf("workflow commands reach the terminal: %q", cmds)
+	}
+	if strings.Contains(got, "map[") || strings.Contains(got, "\x1b") {
+		t.Errorf("a Go map or an escape sequence reaches the terminal (NO_COLOR set):\n%q", got)
+	}
+	// It ends by naming the step summary and the timeline it kept.
+	end := "\nthe step summary (what GITHUB_STEP_SUMMARY got): " + filepath.Join(keep, "step-summary.md") +
+		"\nthe timeline of the Jobs (Mermaid):             " + filepath.Join(keep, "timeline.md") + "\n"
+	if !strings.HasSuffix(got, end) {
+		t.Errorf("the demo does not end by naming both kept files (%q):\n%s", end, got)
+	}
 }
 
 // demoEnviron is the test's environment without anything of a runner.

@@ -15,6 +15,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/cli"
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // The test binary doubles as the roadmap binary the demo starts for each
@@ -36,6 +37,9 @@ var played struct {
 
 func playDemo(t *testing.T) (*demo.Summary, *bytes.Buffer) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("plays the demo's whole item with the real binary (make test runs it; make check passes -short)")
+	}
 	played.once.Do(func() {
 		self, err := os.Executable()
 		if err != nil {
@@ -50,7 +54,8 @@ func playDemo(t *testing.T) (*demo.Summary, *bytes.Buffer) {
 		played.sum, played.err = demo.Run(context.Background(), demo.Options{
 			Dir:      dir,
 			Progress: &played.progress,
-			ExtraEnv: []string{"ROADMAP_DEMO_BINARY=1"},
+			// The runner's Go build cache is a hosted runner's (sandboxtest.RunnerGoCache).
+			ExtraEnv: []string{"ROADMAP_DEMO_BINARY=1", "GOCACHE=" + sandboxtest.RunnerGoCache(t)},
 			Command: func(ctx context.Context, args []string) *exec.Cmd {
 				return exec.CommandContext(ctx, self, args...)
 			},

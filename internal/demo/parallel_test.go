@@ -141,6 +141,9 @@ func groupOf(body string) (int, bool) {
 // has the groups' commits in plan order, and the record's group marks go
 // up as in the sequential run.
 func TestParallelGroupsDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the demo's plan twice, sequential and parallel (make test runs it)")
+	}
 	seq := runDemoPlan(t, false, true, callLatency)
 	par := runDemoPlan(t, true, true, callLatency)
 	for name, r := range map[string]planRun{"sequential": seq, "parallel": par} {

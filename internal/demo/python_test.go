@@ -15,6 +15,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // pytestPATH is the PATH under which python3 runs pytest: the machine's
@@ -51,12 +52,15 @@ func pytestPATH(t *testing.T) string {
 // pytest's JUnit XML, finds the two new tests failing on main and passing on
 // the PR's head, and the old one passing at both.
 func TestPythonItem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays a whole Python item with the real binary (make test runs it)")
+	}
 	path := pytestPATH(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"ROADMAP_DEMO_BINARY=1", "PATH=" + path}
+	env := []string{"ROADMAP_DEMO_BINARY=1", "PATH=" + path, "GOCACHE=" + sandboxtest.RunnerGoCache(t)}
 	var progress bytes.Buffer
 	dir := t.TempDir()
 	sum, err := demo.Run(context.Background(), demo.Options{

@@ -6,4 +6,6 @@
 // production code never imports the fake GitHub (internal/githubfake): only the
 // fake itself, the shared test world, the `roadmap dev` verbs, the demo, eval,
 // fault and end-to-end harnesses and the tools may, besides any _test.go file.
+// And no test bounds a time measured on the machine's clock
+// (TestNoWallClockBounds, docs/testing.md).
 package deptest

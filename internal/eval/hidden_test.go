@@ -87,6 +87,9 @@ func copyCase(t *testing.T, set, name, as string, f2p []string, add map[string]s
 // TestCompareLaysOverlay refuses "../" paths laid over a tree, which a
 // directory cannot name).
 func TestEvalImplementHiddenTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the hidden-tests case through implement (make test runs it)")
+	}
 	t.Run("refused", func(t *testing.T) {
 		outside := t.TempDir()
 		if err := os.WriteFile(filepath.Join(outside, "x_test.go"), []byte(clampedTest), 0o644); err != nil {

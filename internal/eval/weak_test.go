@@ -96,6 +96,9 @@ func fixtureUsage(t *testing.T, dir string, words ...string) (calls int, in, out
 // NO, so
 // the case is not kind to an implement stage that accepts a weak test.
 func TestEvalImplementWeakTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the weak-test case twice through implement (make test runs it)")
+	}
 	reviewCalls, reviewIn, reviewOut := fixtureUsage(t, weakGolden, reviewOpenings...)
 	if reviewCalls != 2 {
 		t.Fatalf("the case's fixtures hold %d review calls, want 2 (reviewer and refuter)", reviewCalls)

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,13 +11,16 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 )
 
-// TestFaultsRun runs the suite on one seed: no violation, every fault kind
-// injected, every recovery branch reached.
+// TestFaultsRun runs the per-change cover of seed 1 (docs/testing.md): one
+// history of every fault kind and every recovery branch, chosen by the key
+// scripts/unit.sh passes (ROADMAP_FAULT_KEY, the commit), and two more
+// played twice. No violation, every fault kind injected, every recovery
+// branch reached. The whole seeds are played by faults-sweep.yml.
 func TestFaultsRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the fault suite plays about a hundred histories")
+		t.Skip("the fault suite's cover plays about forty histories")
 	}
-	s, err := Run(context.Background(), Options{Seeds: 1, Dir: t.TempDir()})
+	s, err := Run(context.Background(), Options{Seeds: 1, Cover: true, Key: os.Getenv("ROADMAP_FAULT_KEY"), Extra: 2, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

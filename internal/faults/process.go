@@ -42,6 +42,11 @@ type ProcessOptions struct {
 	// Pending also plays the kinds that wait on a mend (their violations
 	// are listed, not counted; one that no longer shows is a violation).
 	Pending bool
+	// Cover plays one history of every kind not pending, chosen by Key, and
+	// Sample more chosen by Key (the per-change sample, docs/testing.md).
+	Cover bool
+	// Key turns the cover's choice (CI passes the commit).
+	Key string
 	// Only, when set, keeps the histories whose name or kind contains it.
 	Only     string
 	Dir      string
@@ -375,7 +380,10 @@ func RunProcess(ctx context.Context, o ProcessOptions) (*ProcessSummary, error) 
 		}
 		play = append(play, sc)
 	}
-	if o.Sample > 0 && o.Sample < len(play) {
+	switch {
+	case o.Cover:
+		play = coverProcess(play, o.Key, o.Sample)
+	case o.Sample > 0 && o.Sample < len(play):
 		play = sample(play, o.Sample)
 	}
 	for i, sc := range play {

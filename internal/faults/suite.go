@@ -31,6 +31,17 @@ type Options struct {
 	// every Job and report run: the histories whose recovery is a retry
 	// must then fail (TestRecoveryNeedsEvidence).
 	NoGitHubRetry bool
+	// Cover plays, of each seed, one history of every fault kind and of
+	// every recovery branch, chosen by Key, once each, and Extra more chosen
+	// by Key, twice each (the per-change sample, docs/testing.md); false
+	// plays every history twice.
+	Cover bool
+	// Key turns the cover's choice (CI passes the commit): the same key
+	// plays the same histories.
+	Key string
+	// Extra is how many histories the cover adds to one of each kind and
+	// branch.
+	Extra int
 }
 
 // DefaultSeeds fits the suite in CI on a 2-core machine (docs/reliability.md).
@@ -62,11 +73,17 @@ type Summary struct {
 	Violations   []string `json:"violations"`
 	// Known are defects the suite still finds, named in the scenarios and
 	// not counted as violations; one that no longer shows is a violation.
-	Known   []string `json:"known"`
-	Seconds float64  `json:"seconds"`
+	Known []string `json:"known"`
+	// Cover: the run played the per-change sample (Options.Cover), whose
+	// key is Key; Plays counts the plays of histories (twice or once each).
+	Cover   bool    `json:"cover,omitempty"`
+	Key     string  `json:"key,omitempty"`
+	Plays   int     `json:"plays"`
+	Seconds float64 `json:"seconds"`
 }
 
-// Run plays every scenario of every seed twice and checks each history.
+// Run plays every scenario of every seed twice (or, with Cover, the
+// per-change cover of each seed) and checks each history.
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	start := time.Now()
 	if o.Seeds <= 0 {
@@ -87,7 +104,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.FirstSeed <= 0 {
 		o.FirstSeed = 1
 	}
-	s := &Summary{Seeds: o.Seeds, FirstSeed: o.FirstSeed, ByKind: map[string]Kind{}, Branches: map[string]int{}, Violations: []string{}, Known: []string{}}
+	s := &Summary{Seeds: o.Seeds, FirstSeed: o.FirstSeed, ByKind: map[string]Kind{}, Branches: map[string]int{}, Violations: []string{}, Known: []string{},
+		Cover: o.Cover, Key: o.Key}
 	n := 0
 	for seed := o.FirstSeed; seed < o.FirstSeed+int64(o.Seeds); seed++ {
 		n++
@@ -119,21 +137,37 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		// Stage's picks have their own source: the other histories' stay
 		// as they were.
 		all = append(all, stageScenarios(seed, seffects, swrites, recordWrites(sbase.l.w))...)
+		var picks []coverPick
 		for _, sc := range all {
 			if o.Only != "" && !strings.Contains(sc.Name, o.Only) && sc.Kind != o.Only {
 				continue
 			}
+			picks = append(picks, coverPick{sc: sc, twice: true})
+		}
+		if o.Cover {
+			only := make([]scenario, len(picks))
+			for i, p := range picks {
+				only[i] = p.sc
+			}
+			picks = coverScenarios(only, o.Key, o.Extra)
+		}
+		for _, pk := range picks {
+			sc := pk.sc
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			n++
-			var runs [2]*played
+			runs := make([]*played, 1, 2)
+			if pk.twice {
+				runs = runs[:2]
+			}
 			for i := range runs {
 				p, err := play(ctx, filepath.Join(dir, fmt.Sprintf("h%d-%d", n, i)), sc, o.NoGitHubRetry)
 				if err != nil {
 					return nil, fmt.Errorf("seed %d, %s: %w", seed, sc.Name, err)
 				}
 				runs[i] = p
+				s.Plays++
 			}
 			s.Histories++
 			want := base.st
@@ -141,9 +175,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				want = sbase.st
 			}
 			out := check(runs[0].l, sc, want, runs[0].st)
-			if a, b := runs[0].trace(), runs[1].trace(); a != b {
-				out.Violations = append(out.Violations, fmt.Sprintf("not deterministic: two plays left different traces:\n  %s\n  %s", a, b))
-				out.Recovered = false
+			if len(runs) == 2 {
+				if a, b := runs[0].trace(), runs[1].trace(); a != b {
+					out.Violations = append(out.Violations, fmt.Sprintf("not deterministic: two plays left different traces:\n  %s\n  %s", a, b))
+					out.Recovered = false
+				}
 			}
 			k := s.ByKind[sc.Kind]
 			if out.Injected {
@@ -176,8 +212,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				verdict = "VIOLATION"
 			}
 			fmt.Fprintf(o.Progress, "seed %d %-9s %s  [%s]\n", seed, verdict, sc.Name, strings.Join(runs[0].l.trace, "; "))
-			os.RemoveAll(runs[0].l.w.dir)
-			os.RemoveAll(runs[1].l.w.dir)
+			for _, r := range runs {
+				os.RemoveAll(r.l.w.dir)
+			}
 		}
 		os.RemoveAll(base.l.w.dir)
 		os.RemoveAll(sbase.l.w.dir)
@@ -237,7 +274,12 @@ func play(ctx context.Context, dir string, sc scenario, noRetry bool) (*played, 
 
 // Print writes the summary for a person.
 func (s *Summary) Print(w io.Writer) {
-	fmt.Fprintf(w, "fault injection: %d seed(s) from seed %d, %d histories (each played twice), %.0f s\n", s.Seeds, max(s.FirstSeed, 1), s.Histories, s.Seconds)
+	if s.Cover {
+		fmt.Fprintf(w, "fault injection, the per-change cover (key %q): %d seed(s) from seed %d, %d histories (one of each fault kind and recovery branch, a few more), %d plays, %.0f s\n",
+			s.Key, s.Seeds, max(s.FirstSeed, 1), s.Histories, s.Plays, s.Seconds)
+	} else {
+		fmt.Fprintf(w, "fault injection: %d seed(s) from seed %d, %d histories (each played twice), %.0f s\n", s.Seeds, max(s.FirstSeed, 1), s.Histories, s.Seconds)
+	}
 	fmt.Fprintf(w, "%-34s %8s %9s\n", "kind", "injected", "recovered")
 	for _, k := range slices.Sorted(maps.Keys(s.ByKind)) {
 		fmt.Fprintf(w, "%-34s %8d %9d\n", k, s.ByKind[k].Injected, s.ByKind[k].Recovered)

@@ -57,7 +57,8 @@ func TestValidateOpenSpecOnly(t *testing.T) {
 					t.Errorf("ValidateOpenSpec clean=%v, Validate's OpenSpec verdict %v", only.Clean(), full.OpenSpecValid())
 				}
 				if bin != "" {
-					out, stderr, code := runOpenSpec(t, bin, root, "validate", id, "--strict", "--json")
+					v := validateCase(t, bin, dir, name, id)
+					out, stderr, code := v.out, v.stderr, v.code
 					var cli cliReport
 					if err := json.Unmarshal(out, &cli); err != nil || len(cli.Items) != 1 {
 						t.Fatalf("openspec validate (exit %d): %v\n%s\n%s", code, err, out, stderr)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,21 +111,72 @@ func copyTree(t testing.TB, src string) string {
 // runOpenSpec runs the CLI in root with no telemetry and a private home.
 func runOpenSpec(t testing.TB, bin, root string, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
-	home := t.TempDir()
+	stdout, stderr, code, err := runOpenSpecErr(bin, root, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stdout, stderr, code
+}
+
+func runOpenSpecErr(bin, root string, args ...string) (stdout, stderr []byte, code int, err error) {
+	home, err := os.MkdirTemp("", "roadmap-openspec-home-")
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer os.RemoveAll(home)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "OPENSPEC_TELEMETRY=0", "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home, "NO_COLOR=1", "CI=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err = cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("run openspec %v: %v", args, err)
+		return nil, nil, 0, fmt.Errorf("run openspec %v: %v", args, err)
 	}
-	return out.Bytes(), errb.Bytes(), code
+	return out.Bytes(), errb.Bytes(), code, nil
+}
+
+// cliValidation is what `openspec validate <id> --strict --json` answered
+// for a corpus case.
+type cliValidation struct {
+	out, stderr []byte
+	code        int
+}
+
+// validated memoises the CLI's answer per corpus case for this test
+// process: TestOpenSpecAgreement and TestValidateOpenSpecOnly hold roadmap's
+// two validators to the same answer of the pinned CLI on the same
+// untouched copy of a case, and one run of the CLI (a Node process, about a
+// CPU-second) per case is enough for both.
+var validated sync.Map // case name → func() (cliValidation, error), from sync.OnceValues
+
+// validateCase runs the CLI on a fresh copy of the corpus case name (or
+// returns its earlier answer in this process).
+func validateCase(t testing.TB, bin, dir, name, id string) cliValidation {
+	t.Helper()
+	once, _ := validated.LoadOrStore(name, sync.OnceValues(func() (cliValidation, error) {
+		root, err := os.MkdirTemp("", "roadmap-openspec-case-")
+		if err != nil {
+			return cliValidation{}, err
+		}
+		defer os.RemoveAll(root)
+		if err := os.CopyFS(root, os.DirFS(filepath.Join(dir, name))); err != nil {
+			return cliValidation{}, err
+		}
+		_ = os.Remove(filepath.Join(root, "findings.golden"))
+		var v cliValidation
+		v.out, v.stderr, v.code, err = runOpenSpecErr(bin, root, "validate", id, "--strict", "--json")
+		return v, err
+	}))
+	v, err := once.(func() (cliValidation, error))()
+	if err != nil {
+		t.Fatalf("openspec validate %s: %v", name, err)
+	}
+	return v
 }
 
 // cliIssue is one issue of `openspec validate --json`, and the shape both
@@ -166,7 +218,8 @@ func TestOpenSpecAgreement(t *testing.T) {
 			t.Parallel()
 			root := copyTree(t, filepath.Join(dir, name))
 			id := onlyChange(t, root)
-			out, stderr, code := runOpenSpec(t, bin, root, "validate", id, "--strict", "--json")
+			v := validateCase(t, bin, dir, name, id)
+			out, stderr, code := v.out, v.stderr, v.code
 			var cli cliReport
 			if err := json.Unmarshal(out, &cli); err != nil || len(cli.Items) != 1 {
 				t.Fatalf("openspec validate (exit %d): %v\n%s\n%s", code, err, out, stderr)

@@ -53,7 +53,10 @@ func nestedGits(root string) (map[string]gitEntry, error) {
 			return fmt.Errorf("more than %d entries below %s: the search for planted repositories stopped there", maxScan, root)
 		}
 		if p == ".git" {
-			return fs.SkipDir
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil // a linked worktree's .git file: SkipDir would skip the rest of the top
 		}
 		if d.Name() != ".git" {
 			return nil

@@ -85,3 +85,35 @@ echo done`)
 		t.Errorf("Planted() = %q, want %q", got, want)
 	}
 }
+
+// A linked worktree (fail-to-pass's tree, a parallel group's) has a .git
+// file at its top: the search goes on past it to every other entry.
+func TestNestedGitsPastWorktreeFile(t *testing.T) {
+	ws := t.TempDir()
+	for name, body := range map[string]string{
+		".git":              "gitdir: /elsewhere/.git/worktrees/x\n",
+		"a/.git/config":     "[core]\n",
+		"vendor/lib/.git/x": "",
+		"zz/.git":           "gitdir: ../y\n",
+	} {
+		p := filepath.Join(ws, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := nestedGits(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for p := range got {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	if want := []string{"a/.git", "vendor/lib/.git", "zz/.git"}; !slices.Equal(names, want) {
+		t.Errorf("nestedGits = %q, want %q", names, want)
+	}
+}

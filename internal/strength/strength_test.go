@@ -83,10 +83,7 @@ type sample struct {
 func newSample(t testing.TB, files map[string]string) *sample {
 	t.Helper()
 	s := &sample{t: t, dir: t.TempDir()}
-	s.environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	if c := os.Getenv("GOCACHE"); c != "" {
-		s.environ = append(s.environ, "GOCACHE="+c)
-	}
+	s.environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GOCACHE=" + sandboxtest.RunnerGoCache(t)}
 	s.git("init", "--quiet", "--initial-branch=main")
 	s.write(map[string]string{"go.mod": sampleMod, "calc/calc.go": sampleBase, "calc/add_test.go": sampleAddTest})
 	s.git("add", "--all")

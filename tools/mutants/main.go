@@ -5,8 +5,11 @@
 // original text is not found exactly once is stale and fails the run too,
 // so the list cannot rot silently when the code moves.
 //
-//	go run ./tools/mutants [-run REGEXP] [-v]
+//	go run ./tools/mutants [-changed [-base REF]] [-run REGEXP] [-list] [-v]
 //
+// -changed plays only the mutations the change touched (changed.go): CI's
+// per-change run; without it, every mutation (the nightly run). Either way
+// every mutation's original text is checked to be in its file exactly once.
 // It exits 0 only when every selected mutation is caught (docs/mutants.md).
 package main
 
@@ -34,6 +37,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	only := fs.String("run", "", "run only the mutations whose name matches this regular expression")
 	verbose := fs.Bool("v", false, "print the test output of every mutation")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound of one mutation's test run")
+	changed := fs.Bool("changed", false, "run only the mutations whose file or named tests the change touched (all of them when it touched tools/mutants)")
+	base := fs.String("base", os.Getenv("MUTANTS_BASE"), "with -changed: the commit the change is measured from (default: the merge base with origin/main, else HEAD~1)")
+	list := fs.Bool("list", false, "print the selected mutations and check their text, without running them")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -50,6 +56,45 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mutants: %v\n", err)
 		return 2
 	}
+	selected := mutations
+	if *changed {
+		c, err := detectChange(root, *base)
+		if err != nil {
+			fmt.Fprintf(stderr, "mutants: %v\n", err)
+			return 2
+		}
+		var why []string
+		if selected, why, err = selectChanged(root, mutations, c); err != nil {
+			fmt.Fprintf(stderr, "mutants: %v\n", err)
+			return 2
+		}
+		if c.base != "" {
+			fmt.Fprintf(stdout, "mutants: the change is the diff against %s: %d files\n", c.why, len(c.files))
+		}
+		fmt.Fprintf(stdout, "mutants: %d of %d mutations selected\n", len(selected), len(mutations))
+		for _, w := range why {
+			fmt.Fprintf(stdout, "        %s\n", w)
+		}
+	}
+	if stale := staleness(root, mutations); len(stale) > 0 {
+		for _, s := range stale {
+			fmt.Fprintf(stdout, "STALE   %s\n", s)
+		}
+		fmt.Fprintf(stdout, "mutants: %d of %d mutations stale: update tools/mutants/list.go with the code\n", len(stale), len(mutations))
+		return 1
+	}
+	if *list {
+		for _, m := range selected {
+			if sel == nil || sel.MatchString(m.Name) {
+				fmt.Fprintf(stdout, "%-58s %s %s\n", m.Name, m.Pkg, m.Run)
+			}
+		}
+		return 0
+	}
+	if *changed && len(selected) == 0 {
+		fmt.Fprintf(stdout, "mutants: the change touched no mutation's file or tests; every mutation's text is in place (%d)\n", len(mutations))
+		return 0
+	}
 	work, err := os.MkdirTemp("", "roadmap-mutants-")
 	if err != nil {
 		fmt.Fprintf(stderr, "mutants: %v\n", err)
@@ -63,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var caught, missed, bad int
-	for _, m := range mutations {
+	for _, m := range selected {
 		if sel != nil && !sel.MatchString(m.Name) {
 			continue
 		}

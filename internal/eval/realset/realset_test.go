@@ -13,6 +13,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/eval/realset/proxytest"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 const calcModule = "example.com/calc"
@@ -49,7 +50,7 @@ func calcProxy(t *testing.T) (*proxytest.Proxy, Options) {
 			t.Fatal(err)
 		}
 	}
-	env := p.Env(filepath.Join(t.TempDir(), "modcache"))
+	env := append(p.Env(filepath.Join(t.TempDir(), "modcache")), "GOCACHE="+sandboxtest.RunnerGoCache(t))
 	return p, Options{Env: env, TempDir: t.TempDir(), Isolate: testBoundary(env)}
 }
 

@@ -259,10 +259,17 @@ func (j *Job) View(cur *record.Record) record.View {
 // lives, else a fresh one bounded by Grace, so a Job the runner signalled
 // still writes its typed result. The caller calls cancel.
 func LastMarkContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return lastMarkContext(ctx, time.Now)
+}
+
+// lastMarkContext is LastMarkContext with the time it is asked at read from
+// now: the fresh context's deadline is Grace after it, on the machine's
+// clock (a context's timer knows no other).
+func lastMarkContext(ctx context.Context, now func() time.Time) (context.Context, context.CancelFunc) {
 	if ctx.Err() == nil {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(context.WithoutCancel(ctx), Grace)
+	return context.WithDeadline(context.WithoutCancel(ctx), now().Add(Grace))
 }
 
 // Signalled is the reason of a Job that ends because the runner asked it to

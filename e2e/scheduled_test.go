@@ -1,0 +1,53 @@
+package e2e
+
+// scheduled are the scenarios that run only in the nightly e2e sweep
+// (.github/workflows/e2e-sweep.yml, `make e2e E2E_ALL=1`), the longest of
+// the set, each with the tests that stand for it on every change
+// (docs/testing.md). Each of those is run by `make test` or is a scenario
+// `make e2e` runs on every change; tools/cilayout's TestNothingDroppedFromCI
+// fails on an entry without one, or on one that names a test that does not
+// run on every change. A scenario listed here skips under `make e2e` unless
+// ROADMAP_E2E_ALL=1, saying what stands for it.
+var scheduled = map[string][]string{
+	// Three runs at once, then the wake's run (about 200 s). The trio world's
+	// claims (A and B disjoint, C overlapping A) and each group's fail-to-pass
+	// are held by TestTrioWorld; the wait on another item's claim and the wake
+	// by its report, through the runner and report, by
+	// TestClaimOverlapWaitsAndWakes; disjoint claims taken together by
+	// TestClaimsDisjointRunTogether.
+	"TestE2ETwoItemsAtOnce": {
+		"internal/demo.TestTrioWorld",
+		"internal/implement.TestClaimOverlapWaitsAndWakes",
+		"internal/claims.TestClaimsDisjointRunTogether",
+	},
+	// A whole Python item through act (about 100 s warm, many minutes on a
+	// cold build cache). TestPythonItem plays the same item with the real
+	// binary: stage's pytest verify commands, the gates, implement's checks
+	// with python3 -m pytest behind the boundary, a kill and its continuation,
+	// and roadmap ci fail-to-pass on pytest's JUnit XML. What only the
+	// sweep sees: the reusable workflow's setup input running a composite
+	// setup action under act.
+	"TestE2EPythonRepository": {
+		"internal/demo.TestPythonItem",
+	},
+	// A SIGKILL inside group 2 under act (about 100 s: 1 s of model latency a
+	// call). TestDemo kills the real binary's Job 1 while a call is on the
+	// wire and report classes it killed, keeps its booked spend and
+	// continues it; TestActSmoke proves act hands a killed step's outputs
+	// on, and TestE2EYieldAndContinue that report's continuation runs under
+	// act.
+	"TestE2EKilled": {
+		"internal/demo.TestDemo",
+		"e2e.TestActSmoke",
+		"e2e.TestE2EYieldAndContinue",
+	},
+	// Six runs: a stop label, the continuations it meets, then /roadmap
+	// retry. TestE2EStopByPerson runs the same stop, its race with a
+	// continuation and a comment's run under act; report's retry from a
+	// person with write access (and none from others) is held by
+	// TestCommentCommandsWritersOnly.
+	"TestE2ERetryByPerson": {
+		"e2e.TestE2EStopByPerson",
+		"internal/report.TestCommentCommandsWritersOnly",
+	},
+}
