@@ -26,12 +26,12 @@ var mutations = []mutation{
 		File: "internal/job/kernel/log.go",
 		Old:  "(*Job)(ob).Event(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})",
 		New:  "_ = e",
-		Pkg:  implPkg, Run: "TestRepairRoundIsARetryInTheRecordTrace"},
+		Pkg:  implPkg, Run: "TestLifeThroughTheWatch"},
 	{Name: "gap2: any checked_sha skips the scoped checks",
 		File: "internal/implement/runner.go",
 		Old:  "if checked, _ := r.j.Rec.CheckedSHA(); string(checked) == r.head {",
 		New:  "if checked, _ := r.j.Rec.CheckedSHA(); checked != \"\" {",
-		Pkg:  implPkg, Run: "TestScopedChecksRunWhenCheckedSHAIsAnotherHead"},
+		Pkg:  implPkg, Run: "TestLifeThroughTheWatch"},
 	{Name: "gap3: the group mark without published_sha",
 		File: "internal/implement/runner.go",
 		Old:  "\tch.SetSHA(record.SHA(r.head))\n\tch.SetPublishedSHA(record.SHA(r.head))\n",
@@ -71,7 +71,7 @@ var mutations = []mutation{
 		File: "internal/job/kernel/log.go",
 		Old:  "Group: group, Call: j.calls, Model: e.Model, Booked: true,",
 		New:  "Group: group, Call: j.Prior.ModelCalls + j.calls, Model: e.Model, Booked: true,",
-		Pkg:  implPkg, Run: "TestSpendLinesNumberCallsPerJob"},
+		Pkg:  implPkg, Run: "TestPRBodyKeptTrue"},
 
 	// Item 2: the links between agent, runner and command.
 	{Name: "link: the command skips the day check at start",
