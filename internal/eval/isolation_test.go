@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // TestJudgeBoundaryIsolation: the judge runs the head's tests, code the
@@ -17,6 +18,9 @@ func TestJudgeBoundaryIsolation(t *testing.T) {
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
 		t.Skip("the user boundary needs root on Linux; the test machines and CI run as root")
 	}
+	// The runner's Go build cache is a hosted runner's (sandboxtest.RunnerGoCache):
+	// each user boundary links every entry of it.
+	t.Setenv("GOCACHE", sandboxtest.RunnerGoCache(t))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		iso      config.Isolation
