@@ -4,29 +4,26 @@
 #
 #   1. every package under -race (go test runs two at a time), less internal/cli, the
 #      packages in NORACE and TestFaultsRun;
-#   2. side by side: internal/cli without -race, and TestFaultsRun (the fault suite's
-#      per-change cover of seed 1: one history of every fault kind and recovery branch,
-#      chosen by ROADMAP_FAULT_KEY, the commit) then the NORACE packages, without -race.
+#   2. side by side: internal/cli without -race, and the NORACE packages without -race.
+#
+# TestFaultsRun (the fault suite's per-change cover of seed 1) is not played here: .ci/run
+# plays it beside the e2e with the other fault covers, keyed on the commit (docs/testing.md);
+# `go test -run '^TestFaultsRun$' ./internal/faults` plays it alone.
 #
 # internal/cli's tests drive whole commands, Jobs and worlds in process; under -race they
-# took 810 s, then TestFaultsRun (then the whole of seed 1) 525 s, one after the other, most
-# of `.ci/run`'s overrun of its 40 minutes. The NORACE packages start no goroutine and hold no lock in their own
-# code, so -race found nothing there but cost their tests several times their time. The code
+# took 810 s. The NORACE packages start no goroutine and hold no lock in their own code, so
+# -race found nothing there but cost their tests several times their time. The code
 # internal/cli drives (the kernel, the runners, the fakes, the sandbox, the demo, where
 # parallel groups run at once) is under -race in phase 1 through its own packages' tests,
 # and the nightly race sweep (.github/workflows/race-sweep.yml) runs every package under
 # -race: RACE_ALL=1 does that here.
 #
-# A try with all three streams at once (2026-12-06) overloaded the two cores: internal/cli
+# A try with three streams at once (2026-12-06) overloaded the two cores: internal/cli
 # and TestFaultsRun each ran past the 30-minute timeout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 TIMEOUT=${TIMEOUT:-30m}
-# The key of TestFaultsRun's cover: the commit, so each change plays other histories of the
-# same kinds, and a red run is played again with its key (make unit FAULT_KEY=...).
-export ROADMAP_FAULT_KEY=${ROADMAP_FAULT_KEY-$(git rev-parse HEAD 2>/dev/null || true)}
-echo "unit: the fault suite's cover key is '${ROADMAP_FAULT_KEY}'"
 module=$($GO list -m) || exit 2
 
 if [ "${RACE_ALL:-0}" = 1 ]; then
@@ -55,7 +52,7 @@ echo "== phase 1: every package but internal/cli and$norace_paths under -race"
 $GO test -race -count=1 -timeout "$TIMEOUT" -skip '^TestFaultsRun$' $race_pkgs || { rc=1; failed=" the -race run"; }
 echo "== phase 1 took $SECONDS s"
 
-echo "== phase 2: internal/cli beside TestFaultsRun and$norace_paths, without -race"
+echo "== phase 2: internal/cli beside$norace_paths, without -race"
 phase2=$SECONDS
 # Each stream says how long it took, so the table .ci/run prints can be read down to them.
 { s=$SECONDS; $GO test -count=1 -timeout "$TIMEOUT" ./internal/cli; r=$?; echo "== internal/cli took $((SECONDS - s)) s"; exit $r; } >"$tmp/cli" 2>&1 &
@@ -63,18 +60,13 @@ cli=$!
 # shellcheck disable=SC2086
 {
 	s=$SECONDS
-	$GO test -count=1 -timeout "$TIMEOUT" -run '^TestFaultsRun$' ./internal/faults
-	r=$?
-	echo "== TestFaultsRun took $((SECONDS - s)) s"
-	[ $r -eq 0 ] || exit $r
-	s=$SECONDS
 	$GO test -count=1 -timeout "$TIMEOUT" $norace_paths
 	r=$?
 	echo "== the packages without -race took $((SECONDS - s)) s"
 	exit $r
 } >"$tmp/rest" 2>&1 &
 rest=$!
-wait "$rest" || { rc=1; failed="$failed TestFaultsRun-or-NORACE"; }
+wait "$rest" || { rc=1; failed="$failed NORACE"; }
 cat "$tmp/rest"
 wait "$cli" || { rc=1; failed="$failed internal/cli"; }
 cat "$tmp/cli"

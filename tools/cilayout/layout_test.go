@@ -393,15 +393,26 @@ func envReads(e ast.Expr, consts map[string]string) []string {
 	return out
 }
 
-// perChangeText is every file whose commands run on every change.
+// perChangeText is every file whose commands run on every change, less
+// their comment lines: a command quoted in a comment runs nothing.
 func (l *layout) perChangeText() string {
 	var b strings.Builder
-	b.WriteString(l.ciRun)
-	b.WriteString(l.makefile)
-	for _, name := range slices.Sorted(maps.Keys(l.scripts)) {
-		b.WriteString(l.scripts[name])
+	for _, text := range append([]string{l.ciRun, l.makefile}, sortedValues(l.scripts)...) {
+		for _, line := range strings.SplitAfter(text, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+				b.WriteString(line)
+			}
+		}
 	}
 	return b.String()
+}
+
+func sortedValues(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
+	}
+	return out
 }
 
 // scheduleSwitches are the environment variables that turn on what runs
@@ -623,6 +634,9 @@ func (l *layout) checkFaults(t *testing.T) {
 	}
 	if !regexp.MustCompile(`make faults\b[^\n]*FAULT_COVER=1`).MatchString(l.ciRun) {
 		t.Error(".ci/run does not play seed 2's cover (make faults ... FAULT_COVER=1)")
+	}
+	if !regexp.MustCompile(`(?m)^[^#\n]*make faults-test\b`).MatchString(l.ciRun) {
+		t.Error(".ci/run does not play seed 1's cover (make faults-test, TestFaultsRun), which scripts/unit.sh leaves to it")
 	}
 	for _, k := range l.pending {
 		found := false
