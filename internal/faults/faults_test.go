@@ -189,7 +189,8 @@ func TestSuiteUsesShippedWiring(t *testing.T) {
 // other, so .ci/run can play the seeds TestFaultsRun does not.
 func TestFaultsFirstSeed(t *testing.T) {
 	var progress strings.Builder
-	s, err := Run(context.Background(), Options{Seeds: 1, FirstSeed: 3, Only: "push rejected by a hook", Dir: t.TempDir(), Progress: &progress})
+	s, err := Run(context.Background(), Options{Seeds: 1, FirstSeed: 3, Only: "push rejected by a hook", Dir: t.TempDir(), Progress: &progress,
+		Cover: true, Key: "TestFaultsFirstSeed"}) // one history: the test is about which seed plays
 	if err != nil {
 		t.Fatal(err)
 	}
