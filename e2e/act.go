@@ -20,26 +20,32 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // Act runs workflows with nektos/act on the host (-P ubuntu-latest=-self-hosted).
 type Act struct {
 	Bin string // the act executable, .tools/bin/act under `make e2e`
-	// GoEnv carries the Go settings (GOCACHE, GOMODCACHE, GOPROXY, ...) of the
-	// machine into the run, because the run gets a HOME of its own.
+	// GoEnv carries the Go settings (GOMODCACHE, GOPROXY, GOFLAGS, ...) of the
+	// machine into the run, because the run gets a HOME of its own. GOCACHE
+	// is not the developer's: it is the runner's (RunnerGoCache), what a
+	// hosted runner's job has after setup-go restores its cache.
 	GoEnv []string
 }
 
 // goKeys are the Go settings a step's `go build` needs to behave as it does
-// outside act: same caches, same proxy, same flags.
+// outside act: same module cache, same proxy, same flags. GOCACHE is read
+// too, and replaced by the runner's.
 var goKeys = []string{
 	"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GONOPROXY",
 	"GONOSUMDB", "GOPRIVATE", "GOSUMDB", "GOTOOLCHAIN", "GOINSECURE",
 }
 
 // NewAct returns a driver for the act executable at bin. goBin is the go
-// command whose settings the runs inherit.
-func NewAct(ctx context.Context, bin, goBin string) (*Act, error) {
+// command whose settings the runs inherit; root is this project's source,
+// whose build warms the runs' Go build cache (RunnerGoCache).
+func NewAct(ctx context.Context, bin, goBin, root string) (*Act, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("find act: %w (run `make tools`)", err)
 	}
@@ -57,7 +63,90 @@ func NewAct(ctx context.Context, bin, goBin string) (*Act, error) {
 			a.GoEnv = append(a.GoEnv, k+"="+v)
 		}
 	}
+	cache, err := RunnerGoCache(ctx, goBin, root, a.GoEnv)
+	if err != nil {
+		return nil, err
+	}
+	a.GoEnv = withGoCache(a.GoEnv, cache)
 	return a, nil
+}
+
+// withGoCache is env with GOCACHE=dir in place of its GOCACHE.
+func withGoCache(env []string, dir string) []string {
+	out := []string{"GOCACHE=" + dir}
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GOCACHE=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// RunnerGoCache is the Go build cache of the runs' runner (their GOCACHE):
+// a folder of its own beside the user's cache (os.UserCacheDir()/roadmap-test/
+// e2e-runner-gocache-<go version>), warmed once per test process with what
+// the runs build, as a hosted runner's setup-go cache holds what its
+// project's jobs build: roadmap as scripts/install-roadmap.sh builds it
+// (`go build -trimpath ./cmd/roadmap` from root, with the runs' Go settings,
+// so a run's build finds every package compiled; only the link is redone),
+// and the standard library's packages a Go project's go test, go test -cover
+// and go vet use (sandboxtest.WarmGoCache: the demo's greet and the other
+// worlds' Go projects import no more).
+//
+// Why not the developer's cache: every user boundary a run's Job opens seeds
+// its own cache with one hard link per entry of the runner's
+// (sandbox.Options.GoCache, from the Job's GOCACHE), and removes them when it
+// closes. A developer's cache (~90k entries, 8 GB on the machine this was
+// measured on) cost each boundary ~3.5 s, in every scenario, and measured
+// nothing a user's runner does. What a run needs that this cache lacks, it
+// builds, as on a runner: slower, not wrong. The runs add their own builds
+// to it; Go trims entries unused for days.
+func RunnerGoCache(ctx context.Context, goBin, root string, goEnv []string) (string, error) {
+	runnerCache.once.Do(func() {
+		runnerCache.dir, runnerCache.err = warmRunnerGoCache(ctx, goBin, root, goEnv)
+	})
+	return runnerCache.dir, runnerCache.err
+}
+
+var runnerCache struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func warmRunnerGoCache(ctx context.Context, goBin, root string, goEnv []string) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "roadmap-test", "e2e-runner-gocache-"+sandboxtest.GoVersionTag())
+	if err := sandboxtest.WarmGoCache(dir); err != nil {
+		return "", fmt.Errorf("warm the runs' Go build cache %s: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp("", "roadmap-e2e-gocache-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	// The environment an act step has (Act.prepare): PATH, a HOME of its
+	// own, the Go settings; so the build's cache keys are the step's.
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + tmp,
+		"XDG_CONFIG_HOME=" + filepath.Join(tmp, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(tmp, ".cache"),
+	}
+	if t := os.Getenv("TMPDIR"); t != "" {
+		env = append(env, "TMPDIR="+t)
+	}
+	env = append(env, withGoCache(goEnv, dir)...)
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-o", filepath.Join(tmp, "roadmap"), "./cmd/roadmap")
+	cmd.Dir = root
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("warm the runs' Go build cache %s: go build -trimpath ./cmd/roadmap: %v\n%s", dir, err, out)
+	}
+	return dir, nil
 }
 
 // Run is one act invocation: one event against one workflow file.

@@ -313,6 +313,19 @@ func TestPrepareRun(t *testing.T) {
 }
 
 // TestParseLog reads real act output recorded by `TestActSmoke -update`.
+// TestWithGoCache: the runs' GOCACHE is the runner's cache, in place of the
+// developer's, and the other Go settings pass unchanged.
+func TestWithGoCache(t *testing.T) {
+	got := withGoCache([]string{"GOCACHE=/home/dev/.cache/go-build", "GOMODCACHE=/mod", "GOFLAGS=-buildvcs=false"}, "/runner")
+	want := []string{"GOCACHE=/runner", "GOMODCACHE=/mod", "GOFLAGS=-buildvcs=false"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("withGoCache (-want +got):\n%s", diff)
+	}
+	if got := withGoCache([]string{"GOPROXY=off"}, "/runner"); !slices.Equal(got, []string{"GOCACHE=/runner", "GOPROXY=off"}) {
+		t.Errorf("withGoCache without a GOCACHE = %v, want the runner's added", got)
+	}
+}
+
 func TestParseLog(t *testing.T) {
 	tests := []struct {
 		file      string

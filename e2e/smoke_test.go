@@ -44,7 +44,7 @@ func requireAct(t *testing.T) *Act {
 	if goBin == "" {
 		goBin = "go"
 	}
-	a, err := NewAct(t.Context(), bin, goBin)
+	a, err := NewAct(t.Context(), bin, goBin, repoRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}

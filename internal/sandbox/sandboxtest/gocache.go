@@ -44,13 +44,31 @@ var WarmRunnerGoCache = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		base = os.TempDir()
 	}
-	dir := filepath.Join(base, "roadmap-test", "runner-gocache-"+strings.NewReplacer(" ", "-", "/", "-").Replace(runtime.Version()))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir := filepath.Join(base, "roadmap-test", "runner-gocache-"+GoVersionTag())
+	if err := WarmGoCache(dir); err != nil {
 		return "", err
+	}
+	return dir, nil
+})
+
+// GoVersionTag is the running Go's version as a file name's part
+// (runtime.Version with spaces and slashes as dashes): a runner's cache is
+// one Go version's.
+func GoVersionTag() string {
+	return strings.NewReplacer(" ", "-", "/", "-").Replace(runtime.Version())
+}
+
+// WarmGoCache warms the Go build cache at dir (made if missing) with what
+// RunnerGoCache holds: the standard library's packages the worlds' Go
+// projects import, built for go test, go test -cover, go vet and go build.
+// The e2e suite's runner cache (e2e.RunnerGoCache) starts from it too.
+func WarmGoCache(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	mod, err := os.MkdirTemp("", "roadmap-runner-gocache-")
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer os.RemoveAll(mod)
 	files := map[string]string{
@@ -63,10 +81,10 @@ var WarmRunnerGoCache = sync.OnceValues(func() (string, error) {
 	for name, body := range files {
 		p := filepath.Join(mod, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return "", err
+			return err
 		}
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			return "", err
+			return err
 		}
 	}
 	env := append(os.Environ(), "GOCACHE="+dir, "GOFLAGS=", "GOWORK=off", "GOTOOLCHAIN=local", "GOPROXY=off")
@@ -80,11 +98,11 @@ var WarmRunnerGoCache = sync.OnceValues(func() (string, error) {
 		cmd.Dir = mod
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	return dir, nil
-})
+	return nil
+}
 
 // warmSource imports what the worlds' Go projects and the hostile rows'
 // planted tests import.
