@@ -3,8 +3,9 @@
 # busy without running more at once than the machine has cores for:
 #
 #   1. every package under -race (go test runs two at a time), less internal/cli, the
-#      packages in NORACE and TestFaultsRun;
-#   2. side by side: internal/cli without -race, and the NORACE packages without -race.
+#      packages in NORACE, TestFaultsRun and the demo's plays of one item;
+#   2. side by side: internal/cli without -race, and the NORACE packages then the demo's
+#      one-item plays without -race.
 #
 # TestFaultsRun (the fault suite's per-change cover of seed 1) is not played here: .ci/run
 # plays it beside the e2e with the other fault covers, keyed on the commit (docs/testing.md);
@@ -17,6 +18,12 @@
 # parallel groups run at once) is under -race in phase 1 through its own packages' tests,
 # and the nightly race sweep (.github/workflows/race-sweep.yml) runs every package under
 # -race: RACE_ALL=1 does that here.
+#
+# The demo's tests play whole items with the test binary as roadmap, so under -race every
+# Job of them runs race-instrumented: internal/demo took 145 s under -race, 49 s without.
+# The plays of one item (the demo's, the Python item's) run no code at once that the
+# package's other tests do not: TestParallelGroupsDemo (groups at once) and TestTrioWorld
+# (three items at once) stay under -race in phase 1.
 #
 # A try with three streams at once (2026-12-06) overloaded the two cores: internal/cli
 # and TestFaultsRun each ran past the 30-minute timeout.
@@ -49,10 +56,10 @@ failed=""
 SECONDS=0
 echo "== phase 1: every package but internal/cli and$norace_paths under -race"
 # shellcheck disable=SC2086 # a list of import paths, one per word
-$GO test -race -count=1 -timeout "$TIMEOUT" -skip '^TestFaultsRun$' $race_pkgs || { rc=1; failed=" the -race run"; }
+$GO test -race -count=1 -timeout "$TIMEOUT" -skip '^(TestFaultsRun|TestDemo|TestDashboardRequestBudget|TestPythonItem)$' $race_pkgs || { rc=1; failed=" the -race run"; }
 echo "== phase 1 took $SECONDS s"
 
-echo "== phase 2: internal/cli beside$norace_paths, without -race"
+echo "== phase 2: internal/cli beside$norace_paths and the demo's one-item plays, without -race"
 phase2=$SECONDS
 # Each stream says how long it took, so the table .ci/run prints can be read down to them.
 { s=$SECONDS; $GO test -count=1 -timeout "$TIMEOUT" ./internal/cli; r=$?; echo "== internal/cli took $((SECONDS - s)) s"; exit $r; } >"$tmp/cli" 2>&1 &
@@ -63,10 +70,15 @@ cli=$!
 	$GO test -count=1 -timeout "$TIMEOUT" $norace_paths
 	r=$?
 	echo "== the packages without -race took $((SECONDS - s)) s"
+	s=$SECONDS
+	$GO test -count=1 -timeout "$TIMEOUT" -run '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
+	r2=$?
+	echo "== the demo's one-item plays took $((SECONDS - s)) s"
+	[ $r -eq 0 ] && exit $r2
 	exit $r
 } >"$tmp/rest" 2>&1 &
 rest=$!
-wait "$rest" || { rc=1; failed="$failed NORACE"; }
+wait "$rest" || { rc=1; failed="$failed NORACE-or-demo-plays"; }
 cat "$tmp/rest"
 wait "$cli" || { rc=1; failed="$failed internal/cli"; }
 cat "$tmp/cli"
