@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,20 +14,7 @@ import (
 // directory).
 func snapshot(t *testing.T, root string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			out[filepath.ToSlash(rel)+"/"] = "/"
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
+	out, err := snapshotDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +36,12 @@ func TestArchiveAgreement(t *testing.T) {
 				theirs := copyTree(t, filepath.Join(dir, name))
 				ours := copyTree(t, filepath.Join(dir, name))
 				id := onlyChange(t, theirs)
-				out, stderr, code := runOpenSpec(t, bin, theirs, "archive", id, "--yes")
+				ans := askCLI(t, bin, theirs, "archive", id, "--yes")
+				out, stderr, code := ans.Stdout, ans.Stderr, ans.Code
 				_, stillThere := os.Stat(ChangeDir(theirs, id))
 				theyArchived := code == 0 && stillThere != nil
 
-				findings, err := Archive(ours, id, time.Now())
+				findings, err := Archive(ours, id, ans.Ran)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -108,14 +111,186 @@ func copyTree(t testing.TB, src string) string {
 	return dst
 }
 
-// runOpenSpec runs the CLI in root with no telemetry and a private home.
-func runOpenSpec(t testing.TB, bin, root string, args ...string) (stdout, stderr []byte, code int) {
+// askCLI runs the CLI in root with no telemetry and a private home (or
+// gives its recorded answer: askOpenSpec).
+func askCLI(t testing.TB, bin, root string, args ...string) cliAnswer {
 	t.Helper()
-	stdout, stderr, code, err := runOpenSpecErr(bin, root, args...)
+	a, err := askOpenSpec(bin, root, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stdout, stderr, code
+	return a
+}
+
+// cliAnswer is what one run of the pinned CLI did: what it printed, its
+// exit status, the tree it left (snapshot's shape) and when it ran (an
+// archive names its folder by that day, so roadmap's Archive is given the
+// same time).
+type cliAnswer struct {
+	Stdout, Stderr []byte
+	Code           int
+	Tree           map[string]string
+	Ran            time.Time
+}
+
+// askOpenSpec runs `openspec args...` in root, or, when the same pinned CLI
+// on the same Node has already run the same arguments on a tree with the
+// same content, gives that run's answer and leaves its tree in root.
+//
+// The agreement tests hold roadmap's validator and archiver to the CLI on
+// about 170 trees, and each run of the CLI is a Node process of about a
+// CPU-second: most of internal/plan's time, and all of it spent asking the
+// same question of the same program again. The answers live beside the
+// user's cache (os.UserCacheDir()/roadmap-test/openspec-answers), one file
+// per question, keyed by everything the answer can depend on: the CLI's
+// version and the hash of its package, Node's version, the arguments and
+// every file of the tree. A changed case, a new CLI or a new Node asks the
+// CLI again; roadmap's side is computed every run, as before.
+// ROADMAP_OPENSPEC_FRESH=1 asks the CLI every time (the nightly sweep does).
+func askOpenSpec(bin, root string, args ...string) (cliAnswer, error) {
+	tree, err := snapshotDir(root)
+	if err != nil {
+		return cliAnswer{}, err
+	}
+	id, err := openspecIdentity(bin)
+	if err != nil {
+		return cliAnswer{}, err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%q\x00", id, args)
+	paths := make([]string, 0, len(tree))
+	for p := range tree {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(h, "%q\x00%d\x00%s\x00", p, len(tree[p]), tree[p])
+	}
+	file := ""
+	if dir, err := answersDir(); err == nil && os.Getenv("ROADMAP_OPENSPEC_FRESH") != "1" {
+		file = filepath.Join(dir, hex.EncodeToString(h.Sum(nil))+".json")
+		if b, err := os.ReadFile(file); err == nil {
+			var a cliAnswer
+			if json.Unmarshal(b, &a) == nil && a.Tree != nil {
+				return a, writeSnapshot(root, a.Tree)
+			}
+		}
+	}
+	a := cliAnswer{Ran: time.Now()}
+	a.Stdout, a.Stderr, a.Code, err = runOpenSpecErr(bin, root, args...)
+	if err != nil {
+		return cliAnswer{}, err
+	}
+	if a.Tree, err = snapshotDir(root); err != nil {
+		return cliAnswer{}, err
+	}
+	if file != "" {
+		// Written aside and renamed, so a parallel test never reads half
+		// an answer; a failed write only costs the next run a CLI run.
+		if b, err := json.Marshal(a); err == nil {
+			if f, err := os.CreateTemp(filepath.Dir(file), ".answer-*"); err == nil {
+				_, werr := f.Write(b)
+				if f.Close() == nil && werr == nil {
+					_ = os.Rename(f.Name(), file)
+				}
+				_ = os.Remove(f.Name())
+			}
+		}
+	}
+	return a, nil
+}
+
+// answersDir is where askOpenSpec keeps the CLI's answers.
+func answersDir() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, "roadmap-test", "openspec-answers")
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// openspecIdentity names the CLI an answer came from: the package's version
+// and the hash of its files, and Node's version.
+var openspecIdentity = func() func(bin string) (string, error) {
+	var once sync.Once
+	var id string
+	var err error
+	return func(bin string) (string, error) {
+		once.Do(func() {
+			pkg := filepath.Join(filepath.Dir(filepath.Dir(bin)), "@fission-ai", "openspec")
+			h := sha256.New()
+			err = filepath.WalkDir(pkg, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				rel, _ := filepath.Rel(pkg, p)
+				fmt.Fprintf(h, "%q\x00%d\x00", rel, len(b))
+				h.Write(b)
+				return nil
+			})
+			if err != nil {
+				err = fmt.Errorf("hash the OpenSpec CLI's package: %v", err)
+				return
+			}
+			out, nerr := exec.Command("node", "--version").Output()
+			if nerr != nil {
+				err = fmt.Errorf("node --version: %v", nerr)
+				return
+			}
+			id = fmt.Sprintf("openspec %x; node %s", h.Sum(nil), bytes.TrimSpace(out))
+		})
+		return id, err
+	}
+}()
+
+// snapshotDir reads every file and directory under root: path → content
+// ("/" for a directory).
+func snapshotDir(root string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			out[filepath.ToSlash(rel)+"/"] = "/"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	return out, err
+}
+
+// writeSnapshot makes root hold exactly tree.
+func writeSnapshot(root string, tree map[string]string) error {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+			return err
+		}
+	}
+	for p, c := range tree {
+		full := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(p, "/")))
+		if strings.HasSuffix(p, "/") {
+			err = os.MkdirAll(full, 0o755)
+		} else if err = os.MkdirAll(filepath.Dir(full), 0o755); err == nil {
+			err = os.WriteFile(full, []byte(c), 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func runOpenSpecErr(bin, root string, args ...string) (stdout, stderr []byte, code int, err error) {
@@ -168,9 +343,8 @@ func validateCase(t testing.TB, bin, dir, name, id string) cliValidation {
 			return cliValidation{}, err
 		}
 		_ = os.Remove(filepath.Join(root, "findings.golden"))
-		var v cliValidation
-		v.out, v.stderr, v.code, err = runOpenSpecErr(bin, root, "validate", id, "--strict", "--json")
-		return v, err
+		a, err := askOpenSpec(bin, root, "validate", id, "--strict", "--json")
+		return cliValidation{out: a.Stdout, stderr: a.Stderr, code: a.Code}, err
 	}))
 	v, err := once.(func() (cliValidation, error))()
 	if err != nil {

@@ -58,7 +58,12 @@ func TestArchiveRetireCapability(t *testing.T) {
 			ours := copyTree(t, filepath.Join(dir, tt.name))
 			theirs := copyTree(t, filepath.Join(dir, tt.name))
 			id := onlyChange(t, ours)
-			findings, err := Archive(ours, id, time.Now())
+			// The CLI first: roadmap archives with the day it ran.
+			ans := cliAnswer{Ran: time.Now()}
+			if bin != "" {
+				ans = askCLI(t, bin, theirs, "archive", id, "--yes")
+			}
+			findings, err := Archive(ours, id, ans.Ran)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +91,7 @@ func TestArchiveRetireCapability(t *testing.T) {
 			if bin == "" {
 				return
 			}
-			out, stderr, code := runOpenSpec(t, bin, theirs, "archive", id, "--yes")
+			out, stderr, code := ans.Stdout, ans.Stderr, ans.Code
 			said := string(out) + string(stderr)
 			if diff := cmp.Diff(snapshot(t, theirs), snapshot(t, ours)); diff != "" {
 				t.Errorf("trees differ (-openspec +roadmap):\n%s\nopenspec said (exit %d):\n%s", diff, code, said)
@@ -157,11 +162,12 @@ func TestArchiveRetireVeto(t *testing.T) {
 				return root
 			}
 			ours, theirs := build(), build()
-			findings, err := Archive(ours, "retire-it", time.Now())
+			ans := askCLI(t, bin, theirs, "archive", "retire-it", "--yes")
+			out, stderr, code := ans.Stdout, ans.Stderr, ans.Code
+			findings, err := Archive(ours, "retire-it", ans.Ran)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, stderr, code := runOpenSpec(t, bin, theirs, "archive", "retire-it", "--yes")
 			if diff := cmp.Diff(snapshot(t, theirs), snapshot(t, ours)); diff != "" {
 				t.Errorf("trees differ (-openspec +roadmap), roadmap said %v:\n%s\nopenspec said (exit %d):\n%s%s", findings, diff, code, out, stderr)
 			}
