@@ -17,7 +17,10 @@ BIN         := bin/roadmap
 build:
 	$(GO) build -o $(BIN) ./cmd/roadmap
 
-test: lint unit release-check eval
+# The unit phase's scheduler (scripts/unit.sh) also runs lint, release-check and eval, as jobs
+# of its queue, so the two cores stay busy to the end.
+test: npm-tools
+	GO=$(GO) RACE_ALL=0 TIMEOUT=$(UNIT_TIMEOUT) scripts/unit.sh lint release-check eval
 
 # The three golden suites (docs/eval.md) on the replay model, each held to its floor in
 # .github/roadmap.yml (eval.gates.floor, eval.stage.floor, eval.implement.floor): exit 1 below.
@@ -45,11 +48,11 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# The unit phase (scripts/unit.sh, docs/testing.md): every package under -race but
-# internal/cli and the few whose own code has no concurrency, then internal/cli without it
-# beside those few. TestFaultsRun is `make faults-test`, which .ci/run plays with the other
-# fault covers. RACE_ALL=1 runs every package and test under -race, as the nightly race
-# sweep does.
+# The unit phase (scripts/unit.sh, docs/testing.md): one queue of go test jobs, the longest
+# first, on as many slots as cores; every package under -race but internal/cli and the few
+# whose own code has no concurrency. The fault suite's whole histories are `make faults-test`,
+# which .ci/run plays with the other fault covers. RACE_ALL=1 runs every package and test
+# under -race, as the nightly race sweep does.
 RACE_ALL ?= 0
 UNIT_TIMEOUT ?= 30m
 
@@ -85,15 +88,16 @@ fuzz:
 # faults-sweep.yml). FAULT_COVER=1 plays each seed's per-change cover instead (docs/testing.md):
 # one history of every fault kind and recovery branch, chosen by FAULT_KEY (the commit), and
 # FAULT_EXTRA more played twice. .ci/run plays seed 1's cover as a test (make faults-test:
-# TestFaultsRun, with the same key, which also fails on a kind of the tables never injected)
-# and seed 2's (FAULT_FIRST_SEED=2 FAULT_SEEDS=1 FAULT_COVER=1).
+# TestFaultsRun, with the same key, which also fails on a kind of the tables never injected),
+# with the suite's other whole-history tests, and seed 2's (FAULT_FIRST_SEED=2 FAULT_SEEDS=1
+# FAULT_COVER=1).
 FAULT_SEEDS ?= 2
 FAULT_FIRST_SEED ?= 1
 FAULT_COVER ?= 0
 FAULT_KEY ?= $(shell git rev-parse HEAD 2>/dev/null)
 FAULT_EXTRA ?= 2
 faults-test:
-	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -count=1 -timeout $(UNIT_TIMEOUT) -run '^TestFaultsRun$$' ./internal/faults
+	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$$' ./internal/faults
 
 faults:
 	$(GO) run ./cmd/roadmap faults run --seeds $(FAULT_SEEDS) --first-seed $(FAULT_FIRST_SEED) \

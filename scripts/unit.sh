@@ -1,33 +1,37 @@
 #!/usr/bin/env bash
-# The unit phase of `make test` (docs/testing.md), in two phases that each keep both cores
-# busy without running more at once than the machine has cores for:
+# The unit phase of `make test` (docs/testing.md): every package's tests as a queue of jobs,
+# the longest first, run by one scheduler with as many slots as the machine has cores (two
+# here), so both cores stay busy to the end and never more runs at once than they can carry.
 #
-#   1. every package under -race (go test runs two at a time), less internal/cli, the
-#      packages in NORACE, TestFaultsRun and the demo's plays of one item;
-#   2. side by side: internal/cli without -race, and the NORACE packages then the demo's
-#      one-item plays without -race.
+#   scripts/unit.sh [make-target ...]
 #
-# TestFaultsRun (the fault suite's per-change cover of seed 1) is not played here: .ci/run
-# plays it beside the e2e with the other fault covers, keyed on the commit (docs/testing.md);
-# `go test -run '^TestFaultsRun$' ./internal/faults` plays it alone.
+# The make targets named (lint, release-check and eval, from `make test`) join the queue as
+# jobs of their own, placed by how long each takes.
 #
-# internal/cli's tests drive whole commands, Jobs and worlds in process; under -race they
-# took 810 s. The NORACE packages start no goroutine and hold no lock in their own code, so
-# -race found nothing there but cost their tests several times their time. The code
-# internal/cli drives (the kernel, the runners, the fakes, the sandbox, the demo, where
-# parallel groups run at once) is under -race in phase 1 through its own packages' tests,
-# and the nightly race sweep (.github/workflows/race-sweep.yml) runs every package under
-# -race: RACE_ALL=1 does that here.
+# What runs under -race: every package but internal/cli and those in NORACE. The NORACE
+# packages start no goroutine and hold no lock in their own code, so -race found nothing there
+# but cost their tests several times their time. internal/cli's tests drive whole commands,
+# Jobs and worlds in process (810 s under -race); the code they drive (the kernel, the runners,
+# the fakes, the sandbox, the demo, where parallel groups run at once) is under -race through
+# its own packages' tests, and the nightly race sweep (.github/workflows/race-sweep.yml) runs
+# every package under -race: RACE_ALL=1 does that here.
 #
-# The demo's tests play whole items with the test binary as roadmap, so under -race every
-# Job of them runs race-instrumented: internal/demo took 145 s under -race, 49 s without.
-# The plays of one item (the demo's, the Python item's) run no code at once that the
-# package's other tests do not: TestParallelGroupsDemo (groups at once) and TestTrioWorld
-# (three items at once) stay under -race in phase 1.
+# The demo's plays of one item (TestDemo, TestDashboardRequestBudget, TestPythonItem) play
+# whole items with the test binary as roadmap, so under -race every Job of them ran
+# race-instrumented (145 s, 49 s without); they run no code at once that the package's other
+# tests do not: TestParallelGroupsDemo (groups at once) and TestTrioWorld (three items at once)
+# stay under -race.
 #
-# A try with three streams at once (2026-12-06) overloaded the two cores: internal/cli
-# and TestFaultsRun each ran past the 30-minute timeout.
+# The fault suite's whole histories (TestFaultsRun, seed 1's cover; TestFaultsFirstSeed,
+# TestProcessSample, TestProcessFindsPending, TestRecoveryNeedsEvidence, the stage report
+# histories) are not played here: `make faults-test` plays them, and .ci/run runs it beside the
+# e2e with the other fault covers, keyed on the commit (docs/testing.md).
+#
+# Each job's output is printed whole when it ends, with how long it took. A try with three
+# streams at once on two cores (2026-12-06) overloaded them: internal/cli and TestFaultsRun each
+# ran past the 30-minute timeout. UNIT_SLOTS sets the slots.
 set -uo pipefail
+export LC_NUMERIC=C # `times` prints a decimal point
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 TIMEOUT=${TIMEOUT:-30m}
@@ -40,48 +44,115 @@ fi
 
 # Packages whose own (non-test) code starts no goroutine, uses no channel and holds no lock.
 NORACE="internal/plan internal/git internal/strength internal/redact internal/failure internal/nofollow"
-norace_paths=""
-exclude="$module/internal/cli"
-for p in $NORACE; do
-	norace_paths="$norace_paths ./$p"
+# Packages long enough to be jobs of their own; the rest share two jobs.
+ALONE="internal/cli internal/implement internal/eval internal/sandbox internal/stage internal/demo internal/faults $NORACE"
+
+exclude="$module/vendor"
+for p in $ALONE; do
 	exclude="$exclude|$module/$p"
 done
-race_pkgs=$($GO list ./... | grep -Evx "$exclude") || exit 2
+rest=$($GO list ./... | grep -Evx "$exclude" | sed "s|^$module|.|") || exit 2
+# The rest in two jobs, alternately, so neither is the queue's tail.
+rest1="" rest2="" n=0
+for p in $rest; do
+	if [ $((n % 2)) -eq 0 ]; then rest1="$rest1 $p"; else rest2="$rest2 $p"; fi
+	n=$((n + 1))
+done
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-rc=0
-failed=""
+names=() cmds=() secs=()
+# job NAME SECONDS CMD...: queue CMD (its words quoted as given), expected to take SECONDS.
+job() {
+	local name=$1 est=$2 cmd=""
+	shift 2
+	printf -v cmd '%q ' "$@"
+	names+=("$name")
+	secs+=("$est")
+	cmds+=("$cmd")
+}
+# go vet is lint's (make test runs `go vet ./...` as a job of this queue, and make check runs
+# it): go test's own vet pass of every package would be the same checks a second time.
+gotest() { echo "$GO" test -vet=off -count=1 -timeout "$TIMEOUT"; }
+race() { echo "$GO" test -vet=off -race -count=1 -timeout "$TIMEOUT"; }
 
-SECONDS=0
-echo "== phase 1: every package but internal/cli and$norace_paths under -race"
-# shellcheck disable=SC2086 # a list of import paths, one per word
-$GO test -race -count=1 -timeout "$TIMEOUT" -skip '^(TestFaultsRun|TestDemo|TestDashboardRequestBudget|TestPythonItem)$' $race_pkgs || { rc=1; failed=" the -race run"; }
-echo "== phase 1 took $SECONDS s"
-
-echo "== phase 2: internal/cli beside$norace_paths and the demo's one-item plays, without -race"
-phase2=$SECONDS
-# Each stream says how long it took, so the table .ci/run prints can be read down to them.
-{ s=$SECONDS; $GO test -count=1 -timeout "$TIMEOUT" ./internal/cli; r=$?; echo "== internal/cli took $((SECONDS - s)) s"; exit $r; } >"$tmp/cli" 2>&1 &
-cli=$!
-# shellcheck disable=SC2086
+# The jobs and about how long each takes on two cores beside another job (2026-12-06): the
+# queue runs the longest first. The -run and -skip patterns are written out: tools/cilayout
+# reads them (TestNothingDroppedFromCI).
+# shellcheck disable=SC2046,SC2086 # the go test command line and package lists, one word each
 {
-	s=$SECONDS
-	$GO test -count=1 -timeout "$TIMEOUT" $norace_paths
+	job "internal/cli" 370 $(gotest) ./internal/cli
+	job "internal/implement (-race)" 210 $(race) ./internal/implement
+	job "internal/strength" 130 $(gotest) ./internal/strength
+	job "the other packages, 1 of 2 (-race)" 120 $(race) -p 1 $rest1
+	job "the other packages, 2 of 2 (-race)" 120 $(race) -p 1 $rest2
+	job "internal/eval (-race)" 95 $(race) ./internal/eval
+	job "the demo's one-item plays" 75 $(gotest) -run '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
+	job "internal/git" 55 $(gotest) ./internal/git
+	job "internal/sandbox (-race)" 47 $(race) ./internal/sandbox
+	job "internal/demo (-race)" 47 $(race) -skip '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
+	job "internal/stage (-race)" 38 $(race) ./internal/stage
+	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$' ./internal/faults
+	job "internal/plan, redact, failure, nofollow" 10 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow
+}
+# The make targets named, with what they take: eval 90 s, lint 40 s, release-check 27 s.
+for target in "$@"; do
+	case $target in
+	eval) est=90 ;;
+	lint) est=40 ;;
+	release-check) est=27 ;;
+	*) est=60 ;;
+	esac
+	job "make $target" "$est" make --no-print-directory "$target"
+done
+# The order: longest first (a stable sort on the estimate).
+mapfile -t order < <(for i in "${!secs[@]}"; do printf '%s\t%s\n' "${secs[i]}" "$i"; done | sort -s -t$'\t' -k1,1nr | cut -f2)
+
+slots=${UNIT_SLOTS:-$(nproc 2>/dev/null || echo 2)}
+[ "$slots" -ge 1 ] 2>/dev/null || slots=2
+tmp=$(mktemp -d)
+declare -A job_of
+cleanup() {
+	for pid in "${!job_of[@]}"; do
+		kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "== unit: ${#names[@]} jobs, $slots at a time"
+SECONDS=0
+next=0 running=0 failed=""
+while [ "$next" -lt "${#order[@]}" ] || [ "$running" -gt 0 ]; do
+	while [ "$running" -lt "$slots" ] && [ "$next" -lt "${#order[@]}" ]; do
+		i=${order[next]}
+		# Each job in a process group of its own (set -m), so an interrupt ends all it started.
+		set -m
+		(
+			s=$SECONDS
+			eval "${cmds[i]}"
+			r=$?
+			# `times`' second line: the user and system time of what the job ran.
+			times >"$tmp/$i.times"
+			cpu=$(awk 'NR == 2 { s = 0; for (i = 1; i <= NF; i++) { split($i, a, "m"); sub("s", "", a[2]); s += a[1] * 60 + a[2] } printf "%.0f", s }' "$tmp/$i.times")
+			echo "== ${names[i]} took $((SECONDS - s)) s and $cpu CPU-s (ended at $SECONDS s)"
+			exit $r
+		) >"$tmp/$i" 2>&1 &
+		set +m
+		job_of[$!]=$i
+		next=$((next + 1)) running=$((running + 1))
+	done
+	done_pid=""
+	wait -n -p done_pid
 	r=$?
-	echo "== the packages without -race took $((SECONDS - s)) s"
-	s=$SECONDS
-	$GO test -count=1 -timeout "$TIMEOUT" -run '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
-	r2=$?
-	echo "== the demo's one-item plays took $((SECONDS - s)) s"
-	[ $r -eq 0 ] && exit $r2
-	exit $r
-} >"$tmp/rest" 2>&1 &
-rest=$!
-wait "$rest" || { rc=1; failed="$failed NORACE-or-demo-plays"; }
-cat "$tmp/rest"
-wait "$cli" || { rc=1; failed="$failed internal/cli"; }
-cat "$tmp/cli"
-echo "== phase 2 took $((SECONDS - phase2)) s"
-[ -z "$failed" ] || echo "unit: failed:$failed" >&2
-exit "$rc"
+	[ -n "$done_pid" ] || continue
+	i=${job_of[$done_pid]}
+	unset "job_of[$done_pid]"
+	running=$((running - 1))
+	cat "$tmp/$i"
+	[ "$r" -eq 0 ] || failed="$failed; ${names[i]}"
+done
+echo "== unit took $SECONDS s"
+if [ -n "$failed" ]; then
+	echo "unit: failed:${failed#;}" >&2
+	exit 1
+fi

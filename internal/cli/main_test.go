@@ -54,9 +54,16 @@ func TestMain(m *testing.M) {
 	// hosted runner's job has (sandboxtest.RunnerGoCache), not the
 	// developer's: a user boundary links every entry of it into its own.
 	developerGoCache = goEnv("GOCACHE")
-	runner, err := sandboxtest.WarmRunnerGoCache()
+	runnerDir, err := os.MkdirTemp("", "roadmap-cli-test-runner-")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "the test runner's Go build cache: %v\n", err)
+		os.Exit(1)
+	}
+	sharedDirs = append(sharedDirs, runnerDir)
+	runner, err := sandboxtest.SeedRunnerGoCache(runnerDir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "the test runner's Go build cache: %v\n", err)
+		os.RemoveAll(runnerDir)
 		os.Exit(1)
 	}
 	os.Setenv("GOCACHE", runner)

@@ -1,7 +1,10 @@
 package sandboxtest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // RunnerGoCache is the Go build cache of the test worlds' runner: what a
@@ -25,26 +29,61 @@ import (
 // measured nothing a user's runner does. A boundary's `go test` that needs
 // an entry this cache lacks builds it, as on a runner: slower, not wrong.
 //
-// The cache lives beside the user's own (os.UserCacheDir), one per Go
-// version, and is warmed once per test process; Go's cache is safe for
-// processes that share it.
+// Each caller gets a cache of its own, seeded from the warmed one
+// (WarmRunnerGoCache) by a hard link per entry, and removed with the test:
+// what its worlds build (their projects, under a temporary path, new
+// entries every run) stays there. When the tests wrote into the shared
+// cache it grew by about 14,000 entries a run, to seven times what a
+// runner restores, and every boundary after paid for the links.
 func RunnerGoCache(t testing.TB) string {
 	t.Helper()
-	dir, err := WarmRunnerGoCache()
+	dir, err := SeedRunnerGoCache(t.TempDir())
 	if err != nil {
 		t.Fatalf("the test runner's Go build cache: %v", err)
 	}
 	return dir
 }
 
-// WarmRunnerGoCache is RunnerGoCache for a TestMain, which has no T: it
-// returns the cache's folder, warmed, or why it could not.
+// SeedRunnerGoCache is RunnerGoCache for a TestMain, which has no T: a
+// runner's cache of its own under parent (parent/gocache), which the caller
+// removes.
+func SeedRunnerGoCache(parent string) (string, error) {
+	src, err := WarmRunnerGoCache()
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(parent, "gocache")
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular() && !strings.HasPrefix(d.Name(), "roadmap-warm-"):
+			return os.Link(p, target)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("seed a runner's Go build cache from %s: %v", src, err)
+	}
+	return dst, nil
+}
+
+// WarmRunnerGoCache is the warmed cache every RunnerGoCache is seeded
+// from, warmed once per test process (and at most once a day: WarmGoCache).
+// Nothing but WarmGoCache writes into it.
 var WarmRunnerGoCache = sync.OnceValues(func() (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
 	}
-	dir := filepath.Join(base, "roadmap-test", "runner-gocache-"+GoVersionTag())
+	// "runner-gocache-2": the first of these folders took the tests' own
+	// builds for years of runs; a new name starts it clean.
+	dir := filepath.Join(base, "roadmap-test", "runner-gocache-2-"+GoVersionTag())
 	if err := WarmGoCache(dir); err != nil {
 		return "", err
 	}
@@ -62,9 +101,18 @@ func GoVersionTag() string {
 // RunnerGoCache holds: the standard library's packages the worlds' Go
 // projects import, built for go test, go test -cover, go vet and go build.
 // The e2e suite's runner cache (e2e.RunnerGoCache) starts from it too.
+//
+// A warm cache is stamped, and warming it again within a day does nothing:
+// the five go commands cost each test process that asks several seconds of
+// CPU to learn what it knew. After a day (Go trims entries unused for five)
+// the commands run again and fill what was trimmed.
 func WarmGoCache(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	stamp := filepath.Join(dir, "roadmap-warm-"+warmKey())
+	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < 24*time.Hour {
+		return nil
 	}
 	mod, err := os.MkdirTemp("", "roadmap-runner-gocache-")
 	if err != nil {
@@ -88,12 +136,8 @@ func WarmGoCache(dir string) error {
 		}
 	}
 	env := append(os.Environ(), "GOCACHE="+dir, "GOFLAGS=", "GOWORK=off", "GOTOOLCHAIN=local", "GOPROXY=off")
-	for _, args := range [][]string{
-		{"test", "-count=1", "./..."},
-		{"test", "-count=1", "-cover", "./..."},
-		{"vet", "./..."},
-		{"build", "./..."},
-	} {
+	for _, line := range warmCommands {
+		args := strings.Fields(line)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = mod
 		cmd.Env = env
@@ -101,8 +145,19 @@ func WarmGoCache(dir string) error {
 			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+	// The stamp is written, not touched: a failed write only costs a warm.
+	_ = os.WriteFile(stamp, nil, 0o644)
 	return nil
 }
+
+// warmKey names what a warm built: the project's sources and the commands.
+func warmKey() string {
+	h := sha256.Sum256([]byte(warmSource + "\x00" + warmTest + "\x00" + strings.Join(warmCommands, "\x00")))
+	return hex.EncodeToString(h[:8])
+}
+
+// warmCommands are the go commands a warm runs, one line each.
+var warmCommands = []string{"test -count=1 ./...", "test -count=1 -cover ./...", "vet ./...", "build ./..."}
 
 // warmSource imports what the worlds' Go projects and the hostile rows'
 // planted tests import.
