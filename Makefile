@@ -14,8 +14,10 @@ BIN         := bin/roadmap
 
 .PHONY: build test eval release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process
 
+# -trimpath: the binary names no checkout's folder, and a clean clone in a new one reuses the
+# build cache (scripts/unit.sh).
 build:
-	$(GO) build -o $(BIN) ./cmd/roadmap
+	$(GO) build -trimpath -o $(BIN) ./cmd/roadmap
 
 # The unit phase's scheduler (scripts/unit.sh) also runs lint, release-check and eval, as jobs
 # of its queue, so the two cores stay busy to the end.
@@ -46,7 +48,7 @@ fmt-check:
 	if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet -trimpath ./...
 
 # The unit phase (scripts/unit.sh, docs/testing.md): one queue of go test jobs, the longest
 # first, on as many slots as cores; every package under -race but internal/cli and the few
@@ -97,10 +99,10 @@ FAULT_COVER ?= 0
 FAULT_KEY ?= $(shell git rev-parse HEAD 2>/dev/null)
 FAULT_EXTRA ?= 2
 faults-test:
-	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$$' ./internal/faults
+	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -trimpath -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$$' ./internal/faults
 
 faults:
-	$(GO) run ./cmd/roadmap faults run --seeds $(FAULT_SEEDS) --first-seed $(FAULT_FIRST_SEED) \
+	$(GO) run -trimpath ./cmd/roadmap faults run --seeds $(FAULT_SEEDS) --first-seed $(FAULT_FIRST_SEED) \
 	  $(if $(filter 1,$(FAULT_COVER)),--cover --key '$(FAULT_KEY)' --sample $(FAULT_EXTRA))
 
 # The process histories: real roadmap processes faulted from outside. FAULT_SAMPLE plays that
