@@ -82,7 +82,7 @@ var WarmRunnerGoCache = sync.OnceValues(func() (string, error) {
 		base = os.TempDir()
 	}
 	// "runner-gocache-2": the first of these folders took the tests' own
-	// builds for years of runs; a new name starts it clean.
+	// builds on every run; a new name starts it clean.
 	dir := filepath.Join(base, "roadmap-test", "runner-gocache-2-"+GoVersionTag())
 	if err := WarmGoCache(dir); err != nil {
 		return "", err
