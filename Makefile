@@ -32,8 +32,11 @@ eval: build npm-tools
 	./$(BIN) eval stage --config .github/roadmap.yml
 	./$(BIN) eval implement --config .github/roadmap.yml
 
+# GOFLAGS=-trimpath reaches the `go list` staticcheck runs, whose compiles then share the
+# build cache's keys across folders: in a clean clone in a new folder staticcheck took 58 s
+# and 110 CPU-s without it, 2 s with it.
 lint: fmt-check vet actionlint mod-tidy
-	$(GO) run $(STATICCHECK) ./...
+	GOFLAGS=-trimpath $(GO) run $(STATICCHECK) ./...
 
 # go.mod and go.sum must say what the code imports; a stale `// indirect` misleads readers.
 mod-tidy:
