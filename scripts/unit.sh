@@ -91,7 +91,7 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 	job "internal/strength" 130 $(gotest) ./internal/strength
 	job "the other packages, 1 of 2 (-race)" 120 $(race) -p 1 $rest1
 	job "the other packages, 2 of 2 (-race)" 120 $(race) -p 1 $rest2
-	job "internal/eval (-race)" 95 $(race) ./internal/eval
+	job "internal/eval (-race)" 60 $(race) -skip '^TestEvalImplementReport$' ./internal/eval
 	job "the demo's one-item plays" 75 $(gotest) -run '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
 	job "internal/git" 55 $(gotest) ./internal/git
 	job "internal/sandbox (-race)" 47w $(race) ./internal/sandbox
@@ -100,11 +100,20 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$' ./internal/faults
 	job "internal/plan, redact, failure, nofollow" 10 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow
 }
-# The make targets named, with what they take: eval 90 s, lint 40 s, release-check 27 s.
+# make eval, then the tests that judge its implement report (bin/eval-implement.json): each
+# golden implement case plays once per run, and internal/eval's job skips the test.
+eval_and_report() {
+	make --no-print-directory eval EVAL_REPORT=bin/eval-implement.json &&
+		ROADMAP_EVAL_IMPLEMENT_REPORT=$PWD/bin/eval-implement.json $(race) -run '^TestEvalImplementReport$' ./internal/eval
+}
+# The make targets named, with what they take: eval 130 s, lint 15 s, release-check 27 s.
 for target in "$@"; do
 	case $target in
-	eval) est=90 ;;
-	lint) est=40 ;;
+	eval)
+		job "make eval, then TestEvalImplementReport on its report" 130 eval_and_report
+		continue
+		;;
+	lint) est=15 ;;
 	release-check) est=27 ;;
 	*) est=60 ;;
 	esac

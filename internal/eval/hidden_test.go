@@ -80,9 +80,9 @@ func copyCase(t *testing.T, set, name, as string, f2p []string, add map[string]s
 // TestEvalImplementHiddenTests: the verdict comes from the case's hidden
 // tests, laid over main and the head only by the judge. fix-discount's
 // recorded agent writes the fix and its own passing test; judged by a hidden
-// test its fix meets, the case is FULL; judged also by one it does not meet
-// (a discount over 100% costing nothing), it is PARTIAL, though its own test
-// passes. A hidden/ that is a symlink, holds one, names a path in .git or
+// test its fix meets, the case is FULL (TestEvalImplementReport, on make
+// eval's play of the case); judged also by one it does not meet (a discount
+// over 100% costing nothing), it is PARTIAL, though its own test passes. A hidden/ that is a symlink, holds one, names a path in .git or
 // one that climbs out is refused before any Job runs (f2p's
 // TestCompareLaysOverlay refuses "../" paths laid over a tree, which a
 // directory cannot name).
@@ -150,8 +150,9 @@ func TestEvalImplementHiddenTests(t *testing.T) {
 	})
 
 	t.Run("judged", func(t *testing.T) {
+		// The case as the golden set has it, its hidden test met, is judged in
+		// TestEvalImplementReport on make eval's play.
 		set := filepath.Join(t.TempDir(), "set")
-		copyCase(t, set, "fix-discount", "hidden-met", nil, nil)
 		copyCase(t, set, "fix-discount", "hidden-unmet", []string{hiddenHalfUp, hiddenClamped},
 			map[string]string{"hidden/internal/price/clamp_hidden_test.go": clampedTest})
 		var lines []string
@@ -161,44 +162,29 @@ func TestEvalImplementHiddenTests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.Cases) != 2 {
-			t.Fatalf("%d cases, want 2", len(rep.Cases))
+		if len(rep.Cases) != 1 || len(lines) != 1 {
+			t.Fatalf("%d cases, %d progress lines; want 1 each", len(rep.Cases), len(lines))
 		}
-		met, unmet := rep.Cases[0], rep.Cases[1]
+		unmet := rep.Cases[0]
 		t.Log(lines)
-
-		t.Run("the hidden test met", func(t *testing.T) {
-			if met.Verdict != Full || met.Result != "ready" {
-				t.Fatalf("verdict %s, result %s (%s); want FULL and ready", met.Verdict, met.Result, met.Reason)
-			}
-			if !slices.Equal(met.Hidden, []string{"internal/price/discount_hidden_test.go"}) {
-				t.Errorf("hidden %v, want the case's hidden test file", met.Hidden)
-			}
-			if !slices.Contains(met.F2P, hiddenHalfUp) || !slices.Contains(met.F2P, ownHalfUp) {
-				t.Errorf("f2p %v, want the hidden test and the agent's own", met.F2P)
-			}
-			if !strings.Contains(lines[0], "judged by 1 hidden test file(s)") {
-				t.Errorf("the progress line does not say the case was judged by hidden tests:\n%s", lines[0])
-			}
-		})
-
-		t.Run("the hidden test not met", func(t *testing.T) {
-			if unmet.Verdict != Partial || unmet.Score != 0.5 {
-				t.Fatalf("verdict %s (%v), want PARTIAL: the agent's fix meets one hidden test of two", unmet.Verdict, unmet.Score)
-			}
-			if !slices.Contains(unmet.F2P, ownHalfUp) || !slices.Contains(unmet.F2P, hiddenHalfUp) {
-				t.Errorf("f2p %v, want the agent's own test and the hidden half-up test", unmet.F2P)
-			}
-			if slices.Contains(unmet.F2P, hiddenClamped) || slices.Contains(unmet.P2P, hiddenClamped) {
-				t.Errorf("the unmet hidden test passed at the head: f2p %v, p2p %v", unmet.F2P, unmet.P2P)
-			}
-			if v := Judge([]string{ownHalfUp}, unmet.WantP2P, unmet.F2P, unmet.P2P); v != Full {
-				t.Errorf("judged by its own test the item is %s; the point is that it would be FULL", v)
-			}
-			if !slices.Equal(unmet.Hidden, []string{"internal/price/clamp_hidden_test.go", "internal/price/discount_hidden_test.go"}) {
-				t.Errorf("hidden %v, want both hidden files", unmet.Hidden)
-			}
-		})
+		if unmet.Verdict != Partial || unmet.Score != 0.5 {
+			t.Fatalf("verdict %s (%v), want PARTIAL: the agent's fix meets one hidden test of two", unmet.Verdict, unmet.Score)
+		}
+		if !slices.Contains(unmet.F2P, ownHalfUp) || !slices.Contains(unmet.F2P, hiddenHalfUp) {
+			t.Errorf("f2p %v, want the agent's own test and the hidden half-up test", unmet.F2P)
+		}
+		if slices.Contains(unmet.F2P, hiddenClamped) || slices.Contains(unmet.P2P, hiddenClamped) {
+			t.Errorf("the unmet hidden test passed at the head: f2p %v, p2p %v", unmet.F2P, unmet.P2P)
+		}
+		if v := Judge([]string{ownHalfUp}, unmet.WantP2P, unmet.F2P, unmet.P2P); v != Full {
+			t.Errorf("judged by its own test the item is %s; the point is that it would be FULL", v)
+		}
+		if !slices.Equal(unmet.Hidden, []string{"internal/price/clamp_hidden_test.go", "internal/price/discount_hidden_test.go"}) {
+			t.Errorf("hidden %v, want both hidden files", unmet.Hidden)
+		}
+		if !strings.Contains(lines[0], "judged by 2 hidden test file(s)") {
+			t.Errorf("the progress line does not say the case was judged by hidden tests:\n%s", lines[0])
+		}
 	})
 }
 
