@@ -296,15 +296,51 @@ func TestBoundariesHaveTheirOwnUID(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(wsA, "theirs")); err == nil {
 		t.Error("the second boundary planted a file in the first's tree")
 	}
-	// A uid is free again once its boundary closes.
+	// A uid is free again once its boundary closes: this process no longer
+	// holds its lease. (Which uid the next boundary gets is not asked: the
+	// range is the machine's, and other processes' boundaries open and close
+	// in it meanwhile, as other Jobs' do on a self-hosted runner.)
 	uid := b.UID()
+	lease := filepath.Join(leaseDir, strconv.Itoa(uid)+".lock")
+	if !lockHeld(t, lease) {
+		t.Fatalf("an open boundary's uid %d: this process holds no lock on %s", uid, lease)
+	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := open(t, Options{Workspace: workTree(t), Environ: environ})
-	if c.UID() != uid {
-		t.Errorf("a closed boundary's uid %d was not reused (got %d)", uid, c.UID())
+	if lockHeld(t, lease) {
+		t.Errorf("a closed boundary's uid %d is still held by this process (%s)", uid, lease)
 	}
+	c := open(t, Options{Workspace: workTree(t), Environ: environ})
+	if c.UID() == a.UID() {
+		t.Errorf("a new boundary got uid %d, the open one's", c.UID())
+	}
+}
+
+// lockHeld: /proc/locks lists a lock of this process on path's file.
+func lockHeld(t *testing.T, path string) bool {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ino := fi.Sys().(*syscall.Stat_t).Ino
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF": the pid, then
+	// major:minor:inode.
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[4] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		if dev := strings.Split(f[5], ":"); len(dev) == 3 && dev[2] == strconv.FormatUint(ino, 10) {
+			return true
+		}
+	}
+	return false
 }
 
 // A folder of the tree swapped for a symlink while the hand-over walks it
