@@ -48,6 +48,15 @@ if [ "${RACE_ALL:-0}" = 1 ]; then
 	exit $?
 fi
 
+# Each slot is one core, so every job's processes (its test binary and the go commands, Jobs
+# and worlds it starts) run with GOMAXPROCS=1 unless GOMAXPROCS is set: with two jobs of
+# GOMAXPROCS=2 on two cores, Go's schedulers spun for work on a core the other job held.
+# Measured with internal/implement (-race) beside internal/strength and internal/git
+# (2026-12-07): 304 CPU s and 166 s of wall with the default, 277 and 153 with 1. A test
+# marked t.Parallel then runs one at a time (go test's -parallel follows GOMAXPROCS); the
+# goroutines of one process still interleave, and -race still sees what they share.
+export GOMAXPROCS=${GOMAXPROCS:-1}
+
 # Packages whose own (non-test) code starts no goroutine, uses no channel and holds no lock.
 NORACE="internal/plan internal/git internal/strength internal/redact internal/failure internal/nofollow"
 # Packages long enough to be jobs of their own; the rest share two jobs.
