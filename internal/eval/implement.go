@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
@@ -577,10 +578,14 @@ func orEmpty(l []string) []string {
 	return l
 }
 
-// oneLine makes text from a Job one line of at most n bytes.
+// oneLine makes text from a Job one line of at most n bytes, cut on a
+// rune's start.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
 		s = s[:n] + "…"
 	}
 	return s

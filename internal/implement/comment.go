@@ -3,6 +3,7 @@ package implement
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/roadmap-dev/roadmap/internal/job/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -92,10 +93,14 @@ func dash(s string) string {
 	return s
 }
 
+// oneLine makes text one line of at most 300 bytes, cut on a rune's start.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if n := 300; len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
 	}
 	return s
 }

@@ -1,0 +1,31 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzOneLine: a Job's text in the eval's report becomes one line of at most
+// n bytes and an ellipsis, valid UTF-8 when it was: the cut never splits a
+// rune.
+func FuzzOneLine(f *testing.F) {
+	f.Add(strings.Repeat("a", 9)+"é and more", 10)
+	f.Add(strings.Repeat("日本", 50), 7)
+	f.Add("two\nlines", 0)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 || n > 1000 {
+			return
+		}
+		got := oneLine(s, n)
+		if strings.ContainsAny(got, "\n\r\t") {
+			t.Fatalf("oneLine(%q, %d) = %q: not one line", s, n, got)
+		}
+		if body := strings.TrimSuffix(got, "…"); len(body) > n {
+			t.Fatalf("oneLine(%q, %d) is %d bytes before the ellipsis", s, n, len(body))
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("oneLine(%q, %d) = %q: a rune split", s, n, got)
+		}
+	})
+}
