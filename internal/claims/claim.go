@@ -193,7 +193,7 @@ func claimOne(ctx context.Context, o Options, me Holder) (Claimed, *Overlap, err
 }
 
 // judge says whether another item's holder is gone, by the item lease's
-// rule (internal/job/kernel): a note roadmap did not write holds nothing;
+// rule (internal/kernel): a note roadmap did not write holds nothing;
 // GitHub says whether the holder's run still runs (one request); a holder
 // with no run to ask about, or whose run GitHub will not say, holds for
 // MaxAge.

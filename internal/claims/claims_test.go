@@ -14,7 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/claims"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
-	"github.com/roadmap-dev/roadmap/internal/job/kernel"
+	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )

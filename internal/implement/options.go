@@ -7,7 +7,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
-	"github.com/roadmap-dev/roadmap/internal/job/kernel"
+	"github.com/roadmap-dev/roadmap/internal/kernel"
 )
 
 // Options is everything one Job runs with. The caller (the CLI verb, the demo,

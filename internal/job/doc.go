@@ -9,5 +9,5 @@
 // platform probe, the trace's writer) can be replaced the way gh's
 // cmdutil.Factory lets a test replace its fields.
 //
-// The Job itself, shared by both phases, is internal/job/kernel.
+// The Job itself, shared by both phases, is internal/kernel.
 package job

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
-	"github.com/roadmap-dev/roadmap/internal/job/kernel"
+	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -28,7 +28,7 @@ import (
 func TestSpendLineOneWriter(t *testing.T) {
 	t.Run("one writer in the source", func(t *testing.T) {
 		writers := calls(t, "SpendLine")
-		if diff := cmp.Diff([]string{"internal/job/kernel/log.go:spendLine"}, writers); diff != "" {
+		if diff := cmp.Diff([]string{"internal/kernel/log.go:spendLine"}, writers); diff != "" {
 			t.Errorf("the callers of trace's SpendLine outside internal/trace (-want +got):\n%s", diff)
 		}
 		// The console reads a finished Job's calls for a person with the

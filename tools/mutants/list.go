@@ -23,7 +23,7 @@ const (
 var mutations = []mutation{
 	// Item 1: the nine gaps.
 	{Name: "gap1: the runner drops the agent's retry events",
-		File: "internal/job/kernel/log.go",
+		File: "internal/kernel/log.go",
 		Old:  "(*Job)(ob).Event(trace.Event{Type: trace.TypeRetry, Reason: e.Reason, Attempt: e.Attempt, Wait: e.Wait})",
 		New:  "_ = e",
 		Pkg:  implPkg, Run: "TestLifeThroughTheWatch"},
@@ -68,7 +68,7 @@ var mutations = []mutation{
 		New:  "if !found || remoteSHA != r.head || (string(published) != r.head && last <= r.lastGroup) {",
 		Pkg:  implPkg, Run: "TestRequestCountPerEndpoint"},
 	{Name: "gap9: spend-line call numbers counted across Jobs",
-		File: "internal/job/kernel/log.go",
+		File: "internal/kernel/log.go",
 		Old:  "Group: group, Call: j.calls, Model: e.Model, Booked: true,",
 		New:  "Group: group, Call: j.Prior.ModelCalls + j.calls, Model: e.Model, Booked: true,",
 		Pkg:  implPkg, Run: "TestPRBodyKeptTrue"},
@@ -175,7 +175,7 @@ var mutations = []mutation{
 
 	// Issue 26, items 3 and 5: faults from outside.
 	{Name: "issue26: a model call is not booked before its request",
-		File: "internal/job/kernel/log.go",
+		File: "internal/kernel/log.go",
 		Old:  "\tj.spendLine(**slot)\n",
 		New:  "",
 		Pkg:  implPkg, Run: "TestSpendBookedBeforeCall"},
@@ -215,12 +215,12 @@ var mutations = []mutation{
 		New:  "done, lerr := r.landed(ctx, next, sent)\n\t\tdone = false",
 		Pkg:  reportPkg, Run: "TestDispatchFailureReconciled"},
 	{Name: "issue26: a held lease is ignored",
-		File: "internal/job/kernel/job.go",
+		File: "internal/kernel/job.go",
 		Old:  "\tif held != nil {\n\t\tv, err := j.judgeHolder(ctx, *held)",
 		New:  "\theld = nil\n\tif held != nil {\n\t\tv, err := j.judgeHolder(ctx, *held)",
 		Pkg:  implPkg, Run: "TestLeaseOneJobPerItem"},
 	{Name: "issue26: a lease whose run is in progress is taken over",
-		File: "internal/job/kernel/lease.go",
+		File: "internal/kernel/lease.go",
 		Old:  "v.gone, v.why = false, fmt.Sprintf(\"its run %d is %s\", h.RunID, state.Status)",
 		New:  "v.why = fmt.Sprintf(\"its run %d is %s\", h.RunID, state.Status)",
 		Pkg:  implPkg, Run: "TestLeaseTakenOverFromGoneJob"},
