@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
-	"github.com/roadmap-dev/roadmap/internal/checks/prcheck"
+	"github.com/roadmap-dev/roadmap/internal/prcheck"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
-// runChecks is `roadmap checks`: the PR check job (internal/checks/prcheck)
+// runChecks is `roadmap checks`: the PR check job (internal/prcheck)
 // on the workspace. Exit 0 when the checks pass (or the commit carries no
 // plan), 1 when they fail, 2 on bad input, 3 when the job could not finish.
 func runChecks(ctx context.Context, env *Env, args []string) int {
