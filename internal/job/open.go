@@ -31,6 +31,7 @@ import (
 // Setup is what Open builds a Job from: what the Job is for, the
 // configuration and the environment, and the parts a test may replace.
 type Setup struct {
+	// Phase is the phase the Job runs for (stage.Phase, implement.Phase).
 	Phase         kernel.Phase
 	Issue         int
 	RunID         int64
@@ -331,10 +332,7 @@ func (s Setup) repo(ctx context.Context) (*git.Repo, error) {
 // Jobs of an item apart (the Job's number may not be known before the record
 // is read).
 func TraceName(phase kernel.Phase, issue, runID string) string {
-	if phase == kernel.Implement {
-		return "roadmap-trace-" + issue + "-run-" + runID + ".jsonl"
-	}
-	return "roadmap-" + string(phase) + "-trace-" + issue + "-run-" + runID + ".jsonl"
+	return phase.TraceName + "-" + issue + "-run-" + runID + ".jsonl"
 }
 
 // openTrace opens the JSONL trace for appending.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
+	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -39,7 +39,7 @@ func TestOpenScansPushes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(fixtures, "group-1.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	k, _, err := w.OpenJob(ctx, kernel.Implement, "job", fixtures, nil)
+	k, _, err := w.OpenJob(ctx, implement.Phase(), "job", fixtures, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
