@@ -238,8 +238,11 @@ func (s Setup) masker() *redact.Masker {
 
 // modelKeys are the values of the model keys the configuration names by
 // variable (api_key_env): a neutral name (LLM) is no sign of a secret, so
-// they are masked by name. The variables also leave the process's own
-// environment, so no process of the same user finds them there.
+// they are masked by name. They are read from the Setup's environment only;
+// the process's is left as it is (Open changes nothing process-wide: the
+// fault suite opens a hundred Jobs in one process). No process the Job
+// starts inherits it: git gets its allow-list (internal/git) and tool
+// commands the boundary's (sandbox.Boundary.Env), both built from Env.
 func (s Setup) modelKeys() []string {
 	var keys []string
 	for _, m := range s.Config.Models {
@@ -249,7 +252,6 @@ func (s Setup) modelKeys() []string {
 		if v := s.getenv(m.APIKeyEnv); v != "" {
 			keys = append(keys, v)
 		}
-		_ = os.Unsetenv(m.APIKeyEnv)
 	}
 	return keys
 }
