@@ -11,7 +11,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
@@ -38,7 +37,7 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 	if *model != "" {
 		cfg.Models[0].Name = *model
 	}
-	k, code := env.openJob(ctx, kernel.Implement, s, f, *attempt, map[string]string{"attempt": strconv.Itoa(*attempt)})
+	k, code := env.openJob(ctx, implement.Phase(), s, f, *attempt, map[string]string{"attempt": strconv.Itoa(*attempt)})
 	if k == nil {
 		return code
 	}

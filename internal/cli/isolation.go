@@ -40,8 +40,8 @@ func forgetEnv(name string) { _ = os.Unsetenv(name) }
 // verb runs: every credential-looking variable leaves the process's
 // environment (the verb reads its copy, environ) and the process becomes
 // non-dumpable, so no process of the same user finds a token in
-// /proc/PID/environ. Model keys under neutral names leave it once the
-// configuration names them (modelKeys).
+// /proc/PID/environ. Model keys under neutral names stay, but no process a
+// Job starts inherits the process's environment (job.Setup's modelKeys).
 func Protect(environ []string) {
 	keep := map[string]bool{}
 	for _, kv := range policy.ScrubEnv(environ) {

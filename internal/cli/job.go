@@ -122,7 +122,7 @@ func addJobFlags(fs *pflag.FlagSet, verb, issueHelp, baseHelp string) jobFlags {
 		base:          fs.String("base", "", baseHelp+" (default: configuration, main)"),
 		timeout:       fs.Int("timeout-minutes", 0, "the job's timeout-minutes; with --started-at it sets the deadline"),
 		startedAt:     fs.String("started-at", "", "when the job started (RFC 3339 or Unix seconds; default now)"),
-		traceFile:     fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/"+job.TraceName(kernel.Phase(verb), "ISSUE", "RUNID")+")"),
+		traceFile:     fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/"+job.TraceName(job.PhaseNamed(verb), "ISSUE", "RUNID")+")"),
 		runID:         fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)"),
 		budgets:       addBudgetFlags(fs),
 		recordComment: fs.Int64("record-comment", 0, "the issue's record comment id, handed over by an earlier job (default: the dispatch input, else found by listing the comments once)"),
@@ -194,7 +194,7 @@ func (e *Env) startJob(verb string, f jobFlags) (*jobStart, int) {
 // refused the Job (its outputs set, with dayOutputs'). Otherwise the caller
 // defers the Kit's Close.
 func (e *Env) openJob(ctx context.Context, phase kernel.Phase, s *jobStart, f jobFlags, number int, dayOutputs map[string]string) (*job.Kit, int) {
-	verb := string(phase)
+	verb := phase.Name
 	token := e.token()
 	if token == "" {
 		e.authMissing = true

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/job"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 )
@@ -28,7 +27,7 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 	if s == nil {
 		return code
 	}
-	k, code := env.openJob(ctx, kernel.Stage, s, f, 0, nil)
+	k, code := env.openJob(ctx, stage.Phase(), s, f, 0, nil)
 	if k == nil {
 		return code
 	}

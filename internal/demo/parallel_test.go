@@ -13,7 +13,6 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -89,7 +88,7 @@ func runDemoPlan(tb testing.TB, parallel, named bool, latency time.Duration) pla
 		tb.Fatal(err)
 	}
 	var log bytes.Buffer
-	s := w.Setup(kernel.Implement, ws, "")
+	s := w.Setup(implement.Phase(), ws, "")
 	s.Log = &log
 	s.Config.Implement.ParallelGroups = parallel
 	s.Config.Implement.ReadyWithoutCI = true

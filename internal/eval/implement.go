@@ -19,7 +19,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -364,7 +363,7 @@ func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, st
 		meters = append(meters, rm)
 		return rm
 	}
-	j, err := w.openJob(ctx, jobSetup{phase: kernel.Implement, fixtures: p.fixtures, wrap: wrap,
+	j, err := w.openJob(ctx, jobSetup{phase: implement.Phase(), fixtures: p.fixtures, wrap: wrap,
 		// The CI plays on the manual clock: the watch sees a passing status
 		// on the head the first time it waits (ciClock).
 		clock:     ciClock{ManualClock: w.clock, w: w},

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/job"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/stage"
@@ -194,7 +193,7 @@ func runStage(ctx context.Context, o Options, dir string, is Issue, settings Sta
 		return err
 	}
 	defer w.close()
-	j, err := w.openJob(ctx, jobSetup{phase: kernel.Stage, fixtures: filepath.Join(dir, "fixtures"), o: &o})
+	j, err := w.openJob(ctx, jobSetup{phase: stage.Phase(), fixtures: filepath.Join(dir, "fixtures"), o: &o})
 	if err != nil {
 		return err
 	}

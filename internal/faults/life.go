@@ -248,7 +248,7 @@ func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
 	ctx, cancel := context.WithCancel(l.ctx)
 	defer cancel()
 	log := &lockedBuffer{}
-	kit, err := l.open(ctx, kernel.Implement, attempt, runID, rc, ws, p, log)
+	kit, err := l.open(ctx, implement.Phase(), attempt, runID, rc, ws, p, log)
 	if err != nil {
 		return je, err
 	}

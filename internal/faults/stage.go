@@ -14,7 +14,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/job"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/stage"
@@ -237,7 +236,7 @@ func (l *life) stageJob(n int, runID, rc int64) (se stageEnd, err error) {
 	}
 	p := &proc{c: l.c}
 	log := &lockedBuffer{}
-	kit, err := l.open(l.ctx, kernel.Stage, 0, runID, rc, ws, p, log)
+	kit, err := l.open(l.ctx, stage.Phase(), 0, runID, rc, ws, p, log)
 	if err != nil {
 		return se, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -176,7 +175,7 @@ func (w *world) newJob(convs []*llm.Conversation) *job {
 	if err := theworld.WriteFiles(fixtures, files); err != nil {
 		t.Fatal(err)
 	}
-	k, spy, err := w.base.OpenJob(context.Background(), kernel.Implement, fmt.Sprintf("job-%d", w.jobs), fixtures, nil)
+	k, spy, err := w.base.OpenJob(context.Background(), implement.Phase(), fmt.Sprintf("job-%d", w.jobs), fixtures, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func TestLeaseTakenOverFromGoneJob(t *testing.T) {
 			killed.opts.RunID = holder
 			// The killed Job's start, as the binary makes it; then the
 			// process is gone, with no release.
-			kj, err := kernel.Start(context.Background(), killed.opts.Options, kernel.Implement, 0)
+			kj, err := kernel.Start(context.Background(), killed.opts.Options, 0)
 			if err != nil || kj.Busy != nil {
 				t.Fatalf("the first Job could not take the lease: %v %v", err, kj.Busy)
 			}

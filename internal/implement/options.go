@@ -94,7 +94,7 @@ type Options struct {
 }
 
 func (o *Options) defaults() error {
-	if err := o.Options.Defaults(kernel.Implement); err != nil {
+	if err := o.Options.Defaults(Phase()); err != nil {
 		return err
 	}
 	switch {

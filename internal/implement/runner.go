@@ -157,7 +157,7 @@ func (r *runner) start(ctx context.Context) error {
 			return fmt.Errorf("the plan directory (--plan): %w", err)
 		}
 	}
-	j, err := kernel.Start(ctx, o.Options, kernel.Implement, o.Attempt)
+	j, err := kernel.Start(ctx, o.Options, o.Attempt)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ import (
 // Setup is what Open builds a Job from: what the Job is for, the
 // configuration and the environment, and the parts a test may replace.
 type Setup struct {
+	// Phase is the phase the Job runs for (stage.Phase, implement.Phase).
 	Phase         kernel.Phase
 	Issue         int
 	RunID         int64
@@ -237,8 +238,11 @@ func (s Setup) masker() *redact.Masker {
 
 // modelKeys are the values of the model keys the configuration names by
 // variable (api_key_env): a neutral name (LLM) is no sign of a secret, so
-// they are masked by name. The variables also leave the process's own
-// environment, so no process of the same user finds them there.
+// they are masked by name. They are read from the Setup's environment only;
+// the process's is left as it is (Open changes nothing process-wide: the
+// fault suite opens a hundred Jobs in one process). No process the Job
+// starts inherits it: git gets its allow-list (internal/git) and tool
+// commands the boundary's (sandbox.Boundary.Env), both built from Env.
 func (s Setup) modelKeys() []string {
 	var keys []string
 	for _, m := range s.Config.Models {
@@ -248,7 +252,6 @@ func (s Setup) modelKeys() []string {
 		if v := s.getenv(m.APIKeyEnv); v != "" {
 			keys = append(keys, v)
 		}
-		_ = os.Unsetenv(m.APIKeyEnv)
 	}
 	return keys
 }
@@ -331,10 +334,7 @@ func (s Setup) repo(ctx context.Context) (*git.Repo, error) {
 // Jobs of an item apart (the Job's number may not be known before the record
 // is read).
 func TraceName(phase kernel.Phase, issue, runID string) string {
-	if phase == kernel.Implement {
-		return "roadmap-trace-" + issue + "-run-" + runID + ".jsonl"
-	}
-	return "roadmap-" + string(phase) + "-trace-" + issue + "-run-" + runID + ".jsonl"
+	return phase.TraceName + "-" + issue + "-run-" + runID + ".jsonl"
 }
 
 // openTrace opens the JSONL trace for appending.

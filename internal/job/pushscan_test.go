@@ -10,7 +10,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
+	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -20,26 +20,9 @@ import (
 // phase pushes, the secret never reaches the remote.
 func TestOpenScansPushes(t *testing.T) {
 	const token = "ghs_jobpushscantoken000000000000000000"
-	w, err := world.New(world.Options{Dir: t.TempDir(), Owner: "acme", Repo: "widgets", Token: token,
-		Files: world.SampleRepo(1), Issue: &githubfake.Issue{Title: world.SampleTitle, Body: "Add greetings.\n", Author: "alice"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
+	w, fixtures := sampleWorld(t, token)
 	ctx := context.Background()
-	convs, err := world.SampleConversations(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fixtures := t.TempDir()
-	data, err := llm.MarshalConversation(convs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(fixtures, "group-1.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	k, _, err := w.OpenJob(ctx, kernel.Implement, "job", fixtures, nil)
+	k, _, err := w.OpenJob(ctx, implement.Phase(), "job", fixtures, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,4 +44,29 @@ func TestOpenScansPushes(t *testing.T) {
 	if out, err := world.Git(w.GitEnv(), w.Remote, "branch", "--list", branch); err != nil || out != "" {
 		t.Errorf("the remote has %q (%v), want no %s", out, err, branch)
 	}
+}
+
+// sampleWorld is the sample repository's world with token as the Job's
+// GitHub token, and a folder of replay fixtures for its first group.
+func sampleWorld(t *testing.T, token string) (w *world.World, fixtures string) {
+	t.Helper()
+	w, err := world.New(world.Options{Dir: t.TempDir(), Owner: "acme", Repo: "widgets", Token: token,
+		Files: world.SampleRepo(1), Issue: &githubfake.Issue{Title: world.SampleTitle, Body: "Add greetings.\n", Author: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	convs, err := world.SampleConversations(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures = t.TempDir()
+	data, err := llm.MarshalConversation(convs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fixtures, "group-1.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w, fixtures
 }

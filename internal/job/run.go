@@ -20,6 +20,7 @@ import (
 func (k *Kit) JobOptions() kernel.Options {
 	s, cfg := k.s, k.cfg
 	return kernel.Options{
+		Phase: s.Phase, Peers: Phases(),
 		Issue: s.Issue, RunID: s.RunID, GitHub: k.GitHub, Repo: k.Repo, Remote: s.Remote, Base: s.Base,
 		RecordComment: s.RecordComment, RunURL: k.runURL(), Sandbox: k.Sandbox,
 		StepBudget: agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
@@ -27,6 +28,21 @@ func (k *Kit) JobOptions() kernel.Options {
 		Deadline: s.Deadline, Clock: s.Clock, Unisolated: k.Unisolated, IsolationNote: k.IsolationNote(),
 		Log: s.Log, Trace: k.Trace, Mask: k.Masker.Mask, SetOutput: s.SetOutput,
 	}
+}
+
+// Phases are the phases whose Jobs run on a Kit, the peers of every Job:
+// either may find the other's Job holding an item's lease.
+func Phases() []kernel.Phase { return []kernel.Phase{stage.Phase(), implement.Phase()} }
+
+// PhaseNamed is the phase of Phases called name (the zero Phase when none
+// is).
+func PhaseNamed(name string) kernel.Phase {
+	for _, p := range Phases() {
+		if p.Name == name {
+			return p
+		}
+	}
+	return kernel.Phase{}
 }
 
 // runURL links the Job's workflow run on the server the environment names;

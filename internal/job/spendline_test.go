@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
@@ -51,14 +52,14 @@ func TestSpendLineOneWriter(t *testing.T) {
 		{Model: "m-large", TokensIn: 4000, TokensOut: 1200, USD: 0.0123, Outcome: "ok"},
 		{Model: "m-large", Outcome: "cancelled", Unanswered: true},
 	}
-	for _, phase := range []kernel.Phase{kernel.Stage, kernel.Implement} {
-		t.Run(string(phase), func(t *testing.T) {
+	for _, phase := range job.Phases() {
+		t.Run(phase.Name, func(t *testing.T) {
 			var log bytes.Buffer
 			tr, err := trace.NewRecorder(&bytes.Buffer{}, redact.New(redact.Config{}), time.Now, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			j := &kernel.Job{O: kernel.Options{Log: &log, Trace: tr, Mask: func(s string) string { return s }}, Phase: phase, Number: 3, Group: 2}
+			j := &kernel.Job{O: kernel.Options{Phase: phase, Log: &log, Trace: tr, Mask: func(s string) string { return s }}, Number: 3, Group: 2}
 			// A person's log line between the calls is not a spend line.
 			for i, c := range events {
 				j.Observer().ModelBooked(bookings[i])

@@ -7,6 +7,10 @@
 // path, with the spend, the Job's number and its line of the phase's jobs key;
 // and it gives the last mark a fresh context within the runner's SIGINT grace.
 //
+// What tells the phases apart comes in Options as a Phase, a descriptor each
+// phase supplies (stage.Phase, implement.Phase): the kernel holds no branch
+// on which phase it runs (deptest's TestNoPhaseSwitchInKernel).
+//
 // It lives below internal/job, which builds what a Job runs with (job.Open)
 // and is the only caller of the two runners: stage and implement import the
 // kernel, and internal/job imports them.

@@ -15,15 +15,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
-// Phase names the peer a Job runs for. It picks where the Job's line of
-// outcomes lives (implement.jobs or stage.jobs) and how its number is found.
-type Phase string
-
-const (
-	Stage     Phase = "stage"
-	Implement Phase = "implement"
-)
-
 // Grace bounds the last mark written after the Job's context ended: the
 // runner kills the process 10 s after SIGINT (SIGTERM at 7.5 s), and one
 // record write fits well inside.
@@ -33,8 +24,7 @@ const Grace = 5 * time.Second
 // started and what it has spent since. Its fields are the phase runners' to
 // read; its spend changes only through the observer (Observer).
 type Job struct {
-	O     Options
-	Phase Phase
+	O Options
 
 	// Issue is the issue as read once when the Job started.
 	Issue github.Issue
@@ -69,6 +59,7 @@ type Job struct {
 	// does nothing (Start).
 	Busy *Busy
 
+	phases map[string]Phase  // the phases whose Jobs may hold the lease, by name
 	lease  *lease            // the item's lease, while this Job holds it
 	calls  int               // model calls of this Job, numbered for the spend lines
 	booked *trace.SpendEntry // the call in flight: booked, not yet settled
@@ -88,8 +79,11 @@ type Job struct {
 //
 // When a live Job holds the lease, the Job's Busy says so and nothing else
 // is set up: the runner ends it at once, with no mark and no number.
-func Start(ctx context.Context, o Options, phase Phase, number int) (*Job, error) {
-	j := &Job{O: o, Phase: phase}
+//
+// The Job runs as o.Phase; o.Peers are the phases whose Jobs it may find
+// holding the lease.
+func Start(ctx context.Context, o Options, number int) (*Job, error) {
+	j := &Job{O: o, phases: phaseSet(o.Phase, o.Peers)}
 	held, err := j.takeLease(ctx)
 	if err != nil {
 		return nil, err
@@ -158,18 +152,7 @@ func (j *Job) read(ctx context.Context) error {
 }
 
 // nextNumber is the number after the last the record knows for the phase.
-func (j *Job) nextNumber() int {
-	if j.Phase == Implement {
-		n, _ := j.Rec.Attempt()
-		return n + 1
-	}
-	lines, _ := j.Rec.StageJobs()
-	n := 0
-	for _, l := range lines {
-		n = max(n, l.Job)
-	}
-	return n + 1
-}
+func (j *Job) nextNumber() int { return j.O.Phase.Last(j.Rec) + 1 }
 
 // Total is the item's spend so far: the record's before this Job and this
 // Job's own.
@@ -199,8 +182,8 @@ func (j *Job) EnsureRecord(ctx context.Context) error {
 }
 
 // Mark writes ch to the record in one write, with what every mark carries:
-// the item's spend so far, the Job's number (implement.attempt) and this
-// Job's line in the phase's jobs key, whose Job, RunID, Spend and Requests
+// the item's spend so far, what the phase adds (Phase.Marked: implement's
+// number) and this Job's line in the phase's jobs key, whose Job, RunID, Spend and Requests
 // the kernel fills. The record is read once inside the write, so the line
 // joins the other Jobs' lines as they are now.
 func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcome) error {
@@ -208,9 +191,8 @@ func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcom
 	all.Merge(ch)
 	all.SetSpend(j.Total())
 	all.SetSpendEstimated(j.PriorEstimated + j.Estimated)
-	if j.Phase == Implement {
-		all.SetAttempt(j.Number)
-	}
+	phase := j.O.Phase
+	phase.Marked(&all, j.Number)
 	line.Job, line.RunID, line.Spend = j.Number, j.O.RunID, j.Spend
 	line.At = j.O.Clock.Now().Unix()
 	// Counted before this write: the line says what the Job had spent on
@@ -219,13 +201,7 @@ func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcom
 	change := func(cur *record.Record) (record.Changes, error) {
 		var c record.Changes
 		c.Merge(all)
-		if j.Phase == Implement {
-			jobs, _ := cur.Jobs()
-			c.SetJobs(record.WithJob(jobs, line))
-		} else {
-			jobs, _ := cur.StageJobs()
-			c.SetStageJobs(record.WithJob(jobs, line))
-		}
+		phase.SetJobs(&c, record.WithJob(phase.Jobs(cur), line))
 		return c, nil
 	}
 	if err := j.O.GitHub.WriteRecord(ctx, j.O.Issue, &j.RC, change, j.View); err != nil {

@@ -38,7 +38,8 @@ func LeaseRef(issue int) string { return "refs/roadmap/lease/" + strconv.Itoa(is
 
 // Holder is a lease's holder as its note names it.
 type Holder struct {
-	Phase Phase
+	// Phase is the name of the holder's phase (Phase.Name).
+	Phase string
 	RunID int64
 	// Token is the holding Job's own random word: it tells apart two Jobs
 	// of one run, and a Job's lease from the lease a Job took over.
@@ -61,9 +62,9 @@ func (h Holder) note(issue int) string {
 }
 
 // parseHolder reads a lease's note. The note is anyone's who can push, so
-// it is read as untrusted: a field that does not parse leaves the note
-// unreadable (ok false), never half read.
-func parseHolder(text string) (h Holder, ok bool) {
+// it is read as untrusted: a field that does not parse, or a phase not in
+// phases, leaves the note unreadable (ok false), never half read.
+func parseHolder(text string, phases map[string]Phase) (h Holder, ok bool) {
 	if len(text) > 4096 {
 		return Holder{}, false
 	}
@@ -76,7 +77,7 @@ func parseHolder(text string) (h Holder, ok bool) {
 		seen[k] = true
 		switch k {
 		case "phase":
-			h.Phase = Phase(v)
+			h.Phase = v
 		case "run":
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 || n > record.MaxRunID {
@@ -93,7 +94,7 @@ func parseHolder(text string) (h Holder, ok bool) {
 			h.Since = t
 		}
 	}
-	if (h.Phase != Stage && h.Phase != Implement) || h.Token == "" || h.Since.IsZero() || !seen["run"] {
+	if _, known := phases[h.Phase]; !known || h.Token == "" || h.Since.IsZero() || !seen["run"] {
 		return Holder{}, false
 	}
 	return h, true
@@ -126,7 +127,7 @@ func (j *Job) takeLease(ctx context.Context) (held *git.RefNote, err error) {
 	if _, err := rand.Read(tok); err != nil {
 		return nil, err
 	}
-	h := Holder{Phase: j.Phase, RunID: j.O.RunID, Token: hex.EncodeToString(tok), Since: j.O.Clock.Now()}
+	h := Holder{Phase: j.O.Phase.Name, RunID: j.O.RunID, Token: hex.EncodeToString(tok), Since: j.O.Clock.Now()}
 	ref := LeaseRef(j.O.Issue)
 	for try := 0; try < 3; try++ {
 		sha, err := j.O.Repo.SetRefIf(ctx, j.O.Remote, ref, "", h.note(j.O.Issue))
@@ -165,7 +166,7 @@ type verdict struct {
 // has a result or a class ended, or report settled it. Else GitHub says
 // whether the holder's run still runs (one request).
 func (j *Job) judgeHolder(ctx context.Context, note git.RefNote) (verdict, error) {
-	h, ok := parseHolder(note.Text)
+	h, ok := parseHolder(note.Text, j.phases)
 	v := verdict{holder: h, gone: true}
 	switch {
 	case !ok:
@@ -211,20 +212,14 @@ func (j *Job) judgeHolder(ctx context.Context, note git.RefNote) (verdict, error
 }
 
 // lastLineOf is the holder's Job line in the record: the newest line of its
-// phase with its run id.
+// phase (a phase parseHolder knows) with its run id.
 func (j *Job) lastLineOf(h Holder) (record.JobOutcome, bool) {
 	if h.RunID == 0 {
 		return record.JobOutcome{}, false
 	}
-	var lines []record.JobOutcome
-	if h.Phase == Implement {
-		lines, _ = j.Rec.Jobs()
-	} else {
-		lines, _ = j.Rec.StageJobs()
-	}
 	var out record.JobOutcome
 	found := false
-	for _, l := range lines {
+	for _, l := range j.phases[h.Phase].Jobs(j.Rec) {
 		if l.RunID == h.RunID && (!found || l.Job > out.Job) {
 			out, found = l, true
 		}
@@ -239,7 +234,7 @@ func (j *Job) takeOver(ctx context.Context, note git.RefNote, why string, old Ho
 	if _, err := rand.Read(tok); err != nil {
 		return err
 	}
-	h := Holder{Phase: j.Phase, RunID: j.O.RunID, Token: hex.EncodeToString(tok), Since: j.O.Clock.Now()}
+	h := Holder{Phase: j.O.Phase.Name, RunID: j.O.RunID, Token: hex.EncodeToString(tok), Since: j.O.Clock.Now()}
 	ref := LeaseRef(j.O.Issue)
 	sha, err := j.O.Repo.SetRefIf(ctx, j.O.Remote, ref, note.SHA, h.note(j.O.Issue))
 	var rej *git.PushRejected

@@ -23,6 +23,13 @@ type Clock interface {
 // Options is what every Job runs with, stage's and implement's alike. Each
 // phase's own Options embeds it and adds only what its loop needs.
 type Options struct {
+	// Phase is the phase the Job runs for (its runner's Defaults sets it);
+	// Peers the other phases whose Jobs may hold the item's lease (their
+	// lines are read in their own jobs keys). A holder of a phase in
+	// neither is not a lease roadmap wrote.
+	Phase Phase
+	Peers []Phase
+
 	Issue int
 	RunID int64
 
@@ -68,13 +75,15 @@ type Options struct {
 	Mask func(string) string
 	// SetOutput receives the step outputs; nil ignores them.
 	SetOutput func(name, value string)
-	// Marker is the PR comment's marker line (default: the phase's).
+	// Marker is the PR comment's marker line (default: Phase.Marker).
 	Marker string
 }
 
-// Defaults checks what a phase cannot run without and fills the rest; phase
-// names the phase in errors and picks the default marker.
+// Defaults sets the phase the Job runs for, checks what a phase cannot run
+// without and fills the rest; phase names the phase in errors and gives the
+// default marker.
 func (o *Options) Defaults(phase Phase) error {
+	o.Phase = phase
 	switch {
 	case o.Issue <= 0:
 		return fmt.Errorf("%s: an issue number is required", phase)
@@ -83,7 +92,7 @@ func (o *Options) Defaults(phase Phase) error {
 	case o.Sandbox == nil:
 		return fmt.Errorf("%s: a sandbox is required", phase)
 	case o.Trace == nil:
-		return errors.New(string(phase) + ": a trace recorder is required")
+		return errors.New(phase.Name + ": a trace recorder is required")
 	}
 	if o.Remote == "" {
 		o.Remote = "origin"
@@ -104,7 +113,7 @@ func (o *Options) Defaults(phase Phase) error {
 		o.SetOutput = func(string, string) {}
 	}
 	if o.Marker == "" {
-		o.Marker = "<!-- roadmap:" + string(phase) + " -->"
+		o.Marker = phase.Marker
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/stage"
@@ -112,7 +111,7 @@ func (w *world) newJob(convs ...string) *job {
 		write(t, fixtures, fmt.Sprintf("%02d.json", i), c)
 	}
 	j := &job{w: w, outputs: map[string]string{}}
-	k, spy, err := w.base.OpenJob(context.Background(), kernel.Stage, fmt.Sprintf("job-%d", w.jobs), fixtures, &j.trace)
+	k, spy, err := w.base.OpenJob(context.Background(), stage.Phase(), fmt.Sprintf("job-%d", w.jobs), fixtures, &j.trace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ const (
 )
 
 func (o *Options) defaults() error {
-	if err := o.Options.Defaults(kernel.Stage); err != nil {
+	if err := o.Options.Defaults(Phase()); err != nil {
 		return err
 	}
 	if len(o.Planner) == 0 {

@@ -147,7 +147,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // start reads the item: the issue, the record and where the plan stands.
 func (r *runner) start(ctx context.Context) error {
 	o := r.o
-	j, err := kernel.Start(ctx, o.Options, kernel.Stage, 0)
+	j, err := kernel.Start(ctx, o.Options, 0)
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
-	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -197,7 +197,7 @@ func TestSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := w.Setup(kernel.Implement, ws, fixtures)
+	s := w.Setup(implement.Phase(), ws, fixtures)
 	var spy *world.Spy
 	s.WrapModel = func(m agent.Model) agent.Model { spy = &world.Spy{Model: m}; return spy }
 	k, err := job.Open(context.Background(), s)
