@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -235,3 +236,63 @@ func (w *world) patches() []string {
 	}
 	return out
 }
+
+// lastPatchHasResult checks the Job's last record write holds its typed result.
+func lastPatchHasResult(t *testing.T, w *world, want record.Result) {
+	t.Helper()
+	p := w.patches()
+	if len(p) == 0 {
+		t.Fatal("no record write")
+	}
+	last := p[len(p)-1]
+	if !strings.Contains(last, "implement.result: "+string(want)) {
+		t.Errorf("last record write lacks implement.result: %s:\n%s", want, last)
+	}
+	for i, earlier := range p[:len(p)-1] {
+		if strings.Contains(earlier, "implement.result:") {
+			t.Errorf("write %d of %d already holds a result; the result is the last mark:\n%s", i+1, len(p), earlier)
+		}
+	}
+}
+
+// runWithGreenCI runs the Job while a "CI" marks the pushed head green
+// whenever the Job waits.
+func (j *job) runWithGreenCI() implement.Result {
+	j.w.t.Helper()
+	j.opts.Clock = ciClock{ManualClock: j.w.clock, w: j.w, state: "success"}
+	return j.run()
+}
+
+// runWithCIRunning runs the Job while the PR's CI stays pending.
+func (j *job) runWithCIRunning() implement.Result {
+	j.w.t.Helper()
+	j.opts.Clock = ciClock{ManualClock: j.w.clock, w: j.w, state: "pending"}
+	return j.run()
+}
+
+// ciClock plays CI: whenever the Job waits, the pushed head gets a status
+// in state (once).
+type ciClock struct {
+	*githubfake.ManualClock
+	w     *world
+	state string
+	// own, when set, is roadmap's own failing status from an earlier Job,
+	// put on the head before the CI's.
+	own string
+}
+
+func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
+	cmd := exec.Command("git", "rev-parse", "refs/heads/roadmap/"+fmt.Sprint(c.w.issue)+"-add-greetings")
+	cmd.Dir = c.w.remote
+	if out, err := cmd.Output(); err == nil {
+		sha := strings.TrimSpace(string(out))
+		if len(c.w.fake.Statuses(sha)) == 0 {
+			if c.own != "" {
+				c.w.fake.AddStatus(sha, c.own, "failure", "stopped: checks_failed (an earlier Job)")
+			}
+			c.w.fake.AddStatus(sha, "ci/test", c.state, "CI")
+		}
+	}
+	return c.ManualClock.Sleep(ctx, d)
+}
+
