@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	gotoken "go/token"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -233,4 +237,134 @@ func (w *world) patches() []string {
 		}
 	}
 	return out
+}
+
+// lastPatchHasResult checks the Job's last record write holds its typed result.
+func lastPatchHasResult(t *testing.T, w *world, want record.Result) {
+	t.Helper()
+	p := w.patches()
+	if len(p) == 0 {
+		t.Fatal("no record write")
+	}
+	last := p[len(p)-1]
+	if !strings.Contains(last, "implement.result: "+string(want)) {
+		t.Errorf("last record write lacks implement.result: %s:\n%s", want, last)
+	}
+	for i, earlier := range p[:len(p)-1] {
+		if strings.Contains(earlier, "implement.result:") {
+			t.Errorf("write %d of %d already holds a result; the result is the last mark:\n%s", i+1, len(p), earlier)
+		}
+	}
+}
+
+// runWithGreenCI runs the Job while a "CI" marks the pushed head green
+// whenever the Job waits.
+func (j *job) runWithGreenCI() implement.Result {
+	j.w.t.Helper()
+	j.opts.Clock = ciClock{ManualClock: j.w.clock, w: j.w, state: "success"}
+	return j.run()
+}
+
+// runWithCIRunning runs the Job while the PR's CI stays pending.
+func (j *job) runWithCIRunning() implement.Result {
+	j.w.t.Helper()
+	j.opts.Clock = ciClock{ManualClock: j.w.clock, w: j.w, state: "pending"}
+	return j.run()
+}
+
+// ciClock plays CI: whenever the Job waits, the pushed head gets a status
+// in state (once).
+type ciClock struct {
+	*githubfake.ManualClock
+	w     *world
+	state string
+	// own, when set, is roadmap's own failing status from an earlier Job,
+	// put on the head before the CI's.
+	own string
+}
+
+func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
+	cmd := exec.Command("git", "rev-parse", "refs/heads/roadmap/"+fmt.Sprint(c.w.issue)+"-add-greetings")
+	cmd.Dir = c.w.remote
+	if out, err := cmd.Output(); err == nil {
+		sha := strings.TrimSpace(string(out))
+		if len(c.w.fake.Statuses(sha)) == 0 {
+			if c.own != "" {
+				c.w.fake.AddStatus(sha, c.own, "failure", "stopped: checks_failed (an earlier Job)")
+			}
+			c.w.fake.AddStatus(sha, "ci/test", c.state, "CI")
+		}
+	}
+	return c.ManualClock.Sleep(ctx, d)
+}
+
+// wholeJobEntries are the harness's entry points that run a whole Job: the
+// world's newJob wires one, the job's run functions run it, and
+// implement.Run is what they call (a child process calls it too).
+var wholeJobEntries = []string{"newJob", "run", "runWithGreenCI", "runWithCIRunning", "implement.Run"}
+
+// maxWholeJobFiles is issue 45's bound on the test files that run a whole
+// Job: each concern's tests in one file, not a file a test.
+const maxWholeJobFiles = 12
+
+// TestWholeJobTestFiles: at most maxWholeJobFiles of the package's test
+// files call an entry point of wholeJobEntries (a method call, or
+// implement.Run), outside the entry points' own definitions. A test of one
+// concern goes beside that concern's others, not into a file of its own.
+func TestWholeJobTestFiles(t *testing.T) {
+	paths, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := map[string]bool{}
+	for _, e := range wholeJobEntries {
+		entry[e] = true
+	}
+	defined := map[string]bool{}
+	var files []string
+	fset := gotoken.NewFileSet()
+	for _, p := range paths {
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := false
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && entry[fd.Name.Name] {
+				// The harness itself: its entry points call each other.
+				defined[fd.Name.Name] = true
+				continue
+			}
+			ast.Inspect(d, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return !calls
+				}
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+					name := sel.Sel.Name
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "implement" {
+						name = "implement." + name
+					}
+					calls = calls || entry[name]
+				}
+				return !calls
+			})
+		}
+		if calls {
+			files = append(files, p)
+		}
+	}
+	for _, e := range wholeJobEntries {
+		if !strings.Contains(e, ".") && !defined[e] {
+			t.Errorf("the harness defines no %s: wholeJobEntries no longer names its entry points", e)
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no test file runs a whole Job: wholeJobEntries no longer names the harness's entry points")
+	}
+	if len(files) > maxWholeJobFiles {
+		t.Errorf("%d test files run a whole Job, want at most %d (put a test beside its concern's): %s",
+			len(files), maxWholeJobFiles, strings.Join(files, ", "))
+	}
+	t.Logf("%d test files run a whole Job: %s", len(files), strings.Join(files, ", "))
 }

@@ -3,12 +3,14 @@ package implement_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -423,4 +425,260 @@ func TestSpendBookedBeforeCall(t *testing.T) {
 			t.Errorf("the model server served %d calls, want 4 (two groups of two)", sv.Calls)
 		}
 	})
+}
+
+func TestPublishedSHAReconcile(t *testing.T) {
+	w := newWorld(t, 2, "")
+	// Job 1 committed group 1 and pushed it, and was killed before its mark:
+	// the remote has the commit, the record does not.
+	killed := w.newJob(w.conversations())
+	branch := "roadmap/" + fmt.Sprint(w.issue) + "-add-greetings"
+	run(t, killed.ws, "git", "checkout", "-q", "-b", branch)
+	os.WriteFile(filepath.Join(killed.ws, "greeting-1.txt"), []byte("hello 1\n"), 0o644)
+	tasks, _ := os.ReadFile(filepath.Join(killed.ws, planDir, "tasks.md"))
+	os.WriteFile(filepath.Join(killed.ws, planDir, "tasks.md"), []byte(strings.Replace(string(tasks), "- [ ] 1.1", "- [x] 1.1", 1)), 0o644)
+	run(t, killed.ws, "git", "add", "-A")
+	run(t, killed.ws, "git", "commit", "-q", "-m", "roadmap: 1. Greeting 1\n\nRoadmap-Group: 1")
+	run(t, killed.ws, "git", "push", "-q", "origin", branch)
+	pushed := run(t, killed.ws, "git", "rev-parse", "HEAD")
+	// Count pushes from here on with a hook on the remote.
+	hook := filepath.Join(w.remote, "hooks", "post-receive")
+	// Branch pushes only: the item's lease is pushed by every Job.
+	os.WriteFile(hook, []byte("#!/bin/sh\ngrep -q ' refs/heads/' && echo push >> \""+filepath.Join(w.dir, "pushes")+"\"\n"), 0o755)
+
+	next := w.newJob(w.conversations())
+	next.opts.WatchTimeout = time.Minute
+	next.model.Before = func(n int, req agent.ModelRequest) {
+		if strings.Contains(req.Messages[1].Content, "task group 1 of") {
+			t.Errorf("group 1 was worked on again")
+		}
+	}
+	res := next.run()
+	if res.Result == record.ResultStopped {
+		t.Fatalf("stopped: %s %s\n%s", res.Failure, res.Reason, next.log.String())
+	}
+	// The first write is the reconciled mark for the push that happened.
+	p := w.patches()
+	if len(p) == 0 || !strings.Contains(p[0], "implement.published_sha: "+pushed) {
+		t.Errorf("the first write does not reconcile published_sha to %s:\n%v", pushed, p)
+	}
+	pushes, _ := os.ReadFile(filepath.Join(w.dir, "pushes"))
+	if n := strings.Count(string(pushes), "push"); n != 2 {
+		t.Errorf("%d pushes after the kill, want 2 (group 2, then the OpenSpec archive; group 1 is never pushed again)", n)
+	}
+	// Group 1's verify command runs once, in the scoped checks at the new
+	// head; a redone group 1 would run it in its own repair loop too.
+	var g1 int
+	for _, c := range next.checks.cmds {
+		if strings.Contains(c, "greeting-1.txt") {
+			g1++
+		}
+	}
+	if g1 != 1 {
+		t.Errorf("group 1's verify command ran %d times, want 1 (the scoped checks): %v", g1, next.checks.cmds)
+	}
+}
+
+// leaseOnRemote is the item's lease ref on the bare remote ("" when none).
+func (w *world) leaseOnRemote() string {
+	out, err := theworld.Git(gitEnv(), w.remote, "for-each-ref", "--format=%(objectname)", kernel.LeaseRef(w.issue))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return strings.TrimSpace(out)
+}
+
+// runReads counts the requests that read a workflow run.
+func (w *world) runReads() int {
+	n := 0
+	for _, r := range w.fake.Requests() {
+		if r.Endpoint == "GET /repos/{owner}/{repo}/actions/runs/{run_id}" {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *world) activeRun(event string) int64 {
+	return w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: event, Status: "in_progress"})
+}
+
+// TestLeaseOneJobPerItem: two implement Jobs for one item at once (a
+// person's dispatch while the label's run goes). The first takes the
+// item's lease before it reads the record; the second finds it held by a
+// run GitHub says is in progress and leaves the item: no mark, no model
+// call, no Job number, no spend, typed yielded/busy, and the first ends
+// ready as Job 1, the only line in the record, its lease released.
+func TestLeaseOneJobPerItem(t *testing.T) {
+	w := newWorld(t, 1, "")
+	first, second := w.newJob(w.conversations()), w.newJob(w.conversations())
+	first.opts.RunID, second.opts.RunID = w.activeRun("issues"), w.activeRun("workflow_dispatch")
+	first.opts.PollInterval = time.Minute
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	first.model.Before = func(int, agent.ModelRequest) {
+		once.Do(func() { close(entered); <-release })
+	}
+	done := make(chan implement.Result)
+	go func() { done <- first.runWithGreenCI() }()
+	<-entered // the first Job is in its first model call, holding the lease
+	if w.leaseOnRemote() == "" {
+		t.Fatal("the first Job is at work and the remote has no lease for the item")
+	}
+	res := second.run()
+	close(release)
+	firstRes := <-done
+
+	if res.Result != record.ResultYielded || res.Failure != "busy" {
+		t.Errorf("the second Job ended %s/%s (%s), want yielded/busy\n%s", res.Result, res.Failure, res.Reason, second.log.String())
+	}
+	if !strings.Contains(res.Reason, "in_progress") {
+		t.Errorf("reason %q does not say the holder's run is in progress", res.Reason)
+	}
+	if n := len(second.model.Requests()); n != 0 {
+		t.Errorf("the second Job made %d model calls, want 0", n)
+	}
+	if got := second.outputs["attempt"]; got != "0" {
+		t.Errorf("the second Job's attempt output = %q, want 0 (it takes no number)", got)
+	}
+	if !strings.Contains(second.log.String(), "class=busy") {
+		t.Errorf("the second Job's log has no typed busy line:\n%s", second.log.String())
+	}
+	if firstRes.Result != record.ResultReady {
+		t.Fatalf("the first Job ended %s/%s (%s), want ready\n%s", firstRes.Result, firstRes.Failure, firstRes.Reason, first.log.String())
+	}
+	jobs, _ := w.record().Jobs()
+	if len(jobs) != 1 || jobs[0].Job != 1 || jobs[0].RunID != first.opts.RunID {
+		t.Errorf("implement.jobs = %+v, want only Job 1 of run %d", jobs, first.opts.RunID)
+	}
+	spend, _ := w.record().Spend()
+	if spend != firstRes.Spend {
+		t.Errorf("item spend %+v, want the first Job's %+v: the second spent nothing", spend, firstRes.Spend)
+	}
+	if sha := w.leaseOnRemote(); sha != "" {
+		t.Errorf("the lease %s is still on the remote after the holder ended", sha)
+	}
+}
+
+// TestLeaseTakenOverFromGoneJob: a Job that was killed holding the lease
+// (it took it and never released it) blocks the item only while its run
+// lives. Its lease is taken over when the record has its ending (report
+// settled it: no request), when its run completed or vanished (one read of
+// the run), and when it was an earlier attempt of this run; the Job that
+// takes it over goes on with the next number and releases the lease at its
+// end. That a taker runs the item to ready is shown once (its run
+// completed); the other takers end at their first group, with a deadline
+// that leaves no room for it, as the takeover is decided before any group.
+func TestLeaseTakenOverFromGoneJob(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// gone makes the holder of run holder gone (or leaves it live).
+		gone func(w *world, holder int64) error
+		// sameRun: the taker runs in the holder's run (its next attempt).
+		sameRun  bool
+		live     bool
+		runReads int
+		why      string
+		// toReady: the taker runs the item to ready; else it yields at
+		// its first group.
+		toReady bool
+	}{
+		{name: "its run is in progress", gone: func(*world, int64) error { return nil }, live: true, runReads: 1, why: "in_progress"},
+		{name: "its run completed", gone: func(w *world, id int64) error { return w.fake.FinishRun(id, "cancelled") },
+			runReads: 1, why: "has completed (cancelled)", toReady: true},
+		{name: "its run vanished", gone: func(*world, int64) error { return nil }, runReads: 1, why: "is gone"},
+		{name: "report settled its line", gone: settleKilled, why: "the record has its Job 1's ending (no result, killed)"},
+		{name: "an earlier attempt of this run", gone: func(*world, int64) error { return nil }, sameRun: true, why: "earlier attempt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, 1, "")
+			holder := w.activeRun("issues")
+			if tc.name == "its run vanished" {
+				holder = 999999 // a run GitHub does not have (deleted)
+			}
+			killed := w.newJob(w.conversations())
+			killed.opts.RunID = holder
+			// The killed Job's start, as the binary makes it; then the
+			// process is gone, with no release.
+			kj, err := kernel.Start(context.Background(), killed.opts.Options, 0)
+			if err != nil || kj.Busy != nil {
+				t.Fatalf("the first Job could not take the lease: %v %v", err, kj.Busy)
+			}
+			left := w.leaseOnRemote()
+			if err := tc.gone(w, holder); err != nil {
+				t.Fatal(err)
+			}
+			before := w.runReads()
+
+			next := w.newJob(w.conversations())
+			next.opts.RunID = w.activeRun("workflow_dispatch")
+			if tc.sameRun {
+				next.opts.RunID = holder
+			}
+			next.opts.PollInterval = time.Minute
+			if !tc.toReady {
+				next.opts.Deadline = w.clock.Now().Add(time.Minute) // less than the reserve: no group can start
+			}
+			res := next.runWithGreenCI()
+			if got := w.runReads() - before; got != tc.runReads {
+				t.Errorf("the Job read the holder's run %d times, want %d", got, tc.runReads)
+			}
+			if tc.live {
+				if res.Result != record.ResultYielded || res.Failure != "busy" || !strings.Contains(res.Reason, tc.why) {
+					t.Fatalf("ended %s/%s (%s), want yielded/busy saying %q", res.Result, res.Failure, res.Reason, tc.why)
+				}
+				if got := w.leaseOnRemote(); got != left {
+					t.Errorf("the live holder's lease moved: %s, was %s", got, left)
+				}
+				return
+			}
+			want := record.ResultReady
+			if !tc.toReady {
+				want = record.ResultYielded
+			}
+			if res.Result != want || res.Failure == "busy" {
+				t.Fatalf("ended %s/%s (%s), want %s\n%s", res.Result, res.Failure, res.Reason, want, next.log.String())
+			}
+			if !strings.Contains(next.log.String(), "took over the item's lease") || !strings.Contains(next.log.String(), tc.why) {
+				t.Errorf("the log does not say the lease was taken over because %q:\n%s", tc.why, next.log.String())
+			}
+			jobs, _ := w.record().Jobs()
+			nums := map[int]int{}
+			for _, j := range jobs {
+				nums[j.Job]++
+			}
+			for n, c := range nums {
+				if c != 1 {
+					t.Errorf("Job %d has %d lines in %+v: numbers are unique", n, c, jobs)
+				}
+			}
+			if last := jobs[len(jobs)-1]; last.Result != want || last.RunID != next.opts.RunID {
+				t.Errorf("the last line %+v is not the taker's %s", last, want)
+			}
+			if sha := w.leaseOnRemote(); sha != "" {
+				t.Errorf("the lease %s is still on the remote after the taker ended", sha)
+			}
+		})
+	}
+}
+
+// settleKilled writes the record line report writes for a killed Job 1 of
+// run id: no result, class killed. The run stays in progress (report is its
+// last job).
+func settleKilled(w *world, id int64) error {
+	c, ok := w.recordComment()
+	if !ok {
+		return errors.New("no record comment")
+	}
+	var ch record.Changes
+	ch.SetJobs([]record.JobOutcome{{Job: 1, RunID: id, Failure: "killed"}})
+	ch.SetAttempt(1)
+	var uerr error
+	err := w.fake.EditComment(c.ID, func(body string) string {
+		out, err := record.Update(body, ch)
+		uerr = err
+		return out
+	})
+	return errors.Join(err, uerr)
 }

@@ -1,6 +1,7 @@
 package implement_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -50,48 +54,54 @@ func prompt(req agent.ModelRequest) string {
 	return b.String()
 }
 
-// Gap 4 and the runner's links: plan_wrong returns the item with the agent's
-// reason, in the result, the record and its comment.
-func TestPlanWrongReturnsWithTheAgentsReason(t *testing.T) {
-	w := newWorld(t, 1, "")
-	const reason = "greeting-1.txt is a directory in this repository: the plan cannot write it"
-	c := conv(t, "group-1", 1, `{"name":"plan_wrong","arguments":{"reason":"`+reason+`"}}`)
-	j := w.newJob([]*llm.Conversation{c})
-	res := j.run()
-	if res.Result != record.ResultReturned || res.Failure != "plan_wrong" {
-		t.Fatalf("result = %s/%s, want returned/plan_wrong\n%s", res.Result, res.Failure, j.log.String())
-	}
-	r := w.record()
-	if got, _ := r.Result(); got != record.ResultReturned {
-		t.Errorf("record implement.result = %s, want returned", got)
-	}
-	if got, _ := r.Failure(); got != "plan_wrong" {
-		t.Errorf("record implement.failure = %s, want plan_wrong", got)
-	}
-	if j.outputs["reason"] != reason {
-		t.Errorf("output reason = %q, want the agent's %q", j.outputs["reason"], reason)
-	}
-	if c, _ := w.recordComment(); !strings.Contains(c.Body, reason) {
-		t.Errorf("the record comment does not say the agent's reason:\n%s", c.Body)
-	}
-}
-
-// Gap 4 and the runner's links: ask returns the item with the question in
-// the record, where report posts it for a person.
-func TestNeedsInputReturnsWithTheQuestion(t *testing.T) {
-	w := newWorld(t, 1, "")
-	const question = "Should greeting-1.txt say hello 1 or Hello, 1?"
-	c := conv(t, "group-1", 1, `{"name":"ask","arguments":{"question":"`+question+`"}}`)
-	j := w.newJob([]*llm.Conversation{c})
-	res := j.run()
-	if res.Result != record.ResultReturned || res.Failure != "needs_input" {
-		t.Fatalf("result = %s/%s, want returned/needs_input\n%s", res.Result, res.Failure, j.log.String())
-	}
-	if got, _ := w.record().Question(); got != question {
-		t.Errorf("record implement.question = %q, want %q", got, question)
-	}
-	if res.Question != question {
-		t.Errorf("result question = %q, want %q", res.Question, question)
+// Gap 4 and the runner's links: the agent's plan_wrong and ask return the
+// item, plan_wrong with the agent's reason in the result, the record and its
+// comment, ask with the question in the record, where report posts it for a
+// person. (They were TestPlanWrongReturnsWithTheAgentsReason and
+// TestNeedsInputReturnsWithTheQuestion, the same world but for the call.)
+func TestAgentReturnsTheItem(t *testing.T) {
+	const (
+		reason   = "greeting-1.txt is a directory in this repository: the plan cannot write it"
+		question = "Should greeting-1.txt say hello 1 or Hello, 1?"
+	)
+	for _, tc := range []struct {
+		failure string
+		call    string
+		check   func(t *testing.T, w *world, j *job, res implement.Result)
+	}{
+		{"plan_wrong", `{"name":"plan_wrong","arguments":{"reason":"` + reason + `"}}`, func(t *testing.T, w *world, j *job, res implement.Result) {
+			r := w.record()
+			if got, _ := r.Result(); got != record.ResultReturned {
+				t.Errorf("record implement.result = %s, want returned", got)
+			}
+			if got, _ := r.Failure(); got != "plan_wrong" {
+				t.Errorf("record implement.failure = %s, want plan_wrong", got)
+			}
+			if j.outputs["reason"] != reason {
+				t.Errorf("output reason = %q, want the agent's %q", j.outputs["reason"], reason)
+			}
+			if c, _ := w.recordComment(); !strings.Contains(c.Body, reason) {
+				t.Errorf("the record comment does not say the agent's reason:\n%s", c.Body)
+			}
+		}},
+		{"needs_input", `{"name":"ask","arguments":{"question":"` + question + `"}}`, func(t *testing.T, w *world, j *job, res implement.Result) {
+			if got, _ := w.record().Question(); got != question {
+				t.Errorf("record implement.question = %q, want %q", got, question)
+			}
+			if res.Question != question {
+				t.Errorf("result question = %q, want %q", res.Question, question)
+			}
+		}},
+	} {
+		t.Run(tc.failure, func(t *testing.T) {
+			w := newWorld(t, 1, "")
+			j := w.newJob([]*llm.Conversation{conv(t, "group-1", 1, tc.call)})
+			res := j.run()
+			if res.Result != record.ResultReturned || res.Failure != tc.failure {
+				t.Fatalf("result = %s/%s, want returned/%s\n%s", res.Result, res.Failure, tc.failure, j.log.String())
+			}
+			tc.check(t, w, j, res)
+		})
 	}
 }
 
@@ -268,4 +278,286 @@ func writeFixtures(t *testing.T, convs []*llm.Conversation) string {
 		}
 	}
 	return dir
+}
+
+// TestDeadlineYield: a Job yields before a group the deadline leaves no
+// room for (the longest recorded group plus the reserve), with its typed
+// result in its result, its outputs and its record's last write (it was
+// TestTypedResult's yielded case, a Job of its own); with time enough the
+// same item runs: its group starts.
+func TestDeadlineYield(t *testing.T) {
+	body := "Add greetings.\n\n<!-- roadmap:record v1\nimplement.group_seconds: [900]\nstage.plan: " + planDir + "\n-->\n"
+	w := newWorld(t, 1, body)
+	j := w.newJob(w.conversations())
+	j.opts.Reserve = time.Minute
+	j.opts.Deadline = t0.Add(10 * time.Minute) // 10 minutes left; a group took 15
+	res := j.run()
+	if res.Result != record.ResultYielded {
+		t.Fatalf("result = %s (%s), want yielded", res.Result, res.Reason)
+	}
+	if n := len(j.model.Requests()); n != 0 {
+		t.Errorf("%d model calls, want 0: the Job must yield before starting the group", n)
+	}
+	if !strings.Contains(res.Reason, "deadline") {
+		t.Errorf("reason %q does not say deadline", res.Reason)
+	}
+	if got := j.outputs["result"]; got != "yielded" {
+		t.Errorf("output result = %q, want yielded", got)
+	}
+	lastPatchHasResult(t, w, record.ResultYielded)
+	// With time enough the same item runs: its group starts. (The step
+	// finishes without writing its file, so the Job stops in the group, no
+	// push and no watch after it: the test is about the start.)
+	j2 := w.newJob([]*llm.Conversation{conv(t, "group-1", 1, finish)})
+	j2.opts.Reserve = time.Minute
+	j2.opts.Deadline = w.clock.Now().Add(20 * time.Minute)
+	j2.opts.RepairRounds = 1
+	if res := j2.run(); len(j2.model.Requests()) == 0 {
+		t.Errorf("with 20 minutes left the group did not start: %s %s", res.Result, res.Reason)
+	}
+}
+
+// TestNestedRepositoryStopsTheJob: while group 1 works, the model makes
+// sub/.git with a clean filter in that repository's own config and commits
+// through it. The group's commit is refused and the Job stops as unknown
+// (all state kept, a person looks), naming sub/.git; nothing is pushed and
+// the filter never runs as roadmap.
+func TestNestedRepositoryStopsTheJob(t *testing.T) {
+	w := newWorld(t, 2, "")
+	j := w.newJob(w.conversations())
+	mark := filepath.Join(t.TempDir(), "clean.ran")
+	filter := filepath.Join(t.TempDir(), "clean")
+	if err := os.WriteFile(filter, []byte("#!/bin/sh\ntouch '"+mark+"'\ncat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	planted := false
+	j.model.Before = func(n int, req agent.ModelRequest) {
+		if planted || !strings.Contains(req.Messages[1].Content, "task group 1 of") || n < 2 {
+			return
+		}
+		planted = true
+		sub := filepath.Join(j.ws, "sub")
+		run(t, j.ws, "git", "init", "-q", "sub")
+		run(t, sub, "git", "config", "filter.x.clean", filter)
+		os.WriteFile(filepath.Join(sub, ".gitattributes"), []byte("* filter=x\n"), 0o644)
+		os.WriteFile(filepath.Join(sub, "f.txt"), []byte("nested\n"), 0o644)
+		run(t, sub, "git", "add", ".")
+		run(t, sub, "git", "commit", "-q", "-m", "nested")
+		os.Remove(mark)
+	}
+	res := j.run()
+	if !planted {
+		t.Fatal("group 1's second model call never came")
+	}
+	if res.Result != record.ResultStopped || res.Failure != "unknown" || !strings.Contains(res.Reason, `"sub/.git"`) {
+		t.Fatalf("result = %s/%s (%s), want stopped/unknown naming \"sub/.git\"\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	if got, _ := w.record().Failure(); got != "unknown" {
+		t.Errorf("record failure = %q, want unknown", got)
+	}
+	if refs := run(t, w.dir, "git", "--git-dir", w.remote, "for-each-ref", "--format=%(refname)", "refs/heads/roadmap"); refs != "" {
+		t.Errorf("the remote got %s: a refused group pushes nothing", refs)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the nested repository's clean filter ran as roadmap")
+	}
+}
+
+// tableRows returns the rows of the Markdown table whose header starts with
+// "| Step |", each split into its trimmed cells.
+func tableRows(body string) (header []string, rows [][]string) {
+	cells := func(line string) []string {
+		line = strings.TrimSpace(line)
+		line = strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")
+		var out []string
+		for _, c := range strings.Split(line, " | ") {
+			out = append(out, strings.TrimSpace(c))
+		}
+		return out
+	}
+	in := false
+	for _, l := range strings.Split(body, "\n") {
+		switch {
+		case strings.HasPrefix(l, "| Step |"):
+			in, header = true, cells(l)
+		case in && strings.HasPrefix(l, "|---"):
+		case in && strings.HasPrefix(l, "|"):
+			rows = append(rows, cells(l))
+		case in:
+			return header, rows
+		}
+	}
+	return header, rows
+}
+
+// TestStoppedJob: a Job stops when group 2's checks fail every repair
+// round, after group 1 passed, so the PR exists, and what only that whole
+// Job shows:
+//
+//   - the PR's marker comment holds the stop's summary table, a row a step
+//     and the total (a Job that stops before its first push has no PR; the
+//     stop comment on the issue is report's);
+//   - no secret reaches a store. One canary of each kind is planted where a
+//     Job meets untrusted text: the model's output (the model name it
+//     answers with, a tool it names, the arguments of a write), a check
+//     command and that command's output (a token in a file of the
+//     repository, the file the model wrote). None reaches the JSONL
+//     artifact, the issue record (implement.trace and the whole body), the
+//     PR, its comments, the model's prompts or the Job's log, and each did
+//     reach the stores, masked.
+//
+// (These were two Jobs, TestStopCommentSummary's and TestTraceMaskingJob's,
+// of the same stop.)
+func TestStoppedJob(t *testing.T) {
+	c := newCanaries()
+	canary := "ghp_" + strings.Repeat("T0k", 12)
+	// Group 2's check prints a file holding a token and the file the model
+	// wrote, names canaries, and fails: cat has no such files.
+	check := fmt.Sprintf("cat token.txt secret-out.txt %s %s %s %s", c.github, c.aws, c.host, c.ip)
+	w := newWorldFiles(t, 2, "", map[string]string{
+		planDir + "/tasks.md": "## 1. Greeting 1\n\n" +
+			"- [ ] 1.1 Write greeting-1.txt saying hello 1; verify: `grep -q \"hello 1\" greeting-1.txt`\n\n" +
+			"## 2. Greeting 2\n\n" +
+			"- [ ] 2.1 Write greeting-2.txt saying hello 2; verify: `" + check + "`\n",
+		"token.txt": "deploy token " + canary + "\n",
+	})
+
+	content := strings.Join([]string{"token " + c.github, "aws " + c.aws, "host " + c.host + " at " + c.ip,
+		"configured " + c.secret, "base64 " + base64.StdEncoding.EncodeToString([]byte(c.secret)),
+		"json " + strings.Trim(jsonText(t, c.secret), `"`)}, "\n") + "\n"
+	usage := `"usage":{"tokens_in":1000,"tokens_out":100}`
+	// Round 1: a tool named by a canary, the write, a finish; round 2: a
+	// finish. The check fails after both.
+	group2 := `{"comment":"written by hand: group 2 meets secrets in the model's output, its tool calls and its check","source":"hand",
+"match":"task group 2 of","turns":[
+ {"response":{"content":` + jsonText(t, "calling "+c.github) + `,"tool_calls":[{"name":` + jsonText(t, c.github) + `,"arguments":{}}],` + usage + `}},
+ {"response":{"model":` + jsonText(t, "replay-model "+c.host) + `,"content":` + jsonText(t, "writing "+c.aws) + `,
+   "tool_calls":[{"name":"write_file","arguments":{"path":"secret-out.txt","content":` + jsonText(t, content) + `}}],` + usage + `}},
+ {"response":{"tool_calls":[{"name":"finish","arguments":{"summary":` + jsonText(t, "done with "+c.secret) + `}}],` + usage + `}},
+ {"response":{"tool_calls":[{"name":"finish","arguments":{"summary":"still done"}}],` + usage + `}}]}`
+	conv2, err := llm.ParseConversation("group-2", []byte(group2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	convs := w.conversations()
+	convs[1] = conv2
+
+	masker := redact.New(redact.Config{Secrets: []string{token, c.secret}})
+	tj := traceJob(t, w.newJob(convs), convs, masker)
+	tj.opts.RepairRounds = 2
+	res := tj.run()
+	if res.Result != record.ResultStopped || res.Failure != "checks_failed" || res.PR == 0 {
+		t.Fatalf("result = %s/%s, PR %d; want stopped/checks_failed with a PR\n%s", res.Result, res.Failure, res.PR, tj.log.String())
+	}
+	const failing = "`cat token.txt secret-out.txt [masked] [masked] [masked] [masked]` (exit 1)"
+
+	var body string
+	marked := 0
+	for _, c := range w.fake.Comments(res.PR) {
+		if strings.Contains(c.Body, "<!-- roadmap:implement -->") {
+			body = c.Body
+			marked++
+		}
+	}
+	if marked != 1 {
+		t.Fatalf("%d marker comments on PR #%d, want 1", marked, res.PR)
+	}
+
+	t.Run("the PR comment's summary table", func(t *testing.T) {
+		header, rows := tableRows(body)
+		wantHeader := []string{"Step", "Result", "Attempts", "Tokens in", "Tokens out", "Cost", "Last failing command"}
+		if diff := cmp.Diff(wantHeader, header); diff != "" {
+			t.Fatalf("the summary table's header (-want +got):\n%s\n%s", diff, body)
+		}
+		if len(rows) != 3 {
+			t.Fatalf("%d rows, want group 1, group 2 and the total:\n%s", len(rows), body)
+		}
+		// Each model call of the fixtures is 1,000 tokens in and 100 out at $1
+		// and $10 per million: $0.002. Group 1 took one round of two calls;
+		// group 2 two rounds, of three calls and of one, its check failing
+		// both times.
+		for i, want := range []struct {
+			step                                string
+			result, attempts, in, out, cost, fc string
+		}{
+			{"1. ", "passed", "1", "2,000", "200", "$0.0040", "-"},
+			{"2. ", "failed", "2", "4,000", "400", "$0.0080", failing},
+			{"**Total**", `stopped (checks\_failed)`, "3", "6,000", "600", "$0.01", failing}, // $0.012: two decimals from a cent up
+		} {
+			row := rows[i]
+			if !strings.HasPrefix(row[0], want.step) {
+				t.Errorf("row %d names step %q, want one starting %q", i+1, row[0], want.step)
+			}
+			got := fmt.Sprint(row[1:])
+			if w := fmt.Sprint([]string{want.result, want.attempts, want.in, want.out, want.cost, want.fc}); got != w {
+				t.Errorf("row %d (%s) = %s, want %s", i+1, row[0], got, w)
+			}
+		}
+		if !strings.Contains(body, "**Stopped** at group 2: `checks_failed`") {
+			t.Errorf("the comment does not say where the Job stopped:\n%s", body)
+		}
+	})
+
+	t.Run("no secret reaches a store", func(t *testing.T) {
+		artifact, err := os.ReadFile(tj.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		is, _ := w.fake.Issue(w.issue)
+		r := w.record()
+		rawTrace, _ := r.Trace()
+		var comments []string
+		for _, n := range []int{w.issue, res.PR} {
+			for _, cm := range w.fake.Comments(n) {
+				comments = append(comments, cm.Body)
+			}
+		}
+		pr, _ := w.fake.Issue(res.PR)
+		var prompts []string
+		for _, req := range tj.model.Requests() {
+			prompts = append(prompts, prompt(req))
+		}
+
+		noCanary(t, "the JSONL artifact", string(artifact), c)
+		noCanary(t, "implement.trace", string(rawTrace), c)
+		noCanary(t, "the issue body", is.Body, c)
+		noCanary(t, "the PR comments", strings.Join(comments, "\n"), c)
+		noCanary(t, "the PR", pr.Title+"\n"+pr.Body, c)
+		noCanary(t, "the Job's log", tj.log.String(), c)
+		// The token the check printed.
+		for where, text := range map[string]string{"the PR comment": body, "the issue body": is.Body, "the Job's log": tj.log.String(),
+			"the JSONL artifact": string(artifact), "implement.trace": string(rawTrace)} {
+			if strings.Contains(text, canary) {
+				t.Errorf("%s holds the token", where)
+			}
+		}
+		for i, p := range prompts {
+			if strings.Contains(p, canary) {
+				t.Errorf("model request %d holds the token", i+1)
+			}
+		}
+
+		// And the canaries did reach each store, masked: a test whose
+		// secrets never got there would pass on a masker that does nothing.
+		var maskedModel, maskedTool, maskedCommand bool
+		for _, e := range tj.artifact(t) {
+			maskedModel = maskedModel || e.Type == trace.TypeModelCall && e.Model == "replay-model "+redact.DefaultPlaceholder
+			maskedTool = maskedTool || e.Type == trace.TypeToolCall && e.Tool == redact.DefaultPlaceholder
+			maskedCommand = maskedCommand || e.Type == trace.TypeCheckRun && e.ExitCode != 0 &&
+				e.Command == "cat token.txt secret-out.txt [masked] [masked] [masked] [masked]"
+		}
+		if !maskedModel || !maskedTool || !maskedCommand {
+			t.Errorf("the artifact lacks a masked model name (%v), tool name (%v) or check command (%v):\n%s", maskedModel, maskedTool, maskedCommand, artifact)
+		}
+		if !strings.Contains(string(rawTrace), `"cmd":"cat token.txt secret-out.txt [masked] [masked] [masked] [masked]"`) {
+			t.Errorf("implement.trace lacks the masked check command:\n%s", rawTrace)
+		}
+		log, _ := r.CheckLog()
+		if !strings.Contains(log, "deploy token "+redact.DefaultPlaceholder) || strings.Count(log, redact.DefaultPlaceholder) < 8 {
+			t.Errorf("implement.check_log should hold the check's output with the token and each canary masked:\n%s", log)
+		}
+		if !strings.Contains(body, failing) {
+			t.Errorf("the PR comment's table lacks the masked failing command:\n%s", body)
+		}
+	})
 }
