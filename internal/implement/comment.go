@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/roadmap-dev/roadmap/internal/citriage"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
@@ -32,7 +33,7 @@ func (r *runner) comment(end ending) string {
 	}
 	switch end.result {
 	case record.ResultReady:
-		if r.ci == ciNone {
+		if r.ci.CI == citriage.None {
 			b.WriteString("\n**Ready for review**: every group passed. **No CI reported a check on the head**: nothing says the PR checks pass; " +
 				"ready because `implement.ready_without_ci` is true.\n")
 		} else {
@@ -58,9 +59,9 @@ func (r *runner) comment(end ending) string {
 		}
 		b.WriteString("\n")
 	}
-	if len(r.ciNotes) > 0 {
+	if len(r.ci.Notes) > 0 {
 		b.WriteString("\nPR checks, this Job:\n")
-		for _, n := range r.ciNotes {
+		for _, n := range r.ci.Notes {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}

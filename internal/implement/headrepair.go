@@ -164,7 +164,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark repair", err), false
 	}
-	r.ciNotes = append(r.ciNotes, fmt.Sprintf("repaired the head in %s after: %s", short(sha), oneLine(o.Mask(why))))
+	r.ci.Note(fmt.Sprintf("repaired the head in %s after: %s", short(sha), oneLine(o.Mask(why))))
 	return ending{}, true
 }
 

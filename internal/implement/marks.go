@@ -96,7 +96,7 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 	res := Result{Result: end.result, Failure: string(end.class), Reason: end.reason, Group: r.lastGroup, HeadSHA: r.head,
 		Spend: r.j.Total(), JobSpend: r.j.Spend, PR: r.pr.Number, Question: end.question, Attempt: r.j.Number}
 	if end.result == record.ResultReady {
-		res.CI = r.ci
+		res.CI = string(r.ci.CI)
 	}
 	if end.result != record.ResultReady {
 		// The runner's own line: the classifier reads it first in this Job's log.

@@ -90,7 +90,7 @@ func (r *runner) mergedCheck(ctx context.Context, change *plan.Change) (ending, 
 	if !rep.Passed {
 		reason := fmt.Sprintf("%s exited %d on the head %s merged with %s/%s at %s (merged check)", rep.FailedCommand, rep.ExitCode, short(r.head), o.Remote, o.Base, short(base))
 		r.j.Logf("roadmap: merged check failed: %s; the base is merged into the branch and the head repaired", reason)
-		r.ciNotes = append(r.ciNotes, "the merged check failed: "+reason)
+		r.ci.Note("the merged check failed: " + reason)
 		if end, ok := r.mergeBase(ctx); !ok {
 			return end, false
 		}
@@ -98,7 +98,7 @@ func (r *runner) mergedCheck(ctx context.Context, change *plan.Change) (ending, 
 			checkLog: "merged check (the head merged with " + o.Remote + "/" + o.Base + " at " + short(base) + "):\n" + rep.Log}, false
 	}
 	r.j.Logf("roadmap: merged check passed: %s merged with %s/%s at %s", short(r.head), o.Remote, o.Base, short(base))
-	r.ciNotes = append(r.ciNotes, fmt.Sprintf("the scoped checks passed on %s merged with %s at %s", short(r.head), o.Base, short(base)))
+	r.ci.Note(fmt.Sprintf("the scoped checks passed on %s merged with %s at %s", short(r.head), o.Base, short(base)))
 	r.merged(base)
 	return ending{}, true
 }

@@ -387,7 +387,7 @@ func (r *runner) markReady(ctx context.Context, body string) (ending, bool) {
 	err := o.GitHub.MarkReadyAtHead(ctx, r.pr, body, r.reviewed)
 	var moved *github.HeadMovedError
 	if errors.As(err, &moved) {
-		r.ciNotes = append(r.ciNotes, fmt.Sprintf("not marked ready: the PR's head moved to %s after the review of %s", short(moved.Got), short(moved.Want)))
+		r.ci.Note(fmt.Sprintf("not marked ready: the PR's head moved to %s after the review of %s", short(moved.Got), short(moved.Want)))
 		r.j.Logf("roadmap: %v; the next Job checks and reviews the new head", moved)
 		return ending{result: record.ResultYielded, step: "mark ready",
 			reason: fmt.Sprintf("the PR's head moved to %s after the review of %s; the next Job checks and reviews it", short(moved.Got), short(moved.Want))}, false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/citriage"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
@@ -45,23 +46,6 @@ type Result struct {
 	CI string `json:"ci,omitempty"`
 }
 
-// ending is how the group loop ends before the final marks.
-type ending struct {
-	result   record.Result
-	class    failure.Class
-	reason   string
-	step     string // implement.stopped: the step label of a stop
-	checkLog string
-	conflict []string
-	question string
-	// repairable: the review's blocking findings, with rounds left; atHead
-	// repairs the head with checkLog (the findings) and reviews again.
-	repairable bool
-	// again: the head moved to take in the base before ready (merged.go);
-	// atHead checks, reviews and watches the new head.
-	again bool
-}
-
 type runner struct {
 	o       Options
 	workdir string
@@ -78,12 +62,9 @@ type runner struct {
 	handoffConflict []string
 	handoffPending  bool // the earlier stop's keys are still in the record
 
-	// ci is what the watch learned of CI at the head (ciPassed, ciNone);
-	// ciNotes are its decisions, lines of the PR comment; reran holds, per
-	// workflow run, the attempt whose failed jobs this Job re-ran.
-	ci      string
-	ciNotes []string
-	reran   map[int64]int
+	// ci is what the watch learned of CI at the head, its notes for the
+	// PR comment and the re-runs it asked for (internal/citriage).
+	ci *citriage.Watch
 
 	branch    string
 	head      string
@@ -127,7 +108,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := o.defaults(); err != nil {
 		return Result{}, err
 	}
-	r := &runner{o: o, workdir: o.Repo.Dir, reran: map[int64]int{}}
+	r := &runner{o: o, workdir: o.Repo.Dir, ci: citriage.NewWatch(o.Mask)}
 	if err := r.start(ctx); err != nil {
 		if r.j != nil {
 			r.j.Release(ctx)
@@ -720,12 +701,8 @@ func (r *runner) watch(ctx context.Context) ending {
 				return end
 			}
 		case sum.State == "success":
-			r.ci = ciPassed
-			r.ciNotes = append(r.ciNotes, fmt.Sprintf("%d PR checks passed at %s", sum.Total, short(r.head)))
-			if end, ok := r.markReady(ctx, r.prBody(readyState(r.pr.Number, ""))); !ok {
-				return end
-			}
-			return ending{result: record.ResultReady, step: "ready"}
+			end, _ := r.ciEnding(ctx, r.ci.Passed(sum.Total, r.head))
+			return end
 		case sum.Total == 0 && !dispatched:
 			dispatched = true
 			if err := r.dispatchCI(ctx); err != nil {
@@ -743,21 +720,6 @@ func (r *runner) watch(ctx context.Context) ending {
 			return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: kernel.Signalled}
 		}
 	}
-}
-
-// fail turns an error into the ending its class leads to.
-func (r *runner) fail(ctx context.Context, step string, err error) ending {
-	return verdictEnding(kernel.Judge(ctx, err), step)
-}
-
-// classEnding maps a class to the result its action leads to: a class with an
-// automatic action never stops the item.
-func (r *runner) classEnding(class failure.Class, step, reason string) ending {
-	return verdictEnding(kernel.ClassVerdict(class, reason), step)
-}
-
-func verdictEnding(v kernel.Verdict, step string) ending {
-	return ending{result: v.Result, class: v.Class, step: step, reason: v.Reason}
 }
 
 func groupStep(g plan.Group) string {
