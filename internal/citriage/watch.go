@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/verdict"
@@ -198,7 +197,7 @@ func (w *Watch) Reran(f Finding, started bool, maxReruns int) (Decision, bool) {
 
 // decide records one decision on a PR check as a note.
 func (w *Watch) decide(f Finding, outcome, line string) Decision {
-	line = oneLine(w.mask(line))
+	line = verdict.OneLine(w.mask(line))
 	w.Note(line)
 	return Decision{Check: f.Check.Name, Class: f.Verdict.Class, Outcome: outcome, Line: line}
 }
@@ -207,25 +206,11 @@ func (w *Watch) decide(f Finding, outcome, line string) Decision {
 // in a code span, so hostile text is shown and never rendered (no mention,
 // no link, no markup).
 func (w *Watch) evidence(s string) string {
-	s = strings.ReplaceAll(oneLine(w.mask(s)), "`", "'")
+	s = strings.ReplaceAll(verdict.OneLine(w.mask(s)), "`", "'")
 	if s == "" {
 		return "(no line decided)"
 	}
 	return "`" + s + "`"
-}
-
-// oneLine makes text one line of at most 300 bytes, cut on a rune's start,
-// as the runner's lines are.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	n := min(len(s), 300)
-	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	if n < len(s) {
-		s = s[:n] + "…"
-	}
-	return s
 }
 
 func short(sha string) string {

@@ -3,13 +3,13 @@ package implement
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/roadmap-dev/roadmap/internal/citriage"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	"github.com/roadmap-dev/roadmap/internal/verdict"
 )
 
 // comment renders the PR comment: one table of every Job of the item, built
@@ -26,8 +26,8 @@ func (r *runner) comment(end ending) string {
 	b.WriteString(JobsTable(jobs))
 	total, _ := r.j.Rec.Spend()
 	fmt.Fprintf(&b, "\nItem spend: %s.\n", kernel.SpendText(total))
-	b.WriteString(r.failToPassLines())
-	b.WriteString(r.qualityLines())
+	recorded, _ := r.j.Rec.Strength()
+	b.WriteString(r.ready.CommentLines(recorded, r.head))
 	if r.o.IsolationNote != "" {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.o.IsolationNote)
 	}
@@ -95,13 +95,4 @@ func dash(s string) string {
 }
 
 // oneLine makes text one line of at most 300 bytes, cut on a rune's start.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if n := 300; len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return s
-}
+func oneLine(s string) string { return verdict.OneLine(s) }

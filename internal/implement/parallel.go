@@ -211,7 +211,7 @@ func (r *runner) openSides(ctx context.Context, change *plan.Change, groups []pl
 		sub := *r
 		sub.o.Repo, sub.o.CheckRunner = repo, checkRunner
 		sub.workdir, sub.side = ws, s
-		sub.pending, sub.f2p, sub.strengths, sub.head = record.Changes{}, nil, nil, base
+		sub.pending, sub.ready, sub.head = record.Changes{}, r.ready.ForSide(), base
 		s.sub = &sub
 	}
 	return out, nil
@@ -248,15 +248,7 @@ func (r *runner) takeSide(s *side) {
 		return
 	}
 	r.pending.Merge(s.sub.pending)
-	for n, f := range s.sub.f2p {
-		if r.f2p == nil {
-			r.f2p = map[int]groupF2P{}
-		}
-		r.f2p[n] = f
-	}
-	for _, gs := range s.sub.strengths {
-		r.strengths = upsertStrength(r.strengths, gs)
-	}
+	r.ready.Take(s.sub.ready)
 	r.j.Notes = append(r.j.Notes, s.notes...)
 }
 

@@ -17,9 +17,8 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/ready"
 	"github.com/roadmap-dev/roadmap/internal/record"
-	"github.com/roadmap-dev/roadmap/internal/review"
-	"github.com/roadmap-dev/roadmap/internal/strength"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -73,19 +72,10 @@ type runner struct {
 	pr        github.PullRequest
 	// pending holds changes that ride on the next mark (stage.pr).
 	pending record.Changes
-	// f2p is the fail-to-pass of this Job's groups (failtopass.go).
-	f2p map[int]groupF2P
-
-	// The quality before ready (quality.go): this Job's test strength per
-	// group, the last measurement and whether the last failing round was
-	// it; the last review, the ledger as this Job left it, and the head the
-	// review passed at (the watch marks the PR ready only there).
-	strengths      []record.GroupStrength
-	lastStrength   strength.Report
-	strengthFailed bool
-	reviewRes      *review.Result
-	ledger         *record.ReviewLedger
-	reviewed       string
+	// ready is the checks before ready (internal/ready): each group's
+	// fail-to-pass and test strength, the review, its ledger and the head
+	// it passed at (the watch marks the PR ready only there).
+	ready ready.State
 
 	// units are the units this Job claimed (claims.go), given back at the
 	// item's end.
@@ -399,7 +389,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		startTier = r.j.Rec.Tier()
 	}
 	check := func(ctx context.Context) (bool, string, error) {
-		r.strengthFailed = false
+		r.ready.Round()
 		rep, err := r.runChecks(ctx, g, cmds)
 		if err != nil || !rep.Passed {
 			return rep.Passed, rep.Log, err
@@ -450,7 +440,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	switch out.Status {
 	case agent.StatusFinished:
 	case agent.StatusChecksFailed:
-		if r.strengthFailed {
+		if r.ready.StrengthFailed() {
 			return r.strengthEnding(g, out.Attempts), false
 		}
 		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: groupStep(g),
@@ -529,8 +519,9 @@ func (r *runner) publishGroup(ctx context.Context, g plan.Group, deferMark bool)
 	ch.SetSHA(record.SHA(r.head))
 	ch.SetPublishedSHA(record.SHA(r.head))
 	ch.SetGroupSeconds(r.groupSecs)
-	if len(r.strengths) > 0 {
-		ch.SetStrength(r.strengthRows())
+	if r.ready.Measuring() {
+		recorded, _ := r.j.Rec.Strength()
+		ch.SetStrength(r.ready.Rows(recorded))
 	}
 	if deferMark {
 		r.pending.Merge(ch)

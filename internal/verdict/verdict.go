@@ -1,6 +1,11 @@
 package verdict
 
-import "github.com/roadmap-dev/roadmap/internal/failure"
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
+)
 
 // Failure is a concern's finding that ends the loop's step.
 type Failure struct {
@@ -19,4 +24,17 @@ type Failure struct {
 	// Repairable says rounds are left: the loop repairs at the head with
 	// Task now, not in the next Job.
 	Repairable bool
+}
+
+// OneLine makes a reason, a piece of evidence or a note one line of at most
+// 300 bytes, cut on a rune's start, as every line of the PR comment is.
+func OneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if n := 300; len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
 }
