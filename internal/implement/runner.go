@@ -226,11 +226,11 @@ func (r *runner) groups(ctx context.Context) ending {
 	}
 	total := len(change.Tasks.Groups)
 	for _, w := range r.waves(change, todo) {
-		if len(w.groups) > 1 {
+		if len(w.Groups) > 1 {
 			if e, ok := r.runWave(ctx, change, w, first, last, total); !ok {
 				return e
 			}
-		} else if e, ok := r.oneGroup(ctx, change, w.groups[0], first, last, total); !ok {
+		} else if e, ok := r.oneGroup(ctx, change, w.Groups[0], first, last, total); !ok {
 			return e
 		}
 		first = false
