@@ -27,7 +27,7 @@ func (r *runner) mark(ctx context.Context, ch record.Changes) error {
 func (r *runner) write(ctx context.Context, ch record.Changes, outcome record.JobOutcome) error {
 	var all record.Changes
 	first := r.j.Marks() == 0
-	if !first && r.handoffPending {
+	if !first && r.handoff.pending {
 		all.Delete(record.KeyImplementCheckLog, record.KeyImplementConflict)
 	}
 	all.Merge(r.pending)
@@ -39,7 +39,7 @@ func (r *runner) write(ctx context.Context, ch record.Changes, outcome record.Jo
 		return err
 	}
 	if !first {
-		r.handoffPending = false
+		r.handoff.pending = false
 	}
 	r.pending = record.Changes{}
 	return nil

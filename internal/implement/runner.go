@@ -45,6 +45,15 @@ type Result struct {
 	CI string `json:"ci,omitempty"`
 }
 
+// handoff is what the earlier stop handed on to this Job, read before
+// anything can clear it: the failing check log and the conflicting files
+// its first step gets.
+type handoff struct {
+	log      string
+	conflict []string
+	pending  bool // the earlier stop's keys are still in the record
+}
+
 type runner struct {
 	o       Options
 	workdir string
@@ -57,9 +66,8 @@ type runner struct {
 	// attempt), the notes and the mark path.
 	j *kernel.Job
 
-	handoffLog      string
-	handoffConflict []string
-	handoffPending  bool // the earlier stop's keys are still in the record
+	// handoff is what the earlier stop handed on.
+	handoff handoff
 
 	// ci is what the watch learned of CI at the head, its notes for the
 	// PR comment and the re-runs it asked for (internal/citriage).
@@ -81,10 +89,8 @@ type runner struct {
 	// item's end.
 	units []string
 
-	// The merged check (merged.go): the head and the base's tip the scoped
-	// checks last held on merged, and the plan atHead works on.
-	mergedHead, mergedBase string
-	change                 *plan.Change
+	// merge is the merged check's (merged.go).
+	merge mergeState
 
 	// side is set on the copy of the runner that runs a group beside the
 	// first of its wave, in a scratch tree (parallel.go).
@@ -139,9 +145,9 @@ func (r *runner) start(ctx context.Context) error {
 	r.title = j.Issue.Title
 	rec := j.Rec
 	// The hand-off is read before anything can clear it.
-	r.handoffLog, _ = rec.CheckLog()
-	r.handoffConflict, _ = rec.Conflict()
-	r.handoffPending = r.handoffLog != "" || len(r.handoffConflict) > 0
+	r.handoff.log, _ = rec.CheckLog()
+	r.handoff.conflict, _ = rec.Conflict()
+	r.handoff.pending = r.handoff.log != "" || len(r.handoff.conflict) > 0
 	r.lastGroup, _ = rec.Group()
 	r.groupSecs, _ = rec.GroupSeconds()
 	if n, ok := rec.StagePR(); ok {
@@ -379,7 +385,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	step := agent.Step{Task: groupTask(change, g), Context: groupContext(r.workdir, change)}
 	startTier := 0
 	if first {
-		step.CheckLog, step.Conflict = r.handoffLog, r.handoffConflict
+		step.CheckLog, step.Conflict = r.handoff.log, r.handoff.conflict
 		if a, ok := r.j.Rec.Answer(); ok {
 			step.Question, _ = r.j.Rec.Question()
 			step.Answer = a
