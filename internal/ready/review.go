@@ -2,6 +2,7 @@ package ready
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
@@ -42,7 +43,9 @@ func (s *State) Reviewed() string { return s.reviewed }
 func (s *State) Review(head string, ledger record.ReviewLedger, res review.Result, round, rounds int) (record.ReviewLedger, verdict.Failure, bool) {
 	s.res = &res
 	blocking := res.Blocking()
-	for _, f := range ledger.Open {
+	// Close deletes from Open: the loop reads a copy, or the finding after
+	// a closed one would be skipped and an empty id closed.
+	for _, f := range slices.Clone(ledger.Open) {
 		if !containsFinding(blocking, f.ID) {
 			ledger.Close(f.ID, review.Repaired)
 		}
