@@ -55,6 +55,15 @@ var allowed = map[string][]string{
 	// Claims on units: git refs, the plan's paths as the gates read them,
 	// a holder's run read through the GitHub client, bounds from the record.
 	"internal/claims": {"internal/git", "internal/github", "internal/plan", "internal/gates", "internal/record"},
+	// implement's concerns in rooms of their own (TestImplementConcernsApart):
+	// a concern's failure in the taxonomy's words; the CI watch reads
+	// checks through the GitHub client's domain types; the checks before
+	// ready judge what strength and the review measured; the waves are
+	// the plan's units and the group-order gate's dependencies.
+	"internal/verdict":  {"internal/failure"},
+	"internal/citriage": {"internal/failure", "internal/github", "internal/verdict"},
+	"internal/ready":    {"internal/failure", "internal/record", "internal/review", "internal/strength", "internal/verdict"},
+	"internal/waves":    {"internal/claims", "internal/gates", "internal/plan"},
 }
 
 type pkg struct {

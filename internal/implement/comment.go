@@ -3,12 +3,13 @@ package implement
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/roadmap-dev/roadmap/internal/citriage"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	"github.com/roadmap-dev/roadmap/internal/verdict"
 )
 
 // comment renders the PR comment: one table of every Job of the item, built
@@ -25,14 +26,14 @@ func (r *runner) comment(end ending) string {
 	b.WriteString(JobsTable(jobs))
 	total, _ := r.j.Rec.Spend()
 	fmt.Fprintf(&b, "\nItem spend: %s.\n", kernel.SpendText(total))
-	b.WriteString(r.failToPassLines())
-	b.WriteString(r.qualityLines())
+	recorded, _ := r.j.Rec.Strength()
+	b.WriteString(r.ready.CommentLines(recorded, r.head))
 	if r.o.IsolationNote != "" {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.o.IsolationNote)
 	}
 	switch end.result {
 	case record.ResultReady:
-		if r.ci == ciNone {
+		if r.ci.CI == citriage.None {
 			b.WriteString("\n**Ready for review**: every group passed. **No CI reported a check on the head**: nothing says the PR checks pass; " +
 				"ready because `implement.ready_without_ci` is true.\n")
 		} else {
@@ -58,9 +59,9 @@ func (r *runner) comment(end ending) string {
 		}
 		b.WriteString("\n")
 	}
-	if len(r.ciNotes) > 0 {
+	if len(r.ci.Notes) > 0 {
 		b.WriteString("\nPR checks, this Job:\n")
-		for _, n := range r.ciNotes {
+		for _, n := range r.ci.Notes {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}
@@ -94,13 +95,4 @@ func dash(s string) string {
 }
 
 // oneLine makes text one line of at most 300 bytes, cut on a rune's start.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if n := 300; len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return s
-}
+func oneLine(s string) string { return verdict.OneLine(s) }

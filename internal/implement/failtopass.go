@@ -3,28 +3,14 @@ package implement
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/ready"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
-
-// Fail-to-pass states of a group, as the trace event's Outcome and the PR
-// comment say them.
-const (
-	f2pHeld       = "held"        // every `fails` command failed before the group and passes after
-	f2pFailed     = "failed"      // one passed before the group: its test does not test the change
-	f2pNotChecked = "not checked" // the before tree could not be had
-)
-
-// groupF2P is one group's fail-to-pass in this Job.
-type groupF2P struct {
-	status string
-	detail string // the evidence or the reason, one line
-}
 
 // failToPass is the second half of a group's checks, run once the group's
 // checks pass at the head: each `fails` command must fail on the tree before
@@ -44,32 +30,29 @@ func (r *runner) failToPass(ctx context.Context, g plan.Group) (bool, string, er
 		if ctx.Err() != nil {
 			return false, "", err
 		}
-		res = groupF2P{status: f2pNotChecked, detail: r.o.Mask(err.Error())}
+		res = ready.F2P{Status: ready.F2PNotChecked, Detail: r.o.Mask(err.Error())}
 	}
-	if r.f2p == nil {
-		r.f2p = map[int]groupF2P{}
-	}
-	r.f2p[g.Number] = res
+	ok := r.ready.SetF2P(g.Number, res)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseFailToPass, Group: g.Number, Step: groupStep(g),
-		Outcome: res.status, Reason: res.detail})
-	r.j.Logf("roadmap: group %d: fail-to-pass %s: %s", g.Number, res.status, res.detail)
-	return res.status != f2pFailed, log, nil
+		Outcome: res.Status, Reason: res.Detail})
+	r.j.Logf("roadmap: group %d: fail-to-pass %s: %s", g.Number, res.Status, res.Detail)
+	return ok, log, nil
 }
 
-func (r *runner) runBefore(ctx context.Context, g plan.Group, cmds []string) (groupF2P, string, error) {
+func (r *runner) runBefore(ctx context.Context, g plan.Group, cmds []string) (ready.F2P, string, error) {
 	o := r.o
 	// HEAD has not moved since the group started (the agent never commits):
 	// the group has no commit yet, and its change is the work tree.
 	span, err := f2p.BeforeGroup(ctx, o.Repo, o.Remote+"/"+o.Base, "HEAD", g.Number)
 	if err != nil {
-		return groupF2P{}, "", fmt.Errorf("the commit before the group: %w", err)
+		return ready.F2P{}, "", fmt.Errorf("the commit before the group: %w", err)
 	}
 	if o.BeforeTree == nil {
-		return groupF2P{status: f2pNotChecked, detail: "no isolation boundary for the tree before the group"}, "", nil
+		return ready.F2P{Status: ready.F2PNotChecked, Detail: "no isolation boundary for the tree before the group"}, "", nil
 	}
 	tree, err := o.Repo.WorkTreeTree(ctx)
 	if err != nil {
-		return groupF2P{}, "", fmt.Errorf("the group's tree: %w", err)
+		return ready.F2P{}, "", fmt.Errorf("the group's tree: %w", err)
 	}
 	// The after half: the group's checks, the `fails` commands among them,
 	// passed at the head before failToPass was called.
@@ -95,7 +78,7 @@ func (r *runner) runBefore(ctx context.Context, g plan.Group, cmds []string) (gr
 	}
 	out, err := f2p.GroupCheck{Repo: o.Repo, Span: span, Target: tree, TempDir: o.TempDir, Fails: cmds, Run: run, After: after}.Check(ctx)
 	if err != nil {
-		return groupF2P{}, "", err
+		return ready.F2P{}, "", err
 	}
 	var parts []string
 	for _, v := range out.Verdicts {
@@ -112,32 +95,12 @@ func (r *runner) runBefore(ctx context.Context, g plan.Group, cmds []string) (gr
 	} else {
 		parts = append(parts, fmt.Sprintf("no test file of the group to lay over %s", short(out.Before)))
 	}
-	res := groupF2P{status: f2pHeld, detail: o.Mask(strings.Join(parts, "; "))}
+	res := ready.F2P{Status: ready.F2PHeld, Detail: o.Mask(strings.Join(parts, "; "))}
 	if out.Held {
 		return res, "", nil
 	}
-	res.status = f2pFailed
+	res.Status = ready.F2PFailed
 	log := fmt.Sprintf("fail-to-pass: %s passed before the group's change (the tree at %s with the group's test files): the test does not test it. "+
 		"Make the test fail without the change and pass with it.\n%s", out.Failed, short(out.Before), out.Log)
 	return res, o.Mask(log), nil
-}
-
-// failToPassLines are the PR comment's lines on this Job's groups'
-// fail-to-pass; "" when no group of the Job had a `fails` command.
-func (r *runner) failToPassLines() string {
-	if len(r.f2p) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\nFail-to-pass of this Job's groups:\n\n")
-	groups := make([]int, 0, len(r.f2p))
-	for n := range r.f2p {
-		groups = append(groups, n)
-	}
-	sort.Ints(groups)
-	for _, n := range groups {
-		f := r.f2p[n]
-		fmt.Fprintf(&b, "- group %d: **%s**: %s\n", n, f.status, oneLine(f.detail))
-	}
-	return b.String()
 }

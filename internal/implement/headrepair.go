@@ -26,8 +26,8 @@ import (
 // a check log an earlier Job handed on is for the head.
 func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan bool) ending {
 	log, why := "", ""
-	if noGroupRan && r.handoffLog != "" {
-		log, why = r.handoffLog, "the check log an earlier Job handed on"
+	if noGroupRan && r.handoff.log != "" {
+		log, why = r.handoff.log, "the check log an earlier Job handed on"
 	}
 	reviews := 0 // repair rounds the review's findings have had
 	moves := 0   // heads that took in a base that moved before ready
@@ -35,7 +35,7 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 		// A repair after the archive reads the change where the archive
 		// moved it, and the scoped checks do not archive it again.
 		change = r.current(change)
-		r.change = change
+		r.merge.change = change
 		if log != "" {
 			if end, ok := r.repairHead(ctx, change, log, why); !ok {
 				return end
@@ -164,7 +164,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark repair", err), false
 	}
-	r.ciNotes = append(r.ciNotes, fmt.Sprintf("repaired the head in %s after: %s", short(sha), oneLine(o.Mask(why))))
+	r.ci.Note(fmt.Sprintf("repaired the head in %s after: %s", short(sha), oneLine(o.Mask(why))))
 	return ending{}, true
 }
 

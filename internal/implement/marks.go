@@ -27,7 +27,7 @@ func (r *runner) mark(ctx context.Context, ch record.Changes) error {
 func (r *runner) write(ctx context.Context, ch record.Changes, outcome record.JobOutcome) error {
 	var all record.Changes
 	first := r.j.Marks() == 0
-	if !first && r.handoffPending {
+	if !first && r.handoff.pending {
 		all.Delete(record.KeyImplementCheckLog, record.KeyImplementConflict)
 	}
 	all.Merge(r.pending)
@@ -39,7 +39,7 @@ func (r *runner) write(ctx context.Context, ch record.Changes, outcome record.Jo
 		return err
 	}
 	if !first {
-		r.handoffPending = false
+		r.handoff.pending = false
 	}
 	r.pending = record.Changes{}
 	return nil
@@ -96,7 +96,7 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 	res := Result{Result: end.result, Failure: string(end.class), Reason: end.reason, Group: r.lastGroup, HeadSHA: r.head,
 		Spend: r.j.Total(), JobSpend: r.j.Spend, PR: r.pr.Number, Question: end.question, Attempt: r.j.Number}
 	if end.result == record.ResultReady {
-		res.CI = r.ci
+		res.CI = string(r.ci.CI)
 	}
 	if end.result != record.ResultReady {
 		// The runner's own line: the classifier reads it first in this Job's log.

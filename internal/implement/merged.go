@@ -13,6 +13,14 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
+// mergeState is what the merged check last held: the head and the base's
+// tip the scoped checks passed on merged, and the plan atHead works on
+// (the check runs again there when the base moves before ready).
+type mergeState struct {
+	head, base string
+	change     *plan.Change
+}
+
 // mergedStep is the step label of the merged check: the trace, the log,
 // implement.stopped.
 const mergedStep = "merged check"
@@ -38,7 +46,7 @@ func (r *runner) mergedCheck(ctx context.Context, change *plan.Change) (ending, 
 	if !ok {
 		return end, false
 	}
-	if r.mergedHead == r.head && r.mergedBase == base {
+	if r.merge.head == r.head && r.merge.base == base {
 		return ending{}, true
 	}
 	// A continuation at the head the scoped checks passed at, on the base
@@ -46,7 +54,7 @@ func (r *runner) mergedCheck(ctx context.Context, change *plan.Change) (ending, 
 	checked, _ := r.j.Rec.CheckedSHA()
 	if mb, _ := r.j.Rec.MergedBase(); string(checked) == r.head && string(mb) == base {
 		r.j.Logf("roadmap: merged check: passed at %s on %s/%s at %s already (implement.merged_base); skipping it", short(r.head), o.Remote, o.Base, short(base))
-		r.mergedHead, r.mergedBase = r.head, base
+		r.merge.head, r.merge.base = r.head, base
 		return ending{}, true
 	}
 	contains, err := o.Repo.IsAncestor(ctx, base, r.head)
@@ -90,7 +98,7 @@ func (r *runner) mergedCheck(ctx context.Context, change *plan.Change) (ending, 
 	if !rep.Passed {
 		reason := fmt.Sprintf("%s exited %d on the head %s merged with %s/%s at %s (merged check)", rep.FailedCommand, rep.ExitCode, short(r.head), o.Remote, o.Base, short(base))
 		r.j.Logf("roadmap: merged check failed: %s; the base is merged into the branch and the head repaired", reason)
-		r.ciNotes = append(r.ciNotes, "the merged check failed: "+reason)
+		r.ci.Note("the merged check failed: " + reason)
 		if end, ok := r.mergeBase(ctx); !ok {
 			return end, false
 		}
@@ -98,7 +106,7 @@ func (r *runner) mergedCheck(ctx context.Context, change *plan.Change) (ending, 
 			checkLog: "merged check (the head merged with " + o.Remote + "/" + o.Base + " at " + short(base) + "):\n" + rep.Log}, false
 	}
 	r.j.Logf("roadmap: merged check passed: %s merged with %s/%s at %s", short(r.head), o.Remote, o.Base, short(base))
-	r.ciNotes = append(r.ciNotes, fmt.Sprintf("the scoped checks passed on %s merged with %s at %s", short(r.head), o.Base, short(base)))
+	r.ci.Note(fmt.Sprintf("the scoped checks passed on %s merged with %s at %s", short(r.head), o.Base, short(base)))
 	r.merged(base)
 	return ending{}, true
 }
@@ -106,7 +114,7 @@ func (r *runner) mergedCheck(ctx context.Context, change *plan.Change) (ending, 
 // merged notes that the scoped checks hold on the head merged with base;
 // implement.merged_base rides on the next mark.
 func (r *runner) merged(base string) {
-	r.mergedHead, r.mergedBase = r.head, base
+	r.merge.head, r.merge.base = r.head, base
 	var ch record.Changes
 	ch.SetMergedBase(record.SHA(base))
 	r.pending.Merge(ch)
@@ -214,16 +222,16 @@ func (r *runner) baseStill(ctx context.Context) (ending, bool) {
 		if err != nil {
 			return r.fail(ctx, "mark ready", err), false
 		}
-		if found && tip == r.mergedBase && r.mergedHead == r.head {
+		if found && tip == r.merge.base && r.merge.head == r.head {
 			return ending{}, true
 		}
 		if moves == maxBaseMoves {
 			return ending{result: record.ResultYielded, step: mergedStep,
 				reason: fmt.Sprintf("%s/%s moved %d times under the merged check; a continuation checks again", o.Remote, o.Base, moves)}, false
 		}
-		r.j.Logf("roadmap: %s/%s is at %s, not %s the merged check passed on: checking again before ready", o.Remote, o.Base, short(tip), short(r.mergedBase))
+		r.j.Logf("roadmap: %s/%s is at %s, not %s the merged check passed on: checking again before ready", o.Remote, o.Base, short(tip), short(r.merge.base))
 		head := r.head
-		if end, ok := r.mergedCheck(ctx, r.change); !ok {
+		if end, ok := r.mergedCheck(ctx, r.merge.change); !ok {
 			return end, false
 		}
 		if r.head != head {

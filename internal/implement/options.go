@@ -43,7 +43,7 @@ type Options struct {
 	// what closes the boundary. nil leaves fail-to-pass not checked (the
 	// trace and the PR comment say so).
 	BeforeTree func(ctx context.Context, dir string) (checks.Runner, string, func() error, error)
-	// ParallelGroups runs the groups of a wave (waves.go) at once: the
+	// ParallelGroups runs the groups of a wave (internal/waves) at once: the
 	// first in the Job's work tree, each other in a scratch tree GroupTree
 	// opens a boundary on (implement.parallel_groups,
 	// docs/parallel-groups.md).

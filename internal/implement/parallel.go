@@ -17,6 +17,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	"github.com/roadmap-dev/roadmap/internal/waves"
 )
 
 // side is what a group that runs beside the first group of its wave has of
@@ -40,15 +41,15 @@ type side struct {
 	duration time.Duration
 }
 
-// waves splits the groups this Job runs into waves (waves.go). Without
+// waves splits the groups this Job runs into waves (internal/waves). Without
 // implement.parallel_groups, or without a boundary for a second work tree,
 // or when the plan cannot be read for it, every group is a wave of its own:
 // the groups run one by one as they always have.
-func (r *runner) waves(change *plan.Change, todo []plan.Group) []wave {
-	one := func() []wave {
-		out := make([]wave, 0, len(todo))
+func (r *runner) waves(change *plan.Change, todo []plan.Group) []waves.Wave {
+	one := func() []waves.Wave {
+		out := make([]waves.Wave, 0, len(todo))
 		for _, g := range todo {
-			out = append(out, wave{groups: []plan.Group{g}})
+			out = append(out, waves.Wave{Groups: []plan.Group{g}})
 		}
 		return out
 	}
@@ -66,13 +67,13 @@ func (r *runner) waves(change *plan.Change, todo []plan.Group) []wave {
 	}
 	units := map[int][]string{}
 	for _, g := range todo {
-		units[g.Number] = groupUnits(g)
+		units[g.Number] = waves.Units(g)
 	}
-	ws := planWaves(todo, units, deps)
+	ws := waves.Plan(todo, units, deps)
 	for _, w := range ws {
-		for i, g := range w.groups {
+		for i, g := range w.Groups {
 			if i > 0 || g.Number != todo[0].Number {
-				r.j.Logf("roadmap: parallel groups: %s", w.why[i])
+				r.j.Logf("roadmap: parallel groups: %s", w.Why[i])
 			}
 		}
 	}
@@ -88,17 +89,17 @@ func (r *runner) waves(change *plan.Change, todo []plan.Group) []wave {
 // published. A group that failed in its tree, whose commit conflicts, or
 // whose checks fail on the branch runs again alone here, so nothing it did
 // is taken on faith and nothing is lost without a trace in the log.
-func (r *runner) runWave(ctx context.Context, change *plan.Change, w wave, first bool, last, total int) (ending, bool) {
+func (r *runner) runWave(ctx context.Context, change *plan.Change, w waves.Wave, first bool, last, total int) (ending, bool) {
 	o := r.o
-	nums := make([]string, 0, len(w.groups))
-	for _, g := range w.groups {
+	nums := make([]string, 0, len(w.Groups))
+	for _, g := range w.Groups {
 		nums = append(nums, fmt.Sprint(g.Number))
 	}
 	if end, ok := r.checkTime(ctx, "groups "+strings.Join(nums, ", ")); !ok {
 		return end, false
 	}
 	base := r.head
-	sides, err := r.openSides(ctx, change, w.groups[1:], base)
+	sides, err := r.openSides(ctx, change, w.Groups[1:], base)
 	defer func() {
 		for _, s := range sides {
 			s.close(ctx, r)
@@ -106,7 +107,7 @@ func (r *runner) runWave(ctx context.Context, change *plan.Change, w wave, first
 	}()
 	if err != nil {
 		r.j.Logf("roadmap: parallel groups: a scratch tree for groups %s: %v; they run one by one", strings.Join(nums[1:], ", "), err)
-		for i, g := range w.groups {
+		for i, g := range w.Groups {
 			if end, ok := r.oneGroup(ctx, change, g, first && i == 0, last, total); !ok {
 				return end, false
 			}
@@ -115,19 +116,19 @@ func (r *runner) runWave(ctx context.Context, change *plan.Change, w wave, first
 	}
 	end := r.j.Section("roadmap: groups %s of %d at once", strings.Join(nums, ", "), total)
 	r.j.Logf("roadmap: groups %s run at once from %s: group %d here, the others each in a scratch work tree behind a boundary of its own; they are applied in plan order",
-		strings.Join(nums, ", "), short(base), w.groups[0].Number)
-	g0 := w.groups[0]
+		strings.Join(nums, ", "), short(base), w.Groups[0].Number)
+	g0 := w.Groups[0]
 	r.j.Group = g0.Number
 	r.j.Doing = fmt.Sprintf("implementing groups %s of %d at once", strings.Join(nums, ", "), total)
 	o.Trace.SetGroup(g0.Number)
-	for _, g := range w.groups {
+	for _, g := range w.Groups {
 		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
 	}
 	// A group that fails stops the ones after it in the wave: they could
 	// not be published before it anyway.
-	ctxs := make([]context.Context, len(w.groups))
-	cancels := make([]context.CancelFunc, len(w.groups))
-	for i := range w.groups {
+	ctxs := make([]context.Context, len(w.Groups))
+	cancels := make([]context.CancelFunc, len(w.Groups))
+	for i := range w.Groups {
 		ctxs[i], cancels[i] = context.WithCancel(ctx)
 		defer cancels[i]()
 	}
@@ -211,7 +212,7 @@ func (r *runner) openSides(ctx context.Context, change *plan.Change, groups []pl
 		sub := *r
 		sub.o.Repo, sub.o.CheckRunner = repo, checkRunner
 		sub.workdir, sub.side = ws, s
-		sub.pending, sub.f2p, sub.strengths, sub.head = record.Changes{}, nil, nil, base
+		sub.pending, sub.ready, sub.head = record.Changes{}, r.ready.ForSide(), base
 		s.sub = &sub
 	}
 	return out, nil
@@ -248,15 +249,7 @@ func (r *runner) takeSide(s *side) {
 		return
 	}
 	r.pending.Merge(s.sub.pending)
-	for n, f := range s.sub.f2p {
-		if r.f2p == nil {
-			r.f2p = map[int]groupF2P{}
-		}
-		r.f2p[n] = f
-	}
-	for _, gs := range s.sub.strengths {
-		r.strengths = upsertStrength(r.strengths, gs)
-	}
+	r.ready.Take(s.sub.ready)
 	r.j.Notes = append(r.j.Notes, s.notes...)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/ready"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/review"
 	"github.com/roadmap-dev/roadmap/internal/strength"
@@ -77,140 +77,23 @@ func (r *runner) strengthCheck(ctx context.Context, g plan.Group) (bool, string,
 		}
 		// The unmutated tests fail, or git could not say what changed:
 		// the agent sees why, as it sees a failing check.
-		r.strengthFailed = true
-		return false, "roadmap: test strength could not be measured: " + o.Mask(err.Error()), nil
+		return false, r.ready.Unmeasurable(o.Mask(err.Error())), nil
 	}
-	gs := record.GroupStrength{Group: g.Number, Generated: rep.Generated, Killed: rep.Killed, Survived: rep.Survived,
-		NotCovered: rep.NotCovered, TimedOut: rep.TimedOut, Score: rep.Score}
-	passed, why := strengthVerdict(rep)
-	if why != "" {
-		gs.Score, gs.Unmeasured = 0, why
-	}
-	r.strengths = upsertStrength(r.strengths, gs)
-	r.lastStrength = rep
+	m := r.ready.Strength(g.Number, rep)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseStrength, Group: g.Number, Step: groupStep(g),
-		Duration: o.Clock.Now().Sub(start), Outcome: strengthOutcome(gs, passed), Reason: o.Mask(rep.Reason)})
-	r.j.Logf("roadmap: group %d: test strength: %s", g.Number, strengthLine(gs))
-	if passed {
-		r.strengthFailed = false
+		Duration: o.Clock.Now().Sub(start), Outcome: m.Outcome, Reason: o.Mask(rep.Reason)})
+	r.j.Logf("roadmap: group %d: test strength: %s", g.Number, m.Line)
+	if m.Passed {
 		return true, "", nil
 	}
-	r.strengthFailed = true
 	r.j.Command("error", fmt.Sprintf("roadmap: test strength: group %d: %s", g.Number, rep.Reason))
-	return false, strengthTask(rep), nil
-}
-
-// strengthTask is the repair instruction of a weak group: the survivors as
-// diffs, or, when none survived (nothing covered, every mutant timed out),
-// what the tests miss.
-func strengthTask(rep strength.Report) string {
-	if task := rep.RepairTask(5); task != "" {
-		return task
-	}
-	return fmt.Sprintf("The group's tests do not measure its change: %s. Add tests that run the changed lines and check what they do, quickly enough to finish within the time budget of a mutant's run.", rep.Reason)
-}
-
-// strengthVerdict is whether a group's measurement lets it pass, and, when
-// no score stands for it, why. Nothing this group changed could be mutated
-// (no Go code, only lines with nothing to mutate), or no mutant made for it
-// builds (the mutation's limit, which no test the agent adds can lift): the
-// group is not measured and goes on, and says so. Mutants that built and
-// that no test ran (not covered), or that all timed out, never pass.
-func strengthVerdict(rep strength.Report) (bool, string) {
-	switch {
-	case rep.Generated == 0:
-		return true, unmeasured(rep)
-	case rep.Errors == rep.Generated:
-		return true, fmt.Sprintf("none of the %d mutants of its changed lines builds", rep.Errors)
-	}
-	return rep.Passed, ""
-}
-
-// unmeasured says why a group has no score.
-func unmeasured(rep strength.Report) string {
-	var parts []string
-	if len(rep.Unsupported) > 0 {
-		parts = append(parts, "mutation is not yet available for "+strings.Join(languagesOf(rep.Unsupported), ", "))
-	}
-	if rep.Skipped > 0 {
-		parts = append(parts, fmt.Sprintf("%d changed lines with nothing to mutate", rep.Skipped))
-	}
-	if len(parts) == 0 {
-		return "no changed line of Go code"
-	}
-	return strings.Join(parts, "; ")
-}
-
-// languagesOf names the file types of unsupported files, each once.
-func languagesOf(files []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, f := range files {
-		ext := f
-		if i := strings.LastIndexByte(f, '.'); i >= 0 {
-			ext = f[i:]
-		}
-		if !seen[ext] {
-			seen[ext] = true
-			out = append(out, ext)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func upsertStrength(gs []record.GroupStrength, g record.GroupStrength) []record.GroupStrength {
-	for i := range gs {
-		if gs[i].Group == g.Group {
-			gs[i] = g
-			return gs
-		}
-	}
-	return append(gs, g)
-}
-
-func strengthOutcome(g record.GroupStrength, passed bool) string {
-	switch {
-	case g.Unmeasured != "":
-		return "unmeasured"
-	case passed:
-		return "passed"
-	}
-	return "failed"
-}
-
-// strengthLine is a group's strength in the words of the log and the PR
-// comment.
-func strengthLine(g record.GroupStrength) string {
-	if g.Unmeasured != "" {
-		return "not measured: " + g.Unmeasured
-	}
-	return fmt.Sprintf("score %.2f: %d mutants, %d killed, %d survived, %d not covered, %d timed out",
-		g.Score, g.Generated, g.Killed, g.Survived, g.NotCovered, g.TimedOut)
-}
-
-// strengthRows is every group's strength: the record's (earlier Jobs), with
-// this Job's measurements over them.
-func (r *runner) strengthRows() []record.GroupStrength {
-	rows, _ := r.j.Rec.Strength()
-	for _, g := range r.strengths {
-		rows = upsertStrength(rows, g)
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Group < rows[j].Group })
-	return rows
+	return false, m.Task, nil
 }
 
 // strengthEnding is a group's stop when its last failing round was the test
 // strength, not a check.
 func (r *runner) strengthEnding(g plan.Group, rounds int) ending {
-	rep := r.lastStrength
-	reason := fmt.Sprintf("group %d: test strength %.2f under the floor %.2f (%d mutants: %d killed, %d survived, %d timed out) after %d rounds",
-		g.Number, rep.Score, r.o.Strength.Floor, rep.Generated, rep.Killed, rep.Survived, rep.TimedOut, rounds)
-	if rep.Reason != "" && rep.Measured() == 0 || rep.TimedOut == rep.Measured() {
-		reason = fmt.Sprintf("group %d: %s (after %d rounds)", g.Number, rep.Reason, rounds)
-	}
-	return ending{result: record.ResultStopped, class: failure.TestsWeak, step: groupStep(g), reason: reason,
-		checkLog: strengthTask(rep)}
+	return endingOf(groupStep(g), r.ready.StrengthStop(g.Number, rounds, r.o.Strength.Floor))
 }
 
 // reviewHead reviews the diff at r.head before the watch. A head the
@@ -223,13 +106,10 @@ func (r *runner) reviewHead(ctx context.Context, change *plan.Change, round int)
 	if !o.Review.on() {
 		return ending{}, true
 	}
-	ledger, _ := r.j.Rec.Review()
-	if r.ledger != nil {
-		ledger = *r.ledger
-	}
-	if ledger.PassedAt(record.SHA(r.head)) {
+	recorded, _ := r.j.Rec.Review()
+	ledger := r.ready.Ledger(recorded)
+	if r.ready.PassedAt(ledger, r.head) {
 		r.j.Logf("roadmap: the review passed at %s already (implement.review); not reviewing it again", short(r.head))
-		r.reviewed = r.head
 		return ending{}, true
 	}
 	if end, ok := r.checkTime(ctx, "review"); !ok {
@@ -269,50 +149,19 @@ func (r *runner) reviewHead(ctx context.Context, change *plan.Change, round int)
 	default:
 		return ending{result: record.ResultStopped, class: failure.Unknown, step: "review", reason: fmt.Sprintf("the review ended with %s: %s", res.Status, res.Reason)}, false
 	}
-	r.reviewRes = &res
-	blocking := res.Blocking()
-	// The blocking findings of the review before this one that this one
-	// does not raise were repaired: never raised again.
-	for _, f := range ledger.Open {
-		if !containsFinding(blocking, f.ID) {
-			ledger.Close(f.ID, review.Repaired)
-		}
-	}
-	ledger.SHA, ledger.Open = record.SHA(r.head), nil
-	for _, f := range blocking {
-		ledger.Open = append(ledger.Open, record.OpenFinding{ID: f.ID, File: f.File, Line: f.Start, Title: f.Title})
-	}
-	r.ledger = &ledger
+	ledger, fail, ok := r.ready.Review(r.head, ledger, res, round, o.Review.Rounds)
 	var ch record.Changes
 	ch.SetReview(ledger)
 	r.pending.Merge(ch) // rides on the next mark: the watch's or the Job's last
+	blocking := res.Blocking()
 	r.j.Logf("roadmap: review at %s: %d findings, %d blocking (%d dropped, %d refuted)", short(r.head), len(res.Findings), len(blocking), len(res.Dropped), res.Refuted)
-	if len(blocking) == 0 {
-		r.reviewed = r.head
+	if ok {
 		return ending{}, true
 	}
-	task := review.RepairTask(blocking)
-	if round >= o.Review.Rounds {
-		ids := make([]string, len(blocking))
-		for i, f := range blocking {
-			ids[i] = fmt.Sprintf("%s %s:%d", f.ID, f.File, f.Start)
-		}
-		r.j.Command("error", fmt.Sprintf("roadmap: review: %d blocking findings stand at %s: %s", len(blocking), short(r.head), strings.Join(ids, ", ")))
-		return ending{result: record.ResultStopped, class: failure.ReviewBlocked, step: "review", checkLog: task,
-			reason: fmt.Sprintf("%d blocking finding(s) of the review stand at %s after %d repair round(s): %s; /roadmap dismiss ID or a fix and /roadmap retry",
-				len(blocking), short(r.head), round, strings.Join(ids, ", "))}, false
+	if !fail.Repairable {
+		r.j.Command("error", fmt.Sprintf("roadmap: review: %d blocking findings stand at %s: %s", len(blocking), short(r.head), ready.Standing(blocking)))
 	}
-	return ending{result: record.ResultStopped, class: failure.ReviewBlocked, step: "review", checkLog: task,
-		reason: fmt.Sprintf("%d blocking finding(s) of the review at %s", len(blocking), short(r.head)), repairable: true}, false
-}
-
-func containsFinding(fs []review.Finding, id string) bool {
-	for _, f := range fs {
-		if f.ID == id {
-			return true
-		}
-	}
-	return false
+	return endingOf("review", fail), false
 }
 
 // planText is the plan's proposal and tasks, as the reviewer reads them.
@@ -324,43 +173,6 @@ func planText(change *plan.Change) string {
 		}
 	}
 	return b.String()
-}
-
-// qualityLines are the PR comment's review findings and test strength.
-func (r *runner) qualityLines() string {
-	var b strings.Builder
-	if rows := r.strengthRows(); len(rows) > 0 {
-		b.WriteString("\nTest strength (mutants on each group's changed, covered lines):\n\n")
-		b.WriteString("| group | mutants | killed | survived | not covered | timed out | score |\n|---|---|---|---|---|---|---|\n")
-		for _, g := range rows {
-			if g.Unmeasured != "" {
-				fmt.Fprintf(&b, "| %d | — | — | — | — | — | not measured: %s |\n", g.Group, oneLine(g.Unmeasured))
-				continue
-			}
-			fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %.2f |\n", g.Group, g.Generated, g.Killed, g.Survived, g.NotCovered, g.TimedOut, g.Score)
-		}
-		if r.strengthFailed && len(r.lastStrength.Mutants) > 0 {
-			b.WriteString("\nSurviving mutants, each a change the tests did not notice:\n\n")
-			b.WriteString(r.lastStrength.RepairTask(3))
-			b.WriteString("\n")
-		}
-	}
-	if r.reviewRes != nil {
-		fmt.Fprintf(&b, "\nReview at %s: %d finding(s), %d blocking.\n", short(r.ledgerSHA()), len(r.reviewRes.Findings), len(r.reviewRes.Blocking()))
-		if len(r.reviewRes.Findings) > 0 {
-			b.WriteString("\n")
-			b.WriteString(r.reviewRes.Table())
-			b.WriteString("\nA person with write access dismisses a finding with `/roadmap dismiss ID` on the issue; it is never raised again.\n")
-		}
-	}
-	return b.String()
-}
-
-func (r *runner) ledgerSHA() string {
-	if r.ledger != nil {
-		return string(r.ledger.SHA)
-	}
-	return r.head
 }
 
 // markReady marks the PR ready with body. With the review on, only at the
@@ -380,14 +192,15 @@ func (r *runner) markReady(ctx context.Context, body string) (ending, bool) {
 		}
 		return ending{}, true
 	}
-	if r.reviewed == "" || r.reviewed != r.head {
+	reviewed := r.ready.Reviewed()
+	if reviewed == "" || reviewed != r.head {
 		return ending{result: record.ResultStopped, class: failure.Unknown, step: "mark ready",
-			reason: fmt.Sprintf("the head %s was not reviewed (the review passed at %q): not marked ready", short(r.head), short(r.reviewed))}, false
+			reason: fmt.Sprintf("the head %s was not reviewed (the review passed at %q): not marked ready", short(r.head), short(reviewed))}, false
 	}
-	err := o.GitHub.MarkReadyAtHead(ctx, r.pr, body, r.reviewed)
+	err := o.GitHub.MarkReadyAtHead(ctx, r.pr, body, reviewed)
 	var moved *github.HeadMovedError
 	if errors.As(err, &moved) {
-		r.ciNotes = append(r.ciNotes, fmt.Sprintf("not marked ready: the PR's head moved to %s after the review of %s", short(moved.Got), short(moved.Want)))
+		r.ci.Note(fmt.Sprintf("not marked ready: the PR's head moved to %s after the review of %s", short(moved.Got), short(moved.Want)))
 		r.j.Logf("roadmap: %v; the next Job checks and reviews the new head", moved)
 		return ending{result: record.ResultYielded, step: "mark ready",
 			reason: fmt.Sprintf("the PR's head moved to %s after the review of %s; the next Job checks and reviews it", short(moved.Got), short(moved.Want))}, false

@@ -11,14 +11,14 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
+	"github.com/roadmap-dev/roadmap/internal/citriage"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/ready"
 	"github.com/roadmap-dev/roadmap/internal/record"
-	"github.com/roadmap-dev/roadmap/internal/review"
-	"github.com/roadmap-dev/roadmap/internal/strength"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -45,21 +45,13 @@ type Result struct {
 	CI string `json:"ci,omitempty"`
 }
 
-// ending is how the group loop ends before the final marks.
-type ending struct {
-	result   record.Result
-	class    failure.Class
-	reason   string
-	step     string // implement.stopped: the step label of a stop
-	checkLog string
+// handoff is what the earlier stop handed on to this Job, read before
+// anything can clear it: the failing check log and the conflicting files
+// its first step gets.
+type handoff struct {
+	log      string
 	conflict []string
-	question string
-	// repairable: the review's blocking findings, with rounds left; atHead
-	// repairs the head with checkLog (the findings) and reviews again.
-	repairable bool
-	// again: the head moved to take in the base before ready (merged.go);
-	// atHead checks, reviews and watches the new head.
-	again bool
+	pending  bool // the earlier stop's keys are still in the record
 }
 
 type runner struct {
@@ -74,16 +66,12 @@ type runner struct {
 	// attempt), the notes and the mark path.
 	j *kernel.Job
 
-	handoffLog      string
-	handoffConflict []string
-	handoffPending  bool // the earlier stop's keys are still in the record
+	// handoff is what the earlier stop handed on.
+	handoff handoff
 
-	// ci is what the watch learned of CI at the head (ciPassed, ciNone);
-	// ciNotes are its decisions, lines of the PR comment; reran holds, per
-	// workflow run, the attempt whose failed jobs this Job re-ran.
-	ci      string
-	ciNotes []string
-	reran   map[int64]int
+	// ci is what the watch learned of CI at the head, its notes for the
+	// PR comment and the re-runs it asked for (internal/citriage).
+	ci *citriage.Watch
 
 	branch    string
 	head      string
@@ -92,28 +80,17 @@ type runner struct {
 	pr        github.PullRequest
 	// pending holds changes that ride on the next mark (stage.pr).
 	pending record.Changes
-	// f2p is the fail-to-pass of this Job's groups (failtopass.go).
-	f2p map[int]groupF2P
-
-	// The quality before ready (quality.go): this Job's test strength per
-	// group, the last measurement and whether the last failing round was
-	// it; the last review, the ledger as this Job left it, and the head the
-	// review passed at (the watch marks the PR ready only there).
-	strengths      []record.GroupStrength
-	lastStrength   strength.Report
-	strengthFailed bool
-	reviewRes      *review.Result
-	ledger         *record.ReviewLedger
-	reviewed       string
+	// ready is the checks before ready (internal/ready): each group's
+	// fail-to-pass and test strength, the review, its ledger and the head
+	// it passed at (the watch marks the PR ready only there).
+	ready ready.State
 
 	// units are the units this Job claimed (claims.go), given back at the
 	// item's end.
 	units []string
 
-	// The merged check (merged.go): the head and the base's tip the scoped
-	// checks last held on merged, and the plan atHead works on.
-	mergedHead, mergedBase string
-	change                 *plan.Change
+	// merge is the merged check's (merged.go).
+	merge mergeState
 
 	// side is set on the copy of the runner that runs a group beside the
 	// first of its wave, in a scratch tree (parallel.go).
@@ -127,7 +104,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := o.defaults(); err != nil {
 		return Result{}, err
 	}
-	r := &runner{o: o, workdir: o.Repo.Dir, reran: map[int64]int{}}
+	r := &runner{o: o, workdir: o.Repo.Dir, ci: citriage.NewWatch(o.Mask)}
 	if err := r.start(ctx); err != nil {
 		if r.j != nil {
 			r.j.Release(ctx)
@@ -168,9 +145,9 @@ func (r *runner) start(ctx context.Context) error {
 	r.title = j.Issue.Title
 	rec := j.Rec
 	// The hand-off is read before anything can clear it.
-	r.handoffLog, _ = rec.CheckLog()
-	r.handoffConflict, _ = rec.Conflict()
-	r.handoffPending = r.handoffLog != "" || len(r.handoffConflict) > 0
+	r.handoff.log, _ = rec.CheckLog()
+	r.handoff.conflict, _ = rec.Conflict()
+	r.handoff.pending = r.handoff.log != "" || len(r.handoff.conflict) > 0
 	r.lastGroup, _ = rec.Group()
 	r.groupSecs, _ = rec.GroupSeconds()
 	if n, ok := rec.StagePR(); ok {
@@ -255,11 +232,11 @@ func (r *runner) groups(ctx context.Context) ending {
 	}
 	total := len(change.Tasks.Groups)
 	for _, w := range r.waves(change, todo) {
-		if len(w.groups) > 1 {
+		if len(w.Groups) > 1 {
 			if e, ok := r.runWave(ctx, change, w, first, last, total); !ok {
 				return e
 			}
-		} else if e, ok := r.oneGroup(ctx, change, w.groups[0], first, last, total); !ok {
+		} else if e, ok := r.oneGroup(ctx, change, w.Groups[0], first, last, total); !ok {
 			return e
 		}
 		first = false
@@ -408,7 +385,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	step := agent.Step{Task: groupTask(change, g), Context: groupContext(r.workdir, change)}
 	startTier := 0
 	if first {
-		step.CheckLog, step.Conflict = r.handoffLog, r.handoffConflict
+		step.CheckLog, step.Conflict = r.handoff.log, r.handoff.conflict
 		if a, ok := r.j.Rec.Answer(); ok {
 			step.Question, _ = r.j.Rec.Question()
 			step.Answer = a
@@ -418,7 +395,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		startTier = r.j.Rec.Tier()
 	}
 	check := func(ctx context.Context) (bool, string, error) {
-		r.strengthFailed = false
+		r.ready.Round()
 		rep, err := r.runChecks(ctx, g, cmds)
 		if err != nil || !rep.Passed {
 			return rep.Passed, rep.Log, err
@@ -469,7 +446,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	switch out.Status {
 	case agent.StatusFinished:
 	case agent.StatusChecksFailed:
-		if r.strengthFailed {
+		if r.ready.StrengthFailed() {
 			return r.strengthEnding(g, out.Attempts), false
 		}
 		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: groupStep(g),
@@ -548,8 +525,9 @@ func (r *runner) publishGroup(ctx context.Context, g plan.Group, deferMark bool)
 	ch.SetSHA(record.SHA(r.head))
 	ch.SetPublishedSHA(record.SHA(r.head))
 	ch.SetGroupSeconds(r.groupSecs)
-	if len(r.strengths) > 0 {
-		ch.SetStrength(r.strengthRows())
+	if r.ready.Measuring() {
+		recorded, _ := r.j.Rec.Strength()
+		ch.SetStrength(r.ready.Rows(recorded))
 	}
 	if deferMark {
 		r.pending.Merge(ch)
@@ -720,12 +698,8 @@ func (r *runner) watch(ctx context.Context) ending {
 				return end
 			}
 		case sum.State == "success":
-			r.ci = ciPassed
-			r.ciNotes = append(r.ciNotes, fmt.Sprintf("%d PR checks passed at %s", sum.Total, short(r.head)))
-			if end, ok := r.markReady(ctx, r.prBody(readyState(r.pr.Number, ""))); !ok {
-				return end
-			}
-			return ending{result: record.ResultReady, step: "ready"}
+			end, _ := r.ciEnding(ctx, r.ci.Passed(sum.Total, r.head))
+			return end
 		case sum.Total == 0 && !dispatched:
 			dispatched = true
 			if err := r.dispatchCI(ctx); err != nil {
@@ -743,21 +717,6 @@ func (r *runner) watch(ctx context.Context) ending {
 			return ending{result: record.ResultYielded, class: failure.Killed, step: "watch", reason: kernel.Signalled}
 		}
 	}
-}
-
-// fail turns an error into the ending its class leads to.
-func (r *runner) fail(ctx context.Context, step string, err error) ending {
-	return verdictEnding(kernel.Judge(ctx, err), step)
-}
-
-// classEnding maps a class to the result its action leads to: a class with an
-// automatic action never stops the item.
-func (r *runner) classEnding(class failure.Class, step, reason string) ending {
-	return verdictEnding(kernel.ClassVerdict(class, reason), step)
-}
-
-func verdictEnding(v kernel.Verdict, step string) ending {
-	return ending{result: v.Result, class: v.Class, step: step, reason: v.Reason}
 }
 
 func groupStep(g plan.Group) string {

@@ -1,4 +1,4 @@
-package implement
+package waves
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // wavesOf plans the waves of a tasks.md in the work tree files (slash path
 // to content) as the runner does: each group's units, and the group-order
 // gate's dependencies read in that tree.
-func wavesOf(t *testing.T, files map[string]string, tasks string) ([][]int, []wave) {
+func wavesOf(t *testing.T, files map[string]string, tasks string) ([][]int, []Wave) {
 	t.Helper()
 	root := t.TempDir()
 	files["openspec/changes/c/tasks.md"] = tasks
@@ -35,7 +35,7 @@ func wavesOf(t *testing.T, files map[string]string, tasks string) ([][]int, []wa
 	return wavesIn(t, root, change)
 }
 
-func wavesIn(t *testing.T, root string, change *plan.Change) ([][]int, []wave) {
+func wavesIn(t *testing.T, root string, change *plan.Change) ([][]int, []Wave) {
 	t.Helper()
 	deps, err := gates.GroupDependencies(gates.Input{Root: root, Change: change})
 	if err != nil {
@@ -43,13 +43,13 @@ func wavesIn(t *testing.T, root string, change *plan.Change) ([][]int, []wave) {
 	}
 	units := map[int][]string{}
 	for _, g := range change.Tasks.Groups {
-		units[g.Number] = groupUnits(g)
+		units[g.Number] = Units(g)
 	}
-	ws := planWaves(change.Tasks.Groups, units, deps)
+	ws := Plan(change.Tasks.Groups, units, deps)
 	var nums [][]int
 	for _, w := range ws {
 		var n []int
-		for _, g := range w.groups {
+		for _, g := range w.Groups {
 			n = append(n, g.Number)
 		}
 		nums = append(nums, n)
@@ -129,7 +129,7 @@ func TestPlanWaves(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("waves = %v, want %v (why: %+v)", got, tc.want, ws)
 			}
-			last := ws[len(ws)-1].why
+			last := ws[len(ws)-1].Why
 			if !strings.Contains(last[len(last)-1], tc.why) {
 				t.Errorf("the last reason is %q, want it to say %q", last[len(last)-1], tc.why)
 			}
@@ -157,13 +157,13 @@ func TestPlanWavesDemo(t *testing.T) {
 	if want := [][]int{{1}, {2}, {3}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("the demo's waves = %v, want %v", got, want)
 	}
-	if why := ws[1].why[0]; !strings.Contains(why, "group 2 names no file or package") {
+	if why := ws[1].Why[0]; !strings.Contains(why, "group 2 names no file or package") {
 		t.Errorf("group 2 runs alone because %q", why)
 	}
-	if why := ws[2].why[0]; !strings.Contains(why, "group 2 names no file or package, so group 3 cannot be shown apart") {
+	if why := ws[2].Why[0]; !strings.Contains(why, "group 2 names no file or package, so group 3 cannot be shown apart") {
 		t.Errorf("group 3 runs alone because %q", why)
 	}
-	if u := groupUnits(change.Tasks.Groups[2]); !reflect.DeepEqual(u, []string{"README.md"}) {
+	if u := Units(change.Tasks.Groups[2]); !reflect.DeepEqual(u, []string{"README.md"}) {
 		t.Errorf("group 3's units = %v, want [README.md]", u)
 	}
 
@@ -178,10 +178,10 @@ func TestPlanWavesDemo(t *testing.T) {
 	}
 	// Group 2 names greet_test.go, which group 1 adds: the gate's reading
 	// (and both change the root package).
-	if why := ws[1].why[0]; !strings.Contains(why, "the group-order gate finds group 2 naming what group 1 creates") {
+	if why := ws[1].Why[0]; !strings.Contains(why, "the group-order gate finds group 2 naming what group 1 creates") {
 		t.Errorf("group 2 starts a wave because %q", why)
 	}
-	if why := ws[1].why[1]; !strings.Contains(why, "group 3 changes README.md, apart from group 2") {
+	if why := ws[1].Why[1]; !strings.Contains(why, "group 3 changes README.md, apart from group 2") {
 		t.Errorf("group 3 joins group 2 because %q", why)
 	}
 }

@@ -1,4 +1,4 @@
-package implement
+package waves
 
 import (
 	"fmt"
@@ -9,23 +9,23 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
-// wave is a run of consecutive groups, in plan order, that may run at once
+// Wave is a run of consecutive groups, in plan order, that may run at once
 // (implement.parallel_groups): each one's units are disjoint from those of
 // the wave's earlier groups, and the group-order gate finds none of them
 // depending on an earlier group of the wave. A wave of one is a group run
-// as without the option. why says, per group after the first, why it may
+// as without the option. Why says, per group after the first, why it may
 // run beside the ones before it; for the first group of a wave after
 // another, why it could not join that one.
-type wave struct {
-	groups []plan.Group
-	why    []string
+type Wave struct {
+	Groups []plan.Group
+	Why    []string
 }
 
-// groupUnits are the units one group's tasks name (claims.UnitsOf over the
+// Units are the units one group's tasks name (claims.UnitsOf over the
 // paths the plan gates read in its tasks): a Go file's package, any other
 // path itself. A group that names no path has no units: nothing it will
 // change can be shown apart from another group's, and it runs alone.
-func groupUnits(g plan.Group) []string {
+func Units(g plan.Group) []string {
 	return claims.UnitsOf(gates.TaskPaths(&plan.Tasks{Groups: []plan.Group{g}}))
 }
 
@@ -40,26 +40,26 @@ func unitsOverlap(a, b string) bool {
 	return under(a, b) || under(b, a)
 }
 
-// planWaves splits groups (the plan's groups not yet passed, in plan order)
-// into waves. units gives each group's units (groupUnits), deps each group's
+// Plan splits groups (the plan's groups not yet passed, in plan order)
+// into waves. units gives each group's units (Units), deps each group's
 // earlier groups by the group-order gate (gates.GroupDependencies). A group
 // joins the wave before it only when it names a unit, shares none with any
 // group of the wave, and depends on none of them; otherwise it starts the
 // next wave. Waves are consecutive, so applying them one after the other is
 // applying the groups in plan order.
-func planWaves(groups []plan.Group, units map[int][]string, deps map[int][]int) []wave {
-	var out []wave
+func Plan(groups []plan.Group, units map[int][]string, deps map[int][]int) []Wave {
+	var out []Wave
 	for _, g := range groups {
 		if len(out) == 0 {
-			out = append(out, wave{groups: []plan.Group{g}, why: []string{"the first group this Job runs"}})
+			out = append(out, Wave{Groups: []plan.Group{g}, Why: []string{"the first group this Job runs"}})
 			continue
 		}
 		cur := &out[len(out)-1]
-		if why, ok := besides(g, cur.groups, units, deps); ok {
-			cur.groups = append(cur.groups, g)
-			cur.why = append(cur.why, why)
+		if why, ok := besides(g, cur.Groups, units, deps); ok {
+			cur.Groups = append(cur.Groups, g)
+			cur.Why = append(cur.Why, why)
 		} else {
-			out = append(out, wave{groups: []plan.Group{g}, why: []string{why}})
+			out = append(out, Wave{Groups: []plan.Group{g}, Why: []string{why}})
 		}
 	}
 	return out
