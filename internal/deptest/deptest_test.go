@@ -20,6 +20,7 @@ var allowed = map[string][]string{
 	"internal/plan":       {"internal/nofollow"},
 	"internal/gates":      {"internal/plan", "internal/nofollow", "internal/symbols"},
 	"internal/symbols":    {},
+	"internal/unidiff":    {},
 	"internal/redact":     {},
 	"internal/failure":    {},
 	"internal/trace":      {},
@@ -38,8 +39,8 @@ var allowed = map[string][]string{
 	"internal/config":     {},
 	// The quality before ready: the review reads through the agent's tools,
 	// test strength runs commands only through a check runner.
-	"internal/review":   {"internal/agent", "internal/nofollow"},
-	"internal/strength": {"internal/checks", "internal/git"},
+	"internal/review":   {"internal/agent", "internal/nofollow", "internal/unidiff"},
+	"internal/strength": {"internal/checks", "internal/git", "internal/unidiff"},
 	// An item's state and cost from its record: pure, shared by the
 	// dashboard, metrics and alerts.
 	"internal/items": {"internal/record", "internal/trace"},
