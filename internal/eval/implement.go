@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/text"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
@@ -229,7 +230,7 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 		return res, err
 	}
 	res.Jobs, res.Killed = w.jobs, p.killed
-	res.Result, res.Failure, res.Reason = string(last.Result), last.Failure, oneLine(last.Reason, 300)
+	res.Result, res.Failure, res.Reason = string(last.Result), last.Failure, text.Short(last.Reason, 300)
 	res.Spend = last.Spend
 	res.Requests = w.requests()
 	res.Review = p.review
@@ -540,10 +541,10 @@ func (w *world) judgeStrength(ctx context.Context, iso config.Isolation, dir, ba
 	if err != nil {
 		// The head's own tests fail unmutated, or git could not say what
 		// changed: no strength stands for the head.
-		return &JudgedStrength{Floor: floor, Reason: oneLine(w.masker.Mask(err.Error()), 300)}, nil
+		return &JudgedStrength{Floor: floor, Reason: text.Short(w.masker.Mask(err.Error()), 300)}, nil
 	}
 	return &JudgedStrength{Floor: floor, Score: round(rep.Score), Generated: rep.Generated, Killed: rep.Killed, Survived: rep.Survived,
-		TimedOut: rep.TimedOut, Passed: rep.Passed, Reason: oneLine(rep.Reason, 300)}, nil
+		TimedOut: rep.TimedOut, Passed: rep.Passed, Reason: text.Short(rep.Reason, 300)}, nil
 }
 
 // judgeBoundary opens the boundary the judge runs the head's tests in, as
@@ -575,17 +576,4 @@ func orEmpty(l []string) []string {
 		return []string{}
 	}
 	return l
-}
-
-// oneLine makes text from a Job one line of at most n bytes, cut on a
-// rune's start.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return s
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // FuzzOneLine: a Job's text in the eval's report becomes one line of at most
@@ -17,15 +19,15 @@ func FuzzOneLine(f *testing.F) {
 		if n < 0 || n > 1000 {
 			return
 		}
-		got := oneLine(s, n)
+		got := text.Short(s, n)
 		if strings.ContainsAny(got, "\n\r\t") {
-			t.Fatalf("oneLine(%q, %d) = %q: not one line", s, n, got)
+			t.Fatalf("text.Short(%q, %d) = %q: not one line", s, n, got)
 		}
 		if body := strings.TrimSuffix(got, "…"); len(body) > n {
-			t.Fatalf("oneLine(%q, %d) is %d bytes before the ellipsis", s, n, len(body))
+			t.Fatalf("text.Short(%q, %d) is %d bytes before the ellipsis", s, n, len(body))
 		}
 		if utf8.ValidString(s) && !utf8.ValidString(got) {
-			t.Fatalf("oneLine(%q, %d) = %q: a rune split", s, n, got)
+			t.Fatalf("text.Short(%q, %d) = %q: a rune split", s, n, got)
 		}
 	})
 }

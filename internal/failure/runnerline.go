@@ -3,7 +3,8 @@ package failure
 import (
 	"bytes"
 	"fmt"
-	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // The implement runner tells the log how it ended, so that report can read the
@@ -24,7 +25,7 @@ const (
 // detail is one line: newlines become spaces.
 func TypedLine(r Result, c Class, detail string) string {
 	s := fmt.Sprintf("%s%s: class=%s", typedLinePrefix, r, c)
-	if d := oneLine(detail); d != "" {
+	if d := text.OneLine(detail); d != "" {
 		s += " " + d
 	}
 	return s
@@ -33,7 +34,7 @@ func TypedLine(r Result, c Class, detail string) string {
 // ChecksFailedLine is the message the runner prints when a scoped check
 // fails, for example "roadmap: checks failed: go test ./internal/x exited 1".
 func ChecksFailedLine(cmd string, exitCode int) string {
-	return fmt.Sprintf("%s%s exited %d", checksFailedPrefix, oneLine(cmd), exitCode)
+	return fmt.Sprintf("%s%s exited %d", checksFailedPrefix, text.OneLine(cmd), exitCode)
 }
 
 // parseTypedLine reads "roadmap: <result>: class=<class>[ detail]" from msg,
@@ -54,8 +55,4 @@ func parseTypedLine(msg []byte) (Class, bool) {
 		return Class(after), true
 	}
 	return "", false
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/retry"
 )
 
 // Retry and wait bounds. Waits are slept on the injected Clock.
@@ -414,7 +416,7 @@ func (t *transport) readRateLimit(resp *http.Response, resource string, secondar
 	secondaryMsg := strings.Contains(msg, "secondary rate limit") || strings.Contains(msg, "abuse") ||
 		strings.HasSuffix(e.Doc, "secondary-rate-limits") || strings.HasSuffix(e.Doc, "#abuse-rate-limits")
 	now := t.clock.Now()
-	if ra, ok := retryAfter(resp.Header, now); ok {
+	if ra, ok := retry.After(resp.Header, now); ok {
 		return rateLimit{wait: ra, secondary: secondaryMsg || remaining != "0", message: e.Message}, true
 	}
 	if remaining == "0" {
@@ -430,20 +432,6 @@ func (t *transport) readRateLimit(resp *http.Response, resource string, secondar
 	return rateLimit{}, false
 }
 
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 && s < 1<<31 {
-		return time.Duration(s) * time.Second, true
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), 0), true
-	}
-	return 0, false
-}
-
 func parseReset(h http.Header) (time.Time, bool) {
 	s, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-RateLimit-Reset")), 10, 64)
 	if err != nil || s <= 0 || s > 1<<40 {
@@ -453,7 +441,7 @@ func parseReset(h http.Header) (time.Time, bool) {
 }
 
 // backoff is the wait before transient retry n+1: 1 s, 2 s, 4 s.
-func backoff(n int) time.Duration { return time.Second << n }
+func backoff(n int) time.Duration { return retry.Exp(time.Second, 30*time.Second, n) }
 
 // peek reads up to limit bytes of the body and puts them back.
 func peek(resp *http.Response, limit int64) []byte {

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // APIError is a refusal from a provider: an HTTP status at or above 400. Its
@@ -28,7 +30,7 @@ const maxErrorBody = 4096
 
 func (e *APIError) Error() string {
 	msg := fmt.Sprintf("%s: HTTP %d", e.Provider, e.Status)
-	if b := oneLine(e.Body, 400); b != "" {
+	if b := text.Short(e.Body, 400); b != "" {
 		msg += ": " + b
 	}
 	if e.RetryAfter > 0 {
@@ -122,24 +124,4 @@ func (m masker) maskErr(err error) error {
 		return &maskedError{msg: masked, err: err}
 	}
 	return err
-}
-
-// oneLine flattens s to one line of at most n bytes, for error messages.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = cutUTF8(s, n) + "…"
-	}
-	return s
-}
-
-// cutUTF8 returns at most n bytes of s without splitting a character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -3,6 +3,8 @@ package llm
 import (
 	"fmt"
 
+	shape "github.com/roadmap-dev/roadmap/internal/text"
+
 	"github.com/roadmap-dev/roadmap/internal/agent"
 )
 
@@ -20,7 +22,7 @@ type Dropped struct {
 // within limit tokens.
 func truncateMiddle(text string, limit int, est Estimator) (string, bool) {
 	build := func(n int) string {
-		head := cutUTF8(text, n/3)
+		head := shape.Cut(text, n/3)
 		tailStart := len(text) - (n - len(head))
 		for tailStart < len(text) && tailStart > 0 && text[tailStart]&0xC0 == 0x80 {
 			tailStart++

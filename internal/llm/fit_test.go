@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roadmap-dev/roadmap/internal/text"
+
 	"github.com/roadmap-dev/roadmap/internal/agent"
 )
 
@@ -47,7 +49,7 @@ func TestFitMessages(t *testing.T) {
 		}
 		last := got[5].Content
 		if !strings.Contains(last, "bytes dropped to fit the input window") || !strings.HasPrefix(last, "FAIL: ") || !strings.HasSuffix(last, "got 1s\n") {
-			t.Errorf("newest message %q: want a head, a marker and the tail", oneLine(last, 300))
+			t.Errorf("newest message %q: want a head, a marker and the tail", text.Short(last, 300))
 		}
 	})
 	t.Run("nothing left to cut", func(t *testing.T) {

@@ -3,9 +3,10 @@ package llm
 import (
 	"context"
 	"fmt"
-	"github.com/roadmap-dev/roadmap/internal/clock"
 	"net/http"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/clock"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 )

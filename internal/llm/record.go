@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/roadmap-dev/roadmap/internal/text"
+
 	"github.com/roadmap-dev/roadmap/internal/agent"
 )
 
@@ -140,7 +142,7 @@ func fixtureResponse(resp agent.ModelResponse) Response {
 func expectOf(s string) string {
 	for _, line := range strings.Split(s, "\n") {
 		if line = strings.TrimSpace(line); line != "" {
-			return cutUTF8(line, expectLen)
+			return text.Cut(line, expectLen)
 		}
 	}
 	return ""
@@ -172,7 +174,7 @@ func (r *Recorder) newFile(first string) (string, error) {
 		}
 	}
 	slug := strings.Trim(unsafe.ReplaceAllString(strings.ToLower(expectOf(first)), "-"), "-")
-	slug = strings.TrimRight(cutUTF8(slug, 40), "-")
+	slug = strings.TrimRight(text.Cut(slug, 40), "-")
 	if slug == "" {
 		slug = "conversation"
 	}

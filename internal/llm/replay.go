@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // DivergenceError says a request does not follow any recording: which
@@ -192,7 +193,7 @@ func (r *Replay) find(req agent.ModelRequest) (int, int, error) {
 		candidates = append(candidates, i)
 	}
 	if len(candidates) == 0 {
-		reason := fmt.Sprintf("no conversation matches the first user message %q", oneLine(first, 120))
+		reason := fmt.Sprintf("no conversation matches the first user message %q", text.Short(first, 120))
 		if len(modelMismatch) > 0 {
 			reason += fmt.Sprintf(" for model %q (%s)", req.Model, strings.Join(modelMismatch, "; "))
 		}
@@ -207,7 +208,7 @@ func (r *Replay) find(req agent.ModelRequest) (int, int, error) {
 		case turn >= len(c.Turns):
 			why = append(why, fmt.Sprintf("the recording has %d turns and the request is at turn %d (it holds %d assistant messages)", len(c.Turns), turn, turn))
 		case c.Turns[turn].Expect != "" && !strings.Contains(last, c.Turns[turn].Expect):
-			why = append(why, fmt.Sprintf("the last message should contain %q but is %q", oneLine(c.Turns[turn].Expect, 120), oneLine(last, 160)))
+			why = append(why, fmt.Sprintf("the last message should contain %q but is %q", text.Short(c.Turns[turn].Expect, 120), text.Short(last, 160)))
 		default:
 			fits = append(fits, i)
 			why = append(why, "")

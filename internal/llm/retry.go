@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/retry"
 )
 
 // Backoff for failures that name no wait: 1s, 2s, 4s … capped at 30s.
@@ -32,11 +33,7 @@ const maxWait = 2 * time.Minute
 
 // backoff is the wait before retry number attempt+1 when the server named none.
 func backoff(attempt int) time.Duration {
-	d := backoffBase
-	for i := 0; i < attempt && d < backoffCap; i++ {
-		d *= 2
-	}
-	return min(d, backoffCap)
+	return retry.Exp(backoffBase, backoffCap, attempt)
 }
 
 // retryAfter reads how long the server asked us to wait. retry-after-ms is
@@ -48,13 +45,8 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 			return time.Duration(ms * float64(time.Millisecond)), true
 		}
 	}
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-			return time.Duration(s * float64(time.Second)), true
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return max(t.Sub(now), 0), true
-		}
+	if d, ok := retry.After(h, now); ok {
+		return d, true
 	}
 	var longest time.Duration
 	found := false

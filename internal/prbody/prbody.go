@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/text"
+
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 )
@@ -42,7 +44,7 @@ const maxAcceptance = 30
 func Render(b Body) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Closes #%d.\n\n", b.Issue)
-	fmt.Fprintf(&s, "**State:** %s\n", redact.NeutraliseIn(oneLine(b.State), b.Server, b.Repo))
+	fmt.Fprintf(&s, "**State:** %s\n", redact.NeutraliseIn(text.OneLine(b.State), b.Server, b.Repo))
 	if b.Plan != "" {
 		fmt.Fprintf(&s, "\n**Plan:** `%s` (OpenSpec change; `tasks.md` is the list below, ticked in the commit that passes each task).\n",
 			strings.ReplaceAll(b.Plan, "`", "'"))
@@ -54,7 +56,7 @@ func Render(b Body) string {
 				fmt.Fprintf(&s, "- and %d more (the stage Job's log)\n", len(b.Acceptance)-i)
 				break
 			}
-			fmt.Fprintf(&s, "- %s\n", redact.NeutraliseIn(oneLine(l), b.Server, b.Repo))
+			fmt.Fprintf(&s, "- %s\n", redact.NeutraliseIn(text.OneLine(l), b.Server, b.Repo))
 		}
 	}
 	if b.Tasks != nil {
@@ -79,13 +81,13 @@ func TaskList(src []byte, server, repo string) string {
 				done++
 			}
 		}
-		fmt.Fprintf(&s, "**%d. %s** (%d of %d done)\n\n", g.Number, redact.NeutraliseIn(oneLine(g.Title), server, repo), done, len(g.Tasks))
+		fmt.Fprintf(&s, "**%d. %s** (%d of %d done)\n\n", g.Number, redact.NeutraliseIn(text.OneLine(g.Title), server, repo), done, len(g.Tasks))
 		for _, k := range g.Tasks {
 			box := " "
 			if k.Done {
 				box = "x"
 			}
-			fmt.Fprintf(&s, "- [%s] %s %s\n", box, k.ID, redact.NeutraliseIn(oneLine(k.Text), server, repo))
+			fmt.Fprintf(&s, "- [%s] %s %s\n", box, k.ID, redact.NeutraliseIn(text.OneLine(k.Text), server, repo))
 		}
 		s.WriteString("\n")
 		if s.Len() > maxTasks {
@@ -95,5 +97,3 @@ func TaskList(src []byte, server, repo string) string {
 	}
 	return s.String()
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

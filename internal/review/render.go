@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/unidiff"
 )
 
 // maxRendered bounds the rendered diff given to a model.
@@ -14,106 +16,68 @@ const maxRendered = 200 << 10
 // holding the context and added lines, each with its line number in the
 // head, then an "__old hunk__" holding the context and removed lines
 // without numbers (left out when nothing was removed). Line numbers on new
-// lines only: the findings name head lines. The output is bounded.
+// lines only: the findings name head lines. The output is bounded. The diff
+// is read by internal/unidiff (quoted paths, renames).
 func RenderDiff(diff string) string {
 	var b strings.Builder
-	var old, neu []string
-	inHunk := false
-	next, pending := 0, 0
-	flush := func() {
-		if !inHunk {
-			return
+	cut := func() string {
+		b.WriteString("\n[... the rest of the diff is cut ...]\n")
+		return strings.TrimLeft(b.String(), "\n")
+	}
+	for _, f := range unidiff.Parse(diff) {
+		if b.Len() > maxRendered {
+			return cut()
 		}
-		b.WriteString("__new hunk__\n")
-		for _, l := range neu {
-			b.WriteString(l + "\n")
+		fmt.Fprintf(&b, "\n## File: '%s'\n", clean(f.Path(), maxPathBytes))
+		if f.Binary {
+			b.WriteString("(binary file)\n")
 		}
-		if hasRemoved(old) {
-			b.WriteString("__old hunk__\n")
-			for _, l := range old {
-				b.WriteString(l + "\n")
+		for _, h := range f.Hunks {
+			if !renderHunk(&b, h) {
+				return cut()
 			}
 		}
-		old, neu, inHunk, pending = nil, nil, false, 0
 	}
-	for _, line := range strings.Split(diff, "\n") {
+	return strings.TrimLeft(b.String(), "\n")
+}
+
+// renderHunk writes h, or as much of it as keeps b within maxRendered and
+// false.
+func renderHunk(b *strings.Builder, h unidiff.Hunk) bool {
+	var old, neu []string
+	next := max(h.NewStart, 1) // a deleted file's hunk: no new lines follow
+	pending, removed, whole := 0, false, true
+	for _, line := range h.Lines {
 		if b.Len()+pending > maxRendered {
-			flush()
-			b.WriteString("\n[... the rest of the diff is cut ...]\n")
-			return strings.TrimLeft(b.String(), "\n")
+			whole = false
+			break
 		}
 		pending += 2*len(line) + 16
-		switch {
-		case strings.HasPrefix(line, "diff --git "):
-			flush()
-			fmt.Fprintf(&b, "\n## File: '%s'\n", diffPath(line))
-		case strings.HasPrefix(line, "@@"):
-			flush()
-			n, ok := hunkStart(line)
-			if !ok {
-				continue
-			}
-			next, inHunk = n, true
-			fmt.Fprintf(&b, "\n%s\n", line)
-		case !inHunk:
-			if strings.HasPrefix(line, "Binary files ") {
-				b.WriteString("(binary file)\n")
-			}
-		case strings.HasPrefix(line, "+"):
-			neu = append(neu, fmt.Sprintf("%d +%s", next, line[1:]))
+		text := line[1:]
+		switch line[0] {
+		case '+':
+			neu = append(neu, fmt.Sprintf("%d +%s", next, text))
 			next++
-		case strings.HasPrefix(line, "-"):
-			old = append(old, "-"+line[1:])
-		case strings.HasPrefix(line, "\\"):
-			// "\ No newline at end of file"
+		case '-':
+			old = append(old, "-"+text)
+			removed = true
 		default:
-			text := strings.TrimPrefix(line, " ")
 			neu = append(neu, fmt.Sprintf("%d  %s", next, text))
 			old = append(old, " "+text)
 			next++
 		}
 	}
-	flush()
-	return strings.TrimLeft(b.String(), "\n")
-}
-
-func hasRemoved(old []string) bool {
-	for _, l := range old {
-		if strings.HasPrefix(l, "-") {
-			return true
+	fmt.Fprintf(b, "\n%s\n__new hunk__\n", h.Header)
+	for _, l := range neu {
+		b.WriteString(l + "\n")
+	}
+	if removed {
+		b.WriteString("__old hunk__\n")
+		for _, l := range old {
+			b.WriteString(l + "\n")
 		}
 	}
-	return false
-}
-
-// diffPath is the head path of a "diff --git a/x b/y" line.
-func diffPath(line string) string {
-	rest := strings.TrimPrefix(line, "diff --git ")
-	if i := strings.LastIndex(rest, " b/"); i >= 0 {
-		return clean(rest[i+3:], maxPathBytes)
-	}
-	return clean(rest, maxPathBytes)
-}
-
-// hunkStart reads the new side's first line of "@@ -a,b +c,d @@".
-func hunkStart(line string) (int, bool) {
-	i := strings.Index(line, " +")
-	if i < 0 {
-		return 0, false
-	}
-	rest := line[i+2:]
-	end := strings.IndexAny(rest, ", ")
-	if end < 0 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest[:end])
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	if n == 0 {
-		n = 1 // a deleted file's hunk: no new lines follow
-	}
-	return n, true
+	return whole
 }
 
 // maxTableRows bounds the table of the PR comment.

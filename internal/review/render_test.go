@@ -32,7 +32,7 @@ func TestRenderDiff(t *testing.T) {
 	if got := RenderDiff(added); strings.Contains(got, "__old hunk__") || !strings.Contains(got, "2 +var x = 1") {
 		t.Errorf("a new file:\n%s", got)
 	}
-	huge := "diff --git a/b.go b/b.go\n@@ -1,1 +1,100000 @@\n" + strings.Repeat("+"+strings.Repeat("x", 40)+"\n", 100000)
+	huge := "diff --git a/b.go b/b.go\n--- a/b.go\n+++ b/b.go\n@@ -1,1 +1,100000 @@\n" + strings.Repeat("+"+strings.Repeat("x", 40)+"\n", 100000)
 	if got := RenderDiff(huge); len(got) > maxRendered+1024 || !strings.Contains(got, "the rest of the diff is cut") {
 		t.Errorf("a huge diff rendered to %d bytes", len(got))
 	}
@@ -150,5 +150,21 @@ func BenchmarkRenderDiff(b *testing.B) {
 	diff := d.String()
 	for b.Loop() {
 		_ = RenderDiff(diff)
+	}
+}
+
+// TestRenderDiffRenameAndQuoted: a renamed file is shown under its head
+// name, a quoted path unquoted.
+func TestRenderDiffRenameAndQuoted(t *testing.T) {
+	diff := "diff --git a/old.go b/new.go\nsimilarity index 80%\nrename from old.go\nrename to new.go\n--- a/old.go\n+++ b/new.go\n@@ -3,2 +3,2 @@\n x\n-y\n+z\n" +
+		"diff --git \"a/t\\303\\251st b.go\" \"b/t\\303\\251st b.go\"\n--- \"a/t\\303\\251st b.go\"\n+++ \"b/t\\303\\251st b.go\"\n@@ -1 +1 @@\n-a\n+b\n"
+	got := RenderDiff(diff)
+	for _, want := range []string{"## File: 'new.go'", "4 +z", "## File: 'tést b.go'", "1 +b", "-a"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the rendered diff lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "old.go") || strings.Contains(got, `\303`) {
+		t.Errorf("the rendered diff names the base or the quoted path:\n%s", got)
 	}
 }

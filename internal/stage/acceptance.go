@@ -8,6 +8,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // RuleAcceptanceMap is the rule of the verifier's acceptance-map findings:
@@ -70,7 +71,7 @@ func ParseAcceptanceMap(raw string) (entries map[int]AcceptanceEntry, given bool
 			continue
 		}
 		reason, _ := v.Reason.(string)
-		entries[c] = AcceptanceEntry{Criterion: c, Group: g, Reason: clean(oneLine(reason), maxAcceptanceReason)}
+		entries[c] = AcceptanceEntry{Criterion: c, Group: g, Reason: clean(text.OneLine(reason), maxAcceptanceReason)}
 	}
 	return entries, true
 }

@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/roadmap-dev/roadmap/internal/text"
+
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
@@ -119,7 +121,7 @@ func findingsText(fs []plan.Finding) string {
 	for _, pass := range []bool{true, false} {
 		for _, f := range fs {
 			if f.Fails() == pass {
-				fmt.Fprintf(&b, "%s [%s]\n", oneLine(f.String()), f.Level)
+				fmt.Fprintf(&b, "%s [%s]\n", text.OneLine(f.String()), f.Level)
 			}
 		}
 	}
@@ -162,7 +164,7 @@ func findingNotes(fs []plan.Finding) []string {
 	var notes []string
 	for _, f := range fs {
 		if f.Fails() && len(notes) < 10 {
-			notes = append(notes, "plan finding: "+oneLine(f.String()))
+			notes = append(notes, "plan finding: "+text.OneLine(f.String()))
 		}
 	}
 	if n := countFailing(fs); n > len(notes) {
@@ -200,11 +202,7 @@ func (r *runner) prComment() string {
 }
 
 func cell(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(oneLine(s), "|", "\\|"), "`", "'")
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(strings.ReplaceAll(text.OneLine(s), "|", "\\|"), "`", "'")
 }
 
 func plural(n int) string {

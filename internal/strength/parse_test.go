@@ -161,3 +161,14 @@ func FuzzModulePath(f *testing.F) {
 		}
 	})
 }
+
+// TestParseDiffRenameAndQuoted: a renamed file's added lines are the new
+// name's, and a path git quotes (octal escapes) is read back.
+func TestParseDiffRenameAndQuoted(t *testing.T) {
+	diff := "diff --git a/old.go b/pkg/new.go\nsimilarity index 80%\nrename from old.go\nrename to pkg/new.go\n--- a/old.go\n+++ b/pkg/new.go\n@@ -3,2 +3,2 @@\n x\n-y\n+z\n" +
+		"diff --git \"a/t\\303\\251st.go\" \"b/t\\303\\251st.go\"\n--- \"a/t\\303\\251st.go\"\n+++ \"b/t\\303\\251st.go\"\n@@ -1 +1 @@\n-a\n+b\n"
+	want := map[string]map[int]bool{"pkg/new.go": {4: true}, "tést.go": {1: true}}
+	if d := cmp.Diff(want, ParseDiff(diff)); d != "" {
+		t.Errorf("changed lines (-want +got):\n%s", d)
+	}
+}

@@ -9,7 +9,8 @@ import (
 	"io"
 	"math"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // SpendPrefix starts every spend line. It does not begin with "::", so the
@@ -65,7 +66,7 @@ func (r *Recorder) SpendLine(e SpendEntry) string {
 }
 
 func formatSpendLine(e SpendEntry) string {
-	e.Model = cutUTF8(strings.ToValidUTF8(e.Model, "\uFFFD"), maxSpendModel)
+	e.Model = text.Cut(strings.ToValidUTF8(e.Model, "\uFFFD"), maxSpendModel)
 	e.Job, e.Group, e.Call = max(e.Job, 0), max(e.Group, 0), max(e.Call, 0)
 	e.TokensIn, e.TokensOut = max(e.TokensIn, 0), max(e.TokensOut, 0)
 	if e.USD = finite(e.USD); e.USD < 0 {
@@ -237,15 +238,4 @@ func stripTimestamp(line []byte) []byte {
 		return line[i+2:]
 	}
 	return line
-}
-
-// cutUTF8 cuts valid UTF-8 s to at most n bytes without splitting a character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

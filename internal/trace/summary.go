@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // Totals is what a run cost and how busy it was.
@@ -254,7 +256,7 @@ func failingCommand(e *Event) string {
 // backslash-escaped, and '@' followed by a zero-width space so a name in a
 // step label never mentions anyone.
 func mdText(s string) string {
-	s = oneLine(s)
+	s = text.OneLine(s)
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -274,7 +276,7 @@ func mdText(s string) string {
 // backtick run in s, and '|' escaped (GitHub's table parser reads "\|" as a
 // pipe even inside code).
 func mdCode(s string, n int) string {
-	s = cutRunes(oneLine(s), n)
+	s = cutRunes(text.OneLine(s), n)
 	longest, run := 0, 0
 	for _, r := range s {
 		if r == '`' {
@@ -290,11 +292,6 @@ func mdCode(s string, n int) string {
 		s = " " + s + " "
 	}
 	return fence + s + fence
-}
-
-// oneLine folds line breaks and tabs to single spaces.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // cutRunes cuts s to n characters, the last one an ellipsis when cut.

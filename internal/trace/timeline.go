@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // maxTimelineBars bounds the bars of a timeline; past it the oldest go, so a
@@ -188,7 +190,7 @@ func mermaidText(s string, n int) string {
 		}
 		return r
 	}, s)
-	s = cutRunes(oneLine(s), n)
+	s = cutRunes(text.OneLine(s), n)
 	if s == "" {
 		return "step"
 	}

@@ -1,0 +1,37 @@
+// Package text holds the small string shapers several packages share, so a
+// line shown to a person or a model is shortened one way: collapsed to one
+// line, cut on a rune's start, never inside a character.
+package text
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// OneLine collapses every run of white space, newlines included, to one
+// blank and trims the ends.
+func OneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Short is OneLine cut to at most n bytes (on a rune's start) followed by
+// "…" when it was longer.
+func Short(s string, n int) string {
+	s = OneLine(s)
+	if len(s) > n {
+		s = Cut(s, n) + "…"
+	}
+	return s
+}
+
+// Cut returns at most the first n bytes of s, shortened to a rune's start so
+// no character is split.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:max(n, 0)]
+}
