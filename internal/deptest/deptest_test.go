@@ -63,7 +63,7 @@ var allowed = map[string][]string{
 	// checks through the GitHub client's domain types; the checks before
 	// ready judge what strength and the review measured; the waves are
 	// the plan's units and the group-order gate's dependencies.
-	"internal/verdict":  {"internal/failure"},
+	"internal/verdict":  {"internal/failure", "internal/text"},
 	"internal/citriage": {"internal/failure", "internal/github", "internal/verdict"},
 	"internal/ready":    {"internal/failure", "internal/record", "internal/review", "internal/strength", "internal/verdict"},
 	"internal/waves":    {"internal/claims", "internal/gates", "internal/plan"},

@@ -42,20 +42,20 @@ func (r *runner) comment(end ending) string {
 	case record.ResultStopped:
 		fmt.Fprintf(&b, "\n**Stopped** at %s: `%s`", end.step, end.class)
 		if end.reason != "" {
-			fmt.Fprintf(&b, " — %s", oneLine(end.reason))
+			fmt.Fprintf(&b, " — %s", verdict.OneLine(end.reason))
 		}
 		b.WriteString("\n\n")
 		b.WriteString(trace.SummaryTable(r.o.Trace.Events()))
 	case record.ResultYielded:
 		fmt.Fprintf(&b, "\n**Yielded** at %s", end.step)
 		if end.reason != "" {
-			fmt.Fprintf(&b, " — %s", oneLine(end.reason))
+			fmt.Fprintf(&b, " — %s", verdict.OneLine(end.reason))
 		}
 		b.WriteString("; a continuation resumes from the last mark.\n")
 	case record.ResultReturned:
 		fmt.Fprintf(&b, "\n**Returned** (`%s`) at %s", end.class, end.step)
 		if end.reason != "" {
-			fmt.Fprintf(&b, " — %s", oneLine(end.reason))
+			fmt.Fprintf(&b, " — %s", verdict.OneLine(end.reason))
 		}
 		b.WriteString("\n")
 	}
@@ -94,5 +94,3 @@ func dash(s string) string {
 	return s
 }
 
-// oneLine makes text one line of at most 300 bytes, cut on a rune's start.
-func oneLine(s string) string { return verdict.OneLine(s) }

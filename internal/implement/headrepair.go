@@ -14,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	"github.com/roadmap-dev/roadmap/internal/verdict"
 )
 
 // atHead runs what follows the groups: the scoped checks at the head and
@@ -96,7 +97,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	}
 	const step = "repair at the head"
 	r.j.Doing = "repairing a failure at the head"
-	r.j.Logf("roadmap: repair at the head: %s", oneLine(why))
+	r.j.Logf("roadmap: repair at the head: %s", verdict.OneLine(why))
 	cmds := headCommands(change, o.CheckCommands)
 	check := func(ctx context.Context) (bool, string, error) {
 		rep, err := r.runChecks(ctx, plan.Group{}, cmds)
@@ -164,7 +165,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark repair", err), false
 	}
-	r.ci.Note(fmt.Sprintf("repaired the head in %s after: %s", short(sha), oneLine(o.Mask(why))))
+	r.ci.Note(fmt.Sprintf("repaired the head in %s after: %s", short(sha), verdict.OneLine(o.Mask(why))))
 	return ending{}, true
 }
 
@@ -207,7 +208,7 @@ func headCommands(change *plan.Change, extra []string) []string {
 // headTask is the instruction of the repair step at the head.
 func headTask(change *plan.Change, why string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Every task group of the plan %q is done, but a check fails at the head of the branch: %s\n\n", change.ID, oneLine(why))
+	fmt.Fprintf(&b, "Every task group of the plan %q is done, but a check fails at the head of the branch: %s\n\n", change.ID, verdict.OneLine(why))
 	b.WriteString("The failing check's log is below. Find the cause in the code and repair it, keeping every group's behaviour; ")
 	b.WriteString("the verify commands of all groups must pass:\n")
 	for _, g := range change.Tasks.Groups {

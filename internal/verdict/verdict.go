@@ -1,10 +1,8 @@
 package verdict
 
 import (
-	"strings"
-	"unicode/utf8"
-
 	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // Failure is a concern's finding that ends the loop's step.
@@ -28,13 +26,4 @@ type Failure struct {
 
 // OneLine makes a reason, a piece of evidence or a note one line of at most
 // 300 bytes, cut on a rune's start, as every line of the PR comment is.
-func OneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if n := 300; len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return s
-}
+func OneLine(s string) string { return text.Short(s, 300) }

@@ -1,4 +1,4 @@
-package implement
+package verdict
 
 import (
 	"strings"
@@ -15,15 +15,15 @@ func FuzzOneLine(f *testing.F) {
 	f.Add(strings.Repeat("日本", 200))
 	f.Add("two\nlines\tand  spaces")
 	f.Fuzz(func(t *testing.T, s string) {
-		got := oneLine(s)
+		got := OneLine(s)
 		if strings.ContainsAny(got, "\n\r\t") {
-			t.Fatalf("oneLine(%q) = %q: not one line", s, got)
+			t.Fatalf("OneLine(%q) = %q: not one line", s, got)
 		}
 		if body := strings.TrimSuffix(got, "…"); len(body) > 300 {
-			t.Fatalf("oneLine(%q) is %d bytes before the ellipsis, want at most 300", s, len(body))
+			t.Fatalf("OneLine(%q) is %d bytes before the ellipsis, want at most 300", s, len(body))
 		}
 		if utf8.ValidString(s) && !utf8.ValidString(got) {
-			t.Fatalf("oneLine(%q) = %q: a rune split", s, got)
+			t.Fatalf("OneLine(%q) = %q: a rune split", s, got)
 		}
 	})
 }
