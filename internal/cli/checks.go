@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
-	"github.com/roadmap-dev/roadmap/internal/prcheck"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/prcheck"
 )
 
 // runChecks is `roadmap checks`: the PR check job (internal/prcheck)

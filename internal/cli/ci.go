@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
-	"github.com/roadmap-dev/roadmap/internal/prcheck"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/prcheck"
 )
 
 // runCIFailToPass is `roadmap ci fail-to-pass`: the tests at --base and at
