@@ -69,6 +69,9 @@ type Factory struct {
 	// the environment's parts filled in: the token, the push token, the
 	// log, the probe.
 	OpenJob func(ctx context.Context, s job.Setup) (*job.Kit, error)
+
+	// configLoaded is set once Config has read a configuration.
+	configLoaded bool
 }
 
 // factory is the Env's Factory, made on first use.
@@ -83,21 +86,20 @@ func (e *Env) factory() *Factory {
 func newFactory(env *Env) *Factory {
 	f := &Factory{env: env, Now: time.Now}
 	f.IO = sync.OnceValue(func() *actionsio.IO { return actionsio.New(env.Getenv, env.Stdout) })
-	loaded := false // Config has run: the masker then masks its model keys
 	f.Config = sync.OnceValues(func() (*config.Config, error) {
 		cfg, path, err := loadConfig(f.ConfigPath, env.workdir(f.Workdir))
-		f.ConfigPath, loaded = path, err == nil
+		f.ConfigPath, f.configLoaded = path, err == nil
 		return cfg, err
 	})
 	var masker *redact.Masker
 	masked := false // masker masks the configuration's model keys
 	f.Masker = func() *redact.Masker {
-		if masker == nil || loaded && !masked {
+		if masker == nil || f.configLoaded && !masked {
 			var cfg *config.Config
-			if loaded {
+			if f.configLoaded {
 				cfg, _ = f.Config()
 			}
-			masker, masked = env.masker(modelKeys(env, cfg)...), loaded
+			masker, masked = env.masker(modelKeys(env, cfg)...), f.configLoaded
 		}
 		return masker
 	}
