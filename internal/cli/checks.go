@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
-	"github.com/roadmap-dev/roadmap/internal/prcheck"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/prcheck"
 )
 
 // runChecks is `roadmap checks`: the PR check job (internal/prcheck)
@@ -38,17 +36,18 @@ func runChecks(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("checks: --group %d: group numbers start at 1", *group)
 		return ExitUsage
 	}
-	masker := env.masker()
+	f := env.factory()
+	masker := f.Masker()
 	opts := prcheck.Options{
 		Dir: env.workdir(*workdir), ConfigPath: *cfgPath, Plan: *planDir, SHA: *sha, Group: *group, Issue: *issue, Base: *base, NoStatus: *noStatus,
 		Getenv: env.Getenv, Environ: env.environ(), IO: actionsio.New(env.Getenv, env.Stdout), Masker: masker,
 		Logf:      func(format string, args ...any) { env.Errorf("checks: "+format, args...) },
 		Stderr:    env.Stderr,
-		Boundary:  env.boundary,
+		Boundary:  f.Boundary,
 		PlanRules: []prcheck.PlanRule{checkGates},
 	}
 	if !*noStatus || *issue > 0 {
-		gh, err := env.gitHubClient(masker, time.Time{})
+		gh, err := f.GitHub()
 		if err != nil {
 			env.Errorf("checks: %v (pass --no-status to run without setting the status)", err)
 			return ExitUsage
@@ -61,14 +60,10 @@ func runChecks(ctx context.Context, env *Env, args []string) int {
 			return code
 		}
 	}
-	var input *prcheck.InputError
 	switch {
-	case errors.As(err, &input):
-		env.Errorf("checks: %s", masker.Mask(err.Error()))
-		return ExitUsage
 	case err != nil:
 		env.Errorf("checks: %s", masker.Mask(err.Error()))
-		return ExitInternal
+		return exitFor(err)
 	case !res.Passed:
 		return ExitFindings
 	}

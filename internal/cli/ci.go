@@ -9,24 +9,37 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
-	"github.com/roadmap-dev/roadmap/internal/prcheck"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/prcheck"
 )
+
+// f2pOptions are `roadmap ci fail-to-pass`'s flags, parsed.
+type f2pOptions struct {
+	Base, Test, JUnit, Dir, ConfigPath string
+	JSON                               bool
+}
 
 // runCIFailToPass is `roadmap ci fail-to-pass`: the tests at --base and at
 // HEAD, each in a worktree inside the isolation boundary, sorted into F2P,
 // P2P and broken P2P (internal/f2p).
 func runCIFailToPass(ctx context.Context, env *Env, args []string) int {
+	return f2pCmd(ctx, env.factory(), args, f2pRun)
+}
+
+// f2pCmd parses ci fail-to-pass's flags into its options, then calls runF.
+func f2pCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *f2pOptions) int) int {
+	env, o := f.env, &f2pOptions{}
 	fs := newFlags(env, "ci fail-to-pass")
-	base := fs.String("base", "", "the commit the change starts from (required), e.g. origin/main or HEAD~1")
-	test := fs.String("test", "", "the test command, without a shell (default for a Go module: go test -json ./...)")
-	junit := fs.String("junit", "", "a glob, relative to the repository's top, naming the JUnit XML files the test command writes")
-	dir := fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
-	cfgPath := fs.String("config", "", "configuration file, for isolation and the shell policy (default DIR/"+config.DefaultPath+")")
-	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
+	fs.StringVar(&o.Base, "base", "", "the commit the change starts from (required), e.g. origin/main or HEAD~1")
+	fs.StringVar(&o.Test, "test", "", "the test command, without a shell (default for a Go module: go test -json ./...)")
+	fs.StringVar(&o.JUnit, "junit", "", "a glob, relative to the repository's top, naming the JUnit XML files the test command writes")
+	fs.StringVarP(&o.Dir, "workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
+	fs.StringVar(&o.ConfigPath, "config", "", "configuration file, for isolation and the shell policy (default DIR/"+config.DefaultPath+")")
+	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -34,77 +47,50 @@ func runCIFailToPass(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("ci fail-to-pass: unexpected argument %q", fs.Arg(0))
 		return ExitUsage
 	}
-	if *base == "" {
+	if o.Base == "" {
 		env.Errorf("ci fail-to-pass: --base is required")
 		return ExitUsage
 	}
-	t, code := env.ciTrusted(ctx, "ci fail-to-pass", *dir, *base, *cfgPath)
+	return runF(ctx, f, o)
+}
+
+// f2pRun runs the tests at the base and the head and prints the report.
+func f2pRun(ctx context.Context, f *Factory, o *f2pOptions) int {
+	env := f.env
+	t, code := f.ciTrusted(ctx, "ci fail-to-pass", o.Dir, o.Base, o.ConfigPath)
 	if code != ExitOK {
 		return code
 	}
-	repo, baseSHA, cfg, pol := t.repo, t.baseSHA, t.cfg, t.pol
-	head, err := repo.Head(ctx)
+	head, err := t.repo.Head(ctx)
 	if err != nil {
 		env.Errorf("ci fail-to-pass: %v", err)
 		return ExitUsage
 	}
-	var argv []string
-	switch {
-	case *test != "":
-		if argv, err = policy.Split(*test); err != nil || len(argv) == 0 {
-			env.Errorf("ci fail-to-pass: --test %q: %v", *test, err)
-			return ExitUsage
-		}
-		if err := pol.Check(argv); err != nil {
-			env.Errorf("ci fail-to-pass: --test %q: %v", *test, err)
-			return ExitUsage
-		}
-	default:
-		if _, err := os.Stat(filepath.Join(repo.Dir, "go.mod")); err != nil {
-			env.Errorf("ci fail-to-pass: no go.mod at %s, so no default test command: pass --test", repo.Dir)
-			return ExitUsage
-		}
-		argv = []string{"go", "test", "-json", "./..."}
+	argv, code := f2pCommand(env, t, o.Test)
+	if code != ExitOK {
+		return code
 	}
-	masker := env.masker()
+	masker := f.Masker()
 	open := func(ctx context.Context, dir string) (f2p.Tree, error) {
-		b, err := env.boundary(ctx, cfg, dir)
+		b, err := f.Boundary(ctx, t.cfg, dir)
 		if err != nil {
 			return nil, err
 		}
-		return f2p.SandboxTree(policy.NewSandbox(b, pol, env.environ()), b.Close), nil
+		return f2p.SandboxTree(policy.NewSandbox(b, t.pol, env.environ()), b.Close), nil
 	}
-	tmp := env.Getenv("RUNNER_TEMP")
-	if tmp == "" {
-		tmp = os.TempDir()
+	fo := f2p.Options{Repo: t.repo, Base: t.baseSHA, Head: head, Command: argv, JUnit: o.JUnit, Open: open,
+		TempDir: firstSet(env.Getenv("RUNNER_TEMP"), os.TempDir()),
+		Mask:    masker.Mask, Log: func(format string, a ...any) { env.Errorf("ci fail-to-pass: "+format, a...) }}
+	rep, err := fo.Compare(ctx)
+	if code := f2pFailed(env, masker.Mask, err); code != ExitOK {
+		return code
 	}
-	o := f2p.Options{Repo: repo, Base: baseSHA, Head: head, Command: argv, JUnit: *junit, Open: open, TempDir: tmp,
-		Mask: masker.Mask, Log: func(format string, a ...any) { env.Errorf("ci fail-to-pass: "+format, a...) }}
-	rep, err := o.Compare(ctx)
-	if why, ok := unavailable(err); ok {
-		// Fail closed: the tests are code the model may have written.
-		env.Errorf("ci fail-to-pass: %s", why)
-		return ExitFindings
-	}
-	var refusal *policy.Refusal
-	var bad *f2p.InputError
-	if errors.As(err, &refusal) || errors.As(err, &bad) {
-		env.Errorf("ci fail-to-pass: %s", masker.Mask(err.Error()))
-		return ExitUsage
-	}
-	if err != nil {
-		env.Errorf("ci fail-to-pass: %s", masker.Mask(err.Error()))
-		return ExitInternal
-	}
-	mask := func(l []string) []string {
-		out := make([]string, len(l))
-		for i, s := range l {
-			out[i] = masker.Mask(s)
+	for _, l := range []*[]string{&rep.F2P, &rep.P2P, &rep.Broken, &rep.Failing} {
+		for i, s := range *l {
+			(*l)[i] = masker.Mask(s)
 		}
-		return out
 	}
-	rep.F2P, rep.P2P, rep.Broken, rep.Failing = mask(rep.F2P), mask(rep.P2P), mask(rep.Broken), mask(rep.Failing)
-	if *asJSON {
+	if o.JSON {
 		if code := env.JSON(rep); code != ExitOK {
 			return code
 		}
@@ -115,6 +101,47 @@ func runCIFailToPass(ctx context.Context, env *Env, args []string) int {
 		return ExitFindings
 	}
 	return ExitOK
+}
+
+// f2pCommand is the test command: --test, split without a shell and
+// checked against the trusted policy, else go test for a Go module.
+func f2pCommand(env *Env, t ciTrust, test string) ([]string, int) {
+	if test == "" {
+		if _, err := os.Stat(filepath.Join(t.repo.Dir, "go.mod")); err != nil {
+			env.Errorf("ci fail-to-pass: no go.mod at %s, so no default test command: pass --test", t.repo.Dir)
+			return nil, ExitUsage
+		}
+		return []string{"go", "test", "-json", "./..."}, ExitOK
+	}
+	argv, err := policy.Split(test)
+	if err == nil && len(argv) > 0 {
+		err = t.pol.Check(argv)
+	}
+	if err != nil || len(argv) == 0 {
+		env.Errorf("ci fail-to-pass: --test %q: %v", test, err)
+		return nil, ExitUsage
+	}
+	return argv, ExitOK
+}
+
+// f2pFailed says why the comparison could not be made, and its exit code;
+// ExitOK when err is nil. An unavailable boundary fails closed: the tests
+// are code the model may have written.
+func f2pFailed(env *Env, mask func(string) string, err error) int {
+	var refusal *policy.Refusal
+	if why, ok := unavailable(err); ok {
+		env.Errorf("ci fail-to-pass: %s", why)
+		return ExitFindings
+	}
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &refusal) || inputerr.Is(err):
+		env.Errorf("ci fail-to-pass: %s", mask(err.Error()))
+		return ExitUsage
+	}
+	env.Errorf("ci fail-to-pass: %s", mask(err.Error()))
+	return ExitInternal
 }
 
 // printF2P is the human table: one row per test that is F2P, broken or
@@ -180,7 +207,8 @@ type ciTrust struct {
 // ciTrusted opens the checkout at dir and reads --base and the trusted
 // configuration, saying which one it read; a code other than ExitOK ends
 // the verb (the error is already printed, prefixed with verb).
-func (e *Env) ciTrusted(ctx context.Context, verb, dir, base, cfgPath string) (ciTrust, int) {
+func (f *Factory) ciTrusted(ctx context.Context, verb, dir, base, cfgPath string) (ciTrust, int) {
+	e := f.env
 	repo, err := git.Open(ctx, e.workdir(dir), e.environ())
 	if err != nil {
 		e.Errorf("%s: %v", verb, err)
@@ -201,7 +229,11 @@ func (e *Env) ciTrusted(ctx context.Context, verb, dir, base, cfgPath string) (c
 		return ciTrust{}, ExitUsage
 	}
 	e.Errorf("%s: configuration: %s", verb, source)
-	pol, err := policy.ParseNode(&cfg.Policy)
+	// The Factory's configuration is the trusted one from here on: its
+	// policy and its masker's model keys are the base's.
+	f.ConfigPath = cfgPath
+	f.Config, f.configLoaded = func() (*config.Config, error) { return cfg, nil }, true
+	pol, err := f.Policy()
 	if err != nil {
 		e.Errorf("%s: %s: policy: %v", verb, source, err)
 		return ciTrust{}, ExitUsage

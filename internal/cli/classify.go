@@ -38,11 +38,7 @@ func runClassify(ctx context.Context, env *Env, args []string) int {
 	logPath := fs.String("log", "", "the job log `FILE` to classify (- for stdin)")
 	conclusion := fs.String("conclusion", "", "the job's `conclusion`: "+strings.Join(conclusions, ", "))
 	exitCode := fs.String("exit-code", "", "the failed step's exit `code`, when known")
-	var annotations []string
-	fs.Func("annotation", "a check-run annotation `message` of the job (repeatable); a lost runner is often named only there", func(v string) error {
-		annotations = append(annotations, v)
-		return nil
-	})
+	annotations := fs.StringArray("annotation", nil, "a check-run annotation `message` of the job (repeatable); a lost runner is often named only there")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -59,7 +55,7 @@ func runClassify(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("--conclusion %q: want one of %s", *conclusion, strings.Join(conclusions, ", "))
 		return ExitUsage
 	}
-	in := failure.Input{Conclusion: *conclusion, Annotations: annotations}
+	in := failure.Input{Conclusion: *conclusion, Annotations: *annotations}
 	if *exitCode != "" {
 		n, err := strconv.Atoi(*exitCode)
 		if err != nil || n < 0 || n > 255 {
@@ -68,8 +64,7 @@ func runClassify(ctx context.Context, env *Env, args []string) int {
 		}
 		in.ExitCode = &n
 	}
-
-	var log io.Reader = env.Stdin
+	in.Log = env.Stdin
 	if *logPath != "-" {
 		f, err := os.Open(*logPath)
 		if err != nil {
@@ -77,10 +72,8 @@ func runClassify(ctx context.Context, env *Env, args []string) int {
 			return ExitUsage
 		}
 		defer f.Close()
-		log = f
+		in.Log = f
 	}
-	in.Log = log
-
 	v := failure.Classify(in)
 	if v.LogErr != nil {
 		env.Errorf("classify %s: %v", *logPath, v.LogErr)

@@ -56,6 +56,9 @@ type Env struct {
 	verb string
 	// authMissing is set when gitHubClient found no token.
 	authMissing bool
+
+	// f is the verb's Factory (factory.go), made on first use.
+	f *Factory
 }
 
 // Getenv returns the value of an environment variable, "" when unset.

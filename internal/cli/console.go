@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +42,8 @@ func runConsole(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("--interval %s: must be positive", *interval)
 		return ExitUsage
 	}
-	m := env.masker()
+	f := env.factory()
+	m := f.Masker()
 	o := console.Options{Issue: issue, Mask: m, Clock: clock.Real{}, Budget: *budget, JobTimeout: *jobTimeout, Interval: *interval}
 	if *state != "" {
 		st, err := console.ReadState(*state)
@@ -53,20 +53,25 @@ func runConsole(ctx context.Context, env *Env, args []string) int {
 		}
 		o.Source = st
 	} else {
-		gh, err := env.gitHubClient(m, time.Time{})
+		gh, err := f.GitHub()
 		if err != nil {
 			env.Errorf("%v", err)
 			return ExitUsage
 		}
 		o.Source = gh
 	}
+	return consoleWatch(ctx, env, console.New(o), *follow, *asJSON)
+}
+
+// consoleWatch prints the timeline once, or follows it until ctx ends.
+func consoleWatch(ctx context.Context, env *Env, c *console.Console, follow, asJSON bool) int {
 	write := console.WriteText
-	if *asJSON {
+	if asJSON {
 		write = console.WriteJSON
 	}
 	emit := func(evs []console.Event) error { return write(env.Stdout, evs) }
-	c := console.New(o)
-	if *follow {
+	var err error
+	if follow {
 		err = c.Follow(ctx, emit)
 	} else {
 		var evs []console.Event
@@ -76,10 +81,7 @@ func runConsole(ctx context.Context, env *Env, args []string) int {
 	}
 	if err != nil {
 		env.Errorf("%v", err)
-		if in := (*console.InputError)(nil); errors.As(err, &in) {
-			return ExitUsage
-		}
-		return ExitInternal
+		return exitFor(err)
 	}
 	return ExitOK
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/dashboard"
@@ -24,6 +22,13 @@ type dashboardEvalOutput struct {
 	Requests  int                   `json:"requests"`
 }
 
+// dashboardEvalOptions are `roadmap dashboard eval`'s flags, parsed.
+type dashboardEvalOptions struct {
+	Dashboard int
+	From      []string
+	JSON      bool
+}
+
 // runDashboardEval is `roadmap dashboard eval --from FILE… [--dashboard N]
 // [--config F] [--json] [-R OWNER/REPO]`, which the scheduled eval workflow
 // runs after the suites (docs/eval.md): each FILE is one suite's report
@@ -35,11 +40,17 @@ type dashboardEvalOutput struct {
 // report (after the post), 2 on bad input or no dashboard issue, 3 when
 // GitHub fails it.
 func runDashboardEval(ctx context.Context, env *Env, args []string) int {
+	return dashboardEvalCmd(ctx, env.factory(), args, dashboardEvalRun)
+}
+
+// dashboardEvalCmd parses dashboard eval's flags into its options, then calls runF.
+func dashboardEvalCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *dashboardEvalOptions) int) int {
+	env, o := f.env, &dashboardEvalOptions{}
 	fs := newFlags(env, "dashboard eval")
-	dash := fs.Int("dashboard", 0, "the dashboard issue `N` (default: the open issue labelled "+dashboard.Label+")")
-	from := fs.StringArray("from", nil, "a suite's report, as `roadmap eval … --json` printed it (repeatable, in the order shown)")
-	cfgPath := fs.String("config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+"): the day budget and alert rules the update keeps")
-	asJSON := fs.Bool("json", false, "print what the post did as one JSON object")
+	fs.IntVar(&o.Dashboard, "dashboard", 0, "the dashboard issue `N` (default: the open issue labelled "+dashboard.Label+")")
+	fs.StringArrayVar(&o.From, "from", nil, "a suite's report, as `roadmap eval … --json` printed it (repeatable, in the order shown)")
+	fs.StringVar(&f.ConfigPath, "config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+"): the day budget and alert rules the update keeps")
+	fs.BoolVar(&o.JSON, "json", false, "print what the post did as one JSON object")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -48,31 +59,32 @@ func runDashboardEval(ctx context.Context, env *Env, args []string) int {
 	case fs.NArg() > 0:
 		env.Errorf("dashboard eval takes no arguments: name each report with --from")
 		return ExitUsage
-	case len(*from) == 0 || len(*from) > dashboard.MaxEvalSuites:
+	case len(o.From) == 0 || len(o.From) > dashboard.MaxEvalSuites:
 		env.Errorf("dashboard eval needs from 1 to %d --from reports", dashboard.MaxEvalSuites)
 		return ExitUsage
-	case *dash < 0:
+	case o.Dashboard < 0:
 		env.Errorf("--dashboard must be an issue number")
 		return ExitUsage
 	}
-	load := config.LoadExplicit
-	if *cfgPath == "" {
-		*cfgPath, load = filepath.Join(env.workdir(""), config.DefaultPath), config.Load
+	return runF(ctx, f, o)
+}
+
+// dashboardEvalRun posts the suites' reports to the dashboard's Evals.
+func dashboardEvalRun(ctx context.Context, f *Factory, o *dashboardEvalOptions) int {
+	env := f.env
+	cfg, err := f.Config()
+	if err != nil {
+		return f.configFailed(err)
 	}
-	cfg, err := load(*cfgPath)
+	gh, err := f.GitHub()
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitUsage
 	}
-	masker := env.masker()
-	gh, err := env.gitHubClient(masker, time.Time{})
-	if err != nil {
-		env.Errorf("%v", err)
-		return ExitUsage
-	}
+	masker := f.Masker()
 	evals := &dashboard.Evals{Run: runLink(env)}
 	passed := true
-	for _, path := range *from {
+	for _, path := range o.From {
 		s := readEvalReport(path, masker, gh.ServerHost())
 		if s.Problem != "" || !s.Passed {
 			passed = false
@@ -82,50 +94,46 @@ func runDashboardEval(ctx context.Context, env *Env, args []string) int {
 		}
 		evals.Suites = append(evals.Suites, s)
 	}
-	if *dash == 0 {
-		open, err := gh.LabelledIssues(ctx, dashboard.Label)
-		if err != nil {
-			env.Errorf("%s", masker.Mask(err.Error()))
-			return ExitInternal
-		}
-		if len(open) == 0 {
-			env.Errorf("no open issue is labelled %s: run roadmap init, or name one with --dashboard", dashboard.Label)
-			return ExitUsage
-		}
-		*dash = open[0].Number
+	if o.Dashboard, err = dashboardIssue(ctx, f, gh, o.Dashboard); err != nil {
+		return exitFor(err)
 	}
-	kept, err := dashboard.Keep(ctx, dashboard.KeepOptions{GitHub: gh, Issue: *dash, Evals: evals, Now: time.Now().UTC(),
+	kept, err := dashboard.Keep(ctx, dashboard.KeepOptions{GitHub: gh, Issue: o.Dashboard, Evals: evals, Now: f.Now().UTC(),
 		DayBudgetUSD: cfg.Budgets.Day.USD, Rules: alertRules(cfg.Alerts)})
-	out := dashboardEvalOutput{Kept: kept, Dashboard: *dash, Suites: evals.Suites, Requests: gh.Requests().Counted()}
+	out := dashboardEvalOutput{Kept: kept, Dashboard: o.Dashboard, Suites: evals.Suites, Requests: gh.Requests().Counted()}
 	if err != nil {
 		env.Errorf("%s", masker.Mask(err.Error()))
-		if *asJSON {
+		if o.JSON {
 			env.JSON(out)
 		}
 		return ExitInternal
 	}
-	if *asJSON {
-		if code := env.JSON(out); code != ExitOK {
-			return code
-		}
-	} else {
-		wrote := "unchanged, not written"
-		if out.Wrote {
-			wrote = "written"
-		}
-		fmt.Fprintf(env.Stdout, "roadmap dashboard eval: issue #%d, %d suite(s), %s (%d requests)\n", *dash, len(out.Suites), wrote, out.Requests)
-		for _, s := range out.Suites {
-			switch {
-			case s.Problem != "":
-				fmt.Fprintf(env.Stdout, "  %s: no report\n", s.Suite)
-			default:
-				fmt.Fprintf(env.Stdout, "  %s: score %.4f, floor %.4f, passed %v\n", s.Suite, s.Score, s.Floor, s.Passed)
-			}
-		}
+	if code := printDashboardEval(env, out, o.JSON); code != ExitOK {
+		return code
 	}
 	if !passed {
 		env.Errorf("dashboard eval: a suite is below its floor or has no report (posted)")
 		return ExitFindings
+	}
+	return ExitOK
+}
+
+// printDashboardEval is what the post did: JSON, or lines for a person.
+func printDashboardEval(env *Env, out dashboardEvalOutput, asJSON bool) int {
+	if asJSON {
+		return env.JSON(out)
+	}
+	wrote := "unchanged, not written"
+	if out.Wrote {
+		wrote = "written"
+	}
+	fmt.Fprintf(env.Stdout, "roadmap dashboard eval: issue #%d, %d suite(s), %s (%d requests)\n", out.Dashboard, len(out.Suites), wrote, out.Requests)
+	for _, s := range out.Suites {
+		switch {
+		case s.Problem != "":
+			fmt.Fprintf(env.Stdout, "  %s: no report\n", s.Suite)
+		default:
+			fmt.Fprintf(env.Stdout, "  %s: score %.4f, floor %.4f, passed %v\n", s.Suite, s.Score, s.Floor, s.Passed)
+		}
 	}
 	return ExitOK
 }

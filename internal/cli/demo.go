@@ -42,20 +42,10 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	if !*asJSON {
 		o.Render = env.termRenderer()
 	}
-	var kept keptFiles
-	if *keep != "" {
-		// Every Job appends its step summary here, as the runner's
-		// GITHUB_STEP_SUMMARY file would get it.
-		kept.StepSummary = filepath.Join(*keep, demoStepSummary)
-		if err := os.MkdirAll(*keep, 0o755); err != nil {
-			env.Errorf("demo: %v", err)
-			return ExitInternal
-		}
-		if err := os.WriteFile(kept.StepSummary, nil, 0o644); err != nil {
-			env.Errorf("demo: %v", err)
-			return ExitInternal
-		}
-		o.ExtraEnv = append(o.ExtraEnv, "GITHUB_STEP_SUMMARY="+kept.StepSummary)
+	kept, err := keepSummary(*keep, &o)
+	if err != nil {
+		env.Errorf("demo: %v", err)
+		return ExitInternal
 	}
 	sum, err := demoRun(ctx, o)
 	if err != nil {
@@ -64,23 +54,16 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	}
 	if *keep == "" {
 		sum.Dir = ""
-	} else {
-		traces, err := readTraces(*keep)
-		if err == nil && len(traces) == 0 {
-			err = errors.New("the Jobs left no trace")
-		}
-		if err != nil {
-			env.Errorf("demo: the timeline: %v", err)
-			return ExitInternal
-		}
-		kept.Timeline = filepath.Join(*keep, demoTimeline)
-		md := timelineMarkdown(fmt.Sprintf("roadmap demo, the Jobs of issue #%d", sum.Issue), traces)
-		if err := os.WriteFile(kept.Timeline, []byte(md), 0o644); err != nil {
-			env.Errorf("demo: %v", err)
-			return ExitInternal
-		}
+	} else if code := keepTimeline(env, *keep, sum.Issue, &kept); code != ExitOK {
+		return code
 	}
-	if *asJSON {
+	return demoOutput(env, sum, kept, *keep, *asJSON, start)
+}
+
+// demoOutput prints the final state, and says whether the item ended ready
+// with its spend matching the Jobs'.
+func demoOutput(env *Env, sum *demo.Summary, kept keptFiles, keep string, asJSON bool, start time.Time) int {
+	if asJSON {
 		if code := env.JSON(struct {
 			*demo.Summary
 			keptFiles
@@ -90,14 +73,51 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	} else {
 		sum.Print(env.Stdout)
 		fmt.Fprintf(env.Stdout, "\ndone in %.1fs\n", time.Since(start).Seconds())
-		explore(env.Stdout, *keep, sum.Issue)
-		if *keep != "" {
+		explore(env.Stdout, keep, sum.Issue)
+		if keep != "" {
 			fmt.Fprintf(env.Stdout, "\nthe step summary (what GITHUB_STEP_SUMMARY got): %s\nthe timeline of the Jobs (Mermaid):             %s\n", kept.StepSummary, kept.Timeline)
 		}
 	}
 	if sum.Result != record.ResultReady || !sum.SpendMatches() {
 		env.Errorf("demo: the item ended %s (spend matches: %v)", sum.Result, sum.SpendMatches())
 		return ExitFindings
+	}
+	return ExitOK
+}
+
+// keepSummary, with --keep DIR, makes the step summary file every Job
+// appends to there, as the runner's GITHUB_STEP_SUMMARY file would get it.
+func keepSummary(keep string, o *demo.Options) (keptFiles, error) {
+	var kept keptFiles
+	if keep == "" {
+		return kept, nil
+	}
+	kept.StepSummary = filepath.Join(keep, demoStepSummary)
+	if err := os.MkdirAll(keep, 0o755); err != nil {
+		return kept, err
+	}
+	if err := os.WriteFile(kept.StepSummary, nil, 0o644); err != nil {
+		return kept, err
+	}
+	o.ExtraEnv = append(o.ExtraEnv, "GITHUB_STEP_SUMMARY="+kept.StepSummary)
+	return kept, nil
+}
+
+// keepTimeline writes the Jobs' timeline (Mermaid) from their traces in keep.
+func keepTimeline(env *Env, keep string, issue int, kept *keptFiles) int {
+	traces, err := readTraces(keep)
+	if err == nil && len(traces) == 0 {
+		err = errors.New("the Jobs left no trace")
+	}
+	if err != nil {
+		env.Errorf("demo: the timeline: %v", err)
+		return ExitInternal
+	}
+	kept.Timeline = filepath.Join(keep, demoTimeline)
+	md := timelineMarkdown(fmt.Sprintf("roadmap demo, the Jobs of issue #%d", issue), traces)
+	if err := os.WriteFile(kept.Timeline, []byte(md), 0o644); err != nil {
+		env.Errorf("demo: %v", err)
+		return ExitInternal
 	}
 	return ExitOK
 }

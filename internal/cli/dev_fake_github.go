@@ -54,16 +54,8 @@ func runDevFakeGitHub(ctx context.Context, env *Env, args []string) int {
 	fake := githubfake.New(githubfake.Options{
 		Token: *token, Owner: *owner, Repo: repo, RateLimit: *rateLimit, GitRemote: *gitRemote,
 	})
-	if *statePath != "" {
-		if _, err := os.Stat(*statePath); err == nil {
-			if err := fake.Load(*statePath); err != nil {
-				env.Errorf("dev fake-github: %v", err)
-				return ExitUsage
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			env.Errorf("dev fake-github: state file: %v", err)
-			return ExitUsage
-		}
+	if code := loadFakeState(env, fake, *statePath); code != ExitOK {
+		return code
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -78,21 +70,7 @@ func runDevFakeGitHub(ctx context.Context, env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "http://%s\n", ln.Addr())
 	env.Errorf("fake GitHub serving %s/%s; GraphQL at /graphql; see docs/fake-github.md", *owner, repo)
 
-	code := ExitOK
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			env.Errorf("dev fake-github: shut down: %v", err)
-			code = ExitInternal
-		}
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			env.Errorf("dev fake-github: serve: %v", err)
-			code = ExitInternal
-		}
-	}
+	code := serveUntilDone(ctx, env, srv, errc)
 	if *statePath != "" {
 		if err := fake.Save(*statePath); err != nil {
 			env.Errorf("dev fake-github: %v", err)
@@ -100,4 +78,41 @@ func runDevFakeGitHub(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	return code
+}
+
+// loadFakeState loads the fake's state from path when the file exists.
+func loadFakeState(env *Env, fake *githubfake.Fake, path string) int {
+	if path == "" {
+		return ExitOK
+	}
+	if _, err := os.Stat(path); err == nil {
+		if err := fake.Load(path); err != nil {
+			env.Errorf("dev fake-github: %v", err)
+			return ExitUsage
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		env.Errorf("dev fake-github: state file: %v", err)
+		return ExitUsage
+	}
+	return ExitOK
+}
+
+// serveUntilDone waits for ctx to end (then shuts srv down) or for the
+// server to fail.
+func serveUntilDone(ctx context.Context, env *Env, srv *http.Server, errc <-chan error) int {
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			env.Errorf("dev fake-github: shut down: %v", err)
+			return ExitInternal
+		}
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			env.Errorf("dev fake-github: serve: %v", err)
+			return ExitInternal
+		}
+	}
+	return ExitOK
 }

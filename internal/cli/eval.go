@@ -83,20 +83,31 @@ type evalVerb struct {
 	score   func(context.Context, eval.Options) (any, float64, bool, error)
 }
 
+// evalOptions are an eval verb's flags, parsed.
+type evalOptions struct {
+	Dir, FloorText       string
+	Provider, Model, URL string
+	JSON                 bool
+}
+
 func runEval(ctx context.Context, env *Env, args []string, v evalVerb) int {
-	name := v.name
-	fs := newFlags(env, name)
-	dir := fs.String(v.dirFlag, v.dirDefault, "the golden set: a directory per case")
-	floorText := fs.String("floor", "", "the overall score (0 to 1) to reach; default the configuration's eval floor, else 0")
-	cfgPath := fs.String("config", "", "the configuration file (default "+config.DefaultPath+" when it exists): the floor, and its models: and prices: when it sets models:")
-	asJSON := fs.Bool("json", false, "print every case's score and the overall score as JSON")
-	var provider, model, baseURL *string
-	usage := fmt.Sprintf("usage: roadmap %s [--%s DIR] [--floor X] [--config FILE] [--json]", name, v.dirFlag)
+	return evalCmd(ctx, env.factory(), args, v, evalRun)
+}
+
+// evalCmd parses eval verb v's flags into its options, then calls runF.
+func evalCmd(ctx context.Context, f *Factory, args []string, v evalVerb, runF func(context.Context, *Factory, evalVerb, *evalOptions) int) int {
+	env, o := f.env, &evalOptions{}
+	fs := newFlags(env, v.name)
+	fs.StringVar(&o.Dir, v.dirFlag, v.dirDefault, "the golden set: a directory per case")
+	fs.StringVar(&o.FloorText, "floor", "", "the overall score (0 to 1) to reach; default the configuration's eval floor, else 0")
+	fs.StringVar(&f.ConfigPath, "config", "", "the configuration file (default "+config.DefaultPath+" when it exists): the floor, and its models: and prices: when it sets models:")
+	fs.BoolVar(&o.JSON, "json", false, "print every case's score and the overall score as JSON")
+	usage := fmt.Sprintf("usage: roadmap %s [--%s DIR] [--floor X] [--config FILE] [--json]", v.name, v.dirFlag)
 	if v.models {
-		provider = fs.String("provider", "", "the model's provider: replay (default: each case's recorded exchanges), github-models, openai, openai-compatible, anthropic")
-		model = fs.String("model", "", "the model's name (with --provider)")
-		baseURL = fs.String("base-url", "", "the provider's endpoint (openai-compatible needs it)")
-		usage = fmt.Sprintf("usage: roadmap %s [--%s DIR] [--provider P --model M [--base-url URL]] [--floor X] [--config FILE] [--json]", name, v.dirFlag)
+		fs.StringVar(&o.Provider, "provider", "", "the model's provider: replay (default: each case's recorded exchanges), github-models, openai, openai-compatible, anthropic")
+		fs.StringVar(&o.Model, "model", "", "the model's name (with --provider)")
+		fs.StringVar(&o.URL, "base-url", "", "the provider's endpoint (openai-compatible needs it)")
+		usage = fmt.Sprintf("usage: roadmap %s [--%s DIR] [--provider P --model M [--base-url URL]] [--floor X] [--config FILE] [--json]", v.name, v.dirFlag)
 	}
 	if v.flags != nil {
 		v.flags(fs)
@@ -109,71 +120,87 @@ func runEval(ctx context.Context, env *Env, args []string, v evalVerb) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	load := config.LoadExplicit
-	if *cfgPath == "" {
-		*cfgPath, load = config.DefaultPath, config.Load
+	// The configuration is the working directory's, not the workspace's.
+	f.Workdir = "."
+	return runF(ctx, f, v, o)
+}
+
+// evalRun scores the golden set and says whether it reached the floor.
+func evalRun(ctx context.Context, f *Factory, v evalVerb, o *evalOptions) int {
+	env, name := f.env, v.name
+	eo, code := f.evalSetup(v, o)
+	if code != ExitOK {
+		return code
 	}
-	cfg, err := load(*cfgPath)
-	if err != nil {
-		env.Errorf("%s: %v", name, err)
-		return ExitUsage
-	}
-	floor := v.floorOf(cfg)
-	if *floorText != "" {
-		f, err := strconv.ParseFloat(*floorText, 64)
-		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
-			env.Errorf("%s: --floor %q is not a number from 0 to 1", name, *floorText)
-			return ExitUsage
-		}
-		floor = f
-	}
-	o := eval.Options{Dir: *dir, Floor: floor, TempDir: env.Getenv("RUNNER_TEMP"),
-		Progress: func(format string, a ...any) { env.Errorf(format, a...) }}
-	if v.models {
-		models, prices, err := evalModels(*cfgPath, cfg, *provider, *model, *baseURL)
-		if err != nil {
-			env.Errorf("%s: %v", name, err)
-			return ExitUsage
-		}
-		o.Models, o.Prices, o.Getenv = models, prices, env.Getenv
-		if len(models) > 0 {
-			// A model of one's own is an attacker's, and this process
-			// holds its key: its code runs behind the configuration's
-			// boundary (default auto), as in a real Job.
-			o.Isolation = cfg.Isolation
-			if o.Isolation == "" {
-				o.Isolation = config.IsolationAuto
-			}
-			env.Errorf("%s: model %s (%s), isolation %s", name, models[0].Name, models[0].Provider, o.Isolation)
-		}
-	}
-	started := time.Now()
-	rep, got, passed, err := v.score(ctx, o)
+	started := f.Now()
+	rep, got, passed, err := v.score(ctx, eo)
 	if err != nil {
 		env.Errorf("%s: %v", name, err)
 		return ExitUsage
 	}
 	if s, ok := rep.(stamper); ok {
 		provider, model := llm.ProviderReplay, ""
-		if len(o.Models) > 0 {
-			provider, model = o.Models[0].Provider, o.Models[0].Name
+		if len(eo.Models) > 0 {
+			provider, model = eo.Models[0].Provider, eo.Models[0].Name
 		} else if !v.models {
 			provider = ""
 		}
 		s.Stamp(strings.TrimPrefix(name, "eval "), provider, model, started)
 	}
-	if *asJSON {
+	if o.JSON {
 		if code := env.JSON(rep); code != ExitOK {
 			return code
 		}
 	} else {
-		fmt.Fprintf(env.Stdout, "score %.4f, floor %.4f\n", got, floor)
+		fmt.Fprintf(env.Stdout, "score %.4f, floor %.4f\n", got, eo.Floor)
 	}
 	if !passed {
-		env.Errorf("%s: the score %.4f is below the floor %.4f", name, got, floor)
+		env.Errorf("%s: the score %.4f is below the floor %.4f", name, got, eo.Floor)
 		return ExitFindings
 	}
 	return ExitOK
+}
+
+// evalSetup is what the suite runs with: the floor, and for a verb that
+// runs Jobs the models, their prices and the isolation they run behind.
+func (f *Factory) evalSetup(v evalVerb, o *evalOptions) (eval.Options, int) {
+	env, name := f.env, v.name
+	cfg, err := f.Config()
+	if err != nil {
+		env.Errorf("%s: %v", name, err)
+		return eval.Options{}, ExitUsage
+	}
+	floor := v.floorOf(cfg)
+	if o.FloorText != "" {
+		fl, err := strconv.ParseFloat(o.FloorText, 64)
+		if err != nil || math.IsNaN(fl) || fl < 0 || fl > 1 {
+			env.Errorf("%s: --floor %q is not a number from 0 to 1", name, o.FloorText)
+			return eval.Options{}, ExitUsage
+		}
+		floor = fl
+	}
+	eo := eval.Options{Dir: o.Dir, Floor: floor, TempDir: env.Getenv("RUNNER_TEMP"),
+		Progress: func(format string, a ...any) { env.Errorf(format, a...) }}
+	if !v.models {
+		return eo, ExitOK
+	}
+	models, prices, err := evalModels(f.ConfigPath, cfg, o.Provider, o.Model, o.URL)
+	if err != nil {
+		env.Errorf("%s: %v", name, err)
+		return eval.Options{}, ExitUsage
+	}
+	eo.Models, eo.Prices, eo.Getenv = models, prices, env.Getenv
+	if len(models) > 0 {
+		// A model of one's own is an attacker's, and this process
+		// holds its key: its code runs behind the configuration's
+		// boundary (default auto), as in a real Job.
+		eo.Isolation = cfg.Isolation
+		if eo.Isolation == "" {
+			eo.Isolation = config.IsolationAuto
+		}
+		env.Errorf("%s: model %s (%s), isolation %s", name, models[0].Name, models[0].Provider, eo.Isolation)
+	}
+	return eo, ExitOK
 }
 
 // stamper is a report that takes its suite, model and start (eval.Report).

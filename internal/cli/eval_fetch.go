@@ -174,11 +174,7 @@ func runEvalFetch(ctx context.Context, env *Env, args []string) int {
 // fail-to-pass` fails closed (nothing runs unisolated unless the
 // configuration says `isolation: none`).
 func fetchBoundary(ctx context.Context, env *Env, cfgPath, tempDir string) (func(context.Context, string) (realset.Boundary, error), int) {
-	load := config.LoadExplicit
-	if cfgPath == "" {
-		cfgPath, load = config.DefaultPath, config.Load
-	}
-	cfg, err := load(cfgPath)
+	cfg, _, err := loadConfig(cfgPath, ".")
 	if err != nil {
 		env.Errorf("%v", err)
 		return nil, ExitUsage

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/explain"
 )
@@ -58,7 +56,7 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	case *traceFile != "" && o.Repository == "":
 		// The trace file alone.
 	default:
-		if o.GitHub, err = env.gitHubClient(env.masker(), time.Time{}); err != nil {
+		if o.GitHub, err = env.factory().GitHub(); err != nil {
 			env.Errorf("%v", err)
 			return ExitUsage
 		}
@@ -84,8 +82,5 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 
 func explainFailed(env *Env, err error) int {
 	env.Errorf("%v", err)
-	if in := (*explain.InputError)(nil); errors.As(err, &in) {
-		return ExitUsage
-	}
-	return ExitInternal
+	return exitFor(err)
 }

@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -96,12 +94,4 @@ func parseTime(s string) (time.Time, error) {
 		return time.Unix(n, 0), nil
 	}
 	return time.Parse(time.RFC3339, s)
-}
-
-func lineOf(err error) int {
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		return ce.Line
-	}
-	return 0
 }

@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"regexp"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/config"
@@ -35,24 +33,9 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 	}
 	wd := env.workdir(*dir)
 	env.repoDir = wd
-	model := ""
-	if *evalWorkflow || *evalModel != "" {
-		if !*evalWorkflow {
-			env.Errorf("--eval-model needs --eval-workflow")
-			return ExitUsage
-		}
-		if model = *evalModel; model == "" {
-			m, err := configEvalModel(filepath.Join(wd, config.DefaultPath))
-			if err != nil {
-				env.Errorf("%v", err)
-				return ExitUsage
-			}
-			model = m
-		}
-		if !dashboard.ValidModelName(model) {
-			env.Errorf("--eval-model %q is not a model's name (such as openai/gpt-4o-mini)", model)
-			return ExitUsage
-		}
+	model, code := initEvalModel(env, wd, *evalWorkflow, *evalModel)
+	if code != ExitOK {
+		return code
 	}
 	if *ref == "" {
 		*ref = "v1"
@@ -60,7 +43,8 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 			*ref = Version
 		}
 	}
-	gh, err := env.gitHubClient(env.masker(), time.Time{})
+	f := env.factory()
+	gh, err := f.GitHub()
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitUsage
@@ -74,7 +58,7 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 		out = env.Stderr
 	}
 	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: server, Ref: *ref, DryRun: *dryRun, Out: out, Now: time.Now(), EvalModel: model})
+		Server: server, Ref: *ref, DryRun: *dryRun, Out: out, Now: f.Now(), EvalModel: model})
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal
@@ -88,8 +72,8 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 // configEvalModel is the model the eval workflow runs when --eval-model
 // names none: the repository configuration's first github-models model,
 // else the defaults' (the configuration init writes sets no models).
-func configEvalModel(path string) (string, error) {
-	cfg, err := config.Load(path)
+func configEvalModel(dir string) (string, error) {
+	cfg, path, err := loadConfig("", dir)
 	if err != nil {
 		return "", err
 	}
@@ -102,3 +86,29 @@ func configEvalModel(path string) (string, error) {
 }
 
 var releaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
+
+// initEvalModel is the model the eval workflow runs: --eval-model, else
+// the configuration's (configEvalModel); "" without --eval-workflow.
+func initEvalModel(env *Env, wd string, evalWorkflow bool, evalModel string) (string, int) {
+	if !evalWorkflow && evalModel == "" {
+		return "", ExitOK
+	}
+	if !evalWorkflow {
+		env.Errorf("--eval-model needs --eval-workflow")
+		return "", ExitUsage
+	}
+	model := evalModel
+	if model == "" {
+		m, err := configEvalModel(wd)
+		if err != nil {
+			env.Errorf("%v", err)
+			return "", ExitUsage
+		}
+		model = m
+	}
+	if !dashboard.ValidModelName(model) {
+		env.Errorf("--eval-model %q is not a model's name (such as openai/gpt-4o-mini)", model)
+		return "", ExitUsage
+	}
+	return model, ExitOK
+}

@@ -1,24 +1,14 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"os"
 	"strings"
 
-	"github.com/roadmap-dev/roadmap/internal/config"
-	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
-
-// boundary opens the isolation boundary for the work tree dir as cfg says, as
-// every Job does (job.OpenBoundary). An *sandbox.Unavailable error means the
-// verb must not run model-written commands.
-func (e *Env) boundary(ctx context.Context, cfg *config.Config, dir string) (*sandbox.Boundary, error) {
-	return job.OpenBoundary(ctx, cfg, dir, e.Vars, e.probe)
-}
 
 // unavailable returns the reason of an *sandbox.Unavailable error.
 func unavailable(err error) (string, bool) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
@@ -22,27 +21,10 @@ import (
 // model ladder. Each returns an exit code other than ExitOK when the verb
 // must stop, having said why.
 
-// jobConfig loads the configuration: the file *path names (which must
-// exist), else WORKDIR/.github/roadmap.yml, the defaults without it. *path
-// is set to the file read.
-func (e *Env) jobConfig(io *actionsio.IO, dir string, path *string) (*config.Config, int) {
-	load := config.LoadExplicit
-	if *path == "" {
-		*path, load = filepath.Join(dir, config.DefaultPath), config.Load
-	}
-	cfg, err := load(*path)
-	if err != nil {
-		e.Errorf("%v", err)
-		io.Error(*path, lineOf(err), err.Error())
-		return nil, ExitUsage
-	}
-	return cfg, ExitOK
-}
-
 // jobDeadline is when the Job must have handed over: the job's start (now,
 // unless startedAt says) plus its timeout-minutes; zero without a timeout.
 func (e *Env) jobDeadline(verb, startedAt string, timeout int) (time.Time, int) {
-	start := time.Now()
+	start := e.factory().Now()
 	if startedAt != "" {
 		var err error
 		if start, err = parseTime(startedAt); err != nil {
@@ -171,17 +153,20 @@ func (e *Env) startJob(verb string, f jobFlags) (*jobStart, int) {
 		s.comment = recordCommentInput(s.ev.Inputs)
 	}
 	s.dir = e.workdir(*f.workdir)
-	cfg, code := e.jobConfig(s.io, s.dir, &s.cfgPath)
-	if code != ExitOK {
-		return nil, code
+	fa := e.factory()
+	fa.ConfigPath, fa.Workdir = s.cfgPath, s.dir
+	cfg, err := fa.Config()
+	if err != nil {
+		return nil, fa.configFailed(err)
 	}
-	s.cfg = cfg
+	s.cfg, s.cfgPath = cfg, fa.ConfigPath
 	if s.base == "" {
 		s.base = cfg.Implement.BaseBranch
 	}
 	if code := e.jobBudgets(verb, f.budgets, cfg); code != ExitOK {
 		return nil, code
 	}
+	var code int
 	if s.deadline, code = e.jobDeadline(verb, *f.startedAt, *f.timeout); code != ExitOK {
 		return nil, code
 	}
@@ -195,19 +180,17 @@ func (e *Env) startJob(verb string, f jobFlags) (*jobStart, int) {
 // defers the Kit's Close.
 func (e *Env) openJob(ctx context.Context, phase kernel.Phase, s *jobStart, f jobFlags, number int, dayOutputs map[string]string) (*job.Kit, int) {
 	verb := phase.Name
-	token := e.token()
-	if token == "" {
-		e.authMissing = true
+	k, err := e.factory().OpenJob(ctx, job.Setup{
+		Phase: phase, Issue: s.issue, RunID: s.runID, RecordComment: s.comment, Number: number,
+		Dir: s.dir, Remote: *f.remote, Base: s.base, Deadline: s.deadline,
+		Config: s.cfg, ConfigPath: s.cfgPath,
+		Dashboard: *f.budgets.dashboard, TraceFile: *f.traceFile, RecordDir: *f.recordDir,
+		SetOutput: e.setOutput(s.io),
+	})
+	if errors.Is(err, errNoAuth) {
 		e.Errorf("%s: %v", verb, errNoAuth)
 		return nil, ExitUsage
 	}
-	k, err := job.Open(ctx, job.Setup{
-		Phase: phase, Issue: s.issue, RunID: s.runID, RecordComment: s.comment, Number: number,
-		Dir: s.dir, Remote: *f.remote, Base: s.base, Deadline: s.deadline,
-		Config: s.cfg, ConfigPath: s.cfgPath, Env: e.Vars, Token: token, PushToken: e.Getenv("ROADMAP_PUSH_TOKEN"),
-		Dashboard: *f.budgets.dashboard, TraceFile: *f.traceFile, RecordDir: *f.recordDir,
-		Log: e.Stderr, SetOutput: e.setOutput(s.io), Probe: e.probe,
-	})
 	var refused *job.DayRefused
 	var setup *job.Error
 	switch {

@@ -27,14 +27,26 @@ type metricsOutput struct {
 	Skipped []string `json:"skipped,omitempty"`
 }
 
+// metricsOptions are `roadmap metrics`'s flags, parsed.
+type metricsOptions struct {
+	Since, Now time.Time
+	JSON       bool
+}
+
 // runMetrics is `roadmap metrics [--json] [--since D] [-R OWNER/REPO]`: the
 // pipeline's outcomes across items (internal/metrics), from every record
 // comment updated since D, read with one request per 100 comments. Exit 0,
 // 2 on bad input, 3 when GitHub fails it.
 func runMetrics(ctx context.Context, env *Env, args []string) int {
+	return metricsCmd(ctx, env.factory(), args, metricsRun)
+}
+
+// metricsCmd parses metrics' flags into its options, then calls runF.
+func metricsCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *metricsOptions) int) int {
+	env, o := f.env, &metricsOptions{}
 	fs := newFlags(env, "metrics")
 	sinceFlag := fs.String("since", "30d", "the window's start: a date `D` (YYYY-MM-DD, UTC), a duration back from now (7d, 24h), or all")
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -43,19 +55,25 @@ func runMetrics(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("metrics takes no arguments")
 		return ExitUsage
 	}
-	now := time.Now().UTC()
-	since, err := parseSince(*sinceFlag, now)
-	if err != nil {
+	o.Now = f.Now().UTC()
+	var err error
+	if o.Since, err = parseSince(*sinceFlag, o.Now); err != nil {
 		env.Errorf("--since: %v", err)
 		return ExitUsage
 	}
-	masker := env.masker()
-	gh, err := env.gitHubClient(masker, time.Time{})
+	return runF(ctx, f, o)
+}
+
+// metricsRun reads the records of the window and prints the report.
+func metricsRun(ctx context.Context, f *Factory, o *metricsOptions) int {
+	env := f.env
+	gh, err := f.GitHub()
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitUsage
 	}
-	recs, err := gh.Records(ctx, since)
+	masker := f.Masker()
+	recs, err := gh.Records(ctx, o.Since)
 	if err != nil {
 		env.Errorf("%s", masker.Mask(err.Error()))
 		return ExitInternal
@@ -73,9 +91,9 @@ func runMetrics(ctx context.Context, env *Env, args []string) int {
 	for _, p := range out.Skipped {
 		env.Errorf("left out: %s", p)
 	}
-	out.Report = metrics.Compute(list, since, now)
+	out.Report = metrics.Compute(list, o.Since, o.Now)
 	out.Requests = gh.Requests().Counted()
-	if *asJSON {
+	if o.JSON {
 		return env.JSON(out)
 	}
 	if err := printMetrics(env.Stdout, out); err != nil {

@@ -81,12 +81,7 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("plan validate: %v", err)
 		return ExitUsage
 	}
-	var cfg *config.Config
-	if *cfgPath != "" {
-		cfg, err = config.LoadExplicit(*cfgPath)
-	} else {
-		cfg, err = config.Load(filepath.Join(root, config.DefaultPath))
-	}
+	cfg, _, err := loadConfig(*cfgPath, root)
 	if err != nil {
 		env.Errorf("plan validate: %v", err)
 		return ExitUsage
@@ -95,55 +90,24 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 	// joined to the root as given, so they open from where the command ran
 	// and annotate the right file in Actions.
 	prefix := filepath.ToSlash(root)
-	io := actionsio.New(env.Getenv, env.Stdout)
+	pv := planValidator{env: env, io: actionsio.New(env.Getenv, env.Stdout), root: root, prefix: prefix,
+		openspecOnly: *openspecOnly, issue: issue, cfg: cfg}
 	res := planValidateResult{Passed: true}
 	for _, id := range ids {
-		validate := plan.Validate
-		if *openspecOnly {
-			validate = plan.ValidateOpenSpec
-		}
-		rep, err := validate(root, id)
-		if errors.Is(err, plan.ErrNoChange) {
-			env.Errorf("plan validate: %v", err)
-			return ExitUsage
-		}
-		if err != nil {
-			env.Errorf("plan validate: %v", err)
-			return ExitInternal
-		}
-		if !*openspecOnly {
-			found, err := gates.Check(ctx, gates.Input{Root: root, ChangeID: id, Issue: issue, Config: gateConfig(cfg)})
-			if err != nil {
-				env.Errorf("plan validate: %v", err)
-				return ExitInternal
-			}
-			rep.Findings = append(rep.Findings, found...)
-		}
-		sort.SliceStable(rep.Findings, func(i, j int) bool {
-			a, b := rep.Findings[i], rep.Findings[j]
-			if a.File != b.File {
-				return a.File < b.File
-			}
-			return a.Line < b.Line
-		})
-		e := planValidateEntry{Change: id, Dir: path.Join(prefix, rep.Dir), OpenSpecValid: rep.OpenSpecValid(), Passed: rep.Clean(), Findings: []plan.Finding{}}
-		for _, f := range rep.Findings {
-			f.File = path.Join(prefix, f.File)
-			e.Findings = append(e.Findings, f)
-			switch f.Level {
-			case plan.LevelError:
-				io.Error(f.File, f.Line, f.Rule+": "+f.Message)
-			case plan.LevelWarning:
-				io.Warning(f.File, f.Line, f.Rule+": "+f.Message)
-			}
+		e, code := pv.change(ctx, id)
+		if code != ExitOK {
+			return code
 		}
 		res.Passed = res.Passed && e.Passed
 		res.Changes = append(res.Changes, e)
-		if !e.Passed && e.OpenSpecValid {
-			env.Errorf("plan validate: %s: openspec validate --strict accepts it; only roadmap's rules fail it (--openspec checks OpenSpec's alone)", id)
-		}
 	}
-	if *asJSON {
+	return planValidateOutput(env, res, *asJSON)
+}
+
+// planValidateOutput prints the findings, or the result as JSON, and names
+// the exit.
+func planValidateOutput(env *Env, res planValidateResult, asJSON bool) int {
+	if asJSON {
 		if code := env.JSON(res); code != ExitOK {
 			return code
 		}
@@ -160,6 +124,65 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 		return ExitFindings
 	}
 	return ExitOK
+}
+
+// planValidator validates the changes of one root.
+type planValidator struct {
+	env          *Env
+	io           *actionsio.IO
+	root, prefix string
+	openspecOnly bool
+	issue        *gates.Issue
+	cfg          *config.Config
+}
+
+// change validates the change id: OpenSpec's rules, then (unless
+// --openspec) roadmap's and the plan gates; its findings are annotated.
+func (pv planValidator) change(ctx context.Context, id string) (planValidateEntry, int) {
+	env := pv.env
+	validate := plan.Validate
+	if pv.openspecOnly {
+		validate = plan.ValidateOpenSpec
+	}
+	rep, err := validate(pv.root, id)
+	if errors.Is(err, plan.ErrNoChange) {
+		env.Errorf("plan validate: %v", err)
+		return planValidateEntry{}, ExitUsage
+	}
+	if err != nil {
+		env.Errorf("plan validate: %v", err)
+		return planValidateEntry{}, ExitInternal
+	}
+	if !pv.openspecOnly {
+		found, err := gates.Check(ctx, gates.Input{Root: pv.root, ChangeID: id, Issue: pv.issue, Config: gateConfig(pv.cfg)})
+		if err != nil {
+			env.Errorf("plan validate: %v", err)
+			return planValidateEntry{}, ExitInternal
+		}
+		rep.Findings = append(rep.Findings, found...)
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	e := planValidateEntry{Change: id, Dir: path.Join(pv.prefix, rep.Dir), OpenSpecValid: rep.OpenSpecValid(), Passed: rep.Clean(), Findings: []plan.Finding{}}
+	for _, f := range rep.Findings {
+		f.File = path.Join(pv.prefix, f.File)
+		e.Findings = append(e.Findings, f)
+		switch f.Level {
+		case plan.LevelError:
+			pv.io.Error(f.File, f.Line, f.Rule+": "+f.Message)
+		case plan.LevelWarning:
+			pv.io.Warning(f.File, f.Line, f.Rule+": "+f.Message)
+		}
+	}
+	if !e.Passed && e.OpenSpecValid {
+		env.Errorf("plan validate: %s: openspec validate --strict accepts it; only roadmap's rules fail it (--openspec checks OpenSpec's alone)", id)
+	}
+	return e, ExitOK
 }
 
 // planChanges resolves DIR to a repository root and the changes to validate:

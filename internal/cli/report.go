@@ -3,19 +3,33 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/report"
 )
+
+// reportOptions are `roadmap report`'s flags, parsed, with their defaults
+// from the environment and the event filled in.
+type reportOptions struct {
+	Event                                  *event.Event
+	Issue                                  int
+	Phase, JobResult, Result, FailureClass string
+	Group                                  int
+	Spend, HeadSHA                         string
+	PR, Attempt                            int
+	Reason                                 string
+	RunID, RecordComment                   int64
+	JobName, Workflow, Ref                 string
+	MaxJobs, Dashboard                     int
+	DayUSD                                 float64
+	JSON                                   bool
+}
 
 // runReport is the report action: after every implement Job (a job with
 // `needs: implement` and `if: always()`) it reads how the Job ended and takes
@@ -25,28 +39,34 @@ import (
 // the failing status, not a failure of report); 2 on bad input; 3 when GitHub
 // or the record failed it.
 func runReport(ctx context.Context, env *Env, args []string) int {
+	return reportCmd(ctx, env.factory(), args, reportRun)
+}
+
+// reportCmd parses report's flags into its options, then calls runF.
+func reportCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *reportOptions) int) int {
+	env, o := f.env, &reportOptions{}
 	fs := newFlags(env, "report")
-	issue := fs.Int("issue", 0, "the issue (default: from the event)")
-	phase := fs.String("phase", report.PhaseImplement, "the Job reported on: implement, or stage (a stage Job: results staged, returned, stopped, yielded)")
-	jobResult := fs.String("job-result", "", "needs.<implement>.result: success, failure, cancelled or skipped")
-	result := fs.String("result", "", "the implement job's result output: ready, stopped, yielded, returned (empty when it was killed)")
-	failureClass := fs.String("failure", "", "the implement job's failure output: a failure class")
-	group := fs.Int("group", 0, "the implement job's group output")
-	spend := fs.String("spend", "", "the implement job's spend output (JSON)")
-	headSHA := fs.String("head-sha", "", "the implement job's head_sha output")
-	pr := fs.Int("pr", 0, "the implement job's pr output")
-	attempt := fs.Int("attempt", 0, "the implement Job's number (its attempt output or dispatch input; default: found in the record or the log)")
-	reason := fs.String("reason", "", "the implement job's reason output, when it has one")
-	runID := fs.Int64("run-id", 0, "the workflow run of the implement job (default $GITHUB_RUN_ID)")
-	recordComment := fs.Int64("record-comment", 0, "the record comment id (the implement job's record_comment output; default: found by listing the comments once)")
-	jobName := fs.String("job-name", "", "the reported job's name in the run (default: the phase, implement or stage)")
-	workflow := fs.String("workflow", "", "the implement workflow file a continuation dispatches (default: from $GITHUB_WORKFLOW_REF)")
-	refFlag := fs.String("ref", "", "the ref the continuation runs on (default $GITHUB_REF_NAME)")
-	maxJobs := fs.Int("max-jobs", 0, "cap of Jobs per item (default: configuration implement.max_jobs)")
-	dashboard := fs.Int("dashboard", 0, "the dashboard issue (label roadmap:dashboard): report keeps its item's line there, and the day ledger with a day budget (0: none)")
-	dayUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
-	cfgPath := fs.String("config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
-	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout")
+	fs.IntVar(&o.Issue, "issue", 0, "the issue (default: from the event)")
+	fs.StringVar(&o.Phase, "phase", report.PhaseImplement, "the Job reported on: implement, or stage (a stage Job: results staged, returned, stopped, yielded)")
+	fs.StringVar(&o.JobResult, "job-result", "", "needs.<implement>.result: success, failure, cancelled or skipped")
+	fs.StringVar(&o.Result, "result", "", "the implement job's result output: ready, stopped, yielded, returned (empty when it was killed)")
+	fs.StringVar(&o.FailureClass, "failure", "", "the implement job's failure output: a failure class")
+	fs.IntVar(&o.Group, "group", 0, "the implement job's group output")
+	fs.StringVar(&o.Spend, "spend", "", "the implement job's spend output (JSON)")
+	fs.StringVar(&o.HeadSHA, "head-sha", "", "the implement job's head_sha output")
+	fs.IntVar(&o.PR, "pr", 0, "the implement job's pr output")
+	fs.IntVar(&o.Attempt, "attempt", 0, "the implement Job's number (its attempt output or dispatch input; default: found in the record or the log)")
+	fs.StringVar(&o.Reason, "reason", "", "the implement job's reason output, when it has one")
+	fs.Int64Var(&o.RunID, "run-id", 0, "the workflow run of the implement job (default $GITHUB_RUN_ID)")
+	fs.Int64Var(&o.RecordComment, "record-comment", 0, "the record comment id (the implement job's record_comment output; default: found by listing the comments once)")
+	fs.StringVar(&o.JobName, "job-name", "", "the reported job's name in the run (default: the phase, implement or stage)")
+	fs.StringVar(&o.Workflow, "workflow", "", "the implement workflow file a continuation dispatches (default: from $GITHUB_WORKFLOW_REF)")
+	fs.StringVar(&o.Ref, "ref", "", "the ref the continuation runs on (default $GITHUB_REF_NAME)")
+	fs.IntVar(&o.MaxJobs, "max-jobs", 0, "cap of Jobs per item (default: configuration implement.max_jobs)")
+	fs.IntVar(&o.Dashboard, "dashboard", 0, "the dashboard issue (label roadmap:dashboard): report keeps its item's line there, and the day ledger with a day budget (0: none)")
+	fs.Float64Var(&o.DayUSD, "day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
+	fs.StringVar(&f.ConfigPath, "config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
+	fs.BoolVar(&o.JSON, "json", false, "print the outcome as JSON on stdout")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -55,120 +75,125 @@ func runReport(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("report takes no arguments")
 		return ExitUsage
 	}
-	io := actionsio.New(env.Getenv, env.Stdout)
-	ev, err := event.FromEnv(env.Getenv)
-	if err != nil {
+	var err error
+	if o.Event, err = event.FromEnv(env.Getenv); err != nil {
 		env.Errorf("report: %v", err)
 		return ExitUsage
 	}
-	load := config.LoadExplicit
-	if *cfgPath == "" {
-		*cfgPath, load = filepath.Join(env.workdir(""), config.DefaultPath), config.Load
+	o.Workflow = firstSet(o.Workflow, workflowFile(env.Getenv("GITHUB_WORKFLOW_REF")))
+	o.Ref = firstSet(o.Ref, env.Getenv("GITHUB_REF_NAME"), env.Getenv("GITHUB_REF"))
+	if o.RunID == 0 {
+		o.RunID = o.Event.RunID
 	}
-	cfg, err := load(*cfgPath)
+	if o.Issue == 0 {
+		o.Issue = o.Event.Issue
+	}
+	return runF(ctx, f, o)
+}
+
+// reportRun takes the one action the event and the Job's outputs call
+// for: a person's ticks on the dashboard, a reply or a stop label, or how
+// the Job ended.
+func reportRun(ctx context.Context, f *Factory, o *reportOptions) int {
+	env := f.env
+	cfg, err := f.Config()
 	if err != nil {
-		env.Errorf("report: %v", err)
-		io.Error(*cfgPath, configLine(err), err.Error())
-		return ExitUsage
+		return f.configFailed(err)
 	}
-	if *maxJobs == 0 {
-		*maxJobs = cfg.Implement.MaxJobs
+	if o.MaxJobs == 0 {
+		o.MaxJobs = cfg.Implement.MaxJobs
 	}
-	budget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
-	if *dayUSD < 0 {
+	if o.DayUSD < 0 {
 		env.Errorf("report: --day-budget-usd must not be negative")
 		return ExitUsage
 	}
-	if *dayUSD > 0 {
-		budget.USD = *dayUSD
-	}
-	labels := report.Labels{Stage: cfg.Labels.Stage, Implement: cfg.Labels.Implement,
-		NeedsInput: cfg.Labels.NeedsInput, Stopped: cfg.Labels.Stopped, Stop: cfg.Labels.Stop, Waiting: cfg.Labels.Waiting}
-	if *workflow == "" {
-		*workflow = workflowFile(env.Getenv("GITHUB_WORKFLOW_REF"))
-	}
-	if *refFlag == "" {
-		*refFlag = env.Getenv("GITHUB_REF_NAME")
-	}
-	if *refFlag == "" {
-		*refFlag = env.Getenv("GITHUB_REF")
-	}
-	if *runID == 0 {
-		*runID = ev.RunID
-	}
-	if *issue == 0 {
-		*issue = ev.Issue
-	}
-
-	masker := env.masker()
-	gh, err := env.gitHubClient(masker, time.Time{})
+	gh, err := f.GitHub()
 	if err != nil {
 		env.Errorf("report: %v", err)
 		return ExitUsage
 	}
-	if ev.Name == "issues" && ev.Action == "edited" && *dashboard > 0 && ev.Issue == *dashboard {
-		// A person's ticks on the dashboard's boxes.
-		out, err := report.DashboardEdit(ctx, report.DashboardEditOptions{GitHub: gh, Event: ev, Dashboard: *dashboard,
-			Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Labels: labels, DayBudget: budget,
-			Alerts: alertRules(cfg.Alerts), Mask: masker.Mask, Log: env.Stderr})
-		if err != nil {
-			msg := masker.Mask(err.Error())
-			env.Errorf("report: %s", msg)
-			io.Error("", 0, "roadmap report: "+msg)
-			var ie *report.InputError
-			if errors.As(err, &ie) {
-				return ExitUsage
-			}
-			return ExitInternal
-		}
-		if *asJSON {
-			return env.JSON(out)
-		}
-		line := fmt.Sprintf("dashboard #%d edited by %s: %d box(es) carried out", *dashboard, out.Editor, len(out.Boxes))
-		if out.Ignored != "" {
-			line += "; " + out.Ignored
-		}
-		fmt.Fprintln(env.Stderr, masker.Mask(line))
-		return ExitOK
+	ev, labels := o.Event, reportLabels(cfg)
+	if ev.Name == "issues" && ev.Action == "edited" && o.Dashboard > 0 && ev.Issue == o.Dashboard {
+		return reportDashboardEdit(ctx, f, o, report.DashboardEditOptions{GitHub: gh, Event: ev, Dashboard: o.Dashboard,
+			Workflow: o.Workflow, Ref: o.Ref, MaxJobs: o.MaxJobs, Labels: labels, DayBudget: dayBudget(cfg, o.DayUSD),
+			Alerts: alertRules(cfg.Alerts), Mask: f.Masker().Mask, Log: env.Stderr})
 	}
 	var out report.Outcome
 	if ev.Name == "issue_comment" || (ev.Name == "issues" && ev.Action == "labeled" && ev.Label == labels.Stop) {
-		out, err = report.Resume(ctx, report.ResumeOptions{GitHub: gh, Event: ev, Workflow: *workflow, Ref: *refFlag,
-			MaxJobs: *maxJobs, Labels: labels, Mask: masker.Mask, Log: env.Stderr})
+		out, err = report.Resume(ctx, report.ResumeOptions{GitHub: gh, Event: ev, Workflow: o.Workflow, Ref: o.Ref,
+			MaxJobs: o.MaxJobs, Labels: labels, Mask: f.Masker().Mask, Log: env.Stderr})
 	} else {
-		if *issue <= 0 {
+		if o.Issue <= 0 {
 			env.Errorf("report: no issue: pass --issue or run on an issue or dispatch event")
 			return ExitUsage
 		}
-		out, err = report.Run(ctx, report.Options{
-			Issue: *issue, GitHub: gh, Phase: *phase, JobResult: *jobResult, Result: *result, Failure: *failureClass, Group: *group,
-			Spend: *spend, HeadSHA: *headSHA, PR: *pr, Attempt: *attempt, Reason: *reason, RunID: *runID, RunAttempt: runAttempt(env),
-			RecordComment: *recordComment, RunURL: env.runURL(*runID),
-			JobName: *jobName, Workflow: *workflow, Ref: *refFlag, MaxJobs: *maxJobs, Dashboard: *dashboard,
-			DayBudget: budget, Alerts: alertRules(cfg.Alerts), Labels: labels, Mask: masker.Mask, Log: env.Stderr,
-		})
+		out, err = report.Run(ctx, o.runOptions(f, cfg))
 	}
+	return reportOutcome(f, o, out, err)
+}
+
+// runOptions are report.Run's options from o and the configuration.
+func (o *reportOptions) runOptions(f *Factory, cfg *config.Config) report.Options {
+	env := f.env
+	gh, _ := f.GitHub()
+	return report.Options{
+		Issue: o.Issue, GitHub: gh, Phase: o.Phase, JobResult: o.JobResult, Result: o.Result, Failure: o.FailureClass, Group: o.Group,
+		Spend: o.Spend, HeadSHA: o.HeadSHA, PR: o.PR, Attempt: o.Attempt, Reason: o.Reason, RunID: o.RunID, RunAttempt: runAttempt(env),
+		RecordComment: o.RecordComment, RunURL: env.runURL(o.RunID),
+		JobName: o.JobName, Workflow: o.Workflow, Ref: o.Ref, MaxJobs: o.MaxJobs, Dashboard: o.Dashboard,
+		DayBudget: dayBudget(cfg, o.DayUSD), Alerts: alertRules(cfg.Alerts), Labels: reportLabels(cfg), Mask: f.Masker().Mask, Log: env.Stderr,
+	}
+}
+
+// reportDashboardEdit carries out a person's ticks on the dashboard's boxes.
+func reportDashboardEdit(ctx context.Context, f *Factory, o *reportOptions, eo report.DashboardEditOptions) int {
+	env := f.env
+	out, err := report.DashboardEdit(ctx, eo)
 	if err != nil {
-		msg := masker.Mask(err.Error())
-		env.Errorf("report: %s", msg)
-		io.Error("", 0, "roadmap report: "+msg)
-		var ie *report.InputError
-		if errors.As(err, &ie) {
-			return ExitUsage
+		return reportFailed(f, err)
+	}
+	if o.JSON {
+		return env.JSON(out)
+	}
+	line := fmt.Sprintf("dashboard #%d edited by %s: %d box(es) carried out", o.Dashboard, out.Editor, len(out.Boxes))
+	if out.Ignored != "" {
+		line += "; " + out.Ignored
+	}
+	fmt.Fprintln(env.Stderr, f.Masker().Mask(line))
+	return ExitOK
+}
+
+// reportFailed says report's error, masked, on stderr and as an annotation;
+// it returns the error's exit code.
+func reportFailed(f *Factory, err error) int {
+	msg := f.Masker().Mask(err.Error())
+	f.env.Errorf("report: %s", msg)
+	f.IO().Error("", 0, "roadmap report: "+msg)
+	return exitFor(err)
+}
+
+// reportOutcome sets the step's outputs and summary from out and prints
+// its line, or says err. What report decided and did before GitHub failed
+// it (the class, the action, a dispatch's failure class) is still the
+// step's.
+func reportOutcome(f *Factory, o *reportOptions, out report.Outcome, err error) int {
+	env, io := f.env, f.IO()
+	if err != nil {
+		code := reportFailed(f, err)
+		if code == ExitUsage {
+			return code
 		}
-		// What report decided and did before GitHub failed it (the class,
-		// the action, a dispatch's failure class) is still the step's.
 		setReportOutputs(env, io, out)
-		if *asJSON {
+		if o.JSON {
 			env.JSON(out)
 		}
-		return ExitInternal
+		return code
 	}
 	setReportOutputs(env, io, out)
 	if err := io.AddSummary(reportSummary(out)); err != nil {
 		env.Errorf("step summary: %v", err)
 	}
-	if *asJSON {
+	if o.JSON {
 		return env.JSON(out)
 	}
 	// In Actions stdout carries workflow commands only; the line goes to the log.
@@ -262,15 +287,6 @@ func reportSummary(o report.Outcome) string {
 	}
 	b.WriteString(".\n")
 	return b.String()
-}
-
-// configLine is the line of a configuration error, 0 when it has none.
-func configLine(err error) int {
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		return ce.Line
-	}
-	return 0
 }
 
 // runAttempt is GitHub's attempt of this workflow run ($GITHUB_RUN_ATTEMPT,

@@ -7,19 +7,22 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 
-	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/git"
-	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
-	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/review"
 )
+
+// reviewOptions are `roadmap review`'s flags, parsed.
+type reviewOptions struct {
+	PR, MaxFindings int
+	Base, PlanDir   string
+	JSON            bool
+}
 
 // runReview is `roadmap review --pr N`: the independent review of a pull
 // request's change (internal/review) from a checkout at its head. It prints
@@ -27,14 +30,20 @@ import (
 // stands, 1 when one does, 2 on bad input, 3 when the review could not run
 // to its end (a budget, a model error).
 func runReview(ctx context.Context, env *Env, args []string) int {
+	return reviewCmd(ctx, env.factory(), args, reviewRun)
+}
+
+// reviewCmd parses review's flags into its options, then calls runF.
+func reviewCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *reviewOptions) int) int {
+	env, o := f.env, &reviewOptions{}
 	fs := newFlags(env, "review")
-	pr := fs.Int("pr", 0, "the pull request to review")
-	workdir := fs.StringP("workdir", "C", "", "the checkout at the PR's head (default $GITHUB_WORKSPACE or .)")
-	cfgPath := fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")")
-	base := fs.String("base", "", "the base to diff against (default: origin/ the PR's base branch, else the branch)")
-	planDir := fs.String("plan", "", "the OpenSpec change directory (default: the one the PR body names, if any)")
-	maxFindings := fs.Int("max-findings", 0, "blocking findings kept; the rest are made advisory (default review.max_findings)")
-	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
+	fs.IntVar(&o.PR, "pr", 0, "the pull request to review")
+	fs.StringVarP(&f.Workdir, "workdir", "C", "", "the checkout at the PR's head (default $GITHUB_WORKSPACE or .)")
+	fs.StringVar(&f.ConfigPath, "config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")")
+	fs.StringVar(&o.Base, "base", "", "the base to diff against (default: origin/ the PR's base branch, else the branch)")
+	fs.StringVar(&o.PlanDir, "plan", "", "the OpenSpec change directory (default: the one the PR body names, if any)")
+	fs.IntVar(&o.MaxFindings, "max-findings", 0, "blocking findings kept; the rest are made advisory (default review.max_findings)")
+	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -42,24 +51,30 @@ func runReview(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("review: unexpected argument %q", fs.Arg(0))
 		return ExitUsage
 	}
-	if *pr <= 0 || *maxFindings < 0 || fs.Changed("max-findings") && *maxFindings == 0 {
+	if o.PR <= 0 || o.MaxFindings < 0 || fs.Changed("max-findings") && o.MaxFindings == 0 {
 		env.Errorf("review: --pr N (N > 0) is required, and --max-findings must be above 0")
 		return ExitUsage
 	}
-	rr, code := env.reviewSetup(ctx, *pr, env.workdir(*workdir), *cfgPath, *base, *planDir)
+	return runF(ctx, f, o)
+}
+
+// reviewRun reviews the PR o names from the checkout.
+func reviewRun(ctx context.Context, f *Factory, o *reviewOptions) int {
+	env := f.env
+	rr, code := f.reviewSetup(ctx, o)
 	if code != ExitOK {
 		return code
 	}
 	defer rr.close()
-	if *maxFindings > 0 {
-		rr.opts.MaxFindings = *maxFindings
+	if o.MaxFindings > 0 {
+		rr.opts.MaxFindings = o.MaxFindings
 	}
 	res, err := review.Run(ctx, rr.opts, rr.in)
 	if err != nil {
 		env.Errorf("review: %s", rr.mask(err.Error()))
 		return ExitInternal
 	}
-	if code := env.reviewOutput(res, *asJSON, rr.mask); code != ExitOK {
+	if code := env.reviewOutput(res, o.JSON, rr.mask); code != ExitOK {
 		return code
 	}
 	switch {
@@ -72,8 +87,8 @@ func runReview(ctx context.Context, env *Env, args []string) int {
 	return ExitOK
 }
 
-// reviewRun is what the verb runs the review with.
-type reviewRun struct {
+// reviewKit is what the verb runs the review with.
+type reviewKit struct {
 	in    review.Input
 	opts  review.Options
 	close func()              // closes the sandbox's boundary
@@ -99,48 +114,45 @@ func (e *Env) reviewOutput(res review.Result, asJSON bool, mask func(string) str
 // reviewSetup reads what the review needs: the PR, its issue's acceptance
 // criteria, the diff from the checkout, the plan when the PR names one, and
 // the reviewer's ladder and sandbox.
-func (e *Env) reviewSetup(ctx context.Context, n int, dir, cfgPath, base, planDir string) (reviewRun, int) {
-	io := actionsio.New(e.Getenv, e.Stdout)
-	cfg, code := e.jobConfig(io, dir, &cfgPath)
-	if code != ExitOK {
-		return reviewRun{}, code
+func (f *Factory) reviewSetup(ctx context.Context, o *reviewOptions) (reviewKit, int) {
+	e := f.env
+	cfg, err := f.Config()
+	if err != nil {
+		return reviewKit{}, f.configFailed(err)
 	}
-	masker := e.masker(modelKeys(e, cfg)...)
-	gh, err := e.gitHubClient(masker, time.Time{})
+	masker := f.Masker()
+	gh, err := f.GitHub()
 	if err != nil {
 		e.Errorf("review: %v", err)
-		return reviewRun{}, ExitUsage
+		return reviewKit{}, ExitUsage
 	}
-	p, err := gh.PR(ctx, n)
+	p, err := gh.PR(ctx, o.PR)
 	if err != nil {
 		e.Errorf("review: %s", masker.Mask(err.Error()))
-		return reviewRun{}, ExitUsage
+		return reviewKit{}, ExitUsage
 	}
-	repo, err := git.Open(ctx, dir, e.environ())
+	repo, err := git.Open(ctx, e.workdir(f.Workdir), e.environ())
 	if err != nil {
 		e.Errorf("review: %s", masker.Mask(err.Error()))
-		return reviewRun{}, ExitUsage
+		return reviewKit{}, ExitUsage
 	}
-	in, code := e.reviewInput(ctx, repo, p.HeadSHA, p.BaseRef, base)
+	in, code := e.reviewInput(ctx, repo, p.HeadSHA, p.BaseRef, o.Base)
 	if code != ExitOK {
-		return reviewRun{}, code
+		return reviewKit{}, code
 	}
 	if issue := closesIssue(p.Body); issue > 0 {
 		is, err := gh.Issue(ctx, issue)
 		if err != nil {
 			e.Errorf("review: %s", masker.Mask(err.Error()))
-			return reviewRun{}, ExitInternal
+			return reviewKit{}, ExitInternal
 		}
 		in.Acceptance = acceptanceCriteria(is.Body)
 	}
-	if planDir == "" {
-		planDir = prPlan(p.Body)
-	}
-	if planDir != "" {
+	if planDir := firstSet(o.PlanDir, prPlan(p.Body)); planDir != "" {
 		in.Plan, in.Tests = e.reviewPlan(repo.Dir, planDir)
 	}
-	opts, closeAll, code := e.reviewOptions(ctx, cfg, repo.Dir, masker)
-	return reviewRun{in: in, opts: opts, close: closeAll, mask: masker.Mask}, code
+	opts, closeAll, code := f.reviewOptions(ctx, cfg, repo.Dir)
+	return reviewKit{in: in, opts: opts, close: closeAll, mask: masker.Mask}, code
 }
 
 // reviewInput is the diff of the checkout from the merge base with the base
@@ -196,45 +208,25 @@ func (e *Env) reviewPlan(dir, planDir string) (string, []string) {
 	return text.String(), tests
 }
 
-// reviewOptions are the reviewer's ladder (by default the configuration's
-// last tier: another tier than the one implement starts on) and a sandbox
-// whose read-only tools read the work tree; commands run inside the
-// isolation boundary, or not at all when it is unavailable.
-func (e *Env) reviewOptions(ctx context.Context, cfg *config.Config, dir string, masker *redact.Masker) (review.Options, func(), int) {
-	none := func() {}
-	if len(cfg.Models) == 0 {
-		e.Errorf("review: the configuration names no model")
-		return review.Options{}, none, ExitUsage
-	}
-	// review.model names the reviewer; else the ladder's last.
-	mi := len(cfg.Models) - 1
-	for i, cm := range cfg.Models {
-		if cm.Name == cfg.Review.Model {
-			mi = i
-		}
-	}
-	m := cfg.Models[mi]
-	prices := map[string]llm.Price{}
-	for name, p := range cfg.Prices {
-		prices[name] = llm.Price{Input: p.Input, Output: p.Output}
-	}
-	client, err := llm.New(llm.Config{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Name, APIKeyEnv: m.APIKeyEnv,
-		InputWindow: m.InputWindow, MaxOutput: m.MaxOutput, Prices: prices, Fixtures: m.Fixtures}, llm.WithGetenv(e.Getenv))
+// reviewOptions are the reviewer's ladder (f.Reviewer: by default the
+// configuration's last tier, another tier than the one implement starts on)
+// and a sandbox whose read-only tools read the work tree; commands run
+// inside the isolation boundary, or not at all when it is unavailable.
+func (f *Factory) reviewOptions(ctx context.Context, cfg *config.Config, dir string) (review.Options, func(), int) {
+	e, none := f.env, func() {}
+	tier, err := f.Reviewer()
 	if err != nil {
-		e.Errorf("review: models[%d]: %v", mi, err)
+		e.Errorf("review: %v", err)
 		return review.Options{}, none, ExitUsage
 	}
-	p := prices[m.Name]
-	tier := agent.Tier{Name: m.Name, Model: agent.Masked(client, masker.Mask), USDPerMTokIn: p.Input, USDPerMTokOut: p.Output,
-		MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)}
-	pol, err := policy.ParseNode(&cfg.Policy)
+	pol, err := f.Policy()
 	if err != nil {
 		e.Errorf("review: policy: %v", err)
 		return review.Options{}, none, ExitUsage
 	}
 	sb := agent.Sandbox(readOnlyTree{dir: dir, why: "no command runs: the isolation boundary is unavailable"})
 	closeAll := none
-	b, err := e.boundary(ctx, cfg, dir)
+	b, err := f.Boundary(ctx, cfg, dir)
 	switch _, unavail := unavailable(err); {
 	case err == nil:
 		sb, closeAll = sandboxTools{policy.NewSandbox(b, pol, e.environ())}, func() { _ = b.Close() }
@@ -245,23 +237,11 @@ func (e *Env) reviewOptions(ctx context.Context, cfg *config.Config, dir string,
 		return review.Options{}, none, ExitUsage
 	}
 	return review.Options{MaxFindings: cfg.Review.MaxFindings, Config: agent.Config{Models: []agent.Tier{tier}, Sandbox: sb,
-		Budget: stepBudget(cfg.Budgets.Step), MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)}}, closeAll, ExitOK
+		Budget: stepBudget(cfg.Budgets.Step), MaxOutput: tier.MaxOutput, Window: tier.Window}}, closeAll, ExitOK
 }
 
 func stepBudget(b config.Budget) agent.Budget {
 	return agent.Budget{Turns: b.Turns, TokensIn: b.TokensIn, TokensOut: b.TokensOut, USD: b.USD, Wall: b.Wall}
-}
-
-// modelKeys are the values of the model keys the configuration names by
-// variable, masked like every secret.
-func modelKeys(e *Env, cfg *config.Config) []string {
-	var keys []string
-	for _, m := range cfg.Models {
-		if v := e.Getenv(m.APIKeyEnv); m.APIKeyEnv != "" && v != "" {
-			keys = append(keys, v)
-		}
-	}
-	return keys
 }
 
 // sandboxTools gives the policy sandbox the agent's Run signature.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/checks"
@@ -23,21 +24,36 @@ func (f *testFlags) String() string     { return strings.Join(*f, "; ") }
 func (f *testFlags) Set(v string) error { *f = append(*f, v); return nil }
 func (f *testFlags) Type() string       { return "string" }
 
+// strengthOptions are `roadmap ci test-strength`'s flags, parsed.
+type strengthOptions struct {
+	Base, FloorText, Dir, ConfigPath string
+	Tests                            testFlags
+	Floor                            float64
+	MaxMutants                       int
+	Timeout                          time.Duration
+	JSON                             bool
+}
+
 // runCITestStrength is `roadmap ci test-strength`: mutants of the lines the
 // change since --base adds, each run against the tests inside the isolation
 // boundary (internal/strength). It exits 1 when the tests did not reach
 // the floor or nothing was measured.
 func runCITestStrength(ctx context.Context, env *Env, args []string) int {
+	return strengthCmd(ctx, env.factory(), args, strengthRun)
+}
+
+// strengthCmd parses ci test-strength's flags into its options, then calls runF.
+func strengthCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *strengthOptions) int) int {
+	env, o := f.env, &strengthOptions{}
 	fs := newFlags(env, "ci test-strength")
-	base := fs.String("base", "", "the commit the change starts from (required), e.g. origin/main or HEAD~1")
-	var tests testFlags
-	fs.Var(&tests, "test", "a test command each mutant runs, without a shell; repeat for more (default: go test of the changed packages)")
-	floorText := fs.String("floor", "", "the score (0 to 1) the tests must reach (default implement.test_strength_floor of the base's configuration)")
-	maxMutants := fs.Int("max-mutants", strength.DefaultMaxMutants, "how many mutants run at most; the rest are counted as skipped")
-	timeout := fs.Duration("mutant-timeout", 0, "the time budget of one mutant (default six times the unmutated run, 10s to 2m)")
-	dir := fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
-	cfgPath := fs.String("config", "", "configuration file, for isolation and the shell policy (default DIR/"+config.DefaultPath+")")
-	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
+	fs.StringVar(&o.Base, "base", "", "the commit the change starts from (required), e.g. origin/main or HEAD~1")
+	fs.Var(&o.Tests, "test", "a test command each mutant runs, without a shell; repeat for more (default: go test of the changed packages)")
+	fs.StringVar(&o.FloorText, "floor", "", "the score (0 to 1) the tests must reach (default implement.test_strength_floor of the base's configuration)")
+	fs.IntVar(&o.MaxMutants, "max-mutants", strength.DefaultMaxMutants, "how many mutants run at most; the rest are counted as skipped")
+	fs.DurationVar(&o.Timeout, "mutant-timeout", 0, "the time budget of one mutant (default six times the unmutated run, 10s to 2m)")
+	fs.StringVarP(&o.Dir, "workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
+	fs.StringVar(&o.ConfigPath, "config", "", "configuration file, for isolation and the shell policy (default DIR/"+config.DefaultPath+")")
+	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON on stdout")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -45,42 +61,37 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("ci test-strength: unexpected argument %q", fs.Arg(0))
 		return ExitUsage
 	}
-	if *base == "" {
+	if o.Base == "" {
 		env.Errorf("ci test-strength: --base is required")
 		return ExitUsage
 	}
-	floor, err := parseFloor(*floorText)
-	if err != nil {
+	var err error
+	if o.Floor, err = parseFloor(o.FloorText); err != nil {
 		env.Errorf("ci test-strength: %v", err)
 		return ExitUsage
 	}
-	if *maxMutants <= 0 || *timeout < 0 {
+	if o.MaxMutants <= 0 || o.Timeout < 0 {
 		env.Errorf("ci test-strength: --max-mutants must be above 0 and --mutant-timeout not negative")
 		return ExitUsage
 	}
-	tr, code := env.ciTrusted(ctx, "ci test-strength", *dir, *base, *cfgPath)
+	return runF(ctx, f, o)
+}
+
+// strengthRun runs the mutants inside the boundary and prints the score.
+func strengthRun(ctx context.Context, f *Factory, o *strengthOptions) int {
+	env := f.env
+	tr, code := f.ciTrusted(ctx, "ci test-strength", o.Dir, o.Base, o.ConfigPath)
 	if code != ExitOK {
 		return code
 	}
-	repo, baseSHA, cfg, pol := tr.repo, tr.baseSHA, tr.cfg, tr.pol
-	if *floorText == "" {
+	if o.FloorText == "" {
 		// The floor implement holds each group to, from the trusted configuration.
-		floor = cfg.Implement.TestStrengthFloor
+		o.Floor = tr.cfg.Implement.TestStrengthFloor
 	}
-	for _, t := range tests {
-		argv, err := policy.Split(t)
-		if err == nil && len(argv) == 0 {
-			err = errors.New("no program")
-		}
-		if err == nil {
-			err = pol.Check(argv)
-		}
-		if err != nil {
-			env.Errorf("ci test-strength: --test %q: %v", t, err)
-			return ExitUsage
-		}
+	if code := strengthTests(env, tr.pol, o.Tests); code != ExitOK {
+		return code
 	}
-	b, err := env.boundary(ctx, cfg, repo.Dir)
+	b, err := f.Boundary(ctx, tr.cfg, tr.repo.Dir)
 	if why, ok := unavailable(err); ok {
 		// Fail closed: the tests are code the model may have written.
 		env.Errorf("ci test-strength: %s", why)
@@ -96,28 +107,51 @@ func runCITestStrength(ctx context.Context, env *Env, args []string) int {
 		}
 	}()
 	env.Errorf("ci test-strength: %s", b.Describe())
-	masker := env.masker()
-	o := strength.Options{Dir: repo.Dir, Base: baseSHA, Tests: tests, Split: policy.Split,
-		Runner:  checks.SandboxRunner(policy.NewSandbox(b, pol, env.environ())),
-		Timeout: *timeout, MaxMutants: *maxMutants, Mask: masker.Mask, GitEnv: env.environ(),
+	masker := f.Masker()
+	so := strength.Options{Dir: tr.repo.Dir, Base: tr.baseSHA, Tests: o.Tests, Split: policy.Split,
+		Runner:  checks.SandboxRunner(policy.NewSandbox(b, tr.pol, env.environ())),
+		Timeout: o.Timeout, MaxMutants: o.MaxMutants, Mask: masker.Mask, GitEnv: env.environ(),
 		Progress: func(s string) { env.Errorf("ci test-strength: %s", s) }}
-	rep, err := strength.Run(ctx, o, floor)
+	rep, err := strength.Run(ctx, so, o.Floor)
 	var red *strength.BaselineError
-	if errors.As(err, &red) {
+	switch {
+	case errors.As(err, &red):
 		env.Errorf("ci test-strength: %s", masker.Mask(err.Error()))
 		return ExitFindings
-	}
-	if err != nil {
+	case err != nil:
 		env.Errorf("ci test-strength: %s", masker.Mask(err.Error()))
 		return ExitInternal
 	}
-	if *asJSON {
+	return strengthOutput(env, rep, o.JSON, b.Isolated())
+}
+
+// strengthTests checks each --test against the trusted policy.
+func strengthTests(env *Env, pol *policy.Policy, tests []string) int {
+	for _, t := range tests {
+		argv, err := policy.Split(t)
+		if err == nil && len(argv) == 0 {
+			err = errors.New("no program")
+		}
+		if err == nil {
+			err = pol.Check(argv)
+		}
+		if err != nil {
+			env.Errorf("ci test-strength: --test %q: %v", t, err)
+			return ExitUsage
+		}
+	}
+	return ExitOK
+}
+
+// strengthOutput prints the report and names the exit.
+func strengthOutput(env *Env, rep strength.Report, asJSON, isolated bool) int {
+	if asJSON {
 		if code := env.JSON(rep); code != ExitOK {
 			return code
 		}
 	} else {
 		printStrength(env, rep)
-		if !b.Isolated() {
+		if !isolated {
 			fmt.Fprintln(env.Stdout, "\n"+sandbox.NotIsolatedWarning)
 		}
 	}

@@ -2,14 +2,19 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
-	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/report"
 )
+
+// wakeOptions are `roadmap wake`'s flags, parsed.
+type wakeOptions struct {
+	Workflow, Ref string
+	Dashboard     int
+	DayUSD        float64
+	DryRun, JSON  bool
+}
 
 // runWake is `roadmap wake`, which the roadmap-wake workflow `roadmap init`
 // writes runs on a schedule: it lists the items waiting for the day's
@@ -18,14 +23,21 @@ import (
 // goes. Exit 0 when it did its job (nothing to wake included), 2 on bad
 // input, 3 when GitHub failed it.
 func runWake(ctx context.Context, env *Env, args []string) int {
+	return wakeCmd(ctx, env.factory(), args, wakeRun)
+}
+
+// wakeCmd parses wake's flags into its options, then calls runF (gh's
+// runF seam: a flag test passes its own and runs nothing).
+func wakeCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *wakeOptions) int) int {
+	env, o := f.env, &wakeOptions{}
 	fs := newFlags(env, "wake")
-	workflow := fs.String("workflow", "roadmap.yml", "the caller workflow file to dispatch the items' Jobs on (it has workflow_dispatch)")
-	refFlag := fs.String("ref", "", "the ref the Jobs run on (default $GITHUB_REF_NAME, else main)")
-	dashboard := fs.Int("dashboard", 0, "the issue holding the day ledger (0: no ledger, every due item is dispatched)")
-	dayUSD := fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
-	cfgPath := fs.String("config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
-	dryRun := fs.Bool("dry-run", false, "say what would be dispatched, and dispatch nothing")
-	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout")
+	fs.StringVar(&o.Workflow, "workflow", "roadmap.yml", "the caller workflow file to dispatch the items' Jobs on (it has workflow_dispatch)")
+	fs.StringVar(&o.Ref, "ref", "", "the ref the Jobs run on (default $GITHUB_REF_NAME, else main)")
+	fs.IntVar(&o.Dashboard, "dashboard", 0, "the issue holding the day ledger (0: no ledger, every due item is dispatched)")
+	fs.Float64Var(&o.DayUSD, "day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
+	fs.StringVar(&f.ConfigPath, "config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "say what would be dispatched, and dispatch nothing")
+	fs.BoolVar(&o.JSON, "json", false, "print the outcome as JSON on stdout")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -34,50 +46,64 @@ func runWake(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("wake takes no arguments")
 		return ExitUsage
 	}
-	load := config.LoadExplicit
-	if *cfgPath == "" {
-		*cfgPath, load = filepath.Join(env.workdir(""), config.DefaultPath), config.Load
-	}
-	cfg, err := load(*cfgPath)
-	if err != nil {
-		env.Errorf("wake: %v", err)
-		return ExitUsage
-	}
-	if *refFlag == "" {
-		*refFlag = env.Getenv("GITHUB_REF_NAME")
-	}
-	if *refFlag == "" {
-		*refFlag = "main"
-	}
-	budget := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
-	if *dayUSD < 0 {
+	if o.DayUSD < 0 {
 		env.Errorf("wake: --day-budget-usd must not be negative")
 		return ExitUsage
 	}
-	if *dayUSD > 0 {
-		budget.USD = *dayUSD
+	if o.Ref == "" {
+		o.Ref = firstSet(env.Getenv("GITHUB_REF_NAME"), "main")
 	}
-	labels := report.Labels{Stage: cfg.Labels.Stage, Implement: cfg.Labels.Implement, NeedsInput: cfg.Labels.NeedsInput,
-		Stopped: cfg.Labels.Stopped, Stop: cfg.Labels.Stop, Waiting: cfg.Labels.Waiting}
-	masker := env.masker()
-	gh, err := env.gitHubClient(masker, time.Time{})
+	return runF(ctx, f, o)
+}
+
+// wakeRun wakes the waiting items as o says.
+func wakeRun(ctx context.Context, f *Factory, o *wakeOptions) int {
+	env := f.env
+	cfg, err := f.Config()
+	if err != nil {
+		return f.configFailed(err)
+	}
+	gh, err := f.GitHub()
 	if err != nil {
 		env.Errorf("wake: %v", err)
 		return ExitUsage
 	}
-	out, err := report.Wake(ctx, report.WakeOptions{GitHub: gh, Workflow: *workflow, Ref: *refFlag, Dashboard: *dashboard,
-		DayBudget: budget, Labels: labels, Mask: masker.Mask, Log: env.Stderr, DryRun: *dryRun})
+	masker := f.Masker()
+	out, err := report.Wake(ctx, report.WakeOptions{GitHub: gh, Workflow: o.Workflow, Ref: o.Ref, Dashboard: o.Dashboard,
+		DayBudget: dayBudget(cfg, o.DayUSD), Labels: reportLabels(cfg), Mask: masker.Mask, Log: env.Stderr, DryRun: o.DryRun})
 	if err != nil {
 		env.Errorf("wake: %s", masker.Mask(err.Error()))
-		var ie *report.InputError
-		if errors.As(err, &ie) {
-			return ExitUsage
-		}
-		return ExitInternal
+		return exitFor(err)
 	}
-	if *asJSON {
+	if o.JSON {
 		return env.JSON(out)
 	}
 	fmt.Fprintf(env.Stdout, "roadmap wake: %d waiting, %d dispatched (%d requests)\n", len(out.Items), out.Dispatched, out.Requests)
 	return ExitOK
+}
+
+// dayBudget is the day's budget across items: the configuration's, its
+// dollars replaced by a flag above zero.
+func dayBudget(cfg *config.Config, usd float64) report.DayBudget {
+	b := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
+	if usd > 0 {
+		b.USD = usd
+	}
+	return b
+}
+
+// reportLabels are the configuration's labels as report and wake use them.
+func reportLabels(cfg *config.Config) report.Labels {
+	return report.Labels{Stage: cfg.Labels.Stage, Implement: cfg.Labels.Implement, NeedsInput: cfg.Labels.NeedsInput,
+		Stopped: cfg.Labels.Stopped, Stop: cfg.Labels.Stop, Waiting: cfg.Labels.Waiting}
+}
+
+// firstSet is the first of vals that is not "".
+func firstSet(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
@@ -57,10 +58,7 @@ type Options struct {
 const DefaultInterval = 5 * time.Second
 
 // InputError is a failure the caller can fix (no such issue, no record).
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
+type InputError = inputerr.Error
 
 // The phases a Job belongs to.
 const (

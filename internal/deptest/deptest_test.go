@@ -36,9 +36,11 @@ var allowed = map[string][]string{
 	"internal/githubfake": {},
 	"internal/git":        {},
 	"internal/checks":     {"internal/policy", "internal/sandbox"},
-	"internal/f2p":        {"internal/git", "internal/policy", "internal/sandbox", "internal/nofollow", "internal/checks"},
+	"internal/f2p":        {"internal/git", "internal/policy", "internal/sandbox", "internal/nofollow", "internal/checks", "internal/inputerr"},
 	"internal/actionsio":  {},
 	"internal/config":     {},
+	// The one error a caller can fix, at the CLI's edge: imports nothing.
+	"internal/inputerr": {},
 	// The quality before ready: the review reads through the agent's tools,
 	// test strength runs commands only through a check runner.
 	"internal/review":   {"internal/agent", "internal/nofollow", "internal/unidiff"},
@@ -50,7 +52,7 @@ var allowed = map[string][]string{
 	// GitHub client.
 	"internal/dashboard": {"internal/items", "internal/record", "internal/trace", "internal/github", "internal/clock"},
 	// The console reads GitHub and the record; it runs nothing.
-	"internal/console": {"internal/github", "internal/record", "internal/trace", "internal/actionsio"},
+	"internal/console": {"internal/github", "internal/record", "internal/trace", "internal/actionsio", "internal/inputerr"},
 	// Pipeline outcomes across items: a pure function of their state.
 	"internal/metrics": {"internal/items", "internal/record"},
 	// The tracker check reads GitHub through internal/github's domain types only.

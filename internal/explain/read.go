@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -20,10 +21,7 @@ type issueReader interface {
 // InputError is a failure the caller can fix: an issue that does not exist
 // or has no record, a trace file that does not read. The verb exits 2 on it
 // and 3 on anything else.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
+type InputError = inputerr.Error
 
 func inputErrorf(format string, args ...any) error {
 	return &InputError{Err: fmt.Errorf(format, args...)}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/nofollow"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 )
@@ -123,11 +124,9 @@ type Options struct {
 
 // InputError is a run that cannot be made as asked: a JUnit glob that leaves
 // the tree or names no file. The command line is at fault, not the change.
-type InputError struct{ Msg string }
+type InputError = inputerr.Error
 
-func (e *InputError) Error() string { return e.Msg }
-
-func inputErr(format string, a ...any) error { return &InputError{Msg: fmt.Sprintf(format, a...)} }
+func inputErr(format string, a ...any) error { return inputerr.Errorf(format, a...) }
 
 // Limits on the JUnit files of one run.
 const (

@@ -93,4 +93,3 @@ func dash(s string) string {
 	}
 	return s
 }
-

@@ -374,10 +374,6 @@ func (k *Kit) openTrace() error {
 // is set, every request masked.
 func (k *Kit) tiers() ([]agent.Tier, error) {
 	s, cfg := k.s, k.cfg
-	prices := map[string]llm.Price{}
-	for name, p := range cfg.Prices {
-		prices[name] = llm.Price{Input: p.Input, Output: p.Output}
-	}
 	opts := []llm.Option{llm.WithGetenv(s.getenv), llm.WithRetryObserver(func(ev agent.RetryEvent) {
 		_ = k.Trace.Add(trace.Event{Type: trace.TypeRetry, Reason: ev.Reason, Attempt: ev.Attempt, Wait: ev.Wait})
 	})}
@@ -389,27 +385,62 @@ func (k *Kit) tiers() ([]agent.Tier, error) {
 			return nil, &Error{Part: "--record", Usage: true, Err: err}
 		}
 	}
-	var tiers []agent.Tier
-	for i, m := range cfg.Models {
-		client, err := llm.New(llm.Config{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Name, APIKeyEnv: m.APIKeyEnv,
-			InputWindow: m.InputWindow, MaxOutput: m.MaxOutput, Prices: prices, Fixtures: m.Fixtures}, opts...)
-		if err != nil {
-			return nil, &Error{Part: s.ConfigPath, Usage: true, Err: fmt.Errorf("models[%d]: %w", i, err)}
-		}
-		var model agent.Model = client
+	wrap := func(model agent.Model) agent.Model {
 		if s.RecordDir != "" {
 			model = llm.Record(model, s.RecordDir)
 		}
 		if s.WrapModel != nil {
 			model = s.WrapModel(model)
 		}
-		p := prices[m.Name]
-		// Each tier has its own request limits: a cheap model's window is
-		// not a larger one's.
-		tiers = append(tiers, agent.Tier{Name: m.Name, Model: agent.Masked(model, k.Masker.Mask),
-			USDPerMTokIn: p.Input, USDPerMTokOut: p.Output, MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)})
+		return model
+	}
+	var tiers []agent.Tier
+	for i := range cfg.Models {
+		t, err := NewTier(cfg, i, k.Masker.Mask, wrap, opts...)
+		if err != nil {
+			return nil, &Error{Part: s.ConfigPath, Usage: true, Err: err}
+		}
+		tiers = append(tiers, t)
 	}
 	return tiers, nil
+}
+
+// NewTier is the tier of the configuration's model i: its client with the
+// configuration's prices, wrap (nil: none) around the model, every request
+// masked by mask. Each tier has its own request limits: a cheap model's
+// window is not a larger one's. The Job's ladder and the review verb's
+// reviewer are both built here.
+func NewTier(cfg *config.Config, i int, mask func(string) string, wrap func(agent.Model) agent.Model, opts ...llm.Option) (agent.Tier, error) {
+	prices := map[string]llm.Price{}
+	for name, p := range cfg.Prices {
+		prices[name] = llm.Price{Input: p.Input, Output: p.Output}
+	}
+	m := cfg.Models[i]
+	client, err := llm.New(llm.Config{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Name, APIKeyEnv: m.APIKeyEnv,
+		InputWindow: m.InputWindow, MaxOutput: m.MaxOutput, Prices: prices, Fixtures: m.Fixtures}, opts...)
+	if err != nil {
+		return agent.Tier{}, fmt.Errorf("models[%d]: %w", i, err)
+	}
+	var model agent.Model = client
+	if wrap != nil {
+		model = wrap(model)
+	}
+	p := prices[m.Name]
+	return agent.Tier{Name: m.Name, Model: agent.Masked(model, mask),
+		USDPerMTokIn: p.Input, USDPerMTokOut: p.Output, MaxOutput: m.MaxOutput, Window: int64(m.InputWindow)}, nil
+}
+
+// NamedModel is the index of the model name names in the configuration's
+// ladder, else the ladder's last: the reviewer (review.model) and the
+// verifier (stage.verifier) are another tier than the one a Job starts on
+// when the ladder has two. -1 when the ladder is empty.
+func NamedModel(cfg *config.Config, name string) int {
+	for i, m := range cfg.Models {
+		if m.Name == name {
+			return i
+		}
+	}
+	return len(cfg.Models) - 1
 }
 
 // agentBudget is a configured budget as the agent counts it.

@@ -98,10 +98,8 @@ func (k *Kit) reviewOptions() implement.ReviewOptions {
 // namedTier is the one-tier ladder of the model name names, else the
 // ladder's last tier.
 func (k *Kit) namedTier(name string) []agent.Tier {
-	for i, m := range k.cfg.Models {
-		if m.Name == name && i < len(k.Tiers) {
-			return k.Tiers[i : i+1]
-		}
+	if i := NamedModel(k.cfg, name); i >= 0 && i < len(k.Tiers) {
+		return k.Tiers[i : i+1]
 	}
 	return k.Tiers[len(k.Tiers)-1:]
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/redact"
@@ -66,10 +67,7 @@ type Options struct {
 
 // InputError is a run refused because the command line or an input file
 // (the configuration, the plan) is wrong: the caller's to fix.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
+type InputError = inputerr.Error
 
 func inputErr(format string, args ...any) error {
 	return &InputError{Err: fmt.Errorf(format, args...)}

@@ -13,6 +13,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -306,10 +307,6 @@ type Outcome struct {
 
 // InputError is a problem with what report was given (flags, outputs, the
 // event), not with GitHub: the CLI exits 2 for it.
-type InputError struct{ Err error }
+type InputError = inputerr.Error
 
-func (e *InputError) Error() string { return e.Err.Error() }
-
-func (e *InputError) Unwrap() error { return e.Err }
-
-func inputErr(err error) error { return &InputError{Err: err} }
+func inputErr(err error) error { return inputerr.New(err) }
