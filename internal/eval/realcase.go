@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/roadmap-dev/roadmap/internal/eval/realset"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
 )
 
 // realCaseSkip says whether the runners leave out the case in dir, and
@@ -20,7 +20,7 @@ func realCaseSkip(dir string, withModel bool) (string, error) {
 	if _, err := os.Lstat(filepath.Join(dir, "source.json")); errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
-	c, err := realset.Load(dir)
+	c, err := realcase.Load(dir)
 	if err != nil {
 		return "", err
 	}
@@ -29,7 +29,7 @@ func realCaseSkip(dir string, withModel bool) (string, error) {
 		return fmt.Sprintf("a real-world case with no module or Debian source in source.json: metadata only (language %s)", c.Source.Language), nil
 	case !withModel && !hasFixtures(dir):
 		return "a real-world case with no recorded exchanges (fixtures/) for the replay: name a model (--provider, --model) to run it", nil
-	case !realset.Materialized(dir):
+	case !realcase.Materialized(dir):
 		return "", fmt.Errorf("repo/ is not materialized: run `roadmap eval fetch --golden %s` first (it needs the Go module proxy or Debian's archive)", filepath.Dir(dir))
 	}
 	return "", nil

@@ -1,11 +1,10 @@
-// Package realset reads the cases of the real-world eval set
-// (testdata/golden/real/{stage,implement}/<case>/) and gives a Go case its
-// code: the module at base_version, from the Go module proxy, becomes the
-// case's repo/, and the hidden test files at fix_version its hidden/
-// (docs/eval.md, "The real-world set with code"). Nothing here is trusted:
-// a case directory is anyone's, so every path, version, size and sum is
-// checked before it is used.
-package realset
+// Package realcase reads the cases of the real-world eval set
+// (testdata/golden/real/{stage,implement}/<case>/): source.json, hidden.json
+// and plan/, every path, version, size and sum checked before it is used,
+// since a case directory is anyone's. The eval runners read a case here;
+// the fetcher that gives a case its code (tools/realset, `roadmap-dev eval
+// fetch`) is not part of the roadmap binary.
+package realcase
 
 import (
 	"bytes"
@@ -28,13 +27,13 @@ import (
 // Bounds on a case's own files and on what a module may bring.
 const (
 	maxMetaFile   = 64 << 10 // source.json, hidden.json, expected.json
-	maxPlanFile   = 1 << 20  // one file of plan/<id>/
-	maxPlanFiles  = 100      // files of plan/<id>/
+	MaxPlanFile   = 1 << 20  // one file of plan/<id>/
+	MaxPlanFiles  = 100      // files of plan/<id>/
 	maxHidden     = 100      // hidden files of one case
 	maxTests      = 1000     // f2p and p2p tests of one case
-	maxFileBytes  = 2 << 20  // one file of repo/ or hidden/ (the runners read no larger file)
-	maxZipFiles   = 10000    // files of one module zip
-	maxZipBytes   = 64 << 20 // a module zip's files, uncompressed
+	MaxFileBytes  = 2 << 20  // one file of repo/ or hidden/ (the runners read no larger file)
+	MaxZipFiles   = 10000    // files of one module zip
+	MaxZipBytes   = 64 << 20 // a module zip's files, uncompressed
 	maxModulePath = 500
 )
 
@@ -423,7 +422,7 @@ func readMeta(dir, name string, optional bool) ([]byte, error) {
 		return nil, fmt.Errorf("open the case: %w", err)
 	}
 	defer root.Close()
-	data, err := readLimited(root, name, maxMetaFile)
+	data, err := ReadLimited(root, name, maxMetaFile)
 	if optional && errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -433,9 +432,9 @@ func readMeta(dir, name string, optional bool) ([]byte, error) {
 	return data, nil
 }
 
-// readLimited reads the regular file name in root, through no symlink, of
+// ReadLimited reads the regular file name in root, through no symlink, of
 // at most limit bytes.
-func readLimited(root *os.Root, name string, limit int64) ([]byte, error) {
+func ReadLimited(root *os.Root, name string, limit int64) ([]byte, error) {
 	f, err := nofollow.OpenFile(root, name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -470,4 +469,11 @@ func strictJSON(src []byte, v any) error {
 		return errors.New("data after the JSON value")
 	}
 	return nil
+}
+
+// Materialized reports whether caseDir has a repo/ directory (the fetcher,
+// tools/realset, lays it out).
+func Materialized(caseDir string) bool {
+	st, err := os.Lstat(filepath.Join(caseDir, "repo"))
+	return err == nil && st.IsDir()
 }
