@@ -171,7 +171,7 @@ func (o Options) fetchOrig(ctx context.Context, source, name, want string) (*mod
 // once its one top directory is stripped, bounded in count and size.
 func readOrigTar(ctx context.Context, name string, data []byte) (*moduleZip, error) {
 	var r io.Reader
-	switch ext := realcase.OrigExtRe.FindStringSubmatch(name); {
+	switch ext := realcase.OrigExtRe().FindStringSubmatch(name); {
 	case ext == nil:
 		return nil, errors.New("not an .orig.tar.{gz,xz,bz2}")
 	case ext[1] == "gz":

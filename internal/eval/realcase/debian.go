@@ -2,7 +2,6 @@ package realcase
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/policy"
@@ -13,12 +12,12 @@ import (
 // may give.
 
 var (
-	debSourceRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]{1,99}$`)
-	debVersionRe = regexp.MustCompile(`^(?:[0-9]{1,5}:)?[0-9][A-Za-z0-9.+~]{0,99}-[A-Za-z0-9.+~]{1,50}$`)
-	sha256Re     = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	debSourceRe  = lazyRegexp(`^[a-z0-9][a-z0-9+.-]{1,99}$`)
+	debVersionRe = lazyRegexp(`^(?:[0-9]{1,5}:)?[0-9][A-Za-z0-9.+~]{0,99}-[A-Za-z0-9.+~]{1,50}$`)
+	sha256Re     = lazyRegexp(`^[0-9a-f]{64}$`)
 	// OrigExtRe is the ending of an upstream tarball's name.
-	OrigExtRe    = regexp.MustCompile(`\.orig\.tar\.(gz|xz|bz2)$`)
-	pytestNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^\s\]]{1,200}\])?$`)
+	OrigExtRe    = lazyRegexp(`\.orig\.tar\.(gz|xz|bz2)$`)
+	pytestNameRe = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*(\[[^\s\]]{1,200}\])?$`)
 )
 
 // checkDebian checks the Debian form of source.json: a source package
@@ -28,21 +27,21 @@ func (s Source) checkDebian() error {
 	if s.Language != "python" {
 		return fmt.Errorf("debian_source is set on a %s case: Go cases come from the module proxy", s.Language)
 	}
-	if !debSourceRe.MatchString(s.DebianSource) {
+	if !debSourceRe().MatchString(s.DebianSource) {
 		return fmt.Errorf("debian_source %q is not a Debian source package name", s.DebianSource)
 	}
 	for _, v := range []struct{ name, version, orig, sum string }{
 		{"base", s.BaseVersion, s.BaseOrig, s.BaseSHA256},
 		{"fix", s.FixVersion, s.FixOrig, s.FixSHA256},
 	} {
-		if !debVersionRe.MatchString(v.version) {
+		if !debVersionRe().MatchString(v.version) {
 			return fmt.Errorf("%s_version %q is not a Debian version of a packaged upstream release (upstream-revision)", v.name, v.version)
 		}
 		up := upstreamVersion(v.version)
-		if ext := OrigExtRe.FindString(v.orig); ext == "" || v.orig != s.DebianSource+"_"+up+ext {
+		if ext := OrigExtRe().FindString(v.orig); ext == "" || v.orig != s.DebianSource+"_"+up+ext {
 			return fmt.Errorf("%s_orig %q is not %s_%s.orig.tar.{gz,xz,bz2}, the upstream tarball of %s", v.name, v.orig, s.DebianSource, up, v.version)
 		}
-		if !sha256Re.MatchString(v.sum) {
+		if !sha256Re().MatchString(v.sum) {
 			return fmt.Errorf("%s_sha256 %q is not a sha256 in lower-case hex", v.name, v.sum)
 		}
 	}
@@ -71,7 +70,7 @@ func checkPytestID(t string) error {
 		return fmt.Errorf("%q is not a pytest test (path/test_x.py::test_name)", t)
 	}
 	for _, p := range parts[1:] {
-		if !pytestNameRe.MatchString(p) {
+		if !pytestNameRe().MatchString(p) {
 			return fmt.Errorf("%q is not a pytest test: %q is not a test name", t, p)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,10 +99,10 @@ func (c *Case) HasDebian() bool { return c.Source.DebianSource != "" }
 func (c *Case) HasCode() bool { return c.HasModule() || c.HasDebian() }
 
 var (
-	semverRe   = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+incompatible)?$`)
-	sumRe      = regexp.MustCompile(`^h1:[A-Za-z0-9+/]{43}=$`)
-	changeIDRe = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) // OpenSpec's change id rule
-	majorRe    = regexp.MustCompile(`/v([2-9]|[1-9][0-9]+)$`)
+	semverRe   = lazyRegexp(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+incompatible)?$`)
+	sumRe      = lazyRegexp(`^h1:[A-Za-z0-9+/]{43}=$`)
+	changeIDRe = lazyRegexp(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) // OpenSpec's change id rule
+	majorRe    = lazyRegexp(`/v([2-9]|[1-9][0-9]+)$`)
 )
 
 // Load reads and checks the case in dir: source.json (the module fields
@@ -171,7 +170,7 @@ func (s Source) check() error {
 		return fmt.Errorf("base_version %s is not before fix_version %s", s.BaseVersion, s.FixVersion)
 	}
 	for _, v := range []struct{ name, v string }{{"base_sum", s.BaseSum}, {"fix_sum", s.FixSum}} {
-		if !sumRe.MatchString(v.v) {
+		if !sumRe().MatchString(v.v) {
 			return fmt.Errorf("%s %q is not an h1: sum as `go mod download -json` prints it", v.name, v.v)
 		}
 	}
@@ -211,12 +210,12 @@ func CheckModulePath(p string) error {
 // allows: vN.x.y for a /vN path (N ≥ 2), v0 or v1 otherwise (or a
 // +incompatible major), gopkg.in paths as they come.
 func checkVersion(module, v string) error {
-	m := semverRe.FindStringSubmatch(v)
+	m := semverRe().FindStringSubmatch(v)
 	if m == nil {
 		return fmt.Errorf("%q is not a semantic version (v1.2.3)", v)
 	}
 	major, incompatible := m[1], m[6] != ""
-	switch mm := majorRe.FindStringSubmatch(module); {
+	switch mm := majorRe().FindStringSubmatch(module); {
 	case strings.HasPrefix(module, "gopkg.in/"):
 	case mm != nil && (major != mm[1] || incompatible):
 		return fmt.Errorf("%s is not a version of %s (major v%s)", v, module, mm[1])
@@ -228,7 +227,7 @@ func checkVersion(module, v string) error {
 
 // compareVersions orders two versions semverRe accepted (-1, 0, 1).
 func compareVersions(a, b string) int {
-	ma, mb := semverRe.FindStringSubmatch(a), semverRe.FindStringSubmatch(b)
+	ma, mb := semverRe().FindStringSubmatch(a), semverRe().FindStringSubmatch(b)
 	for i := 1; i <= 3; i++ {
 		x, _ := strconv.ParseUint(ma[i], 10, 64)
 		y, _ := strconv.ParseUint(mb[i], 10, 64)
@@ -401,7 +400,7 @@ func planID(dir string) (string, error) {
 	if len(ids) != 1 {
 		return "", fmt.Errorf("plan/ holds %d changes; a case has exactly one", len(ids))
 	}
-	if !changeIDRe.MatchString(ids[0]) {
+	if !changeIDRe().MatchString(ids[0]) {
 		return "", fmt.Errorf("plan/%s: not a change id (kebab-case)", ids[0])
 	}
 	return ids[0], nil
