@@ -53,7 +53,7 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 		return nil, errNoHidden
 	}
 	if !realcase.Materialized(caseDir) {
-		return nil, fmt.Errorf("repo/ is not materialized: run `roadmap eval fetch` first")
+		return nil, fmt.Errorf("repo/ is not materialized: run `roadmap-dev eval fetch` first")
 	}
 	if o.Isolate == nil {
 		return nil, errNoBoundary
