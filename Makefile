@@ -11,13 +11,20 @@ GORELEASER  := github.com/goreleaser/goreleaser/v2@v2.15.1
 CYCLONEDX   := github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
 FUZZTIME    ?= 10s
 BIN         := bin/roadmap
+# The proving floor's binary (cmd/roadmap-dev): the process fault histories and the real-world
+# set's fetcher, kept out of the roadmap binary users run.
+DEV_BIN     := bin/roadmap-dev
 
-.PHONY: build test eval release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process
+.PHONY: build test eval release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process build-dev
 
 # -trimpath: the binary names no checkout's folder, and a clean clone in a new one reuses the
 # build cache (scripts/unit.sh).
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/roadmap
+
+# roadmap-dev beside roadmap: `roadmap-dev faults process` runs the roadmap binary next to it.
+build-dev: build
+	$(GO) build -trimpath -o $(DEV_BIN) ./cmd/roadmap-dev
 
 # The unit phase's scheduler (scripts/unit.sh) also runs lint, release-check and eval, as jobs
 # of its queue, so the two cores stay busy to the end.
@@ -108,21 +115,22 @@ FAULT_COVER ?= 0
 FAULT_KEY ?= $(shell git rev-parse HEAD 2>/dev/null)
 FAULT_EXTRA ?= 2
 faults-test:
-	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -trimpath -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$$' ./internal/faults
+	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -trimpath -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$$' ./internal/faults ./tools/faultproc
 
 faults:
 	$(GO) run -trimpath ./cmd/roadmap faults run --seeds $(FAULT_SEEDS) --first-seed $(FAULT_FIRST_SEED) \
 	  $(if $(filter 1,$(FAULT_COVER)),--cover --key '$(FAULT_KEY)' --sample $(FAULT_EXTRA))
 
-# The process histories: real roadmap processes faulted from outside. FAULT_SAMPLE plays that
+# The process histories: real roadmap processes faulted from outside, by roadmap-dev (the
+# harness is not in the roadmap binary; tools/faultproc). FAULT_SAMPLE plays that
 # many spread over the sweep (0: all); with FAULT_COVER=1 (.ci/run) one of every kind not
 # pending, chosen by FAULT_KEY, and FAULT_SAMPLE more. The scheduled sweep
 # (.github/workflows/faults-sweep.yml) plays them all, pending kinds included
 # (FAULT_PROCESS_ARGS=--pending).
 FAULT_SAMPLE ?= 0
 FAULT_PROCESS_ARGS ?=
-faults-process: build
-	./$(BIN) faults run --process --sample $(FAULT_SAMPLE) \
+faults-process: build-dev
+	./$(DEV_BIN) faults process --binary ./$(BIN) --sample $(FAULT_SAMPLE) \
 	  $(if $(filter 1,$(FAULT_COVER)),--cover --key '$(FAULT_KEY)') $(FAULT_PROCESS_ARGS)
 
 # The whole life of an item, locally, against the fakes (README quick start).
@@ -165,8 +173,8 @@ e2e: tools
 # The real-world set's Go cases get their code from the Go module proxy and are verified the
 # SWE-bench way: F2P fail at the base release, pass at the fix (docs/eval.md, "The real-world
 # set with code"). It needs the module proxy, like `make tools`, so `make test` leaves it out.
-eval-real: build
-	./$(BIN) eval fetch --check
+eval-real: build-dev
+	./$(DEV_BIN) eval fetch --check
 
 .PHONY: eval-real
 

@@ -60,7 +60,7 @@ export GOMAXPROCS=${GOMAXPROCS:-1}
 # Packages whose own (non-test) code starts no goroutine, uses no channel and holds no lock.
 NORACE="internal/plan internal/git internal/strength internal/redact internal/failure internal/nofollow"
 # Packages long enough to be jobs of their own; the rest share two jobs.
-ALONE="internal/cli internal/implement internal/eval internal/sandbox internal/stage internal/demo internal/faults $NORACE"
+ALONE="internal/cli internal/implement internal/eval internal/sandbox internal/stage internal/demo internal/faults tools/faultproc tools/devcli $NORACE"
 
 exclude="$module/vendor"
 for p in $ALONE; do
@@ -112,7 +112,11 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 	job "internal/sandbox (-race)" 47w $(race) ./internal/sandbox
 	job "internal/demo (-race)" 47 $(race) -skip '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
 	job "internal/stage (-race)" 38 $(race) ./internal/stage
-	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$' ./internal/faults
+	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$' ./internal/faults
+	# The process histories' tests run real roadmap processes: make faults-test plays them.
+	job "tools/faultproc (-race)" 5 $(race) -skip '^(TestProcessSample|TestProcessFindsPending)$' ./tools/faultproc
+	# roadmap-dev's eval fetch: go test behind the isolation boundary, as internal/cli's were.
+	job "tools/devcli" 60 $(gotest) ./tools/devcli
 	job "internal/plan, redact, failure, nofollow" 10 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow
 }
 # make eval, then the tests that judge its implement report (bin/eval-implement.json): each

@@ -127,7 +127,6 @@ func verbs() []verb {
 		{"eval gates", "score the plan gates on the stage golden set's plans: findings by F1, plus OpenSpec validity", runEvalGates},
 		{"eval stage", "the planner on the stage golden set (replay, or --provider/--model): findings, OpenSpec validity, facts", runEvalStage},
 		{"eval implement", "the implement golden set through the implement Job (replay, or --provider/--model): FULL, PARTIAL or NO", runEvalImplement},
-		{"eval fetch", "give the real-world sets' Go cases their code from the module proxy (repo/ at the base release, hidden/ at the fix); --check: F2P fail at base, pass at fix", runEvalFetch},
 		{"faults run", "the fault-injection suite: kills at every durable effect, GitHub, git, model and process faults", runFaultsRun},
 		{"ci fail-to-pass", "run the tests at --base and at HEAD: F2P, P2P and broken P2P", runCIFailToPass},
 		{"ci test-strength", "mutants of the lines changed since --base, run against the tests: killed, survived, score", runCITestStrength},

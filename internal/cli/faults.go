@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/roadmap-dev/roadmap/internal/faults"
 )
@@ -17,19 +16,14 @@ func runFaultsRun(ctx context.Context, env *Env, args []string) int {
 	only := fs.String("only", "", "run only the histories whose name or fault kind contains this")
 	keep := fs.String("keep", "", "leave the histories' worlds in this directory")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
-	process := fs.Bool("process", false, "drive real roadmap processes and fault them from outside (SIGKILL, the fake's and the model server's faults)")
-	sample := fs.Int("sample", 0, "with --process: play this many histories, spread over the sweep (0: the whole sweep); with --cover: this many more, chosen by --key")
+	sample := fs.Int("sample", 0, "with --cover: play this many more, chosen by --key")
 	cover := fs.Bool("cover", false, "play the per-change cover: one history of every fault kind (in process, and of every recovery branch), chosen by --key")
 	key := fs.String("key", "", "with --cover: what turns the choice (CI passes the commit); the same key plays the same histories")
-	withPending := fs.Bool("pending", false, "with --process: also play the kinds that wait on a mend (listed, not counted)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if *process {
-		return runFaultsProcess(ctx, env, faults.ProcessOptions{Sample: *sample, Cover: *cover, Key: *key, Pending: *withPending, Only: *only, Dir: *keep, Progress: env.Stderr}, *asJSON)
-	}
 	if *sample != 0 && !*cover {
-		env.Errorf("faults run: --sample needs --process or --cover")
+		env.Errorf("faults run: --sample needs --cover")
 		return ExitUsage
 	}
 	if *sample < 0 {
@@ -63,39 +57,5 @@ func runFaultsRun(ctx context.Context, env *Env, args []string) int {
 		return ExitFindings
 	}
 	fmt.Fprintf(env.Stderr, "faults run: %d histories, %d faults injected, %d recovered, no violation\n", sum.Histories, sum.Injected, sum.Recovered)
-	return ExitOK
-}
-
-// runFaultsProcess is `roadmap faults run --process`: this binary, run as
-// a workflow's steps run it, faulted from outside. Exit 1 on any violation.
-func runFaultsProcess(ctx context.Context, env *Env, o faults.ProcessOptions, asJSON bool) int {
-	if o.Sample < 0 {
-		env.Errorf("faults run: --sample must not be negative")
-		return ExitUsage
-	}
-	bin, err := os.Executable()
-	if err != nil {
-		env.Errorf("faults run: the roadmap binary: %v", err)
-		return ExitInternal
-	}
-	o.Binary = bin
-	sum, err := faults.RunProcess(ctx, o)
-	if err != nil {
-		env.Errorf("faults run --process: %v", err)
-		return ExitInternal
-	}
-	if asJSON {
-		if code := env.JSON(sum); code != ExitOK {
-			return code
-		}
-	} else {
-		sum.Print(env.Stdout)
-	}
-	if len(sum.Violations) > 0 {
-		env.Errorf("faults run --process: %d violation(s)", len(sum.Violations))
-		return ExitFindings
-	}
-	fmt.Fprintf(env.Stderr, "faults run --process: %d histories, %d kill points, %d faults, %d recovered, no violation\n",
-		sum.Histories, sum.KillPoints, sum.Faults, sum.Recovered)
 	return ExitOK
 }

@@ -18,13 +18,6 @@ const maxRunLines = 60
 // factoryFile is the one file that builds the verbs' parts.
 const factoryFile = "factory.go"
 
-// notThinYet are run functions the size rule leaves alone, each with why.
-var notThinYet = map[string]string{
-	// The real-set fetcher leaves the product binary (issue 45, the
-	// proving floor); it is not reshaped here on its way out.
-	"runEvalFetch": "moving to tools/",
-}
-
 // builders are what only the Factory may call or write outside tests: the
 // constructors of a GitHub client, a model client, a Job's Kit, an
 // isolation boundary, a shell policy and a configuration, keyed by import
@@ -88,7 +81,6 @@ func TestVerbsThinCatches(t *testing.T) {
 	}{
 		{"long run", "long.go", long, "long.go:3: runLong spans 62 lines"},
 		{"long body", "long.go", strings.Replace(long, "runLong", "wakeRun", 1), "wakeRun spans 62 lines"},
-		{"exempt", "long.go", strings.Replace(long, "runLong", "runEvalFetch", 1), ""},
 		{"short", "short.go", "func runShort() { println() }\n", ""},
 		{"github client", "verb.go", `import gh "github.com/roadmap-dev/roadmap/internal/github"
 func f() { gh.New(gh.Options{}) }`, "verb.go:4: calls github.New"},
@@ -144,7 +136,7 @@ func thinProblems(fset *token.FileSet, f *ast.File) []string {
 	var out []string
 	for _, fd := range runFuncs(f) {
 		start, end := fset.Position(fd.Pos()), fset.Position(fd.End())
-		if n := end.Line - start.Line + 1; n > maxRunLines && notThinYet[fd.Name.Name] == "" {
+		if n := end.Line - start.Line + 1; n > maxRunLines {
 			out = append(out, fmt.Sprintf("%s:%d: %s spans %d lines, more than %d: move its work into the package it calls, or into small named functions",
 				start.Filename, start.Line, fd.Name.Name, n, maxRunLines))
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/roadmap-dev/roadmap/internal/eval/realset"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
@@ -24,7 +24,7 @@ type realSource struct {
 	// Language is the repository's language: go or python.
 	Language string `json:"language"`
 	// A Go case with code names its module and the release pair that
-	// isolates the fix, with each zip's sum (realset.Source).
+	// isolates the fix, with each zip's sum (realcase.Source).
 	Module      string `json:"module"`
 	BaseVersion string `json:"base_version"`
 	FixVersion  string `json:"fix_version"`
@@ -32,7 +32,7 @@ type realSource struct {
 	FixSum      string `json:"fix_sum"`
 	// A Python case with code names its Debian source package, the
 	// upstream tarballs of the Debian version pair that isolates the fix,
-	// and each tarball's sha256 (realset.Source).
+	// and each tarball's sha256 (realcase.Source).
 	DebianSource string `json:"debian_source"`
 	BaseOrig     string `json:"base_orig"`
 	FixOrig      string `json:"fix_orig"`
@@ -120,11 +120,11 @@ func realSnapshotOf(t *testing.T, name, dir string, s realSource) realSnapshot {
 }
 
 // realModuleCase holds a case with code (a module or a Debian source) to
-// the contract beyond what realset.Load checks (the module path or source
+// the contract beyond what realcase.Load checks (the module path or source
 // package, the versions, the sums, the hidden command and tests): an implement case has hidden tests, a plan
 // shaped as an OpenSpec change, and expected.json naming the same tests as
 // hidden.json.
-func realModuleCase(t *testing.T, name, kind, dir string, c *realset.Case) {
+func realModuleCase(t *testing.T, name, kind, dir string, c *realcase.Case) {
 	t.Helper()
 	if kind != "implement" {
 		return
@@ -233,12 +233,12 @@ func TestEvalCasesCiteSources(t *testing.T) {
 			// fields are checked there, and they need no snapshot.json; one
 			// with neither is metadata only and cites its files by blob.
 			var snap realSnapshot
-			var rc *realset.Case
+			var rc *realcase.Case
 			if s.Module != "" && s.Language != "go" || s.DebianSource != "" && s.Language != "python" {
 				t.Errorf("%s: source.json: a %s case with module %q and debian_source %q: Go cases name a module, Python cases a Debian source", name, s.Language, s.Module, s.DebianSource)
 			}
 			if s.Module != "" || s.DebianSource != "" {
-				if rc, err = realset.Load(dir); err != nil {
+				if rc, err = realcase.Load(dir); err != nil {
 					t.Errorf("%s: %v", name, err)
 					continue
 				}

@@ -28,7 +28,7 @@ type outcome struct {
 
 // check holds a history to the promises of docs/reliability.md. base is the
 // crash-free run's final state.
-func check(l *life, sc scenario, base, got state) outcome {
+func check(l *life, sc scenario, base, got State) outcome {
 	var o outcome
 	bad := func(format string, args ...any) { o.Violations = append(o.Violations, fmt.Sprintf(format, args...)) }
 	w := l.w
@@ -41,7 +41,7 @@ func check(l *life, sc scenario, base, got state) outcome {
 	case expectReady:
 		if got.Result != base.Result || got.Group != base.Group || got.PRs != base.PRs || got.PRDraft != base.PRDraft ||
 			got.PRState != base.PRState || got.Archived != base.Archived || got.Status != base.Status || got.StopLabel != base.StopLabel {
-			bad("final state differs from the crash-free run: got %s, want %s", got.brief(), base.brief())
+			bad("final state differs from the crash-free run: got %s, want %s", got.Brief(), base.Brief())
 		}
 		if !maps.Equal(got.Files, base.Files) {
 			bad("the branch's tree differs from the crash-free run: got %v, want %v", got.Files, base.Files)
@@ -211,7 +211,7 @@ func check(l *life, sc scenario, base, got state) outcome {
 	return o
 }
 
-func (s state) brief() string {
+func (s State) Brief() string {
 	return fmt.Sprintf("%s/%s group %d, %d PR(s) draft=%v %s, archived=%v, status %q, stop label %v",
 		s.Result, s.Failure, s.Group, s.PRs, s.PRDraft, s.PRState, s.Archived, s.Status, s.StopLabel)
 }
@@ -239,7 +239,7 @@ func injected(l *life, sc scenario) bool {
 	case sc.Kind == "model_429" || sc.Kind == "model_500":
 		return l.w.replay.Stats().Errors > 0
 	case sc.Kind == "model_malformed_tool_call":
-		return l.w.replay.Stats().Calls > 2*groups
+		return l.w.replay.Stats().Calls > 2*Groups
 	case sc.Kind == "model_context_overflow":
 		return l.w.fitted.Load() > 0
 	case sc.Kind == "sigint_sigterm":

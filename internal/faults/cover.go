@@ -13,9 +13,9 @@ import (
 // played again by passing its key. The whole seeds and the whole process
 // sweep play every history on a schedule (faults-sweep.yml).
 
-// keyed is the position of label among n for key: the same key and label,
+// Keyed is the position of label among n for key: the same key and label,
 // the same position.
-func keyed(key, label string, n int) int {
+func Keyed(key, label string, n int) int {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	h.Write([]byte{0})
@@ -48,7 +48,7 @@ func coverScenarios(all []scenario, key string, extra int) []coverPick {
 			}
 		}
 		if len(idx) > 0 {
-			picked[idx[keyed(key, label, len(idx))]] = true
+			picked[idx[Keyed(key, label, len(idx))]] = true
 		}
 	}
 	var branchOrder, kindOrder []string
@@ -74,7 +74,7 @@ func coverScenarios(all []scenario, key string, extra int) []coverPick {
 	}
 	// The rest in an order the key shuffles; the first extra are played.
 	slices.SortStableFunc(rest, func(a, b int) int {
-		return keyed(key, "extra "+all[a].Name, 1<<30) - keyed(key, "extra "+all[b].Name, 1<<30)
+		return Keyed(key, "extra "+all[a].Name, 1<<30) - Keyed(key, "extra "+all[b].Name, 1<<30)
 	})
 	twice := make([]bool, len(all))
 	for _, i := range rest[:min(extra, len(rest))] {
@@ -84,43 +84,6 @@ func coverScenarios(all []scenario, key string, extra int) []coverPick {
 	for i, sc := range all {
 		if picked[i] {
 			out = append(out, coverPick{sc: sc, twice: twice[i]})
-		}
-	}
-	return out
-}
-
-// coverProcess picks from all (in their order) one history of each kind,
-// chosen by key, then extra more chosen by key among the rest.
-func coverProcess(all []pscenario, key string, extra int) []pscenario {
-	byKind := map[string][]int{}
-	var order []string
-	for i, sc := range all {
-		if _, ok := byKind[sc.Kind]; !ok {
-			order = append(order, sc.Kind)
-		}
-		byKind[sc.Kind] = append(byKind[sc.Kind], i)
-	}
-	picked := make([]bool, len(all))
-	for _, k := range order {
-		hs := byKind[k]
-		picked[hs[keyed(key, "kind "+k, len(hs))]] = true
-	}
-	var rest []int
-	for i := range all {
-		if !picked[i] {
-			rest = append(rest, i)
-		}
-	}
-	slices.SortStableFunc(rest, func(a, b int) int {
-		return keyed(key, "extra "+all[a].Name, 1<<30) - keyed(key, "extra "+all[b].Name, 1<<30)
-	})
-	for _, i := range rest[:min(extra, len(rest))] {
-		picked[i] = true
-	}
-	var out []pscenario
-	for i, sc := range all {
-		if picked[i] {
-			out = append(out, sc)
 		}
 	}
 	return out

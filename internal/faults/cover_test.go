@@ -11,10 +11,10 @@ import (
 // branch of the tables to appear.
 func coverFixture() []scenario {
 	effects := []string{"commit#1", "push#1", "pr#1", "commit#2", "push#2", "ready#1"}
-	writes := []request{{Method: "POST", Path: "/c", Call: 1}, {Method: "PATCH", Path: "/rec", Call: 1}, {Method: "PUT", Path: "/l", Call: 1}}
-	record := func(r request) bool { return r.Path == "/rec" }
+	writes := []Request{{Method: "POST", Path: "/c", Call: 1}, {Method: "PATCH", Path: "/rec", Call: 1}, {Method: "PUT", Path: "/l", Call: 1}}
+	record := func(r Request) bool { return r.Path == "/rec" }
 	all := scenarios(1, effects, writes, record)
-	all = append(all, readScenarios(1, []request{{Method: "GET", Path: "/g", Call: 1}})...)
+	all = append(all, readScenarios(1, []Request{{Method: "GET", Path: "/g", Call: 1}})...)
 	return append(all, stageScenarios(1, []string{EffPush + "#1", "pr#1"}, writes, record)...)
 }
 
@@ -89,25 +89,3 @@ func TestCoverPicksEveryKindAndBranch(t *testing.T) {
 }
 
 func kindsTable() []string { return kinds }
-
-// TestCoverProcessPicksEveryKind: the process cover plays one history of
-// every kind given, and the extra more.
-func TestCoverProcessPicksEveryKind(t *testing.T) {
-	writes := []request{{Method: "POST", Path: "/c", Call: 1}, {Method: "PATCH", Path: "/rec", Call: 1}}
-	reads := []request{{Method: "GET", Path: "/g", Call: 1}, {Method: "GET", Path: "/h", Call: 1}}
-	all := processScenarios(writes, reads, 3, "/rec")
-	kinds := map[string]bool{}
-	for _, sc := range all {
-		kinds[sc.Kind] = true
-	}
-	for _, key := range []string{"", "a", "b"} {
-		ps := coverProcess(all, key, 1)
-		got := map[string]int{}
-		for _, sc := range ps {
-			got[sc.Kind]++
-		}
-		if len(got) != len(kinds) || len(ps) != len(kinds)+1 {
-			t.Errorf("key %q: %d histories over %d kinds, want %d kinds and one more", key, len(ps), len(got), len(kinds))
-		}
-	}
-}

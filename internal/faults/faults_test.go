@@ -87,7 +87,7 @@ func TestCheckCatchesPlantedViolations(t *testing.T) {
 	if _, err := w.fake.AddComment(pr, github.DefaultIdentity, "<!-- roadmap:implement -->\na second implement comment"); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.fake.SetIssueBody(w.issue, github.DefaultIdentity, personBody+"roadmap wrote here\n"); err != nil {
+	if err := w.fake.SetIssueBody(w.issue, github.DefaultIdentity, PersonBody+"roadmap wrote here\n"); err != nil {
 		t.Fatal(err)
 	}
 	st := base.st
@@ -141,7 +141,7 @@ func TestCheckCatchesPlantedStageViolations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	staged.Plan[planDir+"/tasks.md"] = "0000000000000000000000000000000000000000"
+	staged.Plan[PlanDir+"/tasks.md"] = "0000000000000000000000000000000000000000"
 	got := base.st
 	got.Staged = &staged
 	base.l.stages[0].Pushed, base.l.stages[0].Planned = 1, []int{1, 2}
@@ -164,7 +164,7 @@ func TestCheckCatchesPlantedStageViolations(t *testing.T) {
 // from the configuration to the runner, the item would end ready instead.
 func TestSuiteUsesShippedWiring(t *testing.T) {
 	var sc *scenario
-	for _, s := range scenarios(1, []string{"push#1"}, []request{{Method: "PATCH", Path: "/x", Call: 1}}, func(request) bool { return false }) {
+	for _, s := range scenarios(1, []string{"push#1"}, []Request{{Method: "PATCH", Path: "/x", Call: 1}}, func(Request) bool { return false }) {
 		if s.Kind == "config_item_budget" {
 			sc = &s
 		}

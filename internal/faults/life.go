@@ -22,11 +22,11 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/report"
 )
 
-// maxJobs bounds a history: a life that needs more Jobs than this is a
+// MaxJobs bounds a history: a life that needs more Jobs than this is a
 // violation (work repeated without end).
-const maxJobs = 6
+const MaxJobs = 6
 
-func masker() *redact.Masker { return redact.New(redact.Config{Secrets: []string{token}}) }
+func masker() *redact.Masker { return redact.New(redact.Config{Secrets: []string{Token}}) }
 
 // jobEnd is how one implement Job of a history ended.
 type jobEnd struct {
@@ -174,7 +174,7 @@ func (l *life) play() error {
 	}
 	runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	attempt := 1
-	for n := 0; n < maxJobs; n++ {
+	for n := 0; n < MaxJobs; n++ {
 		je, err := l.job(attempt, runID, rc)
 		if err != nil {
 			return err
@@ -330,7 +330,7 @@ func (l *life) reportOn(rep0 reportEnd, name string, dead bool, log string, o re
 		job.Conclusion = "failure"
 		job.Steps[0].Conclusion = "failure"
 	}
-	job.Log = stamp(log)
+	job.Log = Stamp(log)
 	if _, err := w.fake.AddJob(o.RunID, job); err != nil {
 		return report.Outcome{}, err
 	}
@@ -386,7 +386,7 @@ func (l *life) reportOn(rep0 reportEnd, name string, dead bool, log string, o re
 }
 
 // state is what a history leaves: the parts the invariants compare.
-type state struct {
+type State struct {
 	Result     string            `json:"result"`
 	Failure    string            `json:"failure,omitempty"`
 	Group      int               `json:"group"`
@@ -405,9 +405,9 @@ type state struct {
 }
 
 // final reads the state a history left.
-func (l *life) final() (state, error) {
+func (l *life) final() (State, error) {
 	w := l.w
-	var s state
+	var s State
 	rec, err := w.record()
 	if err != nil {
 		return s, err
@@ -471,7 +471,7 @@ func (l *life) final() (state, error) {
 	return s, nil
 }
 
-func (s state) String() string {
+func (s State) String() string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }

@@ -49,15 +49,15 @@ type scenario struct {
 }
 
 // request is a write the fake received in the crash-free run.
-type request struct {
+type Request struct {
 	Method, Path string
 	Call         int // its number among requests with the same method and path
 }
 
-// baselineWrites lists the GitHub writes of the crash-free run.
-func baselineWrites(log []githubfake.LoggedRequest) []request {
+// BaselineWrites lists the GitHub writes of the crash-free run.
+func BaselineWrites(log []githubfake.LoggedRequest) []Request {
 	seen := map[string]int{}
-	var out []request
+	var out []Request
 	for _, r := range log {
 		if strings.HasPrefix(r.Path, "/_logs/") {
 			continue
@@ -67,23 +67,23 @@ func baselineWrites(log []githubfake.LoggedRequest) []request {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			continue
 		}
-		out = append(out, request{Method: r.Method, Path: r.Path, Call: seen[key]})
+		out = append(out, Request{Method: r.Method, Path: r.Path, Call: seen[key]})
 	}
 	return out
 }
 
-// baselineReads lists the GitHub reads of the crash-free run (job logs
+// BaselineReads lists the GitHub reads of the crash-free run (job logs
 // aside: they are fetched from the URL GitHub redirects to).
-func baselineReads(log []githubfake.LoggedRequest) []request {
+func BaselineReads(log []githubfake.LoggedRequest) []Request {
 	seen := map[string]int{}
-	var out []request
+	var out []Request
 	for _, r := range log {
 		if strings.HasPrefix(r.Path, "/_logs/") || r.Method != http.MethodGet {
 			continue
 		}
 		key := r.Method + " " + r.Path
 		seen[key]++
-		out = append(out, request{Method: r.Method, Path: r.Path, Call: seen[key]})
+		out = append(out, Request{Method: r.Method, Path: r.Path, Call: seen[key]})
 	}
 	return out
 }
@@ -92,13 +92,13 @@ func baselineReads(log []githubfake.LoggedRequest) []request {
 // after its crash-free run: the create of the comment on the issue and each
 // PATCH of it (internal/github's WriteRecord, whose recovery is to read the
 // record again and apply the change again).
-func recordWrites(w *world) func(request) bool {
-	create := fmt.Sprintf("/repos/%s/%s/issues/%d/comments", owner, repo, w.issue)
+func recordWrites(w *world) func(Request) bool {
+	create := fmt.Sprintf("/repos/%s/%s/issues/%d/comments", Owner, Repo, w.issue)
 	patch := ""
 	if c, ok := w.recordComment(); ok {
-		patch = fmt.Sprintf("/repos/%s/%s/issues/comments/%d", owner, repo, c.ID)
+		patch = fmt.Sprintf("/repos/%s/%s/issues/comments/%d", Owner, Repo, c.ID)
 	}
-	return func(r request) bool {
+	return func(r Request) bool {
 		return r.Method == http.MethodPost && r.Path == create || r.Method == http.MethodPatch && r.Path == patch
 	}
 }
@@ -106,7 +106,7 @@ func recordWrites(w *world) func(request) bool {
 // fiveXXBranch is the branch a 502 on r takes: the transport retries an
 // idempotent request; a record write is read and applied again; any other
 // write fails its Job, and the next one resumes from the last mark.
-func fiveXXBranch(r request, record func(request) bool) string {
+func fiveXXBranch(r Request, record func(Request) bool) string {
 	switch {
 	case r.Method == http.MethodPut || r.Method == http.MethodDelete || r.Method == http.MethodGet:
 		return "retry"
@@ -118,7 +118,7 @@ func fiveXXBranch(r request, record func(request) bool) string {
 
 // readScenarios put a 502 on one read of the crash-free run (seeded): the
 // transport's retry is the recovery, and its event the evidence.
-func readScenarios(seed int64, reads []request) []scenario {
+func readScenarios(seed int64, reads []Request) []scenario {
 	if len(reads) == 0 {
 		return nil
 	}
@@ -149,7 +149,7 @@ var branches = []string{
 
 // scenarios builds the histories of one seed from the crash-free run: its
 // effects (crash points) and its GitHub writes (where faults land).
-func scenarios(seed int64, effects []string, writes []request, record func(request) bool) []scenario {
+func scenarios(seed int64, effects []string, writes []Request, record func(Request) bool) []scenario {
 	rng := rand.New(rand.NewSource(seed))
 	var out []scenario
 	for _, p := range effects {
@@ -168,8 +168,8 @@ func scenarios(seed int64, effects []string, writes []request, record func(reque
 		out = append(out, scenario{Name: "kill before push#2, then " + when + " dispatch#1", Kind: "crash", Branch: "continue_killed",
 			Expect: expectReady, arms: []string{"before push#2", when + " dispatch#1"}})
 	}
-	pick := func() request { return writes[rng.Intn(len(writes))] }
-	rule := func(r request, rl githubfake.Rule) githubfake.Rule {
+	pick := func() Request { return writes[rng.Intn(len(writes))] }
+	rule := func(r Request, rl githubfake.Rule) githubfake.Rule {
 		rl.Method, rl.Path, rl.Call = r.Method, r.Path, r.Call
 		return rl
 	}
@@ -237,7 +237,7 @@ func scenarios(seed int64, effects []string, writes []request, record func(reque
 	)
 
 	// Model: the seed picks the group and the turn.
-	g, turn := 1+rng.Intn(groups), rng.Intn(2)
+	g, turn := 1+rng.Intn(Groups), rng.Intn(2)
 	at := func(kind, branch string, e llm.InjectedError) scenario {
 		return scenario{Name: fmt.Sprintf("%s at group %d turn %d", kind, g, turn), Kind: kind, Branch: branch, Expect: expectReady,
 			mutate: func(group int, c *llm.Conversation) {
@@ -270,7 +270,7 @@ func scenarios(seed int64, effects []string, writes []request, record func(reque
 			if group != g {
 				return
 			}
-			read := llm.Turn{Response: llm.Response{ToolCalls: []llm.FixtureToolCall{{Name: "read_file", Arguments: llm.Arguments(`{"path":"` + planDir + `/tasks.md"}`)}},
+			read := llm.Turn{Response: llm.Response{ToolCalls: []llm.FixtureToolCall{{Name: "read_file", Arguments: llm.Arguments(`{"path":"` + PlanDir + `/tasks.md"}`)}},
 				Usage: llm.FixtureUsage{TokensIn: 1000, TokensOut: 100}}}
 			c.Turns = append([]llm.Turn{read}, c.Turns...)
 			last := len(c.Turns) - 1
@@ -315,7 +315,7 @@ func scenarios(seed int64, effects []string, writes []request, record func(reque
 		scenario{Name: "another writer edits the record just before the Job reads it", Kind: "concurrent_writers", Expect: expectReady,
 			setup: func(l *life) error {
 				l.keep = append(l.keep, "note.other")
-				l.w.fake.AddFault(githubfake.Rule{Method: http.MethodGet, Path: "/repos/" + owner + "/" + repo + "/issues/comments/*", Call: 1 + rng.Intn(2),
+				l.w.fake.AddFault(githubfake.Rule{Method: http.MethodGet, Path: "/repos/" + Owner + "/" + Repo + "/issues/comments/*", Call: 1 + rng.Intn(2),
 					Before: func() { l.writerEdited = true; l.editRecord("note.other: written by another writer") }})
 				return nil
 			}},
@@ -328,7 +328,7 @@ func scenarios(seed int64, effects []string, writes []request, record func(reque
 			Expect: expectReady,
 			setup: func(l *life) error {
 				l.windowKeys = append(l.windowKeys, "note.other")
-				l.w.fake.AddFault(githubfake.Rule{Method: http.MethodPatch, Path: "/repos/" + owner + "/" + repo + "/issues/comments/*", Call: 1 + rng.Intn(2),
+				l.w.fake.AddFault(githubfake.Rule{Method: http.MethodPatch, Path: "/repos/" + Owner + "/" + Repo + "/issues/comments/*", Call: 1 + rng.Intn(2),
 					Before: func() { l.writerEdited = true; l.editRecord("note.other: written by another writer") }})
 				return nil
 			}},

@@ -60,7 +60,7 @@ const stageSpec = "## ADDED Requirements\n\n### Requirement: Greeting files\n\n"
 // check that the files exist.
 func round1Tasks() string {
 	var b strings.Builder
-	for i := 1; i <= groups; i++ {
+	for i := 1; i <= Groups; i++ {
 		fmt.Fprintf(&b, "## %d. Greeting %d\n\n- [ ] %d.1 Write greeting-%d.txt saying hello %d; verify: `%s%d.txt`\n\n", i, i, i, i, i, stagePlanMarker, i)
 	}
 	return b.String()
@@ -90,7 +90,7 @@ func stageConversations(mutate func(name string, c *llm.Conversation)) ([]*llm.C
 			write("proposal.md", stageProposal), write("tasks.md", round1Tasks()), write("specs/greetings/spec.md", stageSpec),
 			turn("finish", map[string]any{"summary": "wrote the plan"})}},
 		{convVerifier1, map[string]string{"match_regexp": `(?s)Review the plan for issue.*` + stagePlanMarker}, []map[string]any{
-			turn("verdict", map[string]any{"objections": planDir + "/tasks.md:3: the verify command only checks that greeting-1.txt exists, not that it says hello 1"})}},
+			turn("verdict", map[string]any{"objections": PlanDir + "/tasks.md:3: the verify command only checks that greeting-1.txt exists, not that it says hello 1"})}},
 		{convPlanner2, map[string]string{"match": "Revise the plan for issue"}, []map[string]any{
 			write("tasks.md", tasksMD()),
 			turn("finish", map[string]any{"summary": "the verify commands check the text"})}},
@@ -299,7 +299,7 @@ func (l *life) stagedNow() (stagedState, error) {
 	w := l.w
 	st := stagedState{Plan: map[string]string{}}
 	if head := w.remoteHead(); head != "" {
-		out, err := gitIn(w.remote, "ls-tree", "-r", head, "--", planDir)
+		out, err := gitIn(w.remote, "ls-tree", "-r", head, "--", PlanDir)
 		if err != nil {
 			return st, err
 		}
@@ -404,7 +404,7 @@ func lastOf(effects []string, name string) string {
 // stageScenarios are the stage histories of one seed: a kill before and
 // after each of stage's durable effects in the crash-free run, model faults
 // in the planner and the verifier, GitHub faults on stage's writes.
-func stageScenarios(seed int64, effects []string, writes []request, record func(request) bool) []scenario {
+func stageScenarios(seed int64, effects []string, writes []Request, record func(Request) bool) []scenario {
 	rng := rand.New(rand.NewSource(1000 + seed))
 	var out []scenario
 	for _, p := range effects {
@@ -461,9 +461,9 @@ func stageScenarios(seed int64, effects []string, writes []request, record func(
 						Usage: llm.FixtureUsage{TokensIn: 1000, TokensOut: 100}}}
 				}
 				if n := len(c.Turns); n >= 2 {
-					c.Turns = slices.Insert(c.Turns, n-2, read(planDir+"/tasks.md"))
+					c.Turns = slices.Insert(c.Turns, n-2, read(PlanDir+"/tasks.md"))
 				} else {
-					c.Turns = slices.Insert(c.Turns, 0, read(planDir+"/tasks.md"), read("README.md"))
+					c.Turns = slices.Insert(c.Turns, 0, read(PlanDir+"/tasks.md"), read("README.md"))
 				}
 				last := len(c.Turns) - 1
 				c.Turns[last].Errors = append(c.Turns[last].Errors, llm.InjectedError{Status: 400, Body: overflow})
@@ -472,15 +472,15 @@ func stageScenarios(seed int64, effects []string, writes []request, record func(
 	}
 
 	// GitHub faults on stage's writes.
-	rule := func(r request, rl githubfake.Rule) githubfake.Rule {
+	rule := func(r Request, rl githubfake.Rule) githubfake.Rule {
 		rl.Method, rl.Path, rl.Call = r.Method, r.Path, r.Call
 		return rl
 	}
-	gh := func(kind, branch string, r request, rl githubfake.Rule) scenario {
+	gh := func(kind, branch string, r Request, rl githubfake.Rule) scenario {
 		return scenario{Name: fmt.Sprintf("stage: %s on %s %s (call %d)", kind, r.Method, r.Path, r.Call), Kind: "stage_" + kind, Branch: branch,
 			Expect: expectReady, Stage: true, setup: func(l *life) error { l.w.fake.AddFault(rule(r, rl)); return nil }}
 	}
-	gh5xx := func(r request) scenario {
+	gh5xx := func(r Request) scenario {
 		return gh("github_5xx", fiveXXBranch(r, record), r, githubfake.Rule{Status: 502})
 	}
 	secondary := `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
@@ -503,7 +503,7 @@ func stageScenarios(seed int64, effects []string, writes []request, record func(
 // the stage Jobs ended staged with one draft PR and the crash-free run's
 // plan, one marker comment at most, and no plan round paid twice (a round
 // pushed when a Job began is never planned again by it).
-func checkStage(l *life, base, got state, bad func(string, ...any)) (repeated int) {
+func checkStage(l *life, base, got State, bad func(string, ...any)) (repeated int) {
 	if got.Staged == nil || base.Staged == nil {
 		bad("the stage part left no state")
 		return 0
@@ -599,7 +599,7 @@ func checkStageDispatches(l *life, ds []githubfake.Dispatch, bad func(string, ..
 }
 
 // stageInjected is the evidence a stage fault happened.
-func stageInjected(l *life, sc scenario, base state) bool {
+func stageInjected(l *life, sc scenario, base State) bool {
 	st := l.w.replay.Stats()
 	switch sc.Kind {
 	case "stage_model_429", "stage_model_500":

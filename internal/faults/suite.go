@@ -119,7 +119,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			}
 		}
 		effects := slices.Clone(base.l.c.log)
-		writes := baselineWrites(base.l.w.fake.Requests())
+		writes := BaselineWrites(base.l.w.fake.Requests())
 		// The stage histories' crash-free run: from an issue with no plan.
 		sbase, err := play(ctx, filepath.Join(dir, fmt.Sprintf("s%d-stage-base", seed)), scenario{Name: "crash-free (stage)", Expect: expectReady, Stage: true}, o.NoGitHubRetry)
 		if err != nil {
@@ -131,9 +131,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			}
 		}
 		seffects := slices.Clone(sbase.l.c.log[:sbase.l.stageEffects])
-		swrites := baselineWrites(sbase.l.w.fake.Requests()[:sbase.l.stageRequests])
+		swrites := BaselineWrites(sbase.l.w.fake.Requests()[:sbase.l.stageRequests])
 		all := scenarios(seed, effects, writes, recordWrites(base.l.w))
-		all = append(all, readScenarios(seed, baselineReads(base.l.w.fake.Requests()))...)
+		all = append(all, readScenarios(seed, BaselineReads(base.l.w.fake.Requests()))...)
 		// Stage's picks have their own source: the other histories' stay
 		// as they were.
 		all = append(all, stageScenarios(seed, seffects, swrites, recordWrites(sbase.l.w))...)
@@ -227,7 +227,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 type played struct {
 	sc scenario
 	l  *life
-	st state
+	st State
 }
 
 // trace is the history normalised: what happened, in order, and the end.
@@ -239,7 +239,7 @@ func play(ctx context.Context, dir string, sc scenario, noRetry bool) (*played, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	convs, err := conversations(sc.mutate)
+	convs, err := Conversations(sc.mutate)
 	if err != nil {
 		return nil, err
 	}

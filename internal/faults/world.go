@@ -19,22 +19,24 @@ import (
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
-// The item every history plays: internal/world's sample, a plan of groups
-// task groups. The token is the fake's own.
+// The item every history plays: internal/world's sample, a plan of Groups
+// task groups. The token is the fake's own. They are exported for the
+// process suite (tools/faultproc), which plays the same item from outside.
 const (
-	owner = "acme"
-	repo  = "widgets"
-	token = "ghs_faultsFakeGitHubToken000000000000000"
-	// pushToken is roadmap's push token (an App's): CI, which the suite
+	Owner = "acme"
+	Repo  = "widgets"
+	Token = "ghs_faultsFakeGitHubToken000000000000000"
+	// PushToken is roadmap's push token (an App's): CI, which the suite
 	// plays, runs on its pushes.
-	pushToken = "ghs_faultsFakePushToken00000000000000000"
-	planDir   = theworld.SamplePlanDir
-	groups    = 2
-	// personBody is the person's issue text; roadmap must never change it.
-	personBody = "Add greetings, one file per group.\n\nThe person's words, kept byte for byte.\n"
+	PushToken = "ghs_faultsFakePushToken00000000000000000"
+	PlanDir   = theworld.SamplePlanDir
+	Groups    = 2
+	// PersonBody is the person's issue text; roadmap must never change it.
+	PersonBody = "Add greetings, one file per group.\n\nThe person's words, kept byte for byte.\n"
 )
 
-var epoch = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+// Epoch is the item's clock at the start and every commit's date.
+var Epoch = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // world is one history's surroundings (internal/world's): the fake GitHub
 // and the replay model on loopback, the bare remote, the issue. The World's
@@ -60,18 +62,18 @@ type world struct {
 
 // gitEnv is internal/world's, with every commit dated at the epoch, so a
 // history's commits have the same shas every time it is played.
-func gitEnv() []string { return theworld.GitEnvAt(epoch) }
+func gitEnv() []string { return theworld.GitEnvAt(Epoch) }
 
 func gitIn(dir string, args ...string) (string, error) { return theworld.Git(gitEnv(), dir, args...) }
 
 // tasksMD is the plan: group i writes greeting-i.txt.
-func tasksMD() string { return theworld.SampleRepo(groups)[planDir+"/tasks.md"] }
+func tasksMD() string { return theworld.SampleRepo(Groups)[PlanDir+"/tasks.md"] }
 
-// conversations are the model's recorded answers: per group, write the file
+// Conversations are the model's recorded answers: per group, write the file
 // and finish; each call costs 1,000 tokens in and 100 out. mutate changes
 // them for a model fault.
-func conversations(mutate func(group int, c *llm.Conversation)) ([]*llm.Conversation, error) {
-	convs, err := theworld.SampleConversations(groups)
+func Conversations(mutate func(group int, c *llm.Conversation)) ([]*llm.Conversation, error) {
+	convs, err := theworld.SampleConversations(Groups)
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +85,21 @@ func conversations(mutate func(group int, c *llm.Conversation)) ([]*llm.Conversa
 	return convs, nil
 }
 
+// SampleWorld is the world of the item, staged and labelled for implement,
+// its model answering convs: the in-process histories' and the process
+// suite's alike.
+func SampleWorld(dir string, convs []*llm.Conversation) theworld.Options {
+	return theworld.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token, PushToken: PushToken, CommitDate: Epoch,
+		Files:         theworld.SampleRepo(Groups),
+		Issue:         &githubfake.Issue{Title: "Add greetings", Body: PersonBody, Author: "alice", Labels: []string{"roadmap:implement"}},
+		RecordComment: "**roadmap** · staged\n\n<!-- roadmap:record v1\nstage.plan: " + PlanDir + "\nstage.state: staged\n-->",
+		Replay:        llm.NewReplay(convs)}
+}
+
 func newWorld(dir string, convs []*llm.Conversation, staging bool) (*world, error) {
-	w := &world{dir: dir, body: personBody, staging: staging}
-	o := theworld.Options{Dir: dir, Owner: owner, Repo: repo, Token: token, PushToken: pushToken, Start: epoch, CommitDate: epoch,
-		Files:          theworld.SampleRepo(groups),
-		Issue:          &githubfake.Issue{Title: "Add greetings", Body: personBody, Author: "alice", Labels: []string{"roadmap:implement"}},
-		RecordComment:  "**roadmap** · staged\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\nstage.state: staged\n-->",
-		Replay:         llm.NewReplay(convs),
-		OnModelRequest: w.noteFitted}
+	w := &world{dir: dir, body: PersonBody, staging: staging}
+	o := SampleWorld(dir, convs)
+	o.Start, o.OnModelRequest = Epoch, w.noteFitted
 	if staging {
 		// No plan yet and no record comment: stage writes the plan (the
 		// same change directory, from the issue's title), and its first
@@ -146,17 +155,17 @@ func (w *world) client(rt http.RoundTripper) (*github.Client, error) { return w.
 // builds one: its recovery lines in log, and with noRetry no transient
 // retries.
 func (w *world) reportClient(rt http.RoundTripper, log io.Writer, noRetry bool) (*github.Client, error) {
-	return github.New(github.Options{BaseURL: w.base.GitHubURL() + "/", Token: token, Owner: owner, Repo: repo, Masker: w.base.Masker,
+	return github.New(github.Options{BaseURL: w.base.GitHubURL() + "/", Token: Token, Owner: Owner, Repo: Repo, Masker: w.base.Masker,
 		HTTPClient: &http.Client{Timeout: 10 * time.Second, Transport: rt}, Clock: w.clock,
 		OnRecovery: github.LogRecoveries(log), NoRetry: noRetry})
 }
 
-// stamp prefixes each line with a runner-style timestamp, as a job log has.
-func stamp(log string) string {
+// Stamp prefixes each line with a runner-style timestamp, as a job log has.
+func Stamp(log string) string {
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(log, "\n") {
 		if l != "" {
-			b.WriteString(epoch.Format("2006-01-02T15:04:05.0000000Z") + " " + l)
+			b.WriteString(Epoch.Format("2006-01-02T15:04:05.0000000Z") + " " + l)
 		}
 	}
 	return b.String()

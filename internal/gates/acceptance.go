@@ -2,9 +2,9 @@ package gates
 
 import (
 	"context"
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
@@ -23,7 +23,7 @@ const (
 
 // acceptanceHeadRe is the heading of the criteria: a Markdown heading, a bold
 // line or a plain line that says "Acceptance" or "Acceptance criteria".
-var acceptanceHeadRe = regexp.MustCompile(`(?i)^\s{0,3}(?:#{1,6}\s+)?(?:\*\*|__)?\s*acceptance(?:\s+criteria)?\s*:?\s*(?:\*\*|__)?\s*:?\s*$`)
+var acceptanceHeadRe = lazyRegexp(`(?i)^\s{0,3}(?:#{1,6}\s+)?(?:\*\*|__)?\s*acceptance(?:\s+criteria)?\s*:?\s*(?:\*\*|__)?\s*:?\s*$`)
 
 // parseCriteria reads the acceptance criteria of an issue body: the bullets
 // and checkboxes (-, *, +, •, 1.) under its first Acceptance heading, each
@@ -43,7 +43,7 @@ func parseCriteria(body string) []criterion {
 			continue
 		}
 		if !in {
-			in = acceptanceHeadRe.MatchString(l)
+			in = acceptanceHeadRe().MatchString(l)
 			continue
 		}
 		if lv, _ := heading(l); lv > 0 {
@@ -52,7 +52,7 @@ func parseCriteria(body string) []criterion {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		if b := bulletRe.FindStringSubmatch(l); b != nil && len(b[1]) < 2 {
+		if b := bulletRe().FindStringSubmatch(l); b != nil && len(b[1]) < 2 {
 			if len(out) == maxCriteria {
 				break
 			}
@@ -77,33 +77,35 @@ func trimCriteria(cs []criterion) []criterion {
 	return cs
 }
 
-// stopwords are words too common to tie a criterion to a group.
-var stopwords = map[string]bool{}
-
-func init() {
+// stopwords are words too common to tie a criterion to a group, built on
+// first use (package init runs on every roadmap invocation).
+var stopwords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an and are as at be been by can could do does each
 		every for from has have how if in into is it its may must no not of on or our shall
 		should so than that the their them then there these they this those to was were what
 		when where which while who will with would you your all any also only same such new
 		when then given user users issue plan change changes test tests work works`) {
-		stopwords[w] = true
+		m[w] = true
 	}
-}
+	return m
+})
 
 // significant returns the significant words of text: lower case, split at
 // anything not a letter or digit and at camelCase humps, at least three
 // characters, not a stopword, lightly stemmed (a trailing s, es, ed, ing).
 func significant(text string) map[string]bool {
 	out := map[string]bool{}
+	stop := stopwords()
 	var word []rune
 	flush := func() {
 		w := strings.ToLower(string(word))
 		word = word[:0]
-		if len([]rune(w)) < 3 || stopwords[w] {
+		if len([]rune(w)) < 3 || stop[w] {
 			return
 		}
 		w = stem(w)
-		if !stopwords[w] {
+		if !stop[w] {
 			out[w] = true
 		}
 	}
@@ -134,7 +136,7 @@ func stem(w string) string {
 }
 
 // acRefRe is an explicit reference to criterion N: AC1, AC 1, AC-1, AC#1.
-var acRefRe = regexp.MustCompile(`(?i)\bAC[ \-#]?(\d{1,3})\b`)
+var acRefRe = lazyRegexp(`(?i)\bAC[ \-#]?(\d{1,3})\b`)
 
 // groupText is all a group says: its title, its tasks and their verify commands.
 func groupText(g plan.Group) string {
@@ -149,7 +151,7 @@ func groupText(g plan.Group) string {
 // group refers to it explicitly (AC<n>), or they share at least two
 // significant words (the one, when the criterion has only one).
 func mapsTo(c criterion, gt string) bool {
-	for _, m := range acRefRe.FindAllStringSubmatch(gt, -1) {
+	for _, m := range acRefRe().FindAllStringSubmatch(gt, -1) {
 		if n, err := strconv.Atoi(m[1]); err == nil && n == c.n {
 			return true
 		}

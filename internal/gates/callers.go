@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -168,7 +167,7 @@ func (s *state) symbolUsers(c citation, d decl, uses []use, text string) {
 // mentioning a file is not a caller.
 var proseExt = map[string]bool{".md": true, ".txt": true, ".rst": true, ".adoc": true}
 
-var binaryish = regexp.MustCompile(`\x00`)
+var binaryish = lazyRegexp(`\x00`)
 
 // fileReferrers checks a cited non-Go file: the repository's other files
 // that mention its path (a plain text search) must be named in the plan.
@@ -183,7 +182,7 @@ func (s *state) fileReferrers(c citation, p, text string) {
 			continue
 		}
 		src, err := s.readFile(f, maxRepoFile)
-		if err != nil || binaryish.Match(src[:min(len(src), 512)]) {
+		if err != nil || binaryish().Match(src[:min(len(src), 512)]) {
 			continue
 		}
 		if !bytes.Contains(src, []byte(p)) {

@@ -2,13 +2,12 @@ package gates
 
 import (
 	"context"
-	"regexp"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
 
 // testWordRe is the wording of a task that writes tests, not code.
-var testWordRe = regexp.MustCompile(`(?i)\btest(?:s|ing)?\b|_test\.|\bfixtures?\b`)
+var testWordRe = lazyRegexp(`(?i)\btest(?:s|ing)?\b|_test\.|\bfixtures?\b`)
 
 // failingTestFirst checks each group's verification against what it changes
 // (#3005): a group that changes behaviour starts with a failing test (a
@@ -33,7 +32,7 @@ func failingTestFirst(_ context.Context, s *state) error {
 				continue
 			}
 			for _, t := range g.Tasks[:first] {
-				if !testWordRe.MatchString(taskBody(t.Text, t.Verify)) {
+				if !testWordRe().MatchString(taskBody(t.Text, t.Verify)) {
 					s.add(plan.LevelError, FailingTestFirst, s.tasksFile(), t.Line, "group %d: task %s comes before the failing test (task %s); the failing test goes first, then the code that makes it pass", g.Number, t.ID, g.Tasks[first].ID)
 				}
 			}

@@ -56,7 +56,7 @@ func FuzzParsePremise(f *testing.F) {
 				t.Fatalf("%q: path %q is not a clean relative path", text, p.path)
 			}
 		}
-		if (p.kind == premiseDefined || p.kind == premiseUndefined) && !goSymbolRe.MatchString(p.arg) {
+		if (p.kind == premiseDefined || p.kind == premiseUndefined) && !goSymbolRe().MatchString(p.arg) {
 			t.Fatalf("%q: symbol %q", text, p.arg)
 		}
 		md := newMD("proposal.md", []byte("## Premises\n\n- "+text+"\n"))

@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/token"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,7 +117,7 @@ func recvName(e ast.Expr) string {
 	}
 }
 
-var moduleRe = regexp.MustCompile(`(?m)^module[ \t]+"?([^\s"]+)"?`)
+var moduleRe = lazyRegexp(`(?m)^module[ \t]+"?([^\s"]+)"?`)
 
 // goSource reads every source file of the repository once, at most
 // maxRepoBytes in all.
@@ -129,7 +128,7 @@ func (s *state) goSource() *goIndex {
 	s.walk()
 	ix := &goIndex{decls: map[string][]decl{}}
 	if mod, err := s.readFile("go.mod", 1<<20); err == nil {
-		if m := moduleRe.FindSubmatch(mod); m != nil {
+		if m := moduleRe().FindSubmatch(mod); m != nil {
 			ix.module = string(m[1])
 		}
 	}
@@ -307,7 +306,7 @@ func (ix *goIndex) resolve(span string) []decl {
 	if strings.Count(span, "::") == 1 {
 		span = strings.Replace(span, "::", ".", 1)
 	}
-	if !goSymbolRe.MatchString(span) || len(span) < 3 {
+	if !goSymbolRe().MatchString(span) || len(span) < 3 {
 		return nil
 	}
 	if ds := ix.decls[span]; len(ds) > 0 {

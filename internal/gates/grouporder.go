@@ -3,7 +3,6 @@ package gates
 import (
 	"context"
 	"errors"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -11,7 +10,7 @@ import (
 )
 
 // createRe is the wording of a task that creates a file.
-var createRe = regexp.MustCompile(`(?i)\b(?:create[sd]?|creating|add(?:s|ed)?|adding|new|write[s]?|writing|generate[sd]?|scaffold)\b`)
+var createRe = lazyRegexp(`(?i)\b(?:create[sd]?|creating|add(?:s|ed)?|adding|new|write[s]?|writing|generate[sd]?|scaffold)\b`)
 
 // mention is a path a task names.
 type mention struct {
@@ -68,7 +67,7 @@ func (s *state) groupMentions() ([]mention, map[string]mention) {
 	for _, g := range s.tasks.Groups {
 		for _, t := range g.Tasks {
 			body := taskBody(t.Text, t.Verify)
-			create := createRe.MatchString(stripSpans(body))
+			create := createRe().MatchString(stripSpans(body))
 			for _, sp := range codeSpans(body) {
 				if p := asPath(sp); p != "" && !s.present(p) {
 					ms = append(ms, mention{path: p, group: g.Number, task: t.ID, line: t.Line, create: create})

@@ -2,7 +2,6 @@ package gates
 
 import (
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
@@ -39,7 +38,7 @@ func (s *state) issueClaims() []issueClaim {
 			continue
 		}
 		words := stripSpans(l)
-		if createRe.MatchString(words) || declareRe.MatchString(words) || requestRe.MatchString(words) {
+		if createRe().MatchString(words) || declareRe().MatchString(words) || requestRe().MatchString(words) {
 			continue
 		}
 		for _, sp := range codeSpans(l) {
@@ -71,7 +70,7 @@ func (s *state) issueClaims() []issueClaim {
 // requestRe is the wording of a line that asks for something or says it is
 // absent ("callers need `Hello`", "there is no `Retry`"): what it names is
 // wanted, not claimed to be there.
-var requestRe = regexp.MustCompile(`(?i)\b(?:need(?:s|ed)?|want(?:s|ed)?|should|shall|must|would like|wish|missing|lack(?:s|ing)?|no|without|support|provide|expose|please|could|todo)\b`)
+var requestRe = lazyRegexp(`(?i)\b(?:need(?:s|ed)?|want(?:s|ed)?|should|shall|must|would like|wish|missing|lack(?:s|ing)?|no|without|support|provide|expose|please|could|todo)\b`)
 
 // hasPackage reports whether the repository has a package (or a module
 // file, for another language) by the name q.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
@@ -27,7 +26,7 @@ var kinds = map[string]behaviour{
 }
 
 // kindLineRe is the proposal's `Kind: <word>` line (bold and list markers allowed).
-var kindLineRe = regexp.MustCompile(`^\s*(?:[-*+]\s+)?(?:\*\*|__)?kind(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*` + "`?" + `([A-Za-z-]+)`)
+var kindLineRe = lazyRegexp(`^\s*(?:[-*+]\s+)?(?:\*\*|__)?kind(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*` + "`?" + `([A-Za-z-]+)`)
 
 // planKind reads the proposal's declaration: a `Kind: <word>` line in
 // proposal.md, or `skip_specs: true` in .openspec.yaml (OpenSpec's own
@@ -46,7 +45,7 @@ func (s *state) planKind() planKind {
 			if md.code[i] {
 				continue
 			}
-			m := kindLineRe.FindStringSubmatch(strings.ToLower(l))
+			m := kindLineRe().FindStringSubmatch(strings.ToLower(l))
 			if m == nil {
 				continue
 			}
@@ -57,7 +56,7 @@ func (s *state) planKind() planKind {
 	src, err := s.readFile(rel, 64<<10)
 	if err == nil {
 		for i, l := range strings.Split(string(src), "\n") {
-			if skipSpecsRe.MatchString(l) {
+			if skipSpecsRe().MatchString(l) {
 				return planKind{is: changesNone, word: "skip_specs: true", file: rel, line: i + 1}
 			}
 		}
@@ -68,16 +67,16 @@ func (s *state) planKind() planKind {
 }
 
 // implementRe is the wording of a task that writes code.
-var implementRe = regexp.MustCompile(`(?i)\bimplement(?:s|ed|ing)?\b`)
+var implementRe = lazyRegexp(`(?i)\bimplement(?:s|ed|ing)?\b`)
 
-var skipSpecsRe = regexp.MustCompile(`^skip_specs\s*:\s*(?:true|"true"|'true')\s*(?:#.*)?$`)
+var skipSpecsRe = lazyRegexp(`^skip_specs\s*:\s*(?:true|"true"|'true')\s*(?:#.*)?$`)
 
 // groupTagRe is a kind tag at the end of a group title: `## 2. Rename (refactor)`.
-var groupTagRe = regexp.MustCompile(`(?i)\((feat|feature|fix|behaviou?r|refactor|docs?|tests?|chore|ci|build|style)\)\s*$`)
+var groupTagRe = lazyRegexp(`(?i)\((feat|feature|fix|behaviou?r|refactor|docs?|tests?|chore|ci|build|style)\)\s*$`)
 
 // groupKind is the group's own declaration, from its title's tag.
 func groupKind(g plan.Group) behaviour {
-	m := groupTagRe.FindStringSubmatch(g.Title)
+	m := groupTagRe().FindStringSubmatch(g.Title)
 	if m == nil {
 		return undeclared
 	}
@@ -109,7 +108,7 @@ func (s *state) groupBehaviour(g plan.Group, pk planKind) (behaviour, string) {
 				return changes, "task " + t.ID + " changes " + p
 			}
 		}
-		if implementRe.MatchString(taskBody(t.Text, t.Verify)) {
+		if implementRe().MatchString(taskBody(t.Text, t.Verify)) {
 			return changes, "task " + t.ID + " implements code"
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
@@ -43,21 +44,27 @@ const maxPremises = 100
 // A code span's placeholder in stripSpans' output.
 const spanRe = "\x00(\\d+)\x01"
 
-var premiseForms = []struct {
+// premiseForms are the premise sentences the gate reads, compiled on first
+// use.
+var premiseForms = sync.OnceValue(func() []premiseForm {
+	return []premiseForm{
+		{regexp.MustCompile(`^` + spanRe + ` (?:exists|is present)$`), premiseExists},
+		{regexp.MustCompile(`^` + spanRe + ` (?:does not exist|doesn't exist|is absent|is missing)$`), premiseAbsent},
+		{regexp.MustCompile(`^` + spanRe + ` is (?:defined|declared) in ` + spanRe + `$`), premiseDefined},
+		{regexp.MustCompile(`^` + spanRe + ` is not (?:defined|declared) in ` + spanRe + `$`), premiseUndefined},
+		{regexp.MustCompile(`^` + spanRe + ` (?:contains|mentions) ` + spanRe + `$`), premiseContains},
+		{regexp.MustCompile(`^` + spanRe + ` (?:does not contain|doesn't contain|does not mention) ` + spanRe + `$`), premiseLacks},
+		{regexp.MustCompile(`^` + spanRe + ` (?:fails|exits non-zero)$`), premiseFails},
+		{regexp.MustCompile(`^` + spanRe + ` (?:passes|succeeds|exits 0)$`), premisePasses},
+	}
+})
+
+type premiseForm struct {
 	re   *regexp.Regexp
 	kind premiseKind
-}{
-	{regexp.MustCompile(`^` + spanRe + ` (?:exists|is present)$`), premiseExists},
-	{regexp.MustCompile(`^` + spanRe + ` (?:does not exist|doesn't exist|is absent|is missing)$`), premiseAbsent},
-	{regexp.MustCompile(`^` + spanRe + ` is (?:defined|declared) in ` + spanRe + `$`), premiseDefined},
-	{regexp.MustCompile(`^` + spanRe + ` is not (?:defined|declared) in ` + spanRe + `$`), premiseUndefined},
-	{regexp.MustCompile(`^` + spanRe + ` (?:contains|mentions) ` + spanRe + `$`), premiseContains},
-	{regexp.MustCompile(`^` + spanRe + ` (?:does not contain|doesn't contain|does not mention) ` + spanRe + `$`), premiseLacks},
-	{regexp.MustCompile(`^` + spanRe + ` (?:fails|exits non-zero)$`), premiseFails},
-	{regexp.MustCompile(`^` + spanRe + ` (?:passes|succeeds|exits 0)$`), premisePasses},
 }
 
-var premiseFluff = regexp.MustCompile(`^(?:the file |file |the command |command |running )|(?: today| now| at the staging commit)$`)
+var premiseFluff = lazyRegexp(`^(?:the file |file |the command |command |running )|(?: today| now| at the staging commit)$`)
 
 // parsePremise reads one premise bullet. ok is false when it does not follow
 // the grammar (docs/gates.md).
@@ -66,9 +73,9 @@ func parsePremise(text string) (premise, bool) {
 	words := strings.ToLower(strings.Join(strings.Fields(stripSpans(text)), " "))
 	words = strings.TrimRight(words, ".;")
 	for range 2 {
-		words = premiseFluff.ReplaceAllString(words, "")
+		words = premiseFluff().ReplaceAllString(words, "")
 	}
-	for _, f := range premiseForms {
+	for _, f := range premiseForms() {
 		m := f.re.FindStringSubmatch(words)
 		if m == nil {
 			continue
@@ -98,7 +105,7 @@ func parsePremise(text string) (premise, bool) {
 			}
 			if f.kind == premiseDefined || f.kind == premiseUndefined {
 				p.arg, p.path = strings.TrimSuffix(a, "()"), cleanRel(b)
-				if !goSymbolRe.MatchString(p.arg) {
+				if !goSymbolRe().MatchString(p.arg) {
 					return premise{}, false
 				}
 			} else {
@@ -116,7 +123,7 @@ func parsePremise(text string) (premise, bool) {
 }
 
 // goSymbolRe is a Go identifier, or Type.Method.
-var goSymbolRe = regexp.MustCompile(`^[\pL_][\pL\pN_]*(?:\.[\pL_][\pL\pN_]*)?$`)
+var goSymbolRe = lazyRegexp(`^[\pL_][\pL\pN_]*(?:\.[\pL_][\pL\pN_]*)?$`)
 
 // premises returns the premises stated in the plan's proposal.md and
 // design.md, and the bullets of their Premises sections that do not follow

@@ -1,7 +1,6 @@
 package gates
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
@@ -20,7 +19,7 @@ type symbolMention struct {
 
 // declareRe is the wording of a task that declares a symbol, beyond a
 // file's create wording.
-var declareRe = regexp.MustCompile(`(?i)\b(?:declare[sd]?|declaring|define[sd]?|defining|introduce[sd]?|introducing|implement(?:s|ed|ing)?)\b`)
+var declareRe = lazyRegexp(`(?i)\b(?:declare[sd]?|declaring|define[sd]?|defining|introduce[sd]?|introducing|implement(?:s|ed|ing)?)\b`)
 
 // codeSymbol reads a code span as a symbol a task uses or declares:
 // `Name()`, `pkg.Name`, `Type.Method`, `snake_name` or a name with a capital
@@ -36,7 +35,7 @@ func codeSymbol(span string) (name string, ok bool) {
 	if i := strings.IndexByte(span, '('); i > 0 && strings.HasSuffix(span, ")") {
 		span, call = span[:i], true
 	}
-	if !goSymbolRe.MatchString(span) || len(span) < 3 {
+	if !goSymbolRe().MatchString(span) || len(span) < 3 {
 		return "", false
 	}
 	if !call && !strings.ContainsAny(span, "._") && strings.ToLower(span) == span {
@@ -80,7 +79,7 @@ func (s *state) symbolMentions() ([]symbolMention, map[string]symbolMention) {
 		for _, t := range g.Tasks {
 			body := taskBody(t.Text, t.Verify)
 			words := stripSpans(body)
-			create := createRe.MatchString(words) || declareRe.MatchString(words)
+			create := createRe().MatchString(words) || declareRe().MatchString(words)
 			for _, sp := range codeSpans(body) {
 				name, ok := codeSymbol(sp)
 				if !ok {

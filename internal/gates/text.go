@@ -2,7 +2,6 @@ package gates
 
 import (
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,11 +46,11 @@ func newMD(rel string, src []byte) *mdFile {
 	return &mdFile{rel: rel, lines: lines, code: code}
 }
 
-var headingRe = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$`)
+var headingRe = lazyRegexp(`^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$`)
 
 // heading returns the level and text of a Markdown heading line, or 0.
 func heading(line string) (int, string) {
-	m := headingRe.FindStringSubmatch(line)
+	m := headingRe().FindStringSubmatch(line)
 	if m == nil {
 		return 0, ""
 	}
@@ -90,7 +89,7 @@ func (m *mdFile) section(titles ...string) (start, end int, ok bool) {
 	return start, len(m.lines), true
 }
 
-var bulletRe = regexp.MustCompile(`^([ \t]*)(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(.*)$`)
+var bulletRe = lazyRegexp(`^([ \t]*)(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(.*)$`)
 
 // item is one bullet of a list, its continuation lines joined.
 type item struct {
@@ -108,7 +107,7 @@ func (m *mdFile) bullets(start, end int) []item {
 			continue
 		}
 		l := m.lines[i]
-		if b := bulletRe.FindStringSubmatch(l); b != nil && len(b[1]) < 2 {
+		if b := bulletRe().FindStringSubmatch(l); b != nil && len(b[1]) < 2 {
 			out = append(out, item{text: strings.TrimSpace(b[2]), line: i + 1})
 			continue
 		}
@@ -224,7 +223,7 @@ var knownNames = map[string]bool{
 	"go.mod": true, "go.sum": true, "Justfile": true, "Rakefile": true, "Gemfile": true,
 }
 
-var pathCharsRe = regexp.MustCompile(`^[A-Za-z0-9_.@+\-/]+$`)
+var pathCharsRe = lazyRegexp(`^[A-Za-z0-9_.@+\-/]+$`)
 
 // asPath reads a code span as a repository path: a clean relative path, or
 // "" when the span is not one. A span is a path when it has a slash and no
@@ -232,7 +231,7 @@ var pathCharsRe = regexp.MustCompile(`^[A-Za-z0-9_.@+\-/]+$`)
 // "./x/..." (a Go package pattern) is the directory x.
 func asPath(span string) string {
 	span = strings.TrimSpace(span)
-	if len(span) > 300 || !pathCharsRe.MatchString(span) || strings.HasPrefix(span, "-") {
+	if len(span) > 300 || !pathCharsRe().MatchString(span) || strings.HasPrefix(span, "-") {
 		return ""
 	}
 	clean := cleanRel(span)

@@ -20,7 +20,7 @@ var statusCreate = bodySchema{fields: map[string]field{
 
 func (f *Fake) createStatus(c *call) reply {
 	sha := c.params["sha"]
-	if !shaRE.MatchString(sha) {
+	if !shaRE().MatchString(sha) {
 		return noCommit(sha)
 	}
 	doc := docsStatuses + "#create-a-commit-status"

@@ -153,7 +153,7 @@ func (f *Fake) RecordPush(tok, ref, sha string, paths ...string) ([]Event, error
 	if f.opts.GitRemote != "" {
 		return nil, errors.New("githubfake: the fake has a git remote: push to it and call Pushed")
 	}
-	if !shaRE.MatchString(sha) {
+	if !shaRE().MatchString(sha) {
 		return nil, fmt.Errorf("githubfake: push %s: %q is not a commit SHA", ref, sha)
 	}
 	login, kind, ok := f.identity(tok)

@@ -3,7 +3,6 @@ package githubfake
 import (
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -135,12 +134,12 @@ func nameOf(f gqlField) string {
 	return f.name
 }
 
-var gqlArgRE = regexp.MustCompile(`(\w+)\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)`)
+var gqlArgRE = lazyRegexp(`(\w+)\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)`)
 
 // gqlArgs reads literal arguments: strings (unquoted) and integers.
 func gqlArgs(s string) map[string]string {
 	out := map[string]string{}
-	for _, m := range gqlArgRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range gqlArgRE().FindAllStringSubmatch(s, -1) {
 		v := m[2]
 		if u, err := strconv.Unquote(v); err == nil {
 			v = u

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -609,7 +608,7 @@ func (f *Fake) listLabels(c *call) reply {
 	return reply{status: http.StatusOK, body: out, link: link}
 }
 
-var colorRE = regexp.MustCompile(`^[0-9a-fA-F]{6}$`)
+var colorRE = lazyRegexp(`^[0-9a-fA-F]{6}$`)
 
 func (f *Fake) createLabel(c *call) reply {
 	var in struct {
@@ -626,7 +625,7 @@ func (f *Fake) createLabel(c *call) reply {
 	color := "ededed"
 	if in.Color != nil {
 		color = strings.TrimPrefix(*in.Color, "#")
-		if !colorRE.MatchString(color) {
+		if !colorRE().MatchString(color) {
 			return validation(docsLabels, map[string]any{"resource": "Label", "code": "invalid", "field": "color"})
 		}
 	}
@@ -665,7 +664,7 @@ func (f *Fake) editLabel(c *call) reply {
 	}
 	if in.Color != nil {
 		color := strings.TrimPrefix(*in.Color, "#")
-		if !colorRE.MatchString(color) {
+		if !colorRE().MatchString(color) {
 			return validation(docsLabels, map[string]any{"resource": "Label", "code": "invalid", "field": "color"})
 		}
 		l.Color = color

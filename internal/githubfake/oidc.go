@@ -197,7 +197,7 @@ func (f *Fake) resolveCalled(name, ref, self, selfSHA string) (sha, full string,
 			return sha, full, true
 		}
 	}
-	if shaRE.MatchString(ref) {
+	if shaRE().MatchString(ref) {
 		for _, sha := range refs {
 			if sha == ref {
 				return sha, sha, true

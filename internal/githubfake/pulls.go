@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 const docsPulls = "https://docs.github.com/rest/pulls/pulls"
 
-var shaRE = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
+var shaRE = lazyRegexp(`^[0-9a-fA-F]{40}$`)
 
 // headSHA is a pull request's head commit: from the bare repository when
 // one is configured and has the branch, else what SetPRHead set, else a
@@ -68,7 +67,7 @@ func (f *Fake) gitRevParse(branch string) string {
 
 // resolveRef turns a SHA or a branch name into a commit SHA. f.mu is held.
 func (f *Fake) resolveRef(ref string) (string, bool) {
-	if shaRE.MatchString(ref) {
+	if shaRE().MatchString(ref) {
 		return strings.ToLower(ref), f.hasCommit(ref)
 	}
 	ref = strings.TrimPrefix(ref, "refs/heads/")

@@ -31,7 +31,7 @@ func readBranch(gitDir, branch string) (sha string, ok bool) {
 	switch {
 	case err == nil:
 		s := strings.TrimSpace(string(data))
-		if !shaRE.MatchString(s) {
+		if !shaRE().MatchString(s) {
 			return "", false // a symbolic ref, or a file git would not take
 		}
 		return strings.ToLower(s), true
@@ -58,7 +58,7 @@ func readBranch(gitDir, branch string) (sha string, ok bool) {
 		if !found || name != ref {
 			continue
 		}
-		if !shaRE.MatchString(s) {
+		if !shaRE().MatchString(s) {
 			return "", false
 		}
 		return strings.ToLower(s), true

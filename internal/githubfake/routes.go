@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 type handlerFunc func(f *Fake, c *call) reply
@@ -18,9 +19,13 @@ type route struct {
 	graphql  bool
 }
 
-var routes []*route
+// routes is the route table, built on first use: compiling its templates
+// costs every roadmap invocation time and memory (`roadmap version`
+// included), and only the fake's users need it.
+var routes = sync.OnceValue(buildRoutes)
 
-func init() {
+func buildRoutes() []*route {
+	var routes []*route
 	add := func(method, tmpl string, h handlerFunc) {
 		re, names := compileTemplate(tmpl)
 		routes = append(routes, &route{
@@ -76,6 +81,7 @@ func init() {
 	add("POST", "/graphql", (*Fake).graphql)
 	routes[len(routes)-1].graphql = true
 	routes[len(routes)-1].write = false // a query is a read; isMutation decides
+	return routes
 }
 
 // compileTemplate turns "/repos/{owner}/{repo}/issues/{n}" into a regexp.
@@ -108,7 +114,7 @@ func compileTemplate(tmpl string) (*regexp.Regexp, []string) {
 
 // match finds the route for an escaped request path and its unescaped params.
 func match(method, escapedPath string) (*route, map[string]string) {
-	for _, rt := range routes {
+	for _, rt := range routes() {
 		if rt.method != method {
 			continue
 		}

@@ -168,7 +168,7 @@ func (f *Fake) workflowsAt(ref, sha string) []workflow {
 // gitWorkflows reads .github/workflows/*.yml and *.yaml of the git remote's
 // commit sha (nil without a remote or such a commit).
 func (f *Fake) gitWorkflows(sha string) map[string][]byte {
-	if f.opts.GitRemote == "" || !shaRE.MatchString(sha) {
+	if f.opts.GitRemote == "" || !shaRE().MatchString(sha) {
 		return nil
 	}
 	out, err := exec.Command("git", "--git-dir", f.opts.GitRemote, "ls-tree", "-z", sha, ".github/workflows/").Output()
@@ -538,7 +538,7 @@ func (f *Fake) firstTimer(login string) bool {
 // git remote, as GitHub compares a pull request, or the files recorded
 // pushes changed on its head branch. f.mu is held.
 func (f *Fake) prPaths(ev *Event) []string {
-	if ev.HeadRepo == "" && f.opts.GitRemote != "" && shaRE.MatchString(ev.SHA) {
+	if ev.HeadRepo == "" && f.opts.GitRemote != "" && shaRE().MatchString(ev.SHA) {
 		base := f.gitRevParse(ev.Base)
 		if base != "" {
 			if out, err := exec.Command("git", "--git-dir", f.opts.GitRemote, "diff", "--name-only", "-z", base+"..."+ev.SHA).Output(); err == nil {

@@ -552,12 +552,12 @@ func (l *layout) checkE2E(t *testing.T) {
 	}
 }
 
-// loadFaults reads the fault kinds from internal/faults' tables and code.
+// loadFaults reads the fault kinds from internal/faults' tables and code,
+// and the process kinds from tools/faultproc's.
 func (l *layout) loadFaults(t *testing.T) {
-	dir := filepath.Join(l.root, "internal", "faults")
 	fset := token.NewFileSet()
-	for _, name := range []string{"scenarios.go", "stage.go", "process.go"} {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+	for _, name := range []string{"internal/faults/scenarios.go", "internal/faults/stage.go", "tools/faultproc/process.go"} {
+		f, err := parser.ParseFile(fset, filepath.Join(l.root, filepath.FromSlash(name)), nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -593,7 +593,7 @@ func (l *layout) loadFaults(t *testing.T) {
 				}
 			}
 		}
-		if name != "process.go" {
+		if name != "tools/faultproc/process.go" {
 			continue
 		}
 		// The process kinds: every Kind of a pscenario the sweep builds.
@@ -611,14 +611,14 @@ func (l *layout) loadFaults(t *testing.T) {
 		})
 	}
 	if len(l.kinds) == 0 || len(l.procKinds) == 0 {
-		t.Fatalf("no fault kinds found in internal/faults (in process %d, process %d): the tables moved", len(l.kinds), len(l.procKinds))
+		t.Fatalf("no fault kinds found in internal/faults and tools/faultproc (in process %d, process %d): the tables moved", len(l.kinds), len(l.procKinds))
 	}
 }
 
 // checkFaults: every in-process kind is played on every change by
 // TestFaultsRun's cover, which fails when a kind of the tables is not
 // injected; every process kind by .ci/run's cover of the process suite, or,
-// pending a mend, by a per-change test of internal/faults that plays it.
+// pending a mend, by a per-change test of tools/faultproc that plays it.
 func (l *layout) checkFaults(t *testing.T) {
 	run, ok := l.byName["internal/faults.TestFaultsRun"]
 	switch {
@@ -641,12 +641,12 @@ func (l *layout) checkFaults(t *testing.T) {
 	for _, k := range l.pending {
 		found := false
 		for _, tc := range l.tests {
-			if tc.Pkg == "internal/faults" && l.perChange(tc) == "" && strings.Contains(tc.body, strconv.Quote(k)) {
+			if tc.Pkg == "tools/faultproc" && l.perChange(tc) == "" && strings.Contains(tc.body, strconv.Quote(k)) {
 				found = true
 			}
 		}
 		if !found {
-			t.Errorf("process fault kind %s is pending a mend, so the per-change cover skips it, and no per-change test of internal/faults plays it", k)
+			t.Errorf("process fault kind %s is pending a mend, so the per-change cover skips it, and no per-change test of tools/faultproc plays it", k)
 		}
 	}
 }

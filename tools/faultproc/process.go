@@ -1,4 +1,4 @@
-package faults
+package faultproc
 
 import (
 	"bufio"
@@ -22,9 +22,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/faults"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
-	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/report"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
@@ -76,11 +76,11 @@ func (s *ProcessSummary) Print(w io.Writer) {
 
 // ProcessSummary is what `roadmap faults run --process` prints.
 type ProcessSummary struct {
-	Histories  int             `json:"histories"`
-	KillPoints int             `json:"kill_points"`
-	Faults     int             `json:"faults"`
-	Recovered  int             `json:"recovered"`
-	ByKind     map[string]Kind `json:"by_kind"`
+	Histories  int                    `json:"histories"`
+	KillPoints int                    `json:"kill_points"`
+	Faults     int                    `json:"faults"`
+	Recovered  int                    `json:"recovered"`
+	ByKind     map[string]faults.Kind `json:"by_kind"`
 	// WorkRepeated: passed groups whose agent step ran again; SpendLost:
 	// tokens the model server answered that the record lacks (a flagged
 	// estimate aside); Duplicates: pushes of a head the remote had, record
@@ -128,9 +128,9 @@ type pscenario struct {
 
 // processScenarios are the sweep's histories, from the crash-free run's
 // writes, reads and model calls.
-func processScenarios(writes, reads []request, calls int, recordPatch string) []pscenario {
+func processScenarios(writes, reads []faults.Request, calls int, recordPatch string) []pscenario {
 	var out []pscenario
-	rule := func(r request, rl githubfake.Rule) githubfake.Rule {
+	rule := func(r faults.Request, rl githubfake.Rule) githubfake.Rule {
 		rl.Method, rl.Path, rl.Call = r.Method, r.Path, r.Call
 		return rl
 	}
@@ -343,7 +343,7 @@ func RunProcess(ctx context.Context, o ProcessOptions) (*ProcessSummary, error) 
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	s := &ProcessSummary{ByKind: map[string]Kind{}, Violations: []string{}, Skipped: []string{}, PendingFound: []string{}}
+	s := &ProcessSummary{ByKind: map[string]faults.Kind{}, Violations: []string{}, Skipped: []string{}, PendingFound: []string{}}
 	base, err := playProcess(ctx, o, filepath.Join(dir, "base"), pscenario{Name: "crash-free", Kind: "none"})
 	if err != nil {
 		return nil, fmt.Errorf("the crash-free process run: %w", err)
@@ -354,14 +354,14 @@ func RunProcess(ctx context.Context, o ProcessOptions) (*ProcessSummary, error) 
 			s.Violations = append(s.Violations, "crash-free: "+v)
 		}
 		if want.Result != string(record.ResultReady) {
-			s.Violations = append(s.Violations, "crash-free: ended "+want.brief()+", want ready")
+			s.Violations = append(s.Violations, "crash-free: ended "+want.Brief()+", want ready")
 		}
 		s.Seconds = time.Since(start).Seconds()
 		return s, nil
 	}
 	log := base.w.Fake.Requests()
-	writes, reads := baselineWrites(log), baselineReads(log)
-	recordPatch := fmt.Sprintf("/repos/%s/%s/issues/comments/%d", owner, repo, base.recordID())
+	writes, reads := faults.BaselineWrites(log), faults.BaselineReads(log)
+	recordPatch := fmt.Sprintf("/repos/%s/%s/issues/comments/%d", faults.Owner, faults.Repo, base.recordID())
 	all := processScenarios(writes, reads, int(base.calls.Load()), recordPatch)
 	base.w.Close()
 	for k, why := range pending {
@@ -509,7 +509,7 @@ func spread(i, n int) int {
 // pstate is what a process history leaves, read from outside: the fake's
 // state, the bare remote and the model server's log.
 type pstate struct {
-	state
+	faults.State
 	RecordComments, PRComments int
 	Dispatches                 map[string]int
 	KeptKey                    bool
@@ -596,13 +596,13 @@ func (p *plife) check(want pstate) []string {
 	bad := func(format string, args ...any) { vs = append(vs, fmt.Sprintf(format, args...)) }
 	if got.Result != want.Result || got.Group != want.Group || got.PRs != want.PRs || got.PRDraft != want.PRDraft ||
 		got.Archived != want.Archived || got.Status != want.Status || got.StopLabel != want.StopLabel {
-		bad("the final state (promise: as the crash-free run): got %s, want %s", got.brief(), want.brief())
+		bad("the final state (promise: as the crash-free run): got %s, want %s", got.Brief(), want.Brief())
 	}
 	if !maps.Equal(got.Files, want.Files) {
 		bad("the branch's tree (promise: as the crash-free run) differs: got %v, want %v", got.Files, want.Files)
 	}
 	if n := p.repeated(); n > 0 {
-		bad("passed groups repeated (promise: 0): %d", n)
+		bad("passed faults.Groups repeated (promise: 0): %d", n)
 	}
 	if got.spendLost() > 0 || got.Spend.ModelCalls < got.Served.ModelCalls {
 		bad("spend lost (promise: the record holds every call served): record %d in/%d out/%d calls, model server %d/%d/%d",
@@ -693,22 +693,20 @@ func playProcess(ctx context.Context, o ProcessOptions, dir string, sc pscenario
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	convs, err := conversations(nil)
+	convs, err := faults.Conversations(nil)
 	if err != nil {
 		return nil, err
 	}
 	p := &plife{o: o, sc: sc, dir: dir}
-	tw, err := theworld.New(theworld.Options{Dir: dir, Owner: owner, Repo: repo, Token: token, PushToken: pushToken, CommitDate: epoch,
-		Files:         theworld.SampleRepo(groups),
-		Issue:         &githubfake.Issue{Title: "Add greetings", Body: personBody, Author: "alice", Labels: []string{"roadmap:implement"}},
-		RecordComment: "**roadmap** · staged\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\nstage.state: staged\n-->",
-		Replay:        llm.NewReplay(convs), ModelLatency: 100 * time.Millisecond,
-		OnModelRequest: func([]byte) {
-			n := int(p.calls.Add(1))
-			if sc.model != nil {
-				sc.model(p, n)
-			}
-		}})
+	wo := faults.SampleWorld(dir, convs)
+	wo.ModelLatency = 100 * time.Millisecond
+	wo.OnModelRequest = func([]byte) {
+		n := int(p.calls.Add(1))
+		if sc.model != nil {
+			sc.model(p, n)
+		}
+	}
+	tw, err := theworld.New(wo)
 	if err != nil {
 		return nil, err
 	}
@@ -802,7 +800,7 @@ func (p *plife) stepEnv(runID int64, attempt int, output string) []string {
 	}
 	tmp := filepath.Join(p.dir, fmt.Sprintf("runner-temp-%d-%d", runID, attempt))
 	_ = os.MkdirAll(tmp, 0o755)
-	return append(env, "GITHUB_API_URL="+p.w.GitHubURL(), "GITHUB_TOKEN="+token, "ROADMAP_PUSH_TOKEN="+pushToken, github.EnvTimeout+"="+stepGitHubTimeout.String(), "GITHUB_REPOSITORY="+owner+"/"+repo,
+	return append(env, "GITHUB_API_URL="+p.w.GitHubURL(), "GITHUB_TOKEN="+faults.Token, "ROADMAP_PUSH_TOKEN="+faults.PushToken, github.EnvTimeout+"="+stepGitHubTimeout.String(), "GITHUB_REPOSITORY="+faults.Owner+"/"+faults.Repo,
 		fmt.Sprintf("GITHUB_RUN_ID=%d", runID), fmt.Sprintf("GITHUB_RUN_ATTEMPT=%d", attempt), "GITHUB_OUTPUT="+output,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(tmp, "summary.md"), "GITHUB_REF_NAME=main", "RUNNER_TEMP="+tmp)
 }
@@ -865,7 +863,7 @@ func (p *plife) play(ctx context.Context) error {
 	}()
 	runID := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	attempt, rc := 1, int64(0)
-	for n := 0; n < maxJobs; n++ {
+	for n := 0; n < faults.MaxJobs; n++ {
 		je := pjobEnd{attempt: attempt}
 		if c, ok := w.RecordComment(); ok {
 			if rec, err := record.Parse(c.Body); err == nil {
@@ -947,7 +945,7 @@ func (p *plife) play(ctx context.Context) error {
 		}
 		return nil
 	}
-	p.ended = fmt.Sprintf("%d Jobs and not settled", maxJobs)
+	p.ended = fmt.Sprintf("%d Jobs and not settled", faults.MaxJobs)
 	return nil
 }
 
@@ -998,13 +996,13 @@ func (p *plife) report(ctx context.Context, runID, rc int64, outputs map[string]
 	if killed {
 		log += "##[error]Process completed with exit code 137.\n"
 	}
-	job.Log = stamp(log)
+	job.Log = faults.Stamp(log)
 	id, err := p.w.Fake.AddJob(runID, job)
 	if err != nil {
 		return report.Outcome{}, err
 	}
 	if p.sc.logGone {
-		p.w.Fake.AddFault(githubfake.Rule{Method: http.MethodGet, Path: fmt.Sprintf("/repos/%s/%s/actions/jobs/%d/logs", owner, repo, id), Status: 404})
+		p.w.Fake.AddFault(githubfake.Rule{Method: http.MethodGet, Path: fmt.Sprintf("/repos/%s/%s/actions/jobs/%d/logs", faults.Owner, faults.Repo, id), Status: 404})
 	}
 	args := []string{"report", "--issue", strconv.Itoa(p.w.Issue), "--job-result", job.Conclusion,
 		"--result", outputs["result"], "--failure", outputs["failure"], "--group", or0(outputs["group"]), "--spend", outputs["spend"],
@@ -1066,6 +1064,43 @@ func parseOutputs(text string) map[string]string {
 		}
 		if name, val, ok := strings.Cut(l, "="); ok && i < len(lines)-1 {
 			out[name] = val
+		}
+	}
+	return out
+}
+
+// coverProcess picks from all (in their order) one history of each kind,
+// chosen by key, then extra more chosen by key among the rest.
+func coverProcess(all []pscenario, key string, extra int) []pscenario {
+	byKind := map[string][]int{}
+	var order []string
+	for i, sc := range all {
+		if _, ok := byKind[sc.Kind]; !ok {
+			order = append(order, sc.Kind)
+		}
+		byKind[sc.Kind] = append(byKind[sc.Kind], i)
+	}
+	picked := make([]bool, len(all))
+	for _, k := range order {
+		hs := byKind[k]
+		picked[hs[faults.Keyed(key, "kind "+k, len(hs))]] = true
+	}
+	var rest []int
+	for i := range all {
+		if !picked[i] {
+			rest = append(rest, i)
+		}
+	}
+	slices.SortStableFunc(rest, func(a, b int) int {
+		return faults.Keyed(key, "extra "+all[a].Name, 1<<30) - faults.Keyed(key, "extra "+all[b].Name, 1<<30)
+	})
+	for _, i := range rest[:min(extra, len(rest))] {
+		picked[i] = true
+	}
+	var out []pscenario
+	for i, sc := range all {
+		if picked[i] {
+			out = append(out, sc)
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
 	"io"
 	"io/fs"
 	"net/http"
@@ -67,7 +68,7 @@ type Boundary interface {
 
 // Result is what Materialize laid out.
 type Result struct {
-	Case *Case
+	Case *realcase.Case
 	// RepoFiles and HiddenFiles count the files written to repo/ (the
 	// plan's included) and hidden/.
 	RepoFiles   int
@@ -82,7 +83,7 @@ type Result struct {
 // by this package's own hash of the zip it reads. Earlier repo/ and hidden/
 // are replaced, only once the new ones are complete.
 func Materialize(ctx context.Context, caseDir string, o Options) (*Result, error) {
-	c, err := Load(caseDir)
+	c, err := realcase.Load(caseDir)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func Materialize(ctx context.Context, caseDir string, o Options) (*Result, error
 		for _, f := range c.Hidden.Files {
 			data, ok := fix.files[f]
 			if !ok {
-				return nil, fmt.Errorf("hidden.json: %s is not a file of %s", f, c.name())
+				return nil, fmt.Errorf("hidden.json: %s is not a file of %s", f, fixName(c))
 			}
 			if err := writeFile(hidden, f, data); err != nil {
 				return nil, err
@@ -150,7 +151,7 @@ func Materialize(ctx context.Context, caseDir string, o Options) (*Result, error
 // code is the case's files at base_version (fix false) or fix_version:
 // the module's zip from the module proxy, or the Debian source's upstream
 // tarball from the archive's pool.
-func (o Options) code(ctx context.Context, c *Case, fix bool) (*moduleZip, error) {
+func (o Options) code(ctx context.Context, c *realcase.Case, fix bool) (*moduleZip, error) {
 	s := c.Source
 	switch {
 	case c.HasDebian() && fix:
@@ -163,9 +164,9 @@ func (o Options) code(ctx context.Context, c *Case, fix bool) (*moduleZip, error
 	return o.download(ctx, s.Module, s.BaseVersion, s.BaseSum)
 }
 
-// name is the case's code at fix_version: module@version, or the Debian
+// fixName is the case's code at fix_version: module@version, or the Debian
 // source's tarball.
-func (c *Case) name() string {
+func fixName(c *realcase.Case) string {
 	if c.HasDebian() {
 		return c.Source.FixOrig + " (Debian source " + c.Source.DebianSource + " " + c.Source.FixVersion + ")"
 	}
@@ -280,8 +281,8 @@ func readModuleZip(name, at string) (*moduleZip, string, error) {
 		return nil, "", fmt.Errorf("open the module zip: %w", err)
 	}
 	defer zr.Close()
-	if len(zr.File) > maxZipFiles {
-		return nil, "", fmt.Errorf("the module zip holds more than %d files", maxZipFiles)
+	if len(zr.File) > realcase.MaxZipFiles {
+		return nil, "", fmt.Errorf("the module zip holds more than %d files", realcase.MaxZipFiles)
 	}
 	prefix := at + "/"
 	z := &moduleZip{files: map[string][]byte{}}
@@ -300,23 +301,23 @@ func readModuleZip(name, at string) (*moduleZip, string, error) {
 			return nil, "", fmt.Errorf("the module zip's %q is not under %s", f.Name, prefix)
 		}
 		isDir := strings.HasSuffix(rel, "/")
-		if !isDir && (!CleanRel(rel) || !f.Mode().IsRegular()) {
+		if !isDir && (!realcase.CleanRel(rel) || !f.Mode().IsRegular()) {
 			return nil, "", fmt.Errorf("the module zip's %q is not a regular file at a clean path", f.Name)
 		}
 		rc, err := f.Open()
 		if err != nil {
 			return nil, "", fmt.Errorf("read the module zip's %s: %w", rel, err)
 		}
-		data, err := io.ReadAll(io.LimitReader(rc, maxFileBytes+1))
+		data, err := io.ReadAll(io.LimitReader(rc, realcase.MaxFileBytes+1))
 		rc.Close()
 		if err != nil {
 			return nil, "", fmt.Errorf("read the module zip's %s: %w", rel, err)
 		}
-		if len(data) > maxFileBytes {
-			return nil, "", fmt.Errorf("the module's %s is larger than %d bytes (the eval reads no larger file)", rel, maxFileBytes)
+		if len(data) > realcase.MaxFileBytes {
+			return nil, "", fmt.Errorf("the module's %s is larger than %d bytes (the eval reads no larger file)", rel, realcase.MaxFileBytes)
 		}
-		if total += int64(len(data)); total > maxZipBytes {
-			return nil, "", fmt.Errorf("the module's files are larger than %d bytes", maxZipBytes)
+		if total += int64(len(data)); total > realcase.MaxZipBytes {
+			return nil, "", fmt.Errorf("the module's files are larger than %d bytes", realcase.MaxZipBytes)
 		}
 		entries = append(entries, entry{f.Name, sha256.Sum256(data)})
 		if isDir {
@@ -338,7 +339,7 @@ func readModuleZip(name, at string) (*moduleZip, string, error) {
 // writeFile writes data to root/name (a clean slash path), creating the
 // directories on the way; the file is new (never a symlink's target).
 func writeFile(root, name string, data []byte) error {
-	if !CleanRel(name) {
+	if !realcase.CleanRel(name) {
 		return fmt.Errorf("%q is not a clean slash path", name)
 	}
 	p := filepath.Join(root, filepath.FromSlash(name))
@@ -376,10 +377,10 @@ func copyPlan(caseDir, id, dst string) (int, error) {
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("%s is not a regular file (a plan is plain files)", p)
 		}
-		if n++; n > maxPlanFiles {
-			return fmt.Errorf("plan/%s holds more than %d files", id, maxPlanFiles)
+		if n++; n > realcase.MaxPlanFiles {
+			return fmt.Errorf("plan/%s holds more than %d files", id, realcase.MaxPlanFiles)
 		}
-		data, err := readLimited(root, p, maxPlanFile)
+		data, err := realcase.ReadLimited(root, p, realcase.MaxPlanFile)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
@@ -402,12 +403,6 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.b.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
-}
-
-// Materialized reports whether caseDir has a repo/ directory.
-func Materialized(caseDir string) bool {
-	st, err := os.Lstat(filepath.Join(caseDir, "repo"))
-	return err == nil && st.IsDir()
 }
 
 // errNoHidden is a case whose fix has no hidden tests to check.

@@ -11,17 +11,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
-
-	"github.com/roadmap-dev/roadmap/internal/policy"
 )
 
 // MirrorEnv names the environment variable that overrides the Debian
@@ -36,56 +34,6 @@ const PythonEnv = "ROADMAP_PYTHON"
 
 const maxOrigBytes = 32 << 20 // one .orig tarball, compressed
 
-var (
-	debSourceRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]{1,99}$`)
-	debVersionRe = regexp.MustCompile(`^(?:[0-9]{1,5}:)?[0-9][A-Za-z0-9.+~]{0,99}-[A-Za-z0-9.+~]{1,50}$`)
-	sha256Re     = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	origExtRe    = regexp.MustCompile(`\.orig\.tar\.(gz|xz|bz2)$`)
-	pytestNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^\s\]]{1,200}\])?$`)
-)
-
-// checkDebian checks the Debian form of source.json: a source package
-// name, two Debian versions (base before fix), each tarball's name as the
-// pool names a source's upstream tarball at that version, and sha256 sums.
-func (s Source) checkDebian() error {
-	if s.Language != "python" {
-		return fmt.Errorf("debian_source is set on a %s case: Go cases come from the module proxy", s.Language)
-	}
-	if !debSourceRe.MatchString(s.DebianSource) {
-		return fmt.Errorf("debian_source %q is not a Debian source package name", s.DebianSource)
-	}
-	for _, v := range []struct{ name, version, orig, sum string }{
-		{"base", s.BaseVersion, s.BaseOrig, s.BaseSHA256},
-		{"fix", s.FixVersion, s.FixOrig, s.FixSHA256},
-	} {
-		if !debVersionRe.MatchString(v.version) {
-			return fmt.Errorf("%s_version %q is not a Debian version of a packaged upstream release (upstream-revision)", v.name, v.version)
-		}
-		up := upstreamVersion(v.version)
-		if ext := origExtRe.FindString(v.orig); ext == "" || v.orig != s.DebianSource+"_"+up+ext {
-			return fmt.Errorf("%s_orig %q is not %s_%s.orig.tar.{gz,xz,bz2}, the upstream tarball of %s", v.name, v.orig, s.DebianSource, up, v.version)
-		}
-		if !sha256Re.MatchString(v.sum) {
-			return fmt.Errorf("%s_sha256 %q is not a sha256 in lower-case hex", v.name, v.sum)
-		}
-	}
-	if upstreamVersion(s.BaseVersion) == upstreamVersion(s.FixVersion) {
-		return fmt.Errorf("base_version %s and fix_version %s are the same upstream release", s.BaseVersion, s.FixVersion)
-	}
-	return nil
-}
-
-// upstreamVersion is a Debian version less its epoch and revision.
-func upstreamVersion(v string) string {
-	if _, after, ok := strings.Cut(v, ":"); ok {
-		v = after
-	}
-	if i := strings.LastIndex(v, "-"); i >= 0 {
-		v = v[:i]
-	}
-	return v
-}
-
 // poolDir is where Debian's archive keeps a source package's files.
 func poolDir(source string) string {
 	prefix := source[:1]
@@ -93,60 +41,6 @@ func poolDir(source string) string {
 		prefix = source[:4]
 	}
 	return "pool/main/" + prefix + "/" + source
-}
-
-// checkPytestID refuses a test name that is not a pytest node id of a
-// test file: "path/test_x.py::test_name" or "…::Class::test_name".
-func checkPytestID(t string) error {
-	parts := strings.Split(t, "::")
-	if len(t) > 1024 || len(parts) < 2 || len(parts) > 3 || !CleanRel(parts[0]) || !strings.HasSuffix(parts[0], ".py") {
-		return fmt.Errorf("%q is not a pytest test (path/test_x.py::test_name)", t)
-	}
-	for _, p := range parts[1:] {
-		if !pytestNameRe.MatchString(p) {
-			return fmt.Errorf("%q is not a pytest test: %q is not a test name", t, p)
-		}
-	}
-	return nil
-}
-
-// PytestArgv is the hidden command of a Python case split into words:
-// `python3 -m pytest`, flags that say how much it prints (-q, -v, -rA) or
-// which tests run (-k EXPR, --tb=…, -x), and test paths or node ids inside
-// the tree, run without a shell. No plugin (-p), no config override (-o,
-// -c), nothing that writes a file (--junitxml…).
-func (h Hidden) PytestArgv() ([]string, error) {
-	argv, err := policy.Split(h.Command)
-	if err != nil {
-		return nil, fmt.Errorf("command %q: %w", h.Command, err)
-	}
-	bad := func(why string) ([]string, error) {
-		return nil, fmt.Errorf("command %q is not `python3 -m pytest [-q] [-k EXPR] [PATH[::TEST]…]`: %s", h.Command, why)
-	}
-	if len(argv) < 3 || argv[0] != "python3" || argv[1] != "-m" || argv[2] != "pytest" {
-		return bad("it must start python3 -m pytest")
-	}
-	for i := 3; i < len(argv); i++ {
-		a := argv[i]
-		switch {
-		case a == "-q" || a == "-v" || a == "-x" || a == "-rA" || a == "--tb=short" || a == "--tb=no" || a == "--tb=line":
-		case a == "-k" && i+1 < len(argv):
-			i++
-		case strings.HasPrefix(a, "-"):
-			return bad(fmt.Sprintf("the flag %s is not one a hidden command takes (-q, -v, -x, -rA, -k EXPR, --tb=short|no|line)", a))
-		default:
-			p, _, _ := strings.Cut(a, "::")
-			if !CleanRel(p) {
-				return bad(fmt.Sprintf("%q is not a path inside the tree", a))
-			}
-			if strings.Contains(a, "::") {
-				if err := checkPytestID(a); err != nil {
-					return bad(err.Error())
-				}
-			}
-		}
-	}
-	return argv, nil
 }
 
 // Mirror is the Debian archive's base URL: o.DebianMirror, else
@@ -277,7 +171,7 @@ func (o Options) fetchOrig(ctx context.Context, source, name, want string) (*mod
 // once its one top directory is stripped, bounded in count and size.
 func readOrigTar(ctx context.Context, name string, data []byte) (*moduleZip, error) {
 	var r io.Reader
-	switch ext := origExtRe.FindStringSubmatch(name); {
+	switch ext := realcase.OrigExtRe().FindStringSubmatch(name); {
 	case ext == nil:
 		return nil, errors.New("not an .orig.tar.{gz,xz,bz2}")
 	case ext[1] == "gz":
@@ -292,13 +186,13 @@ func readOrigTar(ctx context.Context, name string, data []byte) (*moduleZip, err
 		cmd := exec.CommandContext(ctx, "xz", "-dc")
 		cmd.Stdin = bytes.NewReader(data)
 		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &out, n: maxZipBytes + 1<<20}, &limitedBuffer{b: &stderr, n: 4 << 10}
+		cmd.Stdout, cmd.Stderr = &limitedBuffer{b: &out, n: realcase.MaxZipBytes + 1<<20}, &limitedBuffer{b: &stderr, n: 4 << 10}
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("xz -dc: %v: %s", err, strings.TrimSpace(stderr.String()))
 		}
 		r = &out
 	}
-	tr := tar.NewReader(bufio.NewReader(io.LimitReader(r, maxZipBytes+1<<20)))
+	tr := tar.NewReader(bufio.NewReader(io.LimitReader(r, realcase.MaxZipBytes+1<<20)))
 	z := &moduleZip{files: map[string][]byte{}}
 	top, n := "", 0
 	var total int64
@@ -310,8 +204,8 @@ func readOrigTar(ctx context.Context, name string, data []byte) (*moduleZip, err
 		if err != nil {
 			return nil, fmt.Errorf("read the tarball: %w", err)
 		}
-		if n++; n > maxZipFiles {
-			return nil, fmt.Errorf("the tarball holds more than %d entries", maxZipFiles)
+		if n++; n > realcase.MaxZipFiles {
+			return nil, fmt.Errorf("the tarball holds more than %d entries", realcase.MaxZipFiles)
 		}
 		p := strings.TrimPrefix(h.Name, "./")
 		first, rel, _ := strings.Cut(p, "/")
@@ -330,16 +224,16 @@ func readOrigTar(ctx context.Context, name string, data []byte) (*moduleZip, err
 		default:
 			return nil, fmt.Errorf("the tarball's %q is not a regular file (links are refused)", h.Name)
 		}
-		if !CleanRel(rel) {
+		if !realcase.CleanRel(rel) {
 			return nil, fmt.Errorf("the tarball's %q is not at a clean path", h.Name)
 		}
-		if h.Size > maxFileBytes {
-			return nil, fmt.Errorf("the tarball's %s is larger than %d bytes (the eval reads no larger file)", rel, maxFileBytes)
+		if h.Size > realcase.MaxFileBytes {
+			return nil, fmt.Errorf("the tarball's %s is larger than %d bytes (the eval reads no larger file)", rel, realcase.MaxFileBytes)
 		}
-		if total += h.Size; total > maxZipBytes {
-			return nil, fmt.Errorf("the tarball's files are larger than %d bytes", maxZipBytes)
+		if total += h.Size; total > realcase.MaxZipBytes {
+			return nil, fmt.Errorf("the tarball's files are larger than %d bytes", realcase.MaxZipBytes)
 		}
-		body, err := io.ReadAll(io.LimitReader(tr, maxFileBytes+1))
+		body, err := io.ReadAll(io.LimitReader(tr, realcase.MaxFileBytes+1))
 		if err != nil {
 			return nil, fmt.Errorf("read the tarball's %s: %w", rel, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
 	"io"
 	"io/fs"
 	"os"
@@ -41,7 +42,7 @@ type CheckResult struct {
 // that cannot be checked at all (not materialized, the module not
 // downloadable, no boundary), never a failed check.
 func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error) {
-	c, err := Load(caseDir)
+	c, err := realcase.Load(caseDir)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +52,8 @@ func Check(ctx context.Context, caseDir string, o Options) (*CheckResult, error)
 	if c.Hidden == nil {
 		return nil, errNoHidden
 	}
-	if !Materialized(caseDir) {
-		return nil, fmt.Errorf("repo/ is not materialized: run `roadmap eval fetch` first")
+	if !realcase.Materialized(caseDir) {
+		return nil, fmt.Errorf("repo/ is not materialized: run `roadmap-dev eval fetch` first")
 	}
 	if o.Isolate == nil {
 		return nil, errNoBoundary
@@ -235,7 +236,7 @@ func copyTree(src, dst, drop string) error {
 	}
 	sort.Strings(names)
 	for _, p := range names {
-		data, err := readLimited(root, p, maxFileBytes)
+		data, err := realcase.ReadLimited(root, p, realcase.MaxFileBytes)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}

@@ -1,11 +1,10 @@
-// Package realset reads the cases of the real-world eval set
-// (testdata/golden/real/{stage,implement}/<case>/) and gives a Go case its
-// code: the module at base_version, from the Go module proxy, becomes the
-// case's repo/, and the hidden test files at fix_version its hidden/
-// (docs/eval.md, "The real-world set with code"). Nothing here is trusted:
-// a case directory is anyone's, so every path, version, size and sum is
-// checked before it is used.
-package realset
+// Package realcase reads the cases of the real-world eval set
+// (testdata/golden/real/{stage,implement}/<case>/): source.json, hidden.json
+// and plan/, every path, version, size and sum checked before it is used,
+// since a case directory is anyone's. The eval runners read a case here;
+// the fetcher that gives a case its code (tools/realset, `roadmap-dev eval
+// fetch`) is not part of the roadmap binary.
+package realcase
 
 import (
 	"bytes"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,13 +26,13 @@ import (
 // Bounds on a case's own files and on what a module may bring.
 const (
 	maxMetaFile   = 64 << 10 // source.json, hidden.json, expected.json
-	maxPlanFile   = 1 << 20  // one file of plan/<id>/
-	maxPlanFiles  = 100      // files of plan/<id>/
+	MaxPlanFile   = 1 << 20  // one file of plan/<id>/
+	MaxPlanFiles  = 100      // files of plan/<id>/
 	maxHidden     = 100      // hidden files of one case
 	maxTests      = 1000     // f2p and p2p tests of one case
-	maxFileBytes  = 2 << 20  // one file of repo/ or hidden/ (the runners read no larger file)
-	maxZipFiles   = 10000    // files of one module zip
-	maxZipBytes   = 64 << 20 // a module zip's files, uncompressed
+	MaxFileBytes  = 2 << 20  // one file of repo/ or hidden/ (the runners read no larger file)
+	MaxZipFiles   = 10000    // files of one module zip
+	MaxZipBytes   = 64 << 20 // a module zip's files, uncompressed
 	maxModulePath = 500
 )
 
@@ -101,10 +99,10 @@ func (c *Case) HasDebian() bool { return c.Source.DebianSource != "" }
 func (c *Case) HasCode() bool { return c.HasModule() || c.HasDebian() }
 
 var (
-	semverRe   = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+incompatible)?$`)
-	sumRe      = regexp.MustCompile(`^h1:[A-Za-z0-9+/]{43}=$`)
-	changeIDRe = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) // OpenSpec's change id rule
-	majorRe    = regexp.MustCompile(`/v([2-9]|[1-9][0-9]+)$`)
+	semverRe   = lazyRegexp(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+incompatible)?$`)
+	sumRe      = lazyRegexp(`^h1:[A-Za-z0-9+/]{43}=$`)
+	changeIDRe = lazyRegexp(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) // OpenSpec's change id rule
+	majorRe    = lazyRegexp(`/v([2-9]|[1-9][0-9]+)$`)
 )
 
 // Load reads and checks the case in dir: source.json (the module fields
@@ -172,7 +170,7 @@ func (s Source) check() error {
 		return fmt.Errorf("base_version %s is not before fix_version %s", s.BaseVersion, s.FixVersion)
 	}
 	for _, v := range []struct{ name, v string }{{"base_sum", s.BaseSum}, {"fix_sum", s.FixSum}} {
-		if !sumRe.MatchString(v.v) {
+		if !sumRe().MatchString(v.v) {
 			return fmt.Errorf("%s %q is not an h1: sum as `go mod download -json` prints it", v.name, v.v)
 		}
 	}
@@ -212,12 +210,12 @@ func CheckModulePath(p string) error {
 // allows: vN.x.y for a /vN path (N ≥ 2), v0 or v1 otherwise (or a
 // +incompatible major), gopkg.in paths as they come.
 func checkVersion(module, v string) error {
-	m := semverRe.FindStringSubmatch(v)
+	m := semverRe().FindStringSubmatch(v)
 	if m == nil {
 		return fmt.Errorf("%q is not a semantic version (v1.2.3)", v)
 	}
 	major, incompatible := m[1], m[6] != ""
-	switch mm := majorRe.FindStringSubmatch(module); {
+	switch mm := majorRe().FindStringSubmatch(module); {
 	case strings.HasPrefix(module, "gopkg.in/"):
 	case mm != nil && (major != mm[1] || incompatible):
 		return fmt.Errorf("%s is not a version of %s (major v%s)", v, module, mm[1])
@@ -229,7 +227,7 @@ func checkVersion(module, v string) error {
 
 // compareVersions orders two versions semverRe accepted (-1, 0, 1).
 func compareVersions(a, b string) int {
-	ma, mb := semverRe.FindStringSubmatch(a), semverRe.FindStringSubmatch(b)
+	ma, mb := semverRe().FindStringSubmatch(a), semverRe().FindStringSubmatch(b)
 	for i := 1; i <= 3; i++ {
 		x, _ := strconv.ParseUint(ma[i], 10, 64)
 		y, _ := strconv.ParseUint(mb[i], 10, 64)
@@ -402,7 +400,7 @@ func planID(dir string) (string, error) {
 	if len(ids) != 1 {
 		return "", fmt.Errorf("plan/ holds %d changes; a case has exactly one", len(ids))
 	}
-	if !changeIDRe.MatchString(ids[0]) {
+	if !changeIDRe().MatchString(ids[0]) {
 		return "", fmt.Errorf("plan/%s: not a change id (kebab-case)", ids[0])
 	}
 	return ids[0], nil
@@ -423,7 +421,7 @@ func readMeta(dir, name string, optional bool) ([]byte, error) {
 		return nil, fmt.Errorf("open the case: %w", err)
 	}
 	defer root.Close()
-	data, err := readLimited(root, name, maxMetaFile)
+	data, err := ReadLimited(root, name, maxMetaFile)
 	if optional && errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -433,9 +431,9 @@ func readMeta(dir, name string, optional bool) ([]byte, error) {
 	return data, nil
 }
 
-// readLimited reads the regular file name in root, through no symlink, of
+// ReadLimited reads the regular file name in root, through no symlink, of
 // at most limit bytes.
-func readLimited(root *os.Root, name string, limit int64) ([]byte, error) {
+func ReadLimited(root *os.Root, name string, limit int64) ([]byte, error) {
 	f, err := nofollow.OpenFile(root, name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -470,4 +468,11 @@ func strictJSON(src []byte, v any) error {
 		return errors.New("data after the JSON value")
 	}
 	return nil
+}
+
+// Materialized reports whether caseDir has a repo/ directory (the fetcher,
+// tools/realset, lays it out).
+func Materialized(caseDir string) bool {
+	st, err := os.Lstat(filepath.Join(caseDir, "repo"))
+	return err == nil && st.IsDir()
 }

@@ -1,4 +1,4 @@
-package cli
+package devcli
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
-	"github.com/roadmap-dev/roadmap/internal/eval/realset"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
+	"github.com/roadmap-dev/roadmap/tools/realset"
 )
 
-// fetchCase is one case of `roadmap eval fetch --json`.
+// fetchCase is one case of `roadmap-dev eval fetch --json`.
 type fetchCase struct {
 	Set    string `json:"set"`
 	Name   string `json:"name"`
@@ -33,7 +34,7 @@ type fetchCase struct {
 	Check *realset.CheckResult `json:"check,omitempty"`
 }
 
-// fetchReport is what `roadmap eval fetch --json` prints.
+// fetchReport is what `roadmap-dev eval fetch --json` prints.
 type fetchReport struct {
 	Cases  []fetchCase `json:"cases"`
 	Passed bool        `json:"passed"`
@@ -59,7 +60,7 @@ func (g *goldenDirs) Set(v string) error {
 	return nil
 }
 
-// runEvalFetch is `roadmap eval fetch [--golden DIR]… [--check] [--config
+// runEvalFetch is `roadmap-dev eval fetch [--golden DIR]… [--check] [--config
 // FILE] [--json]`: each case of the real-world sets that names a module
 // gets its code from the Go module proxy (repo/ at base_version, hidden/ at
 // fix_version, each zip held to its sum), and with --check each is verified
@@ -77,9 +78,9 @@ func runEvalFetch(ctx context.Context, env *Env, args []string) int {
 	check := fs.Bool("check", false, "then run each case's hidden tests: F2P must fail at base_version and pass at fix_version, P2P pass at both")
 	cfgPath := fs.String("config", "", "the configuration file (default "+config.DefaultPath+" when it exists): its isolation, the boundary --check runs each case's tests behind")
 	asJSON := fs.Bool("json", false, "print each case's module, versions, status and check as JSON")
-	usage := "usage: roadmap eval fetch [--golden DIR]… [--check] [--config FILE] [--json]"
+	usage := "usage: roadmap-dev eval fetch [--golden DIR]… [--check] [--config FILE] [--json]"
 	fs.Usage = func() { env.Errorf("%s", usage) }
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(env, fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 0 {
@@ -174,7 +175,11 @@ func runEvalFetch(ctx context.Context, env *Env, args []string) int {
 // fail-to-pass` fails closed (nothing runs unisolated unless the
 // configuration says `isolation: none`).
 func fetchBoundary(ctx context.Context, env *Env, cfgPath, tempDir string) (func(context.Context, string) (realset.Boundary, error), int) {
-	cfg, _, err := loadConfig(cfgPath, ".")
+	load := config.LoadExplicit
+	if cfgPath == "" {
+		cfgPath, load = config.DefaultPath, config.Load
+	}
+	cfg, err := load(cfgPath)
 	if err != nil {
 		env.Errorf("%v", err)
 		return nil, ExitUsage
@@ -214,7 +219,7 @@ func fetchBoundary(ctx context.Context, env *Env, cfgPath, tempDir string) (func
 func fetchOne(ctx context.Context, o realset.Options, set, name string, check bool) fetchCase {
 	dir := filepath.Join(set, name)
 	fc := fetchCase{Set: set, Name: name}
-	c, err := realset.Load(dir)
+	c, err := realcase.Load(dir)
 	if err != nil {
 		fc.Status, fc.Reason = "error", err.Error()
 		return fc

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -234,7 +235,7 @@ func TestRealCaseFromDebianSource(t *testing.T) {
 		})
 	}
 
-	// Load refuses what is not the Debian form.
+	// realcase.Load refuses what is not the Debian form.
 	for name, s := range map[string]map[string]any{
 		"go language":      with(src, "language", "go"),
 		"bad source":       with(src, "debian_source", "../x"),
@@ -251,8 +252,8 @@ func TestRealCaseFromDebianSource(t *testing.T) {
 		if s == nil {
 			s, h = src, with(hidden, "f2p", []string{"test_absolute"})
 		}
-		if _, err := Load(write(t, s, h)); err == nil {
-			t.Errorf("%s: Load took it", name)
+		if _, err := realcase.Load(write(t, s, h)); err == nil {
+			t.Errorf("%s: realcase.Load took it", name)
 		}
 	}
 	for _, cmd := range []string{
@@ -262,8 +263,8 @@ func TestRealCaseFromDebianSource(t *testing.T) {
 		"python3 -m pytest ../outside",
 		"sh -c pytest",
 	} {
-		if _, err := Load(write(t, src, with(hidden, "command", cmd))); err == nil {
-			t.Errorf("Load took the command %q", cmd)
+		if _, err := realcase.Load(write(t, src, with(hidden, "command", cmd))); err == nil {
+			t.Errorf("realcase.Load took the command %q", cmd)
 		}
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/roadmap-dev/roadmap/internal/eval/realset/proxytest"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
+	"github.com/roadmap-dev/roadmap/tools/realset/proxytest"
 )
 
 const calcModule = "example.com/calc"
@@ -228,7 +229,7 @@ func TestRealCaseFromModuleProxy(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "v1.0.0") {
 			t.Fatalf("Materialize with the fix's sum as base_sum: %v, want a refusal naming v1.0.0", err)
 		}
-		if Materialized(dir) {
+		if realcase.Materialized(dir) {
 			t.Error("a refused case has a repo/")
 		}
 	})
@@ -274,7 +275,7 @@ func TestRealCaseFromModuleProxy(t *testing.T) {
 			if _, err := Materialize(ctx, dir, o); err == nil || !strings.Contains(err.Error(), "hidden.json: files: ") || !strings.Contains(err.Error(), "not a clean slash path") {
 				t.Errorf("hidden file %q: %v, want hidden.json refused for its path", bad, err)
 			}
-			if Materialized(dir) {
+			if realcase.Materialized(dir) {
 				t.Errorf("hidden file %q: repo/ was laid out", bad)
 			}
 		}
@@ -336,14 +337,14 @@ func TestLoadRefusesBadCases(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeCase(t, p, tc.edit)
-			if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := realcase.Load(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Load: %v, want an error with %q", err, tc.want)
 			}
 		})
 	}
 	for _, cmd := range []string{"go test -json ./...", "go test -v -json -count=1 ./sub/... -run '^TestA$'", "go test --json -run=TestA -timeout 5m ./sub"} {
 		dir := writeCase(t, p, func(_, h map[string]any) { h["command"] = cmd })
-		if _, err := Load(dir); err != nil {
+		if _, err := realcase.Load(dir); err != nil {
 			t.Errorf("command %q: %v", cmd, err)
 		}
 	}
@@ -352,7 +353,7 @@ func TestLoadRefusesBadCases(t *testing.T) {
 		s["module"], s["base_version"], s["fix_version"] = "github.com/Some/lib/v4", "v4.0.1-rc.1", "v4.0.1"
 		h["f2p"], h["p2p"] = []string{"github.com/Some/lib/v4.TestA"}, []string{"github.com/Some/lib/v4/sub.TestB"}
 	})
-	if _, err := Load(dir); err != nil {
+	if _, err := realcase.Load(dir); err != nil {
 		t.Errorf("a /v4 module: %v", err)
 	}
 	dir = writeCase(t, p, func(s, h map[string]any) {
@@ -364,7 +365,7 @@ func TestLoadRefusesBadCases(t *testing.T) {
 		delete(h, "f2p")
 		delete(h, "p2p")
 	})
-	if c, err := Load(dir); err != nil || c.HasModule() {
+	if c, err := realcase.Load(dir); err != nil || c.HasModule() {
 		t.Errorf("a metadata-only python case: %v", err)
 	}
 	if _, err := Materialize(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "metadata only") {
