@@ -65,7 +65,7 @@ func readers() map[Key]reader {
 		KeyItemWaitingFor:          {fn: "report.ClaimWaiters"},
 		KeyImplementParallelism:    {fn: "implement.(*runner).parallelism"},
 		KeyImplementReview:         {fn: "report.(*reporter).personDismiss"},
-		KeyImplementStrength:       {fn: "implement.(*runner).strengthRows"},
+		KeyImplementStrength:       {fn: "implement.(*runner).publishGroup"},
 	}
 }
 
