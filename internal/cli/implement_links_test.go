@@ -22,8 +22,8 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/llm"
-	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -59,7 +59,7 @@ func refusedPastDayBudget(t *testing.T, verb string, args ...string) {
 	cfg := filepath.Join(t.TempDir(), "roadmap.yml")
 	os.WriteFile(cfg, append(data, []byte("budgets:\n  day: {usd: 100, tokens_in: 5000}\n")...), 0o644)
 	dash := w.Fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
-	line := report.LedgerLine(report.LedgerEntry{Day: report.Day(time.Now()), Issue: 99, Job: 1, USD: 0.01, TokensIn: 6000, TokensOut: 100, ModelCalls: 3})
+	line := ledger.Line(ledger.Entry{Day: ledger.Day(time.Now()), Issue: 99, Job: 1, USD: 0.01, TokensIn: 6000, TokensOut: 100, ModelCalls: 3})
 	if _, err := w.Fake.AddComment(dash, github.DefaultIdentity, "<!-- roadmap:ledger issue=99 job=1 -->\n"+line); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/review"
@@ -237,11 +238,7 @@ func (f *Factory) reviewOptions(ctx context.Context, cfg *config.Config, dir str
 		return review.Options{}, none, ExitUsage
 	}
 	return review.Options{MaxFindings: cfg.Review.MaxFindings, Config: agent.Config{Models: []agent.Tier{tier}, Sandbox: sb,
-		Budget: stepBudget(cfg.Budgets.Step), MaxOutput: tier.MaxOutput, Window: tier.Window}}, closeAll, ExitOK
-}
-
-func stepBudget(b config.Budget) agent.Budget {
-	return agent.Budget{Turns: b.Turns, TokensIn: b.TokensIn, TokensOut: b.TokensOut, USD: b.USD, Wall: b.Wall}
+		Budget: job.AgentBudget(cfg.Budgets.Step), MaxOutput: tier.MaxOutput, Window: tier.Window}}, closeAll, ExitOK
 }
 
 // sandboxTools gives the policy sandbox the agent's Run signature.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 )
@@ -81,7 +82,7 @@ func stageSummary(issue int, res stage.Result, note string) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Spend: this Job %s; the item %s.\n", job.SpendWords(res.JobSpend), job.SpendWords(res.Spend))
+	fmt.Fprintf(&b, "Spend: this Job %s; the item %s.\n", kernel.SpendText(res.JobSpend), kernel.SpendText(res.Spend))
 	return b.String()
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/report"
 )
 
@@ -84,8 +86,8 @@ func wakeRun(ctx context.Context, f *Factory, o *wakeOptions) int {
 
 // dayBudget is the day's budget across items: the configuration's, its
 // dollars replaced by a flag above zero.
-func dayBudget(cfg *config.Config, usd float64) report.DayBudget {
-	b := report.DayBudget{USD: cfg.Budgets.Day.USD, TokensIn: cfg.Budgets.Day.TokensIn, TokensOut: cfg.Budgets.Day.TokensOut}
+func dayBudget(cfg *config.Config, usd float64) ledger.Budget {
+	b := job.DayBudget(cfg.Budgets.Day)
 	if usd > 0 {
 		b.USD = usd
 	}

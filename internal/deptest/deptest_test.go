@@ -59,6 +59,9 @@ var allowed = map[string][]string{
 	"internal/tracker": {"internal/github"},
 	// Claims on units: git refs, the plan's paths as the gates read them,
 	// a holder's run read through the GitHub client, bounds from the record.
+	// The day ledger: comments on the dashboard issue, read through the
+	// GitHub client; the Jobs read it, report writes it.
+	"internal/ledger": {"internal/github", "internal/record"},
 	"internal/claims": {"internal/git", "internal/github", "internal/plan", "internal/gates", "internal/record"},
 	// implement's concerns in rooms of their own (TestImplementConcernsApart):
 	// a concern's failure in the taxonomy's words; the CI watch reads

@@ -19,11 +19,11 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/policy"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
-	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
@@ -125,14 +125,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // not start, and the item waits for the next day (report does not continue
 // it before).
 type DayRefused struct {
-	Budget report.DayBudget
+	Budget ledger.Budget
 	Spent  record.Spend
 	Day    string
 }
 
 func (d *DayRefused) Error() string {
-	return fmt.Sprintf("the day's budget (%s) is spent (%s on %s); the item waits for the next day",
-		DayBudgetText(d.Budget), SpendWords(d.Spent), d.Day)
+	return fmt.Sprintf("the day's budget is spent on %s (%s); the item waits for the next day",
+		d.Day, ledger.Text(d.Spent, d.Budget))
 }
 
 // Open builds what the Job s describes runs with. On an error nothing is
@@ -287,8 +287,7 @@ func (s Setup) gitHub(m *redact.Masker) (*github.Client, error) {
 // dayGate, with a dashboard and a day budget, reads the day's ledger before
 // the Job starts: a *DayRefused when the day's spend has reached the budget.
 func (s Setup) dayGate(ctx context.Context, gh *github.Client) error {
-	b := s.Config.Budgets.Day
-	budget := report.DayBudget{USD: b.USD, TokensIn: b.TokensIn, TokensOut: b.TokensOut}
+	budget := DayBudget(s.Config.Budgets.Day)
 	if s.Dashboard == 0 || budget.Zero() {
 		return nil
 	}
@@ -296,8 +295,8 @@ func (s Setup) dayGate(ctx context.Context, gh *github.Client) error {
 	if s.Clock != nil {
 		now = s.Clock.Now()
 	}
-	day := report.Day(now)
-	spent, ok, err := report.DayCheck(ctx, gh, s.Dashboard, day, budget)
+	day := ledger.Day(now)
+	spent, ok, err := ledger.Check(ctx, gh, s.Dashboard, day, budget, nil)
 	if err != nil {
 		return &Error{Part: "day budget", Err: err}
 	}
@@ -443,27 +442,13 @@ func NamedModel(cfg *config.Config, name string) int {
 	return len(cfg.Models) - 1
 }
 
-// agentBudget is a configured budget as the agent counts it.
-func agentBudget(b config.Budget) agent.Budget {
+// AgentBudget is a configured budget as the agent counts it.
+func AgentBudget(b config.Budget) agent.Budget {
 	return agent.Budget{Turns: b.Turns, TokensIn: b.TokensIn, TokensOut: b.TokensOut, USD: b.USD, Wall: b.Wall}
 }
 
-// DayBudgetText names the day budget's bounds: "$5.00, 2000000 tokens in".
-func DayBudgetText(b report.DayBudget) string {
-	var parts []string
-	if b.USD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", b.USD))
-	}
-	if b.TokensIn > 0 {
-		parts = append(parts, fmt.Sprintf("%d tokens in", b.TokensIn))
-	}
-	if b.TokensOut > 0 {
-		parts = append(parts, fmt.Sprintf("%d tokens out", b.TokensOut))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// SpendWords is a day's spend in the words of DayBudgetText.
-func SpendWords(s record.Spend) string {
-	return fmt.Sprintf("$%.2f, %d tokens in, %d tokens out", s.USD, s.TokensIn, s.TokensOut)
+// DayBudget is the configuration's day budget as the ledger checks it (its
+// turns and wall time bound no day).
+func DayBudget(b config.Budget) ledger.Budget {
+	return ledger.Budget{USD: b.USD, TokensIn: b.TokensIn, TokensOut: b.TokensOut}
 }

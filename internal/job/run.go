@@ -23,7 +23,7 @@ func (k *Kit) JobOptions() kernel.Options {
 		Phase: s.Phase, Peers: Phases(),
 		Issue: s.Issue, RunID: s.RunID, GitHub: k.GitHub, Repo: k.Repo, Remote: s.Remote, Base: s.Base,
 		RecordComment: s.RecordComment, RunURL: k.runURL(), Sandbox: k.Sandbox,
-		StepBudget: agentBudget(cfg.Budgets.Step), ItemBudget: agentBudget(cfg.Budgets.Item),
+		StepBudget: AgentBudget(cfg.Budgets.Step), ItemBudget: AgentBudget(cfg.Budgets.Item),
 		MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
 		Deadline: s.Deadline, Clock: s.Clock, Unisolated: k.Unisolated, IsolationNote: k.IsolationNote(),
 		Log: s.Log, Trace: k.Trace, Mask: k.Masker.Mask, SetOutput: s.SetOutput,

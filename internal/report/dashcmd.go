@@ -13,6 +13,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/items"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 )
 
@@ -28,7 +29,7 @@ type DashboardEditOptions struct {
 	Ref       string
 	MaxJobs   int
 	Labels    Labels
-	DayBudget DayBudget
+	DayBudget ledger.Budget
 	Alerts    dashboard.Rules
 	Clock     Clock
 	Mask      func(string) string

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,22 +10,23 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
 func TestDayBudget(t *testing.T) {
-	day := Day(t0)
+	day := ledger.Day(t0)
 
 	t.Run("two parallel writers never lose an entry", func(t *testing.T) {
 		e := newEnv(t)
 		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
 		// A person's remarks and a forged line are on the dashboard too.
 		mustComment(t, e, dash, "someone", "The ledger lives here; please do not edit these comments.")
-		mustComment(t, e, dash, "someone", LedgerPrefix+`{"day":"`+day+`","issue":1,"job":1,"usd":-50,"tokens_in":0,"tokens_out":0,"model_calls":0}`)
+		mustComment(t, e, dash, "someone", ledger.Prefix+`{"day":"`+day+`","issue":1,"job":1,"usd":-50,"tokens_in":0,"tokens_out":0,"model_calls":0}`)
 
 		const perWriter = 12
-		entry := func(w, k int) LedgerEntry {
-			return LedgerEntry{Day: day, Issue: 100 + w, Job: k + 1, RunID: int64(5000 + w*100 + k),
+		entry := func(w, k int) ledger.Entry {
+			return ledger.Entry{Day: day, Issue: 100 + w, Job: k + 1, RunID: int64(5000 + w*100 + k),
 				USD: float64(1000+w*100+k) / 1e5, TokensIn: int64(2000 + k), TokensOut: int64(300 + w), ModelCalls: 3}
 		}
 		var want record.Spend
@@ -43,31 +43,31 @@ func TestDayBudget(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for k := range perWriter {
-					if err := AppendLedger(ctx, gh, dash, entry(w, k)); err != nil {
+					if err := ledger.Append(ctx, gh, dash, entry(w, k)); err != nil {
 						errs <- err
 					}
 				}
 			}()
 		}
 		// An entry of another day does not count for this one.
-		other := LedgerEntry{Day: "2026-11-28", Issue: 9, Job: 1, USD: 40, TokensIn: 1, TokensOut: 1, ModelCalls: 1}
-		if err := AppendLedger(ctx, e.gh, dash, other); err != nil {
+		other := ledger.Entry{Day: "2026-11-28", Issue: 9, Job: 1, USD: 40, TokensIn: 1, TokensOut: 1, ModelCalls: 1}
+		if err := ledger.Append(ctx, e.gh, dash, other); err != nil {
 			t.Fatal(err)
 		}
 		wg.Wait()
 		close(errs)
 		for err := range errs {
-			t.Errorf("AppendLedger: %v", err)
+			t.Errorf("ledger.Append: %v", err)
 		}
 
-		entries, err := LedgerEntries(ctx, e.client(t), dash)
+		entries, err := ledger.Entries(ctx, e.client(t), dash)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := len(entries); got != 2*perWriter+1 {
 			t.Errorf("ledger entries = %d, want %d (every Job's and the other day's)", got, 2*perWriter+1)
 		}
-		spent, ok, err := DayCheck(ctx, e.client(t), dash, day, DayBudget{USD: 10})
+		spent, ok, err := ledger.Check(ctx, e.client(t), dash, day, ledger.Budget{USD: 10}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,34 +80,34 @@ func TestDayBudget(t *testing.T) {
 		e := newEnv(t)
 		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
 		for i, usd := range []float64{0.75, 0.5} {
-			if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: day, Issue: 12, Job: i + 1, USD: usd, TokensIn: 1000, TokensOut: 100, ModelCalls: 1}); err != nil {
+			if err := ledger.Append(ctx, e.gh, dash, ledger.Entry{Day: day, Issue: 12, Job: i + 1, USD: usd, TokensIn: 1000, TokensOut: 100, ModelCalls: 1}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		tests := []struct {
-			budget DayBudget
+			budget ledger.Budget
 			ok     bool
 		}{
-			{DayBudget{}, true},                        // unlimited
-			{DayBudget{USD: 2}, true},                  // $1.25 of $2
-			{DayBudget{USD: 1.25}, false},              // reached exactly
-			{DayBudget{USD: 1}, false},                 // past it
-			{DayBudget{USD: 5, TokensIn: 2000}, false}, // tokens in reached
-			{DayBudget{USD: 5, TokensOut: 201}, true},  // 200 of 201
-			{DayBudget{USD: 5, TokensOut: 150}, false}, // tokens out past
+			{ledger.Budget{}, true},                        // unlimited
+			{ledger.Budget{USD: 2}, true},                  // $1.25 of $2
+			{ledger.Budget{USD: 1.25}, false},              // reached exactly
+			{ledger.Budget{USD: 1}, false},                 // past it
+			{ledger.Budget{USD: 5, TokensIn: 2000}, false}, // tokens in reached
+			{ledger.Budget{USD: 5, TokensOut: 201}, true},  // 200 of 201
+			{ledger.Budget{USD: 5, TokensOut: 150}, false}, // tokens out past
 		}
 		for _, tc := range tests {
-			spent, ok, err := DayCheck(ctx, e.gh, dash, day, tc.budget)
+			spent, ok, err := ledger.Check(ctx, e.gh, dash, day, tc.budget, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ok != tc.ok {
-				t.Errorf("DayCheck(%+v) ok = %v with %+v spent, want %v", tc.budget, ok, spent, tc.ok)
+				t.Errorf("ledger.Check(%+v) ok = %v with %+v spent, want %v", tc.budget, ok, spent, tc.ok)
 			}
 		}
 		// The next day starts fresh.
-		if _, ok, err := DayCheck(ctx, e.gh, dash, "2026-11-30", DayBudget{USD: 1}); err != nil || !ok {
-			t.Errorf("DayCheck(next day) = %v, %v; want true", ok, err)
+		if _, ok, err := ledger.Check(ctx, e.gh, dash, "2026-11-30", ledger.Budget{USD: 1}, nil); err != nil || !ok {
+			t.Errorf("ledger.Check(next day) = %v, %v; want true", ok, err)
 		}
 	})
 
@@ -116,17 +116,17 @@ func TestDayBudget(t *testing.T) {
 		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
 		n := e.issue(t, endOfJob(t, base(), 2, 9002, record.ResultYielded, "", "deadline near", 2))
 		o := e.options(n, 9002)
-		o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "yielded", dash, DayBudget{USD: 50}
+		o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "yielded", dash, ledger.Budget{USD: 50}
 		for range 2 { // the report job re-run
 			if _, err := Run(ctx, o); err != nil {
 				t.Fatalf("Run: %v", err)
 			}
 		}
-		entries, err := LedgerEntries(ctx, e.gh, dash)
+		entries, err := ledger.Entries(ctx, e.gh, dash)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []LedgerEntry{{Day: day, Issue: n, Job: 2, RunID: 9002, USD: 0.0071, TokensIn: 3000, TokensOut: 700, ModelCalls: 4}}
+		want := []ledger.Entry{{Day: day, Issue: n, Job: 2, RunID: 9002, USD: 0.0071, TokensIn: 3000, TokensOut: 700, ModelCalls: 4}}
 		if diff := cmp.Diff(want, entries); diff != "" {
 			t.Errorf("ledger (-want +got):\n%s", diff)
 		}
@@ -155,12 +155,12 @@ func TestDayBudget(t *testing.T) {
 func TestDayBudgetYields(t *testing.T) {
 	e := newEnv(t)
 	dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
-	if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: Day(t0), Issue: 40, Job: 1, USD: 0.95, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
+	if err := ledger.Append(ctx, e.gh, dash, ledger.Entry{Day: ledger.Day(t0), Issue: 40, Job: 1, USD: 0.95, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
 		t.Fatal(err)
 	}
 	n := e.issue(t, endOfJob(t, base(), 2, 9002, record.ResultYielded, "", "deadline near", 2))
 	o := e.options(n, 9002)
-	o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "yielded", dash, DayBudget{USD: 0.955}
+	o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "yielded", dash, ledger.Budget{USD: 0.955}
 	out, err := Run(ctx, o)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -185,98 +185,53 @@ func mustComment(t *testing.T, e *env, n int, login, body string) {
 	}
 }
 
-func TestParseLedgerLine(t *testing.T) {
-	good := LedgerEntry{Day: "2026-11-29", Issue: 12, Job: 3, RunID: 9120, USD: 0.12, TokensIn: 4100, TokensOut: 900, ModelCalls: 7}
-	if got, ok := ParseLedgerLine(LedgerLine(good)); !ok || got != good {
-		t.Errorf("round trip = %+v, %v; want %+v", got, ok, good)
-	}
-	bad := []string{
-		"",
-		"roadmap::ledger",
-		"roadmap::ledger {}",
-		`roadmap::ledger {"day":"2026-13-01","issue":1,"job":1,"usd":0,"tokens_in":0,"tokens_out":0,"model_calls":0}`,
-		`roadmap::ledger {"day":"2026-11-29","issue":0,"job":1,"usd":0,"tokens_in":0,"tokens_out":0,"model_calls":0}`,
-		`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":-1,"tokens_in":0,"tokens_out":0,"model_calls":0}`,
-		`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":1,"tokens_in":0,"tokens_out":0,"model_calls":0,"admin":true}`,
-		`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":1e999,"tokens_in":0,"tokens_out":0,"model_calls":0}`,
-		`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":1,"tokens_in":0,"tokens_out":0,"model_calls":0} {}`,
-		"roadmap::ledger " + strings.Repeat(" ", maxLedgerLine),
-		fmt.Sprintf("say roadmap::ledger %s", strings.TrimPrefix(LedgerLine(good), LedgerPrefix)),
-	}
-	for _, s := range bad {
-		if e, ok := ParseLedgerLine(s); ok {
-			t.Errorf("ParseLedgerLine(%q) = %+v, want refused", s, e)
-		}
-	}
-}
-
-func FuzzParseLedgerLine(f *testing.F) {
-	f.Add(LedgerLine(LedgerEntry{Day: "2026-11-29", Issue: 12, Job: 3, USD: 0.12, TokensIn: 4100, TokensOut: 900, ModelCalls: 7}))
-	f.Add(`roadmap::ledger {"day":"2026-11-29","issue":1,"job":1,"usd":-1}`)
-	f.Add("roadmap::ledger {\"day\":\"2026-02-30\"}")
-	f.Fuzz(func(t *testing.T, s string) {
-		e, ok := ParseLedgerLine(s)
-		if !ok {
-			return
-		}
-		// What parses is valid and writes back to a line that parses the same.
-		if e.Issue < 1 || e.Job < 1 || e.USD < 0 || e.TokensIn < 0 || e.TokensOut < 0 || e.ModelCalls < 0 {
-			t.Fatalf("accepted an invalid entry %+v from %q", e, s)
-		}
-		again, ok := ParseLedgerLine(LedgerLine(e))
-		if !ok || again != e {
-			t.Fatalf("round trip of %+v = %+v, %v", e, again, ok)
-		}
-	})
-}
-
 // TestDayLedgerTrust: the day ledger is only what roadmap's identity wrote.
 // A drive-by comment on the dashboard cannot spend the day's budget (a line
 // that says a Job spent $1,000), un-spend it (a newer line for a Job that
 // did spend), or take over a Job's entry (its marker, planted first): the
 // sum and every Job's start see roadmap's entries only.
 func TestDayLedgerTrust(t *testing.T) {
-	day := Day(t0)
+	day := ledger.Day(t0)
 	e := newEnv(t)
 	dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
 	line := func(issue, job int, usd float64) string {
-		return LedgerLine(LedgerEntry{Day: day, Issue: issue, Job: job, USD: usd, TokensIn: 10, TokensOut: 10, ModelCalls: 1})
+		return ledger.Line(ledger.Entry{Day: day, Issue: issue, Job: job, USD: usd, TokensIn: 10, TokensOut: 10, ModelCalls: 1})
 	}
 	// Planted before roadmap books issue 12's Job 3: its marker and a line.
 	planted := "<!-- roadmap:ledger issue=12 job=3 -->\n" + line(12, 3, 1000)
 	mustComment(t, e, dash, "mallory", planted)
 	for job, usd := range map[int]float64{2: 0.25, 3: 0.25} {
-		if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: day, Issue: 12, Job: job, USD: usd, TokensIn: 10, TokensOut: 10, ModelCalls: 1}); err != nil {
+		if err := ledger.Append(ctx, e.gh, dash, ledger.Entry{Day: day, Issue: 12, Job: job, USD: usd, TokensIn: 10, TokensOut: 10, ModelCalls: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	mustComment(t, e, dash, "mallory", line(40, 1, 1000))                                         // spend the day
 	mustComment(t, e, dash, "mallory", "<!-- roadmap:ledger issue=12 job=2 -->\n"+line(12, 2, 0)) // un-spend Job 2
 
-	entries, err := LedgerEntries(ctx, e.client(t), dash)
+	entries, err := ledger.Entries(ctx, e.client(t), dash)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []LedgerEntry{
+	want := []ledger.Entry{
 		{Day: day, Issue: 12, Job: 2, USD: 0.25, TokensIn: 10, TokensOut: 10, ModelCalls: 1},
 		{Day: day, Issue: 12, Job: 3, USD: 0.25, TokensIn: 10, TokensOut: 10, ModelCalls: 1},
 	}
-	if diff := cmp.Diff(want, entries, cmpopts.SortSlices(func(a, b LedgerEntry) bool { return a.Job < b.Job })); diff != "" {
+	if diff := cmp.Diff(want, entries, cmpopts.SortSlices(func(a, b ledger.Entry) bool { return a.Job < b.Job })); diff != "" {
 		t.Errorf("ledger (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct {
-		budget DayBudget
+		budget ledger.Budget
 		ok     bool
 	}{
-		{DayBudget{USD: 1}, true},    // $0.50 of $1: mallory's $1,000 does not count
-		{DayBudget{USD: 0.5}, false}, // reached: mallory's $0 for Job 2 does not un-spend it
+		{ledger.Budget{USD: 1}, true},    // $0.50 of $1: mallory's $1,000 does not count
+		{ledger.Budget{USD: 0.5}, false}, // reached: mallory's $0 for Job 2 does not un-spend it
 	} {
-		spent, ok, err := DayCheck(ctx, e.client(t), dash, day, tc.budget)
+		spent, ok, err := ledger.Check(ctx, e.client(t), dash, day, tc.budget, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ok != tc.ok || !spendEqual(spent, record.Spend{USD: 0.5, TokensIn: 20, TokensOut: 20, ModelCalls: 2}) {
-			t.Errorf("DayCheck(%+v) = %+v, %v; want $0.50, %v", tc.budget, spent, ok, tc.ok)
+			t.Errorf("ledger.Check(%+v) = %+v, %v; want $0.50, %v", tc.budget, spent, ok, tc.ok)
 		}
 	}
 	// Job 3's entry is roadmap's own comment; mallory's is as mallory wrote it.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/clock"
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 
 	"github.com/roadmap-dev/roadmap/internal/dashboard"
 	"github.com/roadmap-dev/roadmap/internal/failure"
@@ -63,17 +64,6 @@ func (l *Labels) defaults() {
 		l.Waiting = d.Waiting
 	}
 }
-
-// DayBudget bounds what all items may spend in one day (UTC); a zero field is
-// unlimited.
-type DayBudget struct {
-	USD       float64 `json:"usd,omitempty"`
-	TokensIn  int64   `json:"tokens_in,omitempty"`
-	TokensOut int64   `json:"tokens_out,omitempty"`
-}
-
-// Zero reports whether the budget bounds nothing.
-func (b DayBudget) Zero() bool { return b == DayBudget{} }
 
 // DefaultMaxJobs caps the Jobs of one item when Options.MaxJobs is 0; it is
 // the configuration's default (implement.max_jobs).
@@ -145,9 +135,9 @@ type Options struct {
 	Dashboard int
 	// Alerts are the dashboard's alert rules (configuration alerts.*).
 	Alerts dashboard.Rules
-	// DayBudget, with a Dashboard, is checked before a continuation: when the
+	// ledger.Budget, with a Dashboard, is checked before a continuation: when the
 	// day is spent the item yields until the next day instead.
-	DayBudget DayBudget
+	DayBudget ledger.Budget
 
 	Labels Labels
 	Clock  Clock

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -194,23 +195,23 @@ func TestReportStage(t *testing.T) {
 		})
 		n := e.issue(t, ch, "roadmap:stage")
 		// Implement's Job 2 of the same item is booked already.
-		impl := LedgerEntry{Day: Day(t0), Issue: n, Job: 2, RunID: 9002, USD: 0.5, TokensIn: 100, TokensOut: 10, ModelCalls: 1}
-		if err := AppendLedger(ctx, e.gh, dash, impl); err != nil {
+		impl := ledger.Entry{Day: ledger.Day(t0), Issue: n, Job: 2, RunID: 9002, USD: 0.5, TokensIn: 100, TokensOut: 10, ModelCalls: 1}
+		if err := ledger.Append(ctx, e.gh, dash, impl); err != nil {
 			t.Fatal(err)
 		}
 		o := e.stageOptions(n, 8002)
-		o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "staged", dash, DayBudget{USD: 100}
+		o.JobResult, o.Result, o.Dashboard, o.DayBudget = "success", "staged", dash, ledger.Budget{USD: 100}
 		for range 2 { // a re-run of report books the same entry again
 			if out, err := Run(ctx, o); err != nil || out.Action != ActionNone {
 				t.Fatalf("Run: %s, %v", out.Action, err)
 			}
 		}
-		entries, err := LedgerEntries(ctx, e.gh, dash)
+		entries, err := ledger.Entries(ctx, e.gh, dash)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := impl.Spend().Add(sum(marked))
-		if got, _, _ := DayCheck(ctx, e.gh, dash, Day(t0), DayBudget{USD: 100}); len(entries) != 2 || !spendEqual(got, want) {
+		if got, _, _ := ledger.Check(ctx, e.gh, dash, ledger.Day(t0), ledger.Budget{USD: 100}, nil); len(entries) != 2 || !spendEqual(got, want) {
 			t.Errorf("%d ledger entries summing %+v; want implement's and stage Job 2's, %+v", len(entries), got, want)
 		}
 	})
@@ -218,7 +219,7 @@ func TestReportStage(t *testing.T) {
 	t.Run("past the day's budget a stage continuation waits for the next day", func(t *testing.T) {
 		e := newEnv(t)
 		dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
-		if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: Day(t0), Issue: 40, Job: 1, USD: 0.95, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
+		if err := ledger.Append(ctx, e.gh, dash, ledger.Entry{Day: ledger.Day(t0), Issue: 40, Job: 1, USD: 0.95, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
 			t.Fatal(err)
 		}
 		n := e.issue(t, stageBase(job1, sum(marked)), "roadmap:stage")
@@ -226,7 +227,7 @@ func TestReportStage(t *testing.T) {
 		// $0.95 is under $0.9505; stage Job 2's own share (its line: 3
 		// calls, $0.000909), booked before the check, takes the day past it.
 		o.JobResult, o.Result, o.Failure, o.Attempt = "success", "yielded", string(failure.Transient), 2
-		o.Dashboard, o.DayBudget = dash, DayBudget{USD: 0.9505}
+		o.Dashboard, o.DayBudget = dash, ledger.Budget{USD: 0.9505}
 		out, err := Run(ctx, o)
 		if err != nil {
 			t.Fatal(err)
@@ -250,7 +251,7 @@ func TestReportStage(t *testing.T) {
 		if body := e.body(t, n); !strings.Contains(body, "waiting for the next day's budget") {
 			t.Errorf("the record comment does not say the item waits for the day's budget:\n%s", body)
 		}
-		if entries, _ := LedgerEntries(ctx, e.gh, dash); len(entries) != 2 {
+		if entries, _ := ledger.Entries(ctx, e.gh, dash); len(entries) != 2 {
 			t.Errorf("%d ledger entries, want 2 (the other item's and stage Job 2's)", len(entries))
 		}
 	})

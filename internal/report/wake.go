@@ -11,6 +11,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/clock"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -25,7 +26,7 @@ type WakeOptions struct {
 	// Dashboard and DayBudget are the day's ledger and budget; with no
 	// dashboard or a zero budget every due item is dispatched.
 	Dashboard int
-	DayBudget DayBudget
+	DayBudget ledger.Budget
 	Labels    Labels
 	Clock     Clock
 	Mask      func(string) string
@@ -73,11 +74,11 @@ type WakeItem struct {
 type WakeOutcome struct {
 	Day string `json:"day"`
 	// Spent is the day's spend in the ledger when Wake looked (once).
-	Spent      record.Spend `json:"spent"`
-	Budget     DayBudget    `json:"budget"`
-	Items      []WakeItem   `json:"items"`
-	Dispatched int          `json:"dispatched"`
-	Requests   int          `json:"requests"`
+	Spent      record.Spend  `json:"spent"`
+	Budget     ledger.Budget `json:"budget"`
+	Items      []WakeItem    `json:"items"`
+	Dispatched int           `json:"dispatched"`
+	Requests   int           `json:"requests"`
 }
 
 // Waiting lists the items waiting for the day's budget: the open issues
@@ -177,7 +178,7 @@ func Wake(ctx context.Context, o WakeOptions) (out WakeOutcome, err error) {
 	o.Labels.defaults()
 	before := o.GitHub.Requests()
 	now := o.Clock.Now().UTC()
-	out = WakeOutcome{Day: Day(now), Budget: o.DayBudget}
+	out = WakeOutcome{Day: ledger.Day(now), Budget: o.DayBudget}
 	defer func() { out.Requests = o.GitHub.Requests().Sub(before).Counted() }()
 	logf := func(format string, args ...any) {
 		fmt.Fprintln(o.Log, o.Mask(fmt.Sprintf(format, args...)))
@@ -193,7 +194,7 @@ func Wake(ctx context.Context, o WakeOptions) (out WakeOutcome, err error) {
 	}
 	left := -1.0 // unlimited
 	if o.Dashboard > 0 && !o.DayBudget.Zero() {
-		spent, ok, err := DayCheck(ctx, o.GitHub, o.Dashboard, out.Day, o.DayBudget)
+		spent, ok, err := ledger.Check(ctx, o.GitHub, o.Dashboard, out.Day, o.DayBudget, nil)
 		if err != nil {
 			return out, err
 		}
@@ -204,7 +205,7 @@ func Wake(ctx context.Context, o WakeOptions) (out WakeOutcome, err error) {
 		case o.DayBudget.USD > 0:
 			left = o.DayBudget.USD - spent.USD
 		}
-		logf("roadmap wake: %s: the day's spend is %s", out.Day, budgetText(spent, o.DayBudget))
+		logf("roadmap wake: %s: the day's spend is %s", out.Day, ledger.Text(spent, o.DayBudget))
 	}
 	first := true
 	for _, it := range items {

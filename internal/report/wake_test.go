@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -17,8 +18,8 @@ import (
 func TestWake(t *testing.T) {
 	e := newEnv(t)
 	dash := e.fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard"})
-	budget := DayBudget{USD: 1}
-	if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: Day(t0), Issue: 40, Job: 1, USD: 0.999, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
+	budget := ledger.Budget{USD: 1}
+	if err := ledger.Append(ctx, e.gh, dash, ledger.Entry{Day: ledger.Day(t0), Issue: 40, Job: 1, USD: 0.999, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -76,7 +77,7 @@ func TestWake(t *testing.T) {
 	// Day 2: the ledger has a day-2 entry of $0.40; each waiting item's last
 	// Job spent $0.0071, and $0.60 is left: every due one fits.
 	e.clock.Advance(14 * time.Hour)
-	if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: Day(e.clock.Now()), Issue: 41, Job: 1, USD: 0.40, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
+	if err := ledger.Append(ctx, e.gh, dash, ledger.Entry{Day: ledger.Day(e.clock.Now()), Issue: 41, Job: 1, USD: 0.40, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
 		t.Fatal(err)
 	}
 	e.fake.ResetLog()
@@ -136,11 +137,11 @@ func TestWakeWithinBudget(t *testing.T) {
 			}
 		}
 		before := len(e.fake.Dispatches())
-		day := Day(t0)
-		if err := AppendLedger(ctx, e.gh, dash, LedgerEntry{Day: day, Issue: 50, Job: 1, USD: tc.spent, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
+		day := ledger.Day(t0)
+		if err := ledger.Append(ctx, e.gh, dash, ledger.Entry{Day: day, Issue: 50, Job: 1, USD: tc.spent, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
 			t.Fatal(err)
 		}
-		out, err := Wake(ctx, WakeOptions{GitHub: e.client(t), Workflow: workflow, Ref: ref, Dashboard: dash, DayBudget: DayBudget{USD: 1},
+		out, err := Wake(ctx, WakeOptions{GitHub: e.client(t), Workflow: workflow, Ref: ref, Dashboard: dash, DayBudget: ledger.Budget{USD: 1},
 			Clock: e.clock, Mask: e.mask.Mask})
 		if err != nil {
 			t.Fatal(err)
