@@ -62,7 +62,7 @@ func timelineMarkdown(title string, traces []jobTrace) string {
 	}
 	b.WriteString("): a section per Job, a bar per task group and span, times in UTC.\n\n")
 	b.WriteString("```mermaid\ngantt\n")
-	fmt.Fprintf(&b, "    title %s\n", mermaidText(title))
+	fmt.Fprintf(&b, "    title %s\n", trace.MermaidText(title, 120))
 	b.WriteString("    dateFormat x\n    axisFormat %H:%M:%S\n")
 	id := 0
 	task := func(name, tags string, start, end time.Time) {
@@ -73,10 +73,10 @@ func timelineMarkdown(title string, traces []jobTrace) string {
 		if tags != "" {
 			tags += ", "
 		}
-		fmt.Fprintf(&b, "    %s :%st%d, %d, %d\n", mermaidText(name), tags, id, start.UnixMilli(), end.UnixMilli())
+		fmt.Fprintf(&b, "    %s :%st%d, %d, %d\n", trace.MermaidText(name, 60), tags, id, start.UnixMilli(), end.UnixMilli())
 	}
 	for _, t := range traces {
-		fmt.Fprintf(&b, "    section %s\n", mermaidText(jobLabel(t)))
+		fmt.Fprintf(&b, "    section %s\n", trace.MermaidText(jobLabel(t), 60))
 		evs := t.events
 		last := evs[len(evs)-1]
 		ended := false
@@ -145,11 +145,4 @@ func groupLabel(n int, title string) string {
 		return fmt.Sprintf("group %d", n)
 	}
 	return fmt.Sprintf("group %d %s", n, title)
-}
-
-// mermaidText is text safe in a gantt line: no colon (it ends a task's
-// name), no hash or semicolon (comments and statement ends), one line.
-func mermaidText(s string) string {
-	s = strings.NewReplacer(":", " ", ";", " ", "#", "", "%", " percent").Replace(s)
-	return strings.Join(strings.Fields(s), " ")
 }

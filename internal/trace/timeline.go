@@ -137,7 +137,7 @@ func Timeline(events []Event) string {
 	if total > maxTimelineBars {
 		title += fmt.Sprintf(", last %d of %d bars", maxTimelineBars, total)
 	}
-	fmt.Fprintf(&b, "    title %s\n", mermaidText(title, 120))
+	fmt.Fprintf(&b, "    title %s\n", MermaidText(title, 120))
 	b.WriteString("    dateFormat YYYY-MM-DD HH:mm:ss\n")
 	b.WriteString("    axisFormat %H:%M:%S\n")
 	b.WriteString("    todayMarker off\n")
@@ -149,7 +149,7 @@ func Timeline(events []Event) string {
 				continue
 			}
 			if !wrote {
-				fmt.Fprintf(&b, "    section %s\n", mermaidText(name, 60))
+				fmt.Fprintf(&b, "    section %s\n", MermaidText(name, 60))
 				wrote = true
 			}
 			id++
@@ -162,7 +162,7 @@ func Timeline(events []Event) string {
 			if br.tag != "" {
 				tags = br.tag + ", "
 			}
-			fmt.Fprintf(&b, "    %s :%st%d, %s, %s\n", mermaidText(br.label, 60), tags, id,
+			fmt.Fprintf(&b, "    %s :%st%d, %s, %s\n", MermaidText(br.label, 60), tags, id,
 				start.Format(mermaidLayout), end.Format(mermaidLayout))
 		}
 	}
@@ -178,11 +178,11 @@ func outcomeTag(outcome string) string {
 	return "done"
 }
 
-// mermaidText makes s safe as a gantt title, section or task name: Mermaid's
+// MermaidText makes s safe as a gantt title, section or task name: Mermaid's
 // lexer ends a name at ':' and starts a comment at '#' or '%', and ';' and a
 // line break end a statement; '<' and '>' could read as HTML. Those become
 // spaces, runs of spaces one, and the result is cut to n characters.
-func mermaidText(s string, n int) string {
+func MermaidText(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
 		switch r {
 		case ':', '#', ';', '%', '<', '>', '{', '}', '`', '"':

@@ -140,8 +140,8 @@ func TestMermaidText(t *testing.T) {
 		"<b>x</b>":        "b x /b",
 		":#;":             "step",
 	} {
-		if got := mermaidText(in, 60); got != want {
-			t.Errorf("mermaidText(%q) = %q, want %q", in, got, want)
+		if got := MermaidText(in, 60); got != want {
+			t.Errorf("MermaidText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
