@@ -16,11 +16,11 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/nofollow"
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"golang.org/x/mod/semver"
 )
 
 // Bounds on a case's own files and on what a module may bring.
@@ -166,7 +166,7 @@ func (s Source) check() error {
 			return fmt.Errorf("%s: %w", v.name, err)
 		}
 	}
-	if compareVersions(s.BaseVersion, s.FixVersion) >= 0 {
+	if semver.Compare(s.BaseVersion, s.FixVersion) >= 0 {
 		return fmt.Errorf("base_version %s is not before fix_version %s", s.BaseVersion, s.FixVersion)
 	}
 	for _, v := range []struct{ name, v string }{{"base_sum", s.BaseSum}, {"fix_sum", s.FixSum}} {
@@ -223,55 +223,6 @@ func checkVersion(module, v string) error {
 		return fmt.Errorf("%s is not a version of %s: a v2 or later major needs a /vN path", v, module)
 	}
 	return nil
-}
-
-// compareVersions orders two versions semverRe accepted (-1, 0, 1).
-func compareVersions(a, b string) int {
-	ma, mb := semverRe().FindStringSubmatch(a), semverRe().FindStringSubmatch(b)
-	for i := 1; i <= 3; i++ {
-		x, _ := strconv.ParseUint(ma[i], 10, 64)
-		y, _ := strconv.ParseUint(mb[i], 10, 64)
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	pa, pb := strings.TrimPrefix(ma[4], "-"), strings.TrimPrefix(mb[4], "-")
-	switch {
-	case pa == pb:
-		return 0
-	case pa == "": // a release is after its prereleases
-		return 1
-	case pb == "":
-		return -1
-	}
-	fa, fb := strings.Split(pa, "."), strings.Split(pb, ".")
-	for i := 0; i < len(fa) && i < len(fb); i++ {
-		x, errx := strconv.ParseUint(fa[i], 10, 64)
-		y, erry := strconv.ParseUint(fb[i], 10, 64)
-		switch {
-		case errx == nil && erry == nil && x != y:
-			if x < y {
-				return -1
-			}
-			return 1
-		case errx == nil && erry != nil:
-			return -1
-		case errx != nil && erry == nil:
-			return 1
-		case errx != nil && fa[i] != fb[i]:
-			return strings.Compare(fa[i], fb[i])
-		}
-	}
-	switch {
-	case len(fa) < len(fb):
-		return -1
-	case len(fa) > len(fb):
-		return 1
-	}
-	return 0
 }
 
 func (h Hidden) check(src *Source) error {
