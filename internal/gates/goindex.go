@@ -63,58 +63,18 @@ func (s *state) declsIn(rel string) ([]decl, error) {
 	return topDecls(fset, rel, f), nil
 }
 
+// topDecls is a parsed Go file's declarations as the gates name them:
+// Name, or Recv.Name for a method.
 func topDecls(fset *token.FileSet, rel string, f *ast.File) []decl {
 	var out []decl
-	add := func(name string, pos token.Pos) {
-		if name == "_" || name == "" {
-			return
+	for _, d := range symbols.GoFileDecls(fset, f) {
+		name := d.Name
+		if d.Kind == "method" && d.Recv != "" {
+			name = d.Recv + "." + d.Name
 		}
-		out = append(out, decl{name: name, file: rel, line: fset.Position(pos).Line, lang: symbols.Go})
-	}
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			if d.Recv != nil && len(d.Recv.List) == 1 {
-				if r := recvName(d.Recv.List[0].Type); r != "" {
-					add(r+"."+d.Name.Name, d.Name.Pos())
-					continue
-				}
-			}
-			add(d.Name.Name, d.Name.Pos())
-		case *ast.GenDecl:
-			for _, sp := range d.Specs {
-				switch sp := sp.(type) {
-				case *ast.TypeSpec:
-					add(sp.Name.Name, sp.Name.Pos())
-				case *ast.ValueSpec:
-					for _, n := range sp.Names {
-						add(n.Name, n.Pos())
-					}
-				}
-			}
-		}
+		out = append(out, decl{name: name, file: rel, line: d.Line, lang: symbols.Go})
 	}
 	return out
-}
-
-// recvName is the type name of a method receiver: T, *T, T[P], *T[P].
-func recvName(e ast.Expr) string {
-	for {
-		switch x := e.(type) {
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.IndexListExpr:
-			e = x.X
-		case *ast.ParenExpr:
-			e = x.X
-		case *ast.Ident:
-			return x.Name
-		default:
-			return ""
-		}
-	}
 }
 
 var moduleRe = lazyRegexp(`(?m)^module[ \t]+"?([^\s"]+)"?`)
@@ -217,7 +177,7 @@ func (ix *goIndex) uses(d decl) []use {
 			if fd, ok := top.(*ast.FuncDecl); ok {
 				fn = fd.Name.Name
 				if fd.Recv != nil && len(fd.Recv.List) == 1 {
-					if r := recvName(fd.Recv.List[0].Type); r != "" {
+					if r := symbols.RecvName(fd.Recv.List[0].Type); r != "" {
 						fn = r + "." + fn
 					}
 				}

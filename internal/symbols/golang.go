@@ -13,6 +13,13 @@ func goDecls(file string, src []byte) []Decl {
 	if err != nil {
 		return nil
 	}
+	return GoFileDecls(fset, f)
+}
+
+// GoFileDecls lists the top-level declarations of a Go file already parsed
+// (the plan gates parse each file once and read its uses too), at most
+// MaxDecls.
+func GoFileDecls(fset *token.FileSet, f *ast.File) []Decl {
 	var c collector
 	line := func(p token.Pos) int { return fset.Position(p).Line }
 	for _, d := range f.Decls {
@@ -20,7 +27,7 @@ func goDecls(file string, src []byte) []Decl {
 		case *ast.FuncDecl:
 			decl := Decl{Name: d.Name.Name, Kind: "func", Line: line(d.Name.Pos()), End: line(d.End())}
 			if d.Recv != nil && len(d.Recv.List) == 1 {
-				decl.Kind, decl.Recv = "method", recvName(d.Recv.List[0].Type)
+				decl.Kind, decl.Recv = "method", RecvName(d.Recv.List[0].Type)
 			}
 			c.add(decl)
 		case *ast.GenDecl:
@@ -39,8 +46,8 @@ func goDecls(file string, src []byte) []Decl {
 	return c.out
 }
 
-// recvName is the type name of a method receiver: T, *T, T[P], *T[P].
-func recvName(e ast.Expr) string {
+// RecvName is the type name of a method receiver: T, *T, T[P], *T[P].
+func RecvName(e ast.Expr) string {
 	for {
 		switch x := e.(type) {
 		case *ast.StarExpr:
