@@ -1,9 +1,6 @@
 package deptest
 
 import (
-	"encoding/json"
-	"io"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -80,20 +77,9 @@ type pkg struct {
 }
 
 func TestImportDirection(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := 0
-	for {
-		var p pkg
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("decode go list: %v", err)
-		}
-		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+	for _, p := range modulePackages(t) {
+		rel := p.ImportPath
 		rules, ok := allowed[rel]
 		if !ok {
 			continue

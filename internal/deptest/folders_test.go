@@ -2,19 +2,30 @@ package deptest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// modulePackages lists the module's packages with their imports (go list).
+// modulePackages lists the module's packages with their imports (go list),
+// listed once per test binary: several tests read the same graph.
 func modulePackages(t *testing.T) []pkg {
 	t.Helper()
+	pkgs, err := listPackages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+var listPackages = sync.OnceValues(func() ([]pkg, error) {
 	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		return nil, fmt.Errorf("go list: %v", err)
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(strings.NewReader(string(out)))
@@ -23,13 +34,13 @@ func modulePackages(t *testing.T) []pkg {
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
-			t.Fatalf("decode go list: %v", err)
+			return nil, fmt.Errorf("decode go list: %v", err)
 		}
 		p.ImportPath = strings.TrimPrefix(p.ImportPath, module+"/")
 		pkgs = append(pkgs, p)
 	}
-	return pkgs
-}
+	return pkgs, nil
+})
 
 // folder is the room a package draws in: its first two path elements
 // (internal/kernel, tools/mutants, cmd/roadmap), or the first for a

@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
 )
 
 // Bounds on what a golden set's files may be: the set is a directory anyone
@@ -204,15 +203,7 @@ func strictJSON(src []byte, v any) error {
 	if len(src) > maxCaseFile {
 		return fmt.Errorf("larger than %d bytes", maxCaseFile)
 	}
-	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
+	return realcase.StrictJSON(src, v)
 }
 
 // cleanRel reports whether p is a clean slash path inside a repository.

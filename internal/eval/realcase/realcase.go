@@ -115,7 +115,7 @@ func Load(dir string) (*Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := strictJSON(src, &c.Source); err != nil {
+	if err := StrictJSON(src, &c.Source); err != nil {
 		return nil, fmt.Errorf("source.json: %w", err)
 	}
 	if err := c.Source.check(); err != nil {
@@ -125,7 +125,7 @@ func Load(dir string) (*Case, error) {
 		return nil, err
 	} else if src != nil {
 		var h Hidden
-		if err := strictJSON(src, &h); err != nil {
+		if err := StrictJSON(src, &h); err != nil {
 			return nil, fmt.Errorf("hidden.json: %w", err)
 		}
 		if err := h.check(&c.Source); err != nil {
@@ -407,9 +407,9 @@ func ReadLimited(root *os.Root, name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// strictJSON decodes one JSON value into v, refusing unknown fields and
-// trailing data.
-func strictJSON(src []byte, v any) error {
+// StrictJSON decodes one JSON value into v, refusing unknown fields and
+// trailing data (the golden sets' files are read this one way).
+func StrictJSON(src []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
