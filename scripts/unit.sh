@@ -58,9 +58,16 @@ fi
 export GOMAXPROCS=${GOMAXPROCS:-1}
 
 # Packages whose own (non-test) code starts no goroutine, uses no channel and holds no lock.
-NORACE="internal/plan internal/git internal/strength internal/redact internal/failure internal/nofollow"
+# PURE are the small ones of them; they share one job (2026-12-07: 18 more joined, -race's
+# compile and link of each test binary saved).
+PURE="internal/plan internal/redact internal/failure internal/nofollow internal/text internal/retry internal/unidiff internal/verdict internal/inputerr internal/waves internal/ledger internal/citriage internal/ready internal/symbols internal/event internal/record internal/items internal/metrics internal/prbody internal/config internal/explain internal/tracker"
+NORACE="internal/git internal/strength $PURE"
 # Packages long enough to be jobs of their own; the rest share two jobs.
-ALONE="internal/cli internal/implement internal/eval internal/sandbox internal/stage internal/demo internal/faults tools/faultproc tools/devcli $NORACE"
+# roadmap-dev's own tests (its eval fetch: go test of a third party's module behind the
+# boundary, about 80 CPU s) run with the rest of the proving floor, beside make e2e in .ci/run
+# (make dev-test), not here: make test proves the product and the house.
+PROVING="tools/devcli"
+ALONE="internal/cli internal/implement internal/eval internal/sandbox internal/stage internal/demo internal/faults tools/faultproc $PROVING $NORACE"
 
 exclude="$module/vendor"
 for p in $ALONE; do
@@ -115,9 +122,7 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce)$' ./internal/faults
 	# The process histories' tests run real roadmap processes: make faults-test plays them.
 	job "tools/faultproc (-race)" 5 $(race) -skip '^(TestProcessSample|TestProcessFindsPending)$' ./tools/faultproc
-	# roadmap-dev's eval fetch: go test behind the isolation boundary, as internal/cli's were.
-	job "tools/devcli" 60 $(gotest) ./tools/devcli
-	job "internal/plan, redact, failure, nofollow" 10 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow
+	job "the small packages without concurrency" 25 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow ./internal/text ./internal/retry ./internal/unidiff ./internal/verdict ./internal/inputerr ./internal/waves ./internal/ledger ./internal/citriage ./internal/ready ./internal/symbols ./internal/event ./internal/record ./internal/items ./internal/metrics ./internal/prbody ./internal/config ./internal/explain ./internal/tracker
 }
 # make eval, then the tests that judge its implement report (bin/eval-implement.json): each
 # golden implement case plays once per run, and internal/eval's job skips the test.

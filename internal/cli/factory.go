@@ -195,12 +195,6 @@ func modelKeys(e *Env, cfg *config.Config) []string {
 	return keys
 }
 
-// boundary opens the isolation boundary as the Factory's Boundary does, for
-// the verbs that take no Factory of their own (eval fetch).
-func (e *Env) boundary(ctx context.Context, cfg *config.Config, dir string) (*sandbox.Boundary, error) {
-	return e.factory().Boundary(ctx, cfg, dir)
-}
-
 // gitHubClient is a client for the repository the environment names: -R,
 // else GITHUB_REPOSITORY, else the origin remote of the work tree
 // (e.repository).

@@ -46,6 +46,7 @@ func TestNothingDroppedFromCI(t *testing.T) {
 	l.checkFaults(t)
 	l.checkMutants(t)
 	l.checkSchedules(t)
+	l.checkPackagesRun(t)
 
 	var perChange int
 	for _, tc := range l.tests {
@@ -793,4 +794,56 @@ func parseScheduled(t *testing.T, path string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// checkPackagesRun: every package scripts/unit.sh takes out of its two jobs of
+// small packages (ALONE, NORACE, PURE, PROVING) is tested by name somewhere per
+// change: a job of unit.sh, or the recipe of a Makefile target .ci/run runs.
+// A package left out of both would run on no change at all.
+func (l *layout) checkPackagesRun(t *testing.T) {
+	t.Helper()
+	unit := l.scripts["unit.sh"]
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^(?:ALONE|NORACE|PROVING|PURE)="([^"]*)"`).FindAllStringSubmatch(unit, -1) {
+		for _, w := range strings.Fields(m[1]) {
+			if !strings.HasPrefix(w, "$") {
+				named[w] = true
+			}
+		}
+	}
+	if len(named) == 0 {
+		t.Fatal("scripts/unit.sh names no package in ALONE, NORACE or PROVING: has the script changed shape?")
+	}
+	var where strings.Builder
+	for _, line := range strings.Split(unit, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "job ") {
+			where.WriteString(line + "\n")
+		}
+	}
+	for _, target := range regexp.MustCompile(`(?m)^[^#\n]*\bmake ([a-z][a-z0-9-]*)`).FindAllStringSubmatch(l.ciRun, -1) {
+		where.WriteString(makeRecipe(l.makefile, target[1]))
+	}
+	for _, p := range slices.Sorted(maps.Keys(named)) {
+		if !regexp.MustCompile(`\./` + regexp.QuoteMeta(p) + `(\s|$)`).MatchString(where.String()) {
+			t.Errorf("%s is taken out of unit.sh's jobs of small packages but no unit.sh job and no Makefile target .ci/run runs tests it", p)
+		}
+	}
+}
+
+// makeRecipe is the recipe of target in the Makefile: its lines after
+// "target:" that start with a tab.
+func makeRecipe(makefile, target string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(makefile, "\n") {
+		switch {
+		case strings.HasPrefix(line, target+":"):
+			in = true
+		case in && strings.HasPrefix(line, "\t"):
+			b.WriteString(line + "\n")
+		default:
+			in = false
+		}
+	}
+	return b.String()
 }
