@@ -15,7 +15,7 @@ var allowed = map[string][]string{
 	"internal/record":     {},
 	"internal/event":      {},
 	"internal/plan":       {"internal/nofollow"},
-	"internal/gates":      {"internal/plan", "internal/nofollow", "internal/symbols"},
+	"internal/gates":      {"internal/plan", "internal/nofollow", "internal/symbols", "internal/text"},
 	"internal/symbols":    {},
 	"internal/unidiff":    {},
 	"internal/retry":      {},
@@ -53,7 +53,7 @@ var allowed = map[string][]string{
 	// Pipeline outcomes across items: a pure function of their state.
 	"internal/metrics": {"internal/items", "internal/record"},
 	// The tracker check reads GitHub through internal/github's domain types only.
-	"internal/tracker": {"internal/github"},
+	"internal/tracker": {"internal/github", "internal/text"},
 	// Claims on units: git refs, the plan's paths as the gates read them,
 	// a holder's run read through the GitHub client, bounds from the record.
 	// The day ledger: comments on the dashboard issue, read through the

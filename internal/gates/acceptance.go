@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // criterion is one acceptance criterion of an issue.
@@ -72,7 +73,7 @@ func parseCriteria(body string) []criterion {
 
 func trimCriteria(cs []criterion) []criterion {
 	for i := range cs {
-		cs[i].text = oneLine(cs[i].text, maxCriterionLen)
+		cs[i].text = text.Safe(cs[i].text, maxCriterionLen)
 	}
 	return cs
 }

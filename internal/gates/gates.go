@@ -13,6 +13,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/nofollow"
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // Issue is the issue a plan answers: only the person's text, never a token.
@@ -238,7 +239,7 @@ func (s *state) add(level plan.Level, name, file string, line int, format string
 	}
 	s.findings = append(s.findings, plan.Finding{
 		Level: level, Rule: RulePrefix + name, File: file, Line: line,
-		Message: oneLine(fmt.Sprintf(format, args...), 2000), Ours: true,
+		Message: text.Safe(fmt.Sprintf(format, args...), 2000), Ours: true,
 	})
 }
 

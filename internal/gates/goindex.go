@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/symbols"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // decl is one top-level declaration: Name, or Recv.Name for a method.
@@ -58,7 +59,7 @@ func (s *state) declsIn(rel string) ([]decl, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
 	if f == nil {
-		return nil, fmt.Errorf("%s does not parse as Go: %s", rel, oneLine(err.Error(), 200))
+		return nil, fmt.Errorf("%s does not parse as Go: %s", rel, text.Safe(err.Error(), 200))
 	}
 	return topDecls(fset, rel, f), nil
 }

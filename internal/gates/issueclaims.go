@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // maxIssueClaims bounds the claims read from one issue.
@@ -129,13 +130,13 @@ func (s *state) probeIssueClaims(premises []premise) {
 			what = "nothing in the repository declares " + c.name
 		}
 		if p, ok := acknowledged(c); ok {
-			s.add(plan.LevelInfo, PremiseProbe, p.file, p.line, "%s (line %d) names %s, which is not there (%s); the plan's premise %q says so", s.issueRef(), c.line, oneLine(c.span, 100), what, p.text)
+			s.add(plan.LevelInfo, PremiseProbe, p.file, p.line, "%s (line %d) names %s, which is not there (%s); the plan's premise %q says so", s.issueRef(), c.line, text.Safe(c.span, 100), what, p.text)
 			continue
 		}
 		file, line := s.premiseAnchor()
 		s.add(plan.LevelError, PremiseProbe, file, line,
 			"%s (line %d) names %s as if it were there, but at the staging commit %s: state it under ## Premises (for example `%s` does not exist) and plan for what is there, or ask the issue's author",
-			s.issueRef(), c.line, oneLine(c.span, 100), what, oneLine(c.span, 100))
+			s.issueRef(), c.line, text.Safe(c.span, 100), what, text.Safe(c.span, 100))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // premiseKind is what a premise claims.
@@ -144,7 +145,7 @@ func (s *state) premises() (ok []premise, bad []premise, sections int) {
 				return ok, bad, sections
 			}
 			p, good := parsePremise(b.text)
-			p.file, p.line, p.text = md.rel, b.line, oneLine(b.text, 300)
+			p.file, p.line, p.text = md.rel, b.line, text.Safe(b.text, 300)
 			if good {
 				ok = append(ok, p)
 			} else {
@@ -243,7 +244,7 @@ func (s *state) probe(ctx context.Context, p premise) error {
 			return ctx.Err()
 		}
 		if err != nil {
-			s.add(plan.LevelWarning, PremiseProbe, p.file, p.line, "premise %q could not be run: %s", p.text, oneLine(err.Error(), 300))
+			s.add(plan.LevelWarning, PremiseProbe, p.file, p.line, "premise %q could not be run: %s", p.text, text.Safe(err.Error(), 300))
 			return nil
 		}
 		switch {
@@ -299,5 +300,5 @@ func outputTail(out string) string {
 	if len(out) > 400 {
 		out = out[len(out)-400:]
 	}
-	return "; output ends: " + oneLine(out, 400)
+	return "; output ends: " + text.Safe(out, 400)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // symbolMention is a symbol a task names in a code span that nothing in the
@@ -65,7 +66,7 @@ func (s *state) groupOrderBySymbols() {
 		reported[m.task+"\x00"+m.name] = true
 		s.add(plan.LevelError, GroupOrder, s.tasksFile(), m.line,
 			"group %d (task %s) uses %s, which nothing declares until group %d declares %s (task %s): move the declaring task into group %d or earlier",
-			m.group, m.task, oneLine(m.span, 100), d.group, m.name, d.task, m.group)
+			m.group, m.task, text.Safe(m.span, 100), d.group, m.name, d.task, m.group)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
@@ -293,33 +291,6 @@ var codeExt = map[string]bool{
 // isCodePath reports whether p is non-test source code.
 func isCodePath(p string) bool {
 	return codeExt[path.Ext(p)] && !isTestPath(p) && !strings.Contains("/"+p, "/testdata/")
-}
-
-// oneLine makes hostile text safe to print on one line: control characters
-// and line breaks become spaces, and it is cut at limit bytes on a rune
-// boundary.
-func oneLine(s string, limit int) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			r = ' '
-		}
-		if r == ' ' {
-			if space {
-				continue
-			}
-			space = true
-		} else {
-			space = false
-		}
-		if b.Len()+utf8.RuneLen(r) > limit {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // listed joins names for a message, at most maxListed of them.

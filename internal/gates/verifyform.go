@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/plan"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // DefaultVerifyForms are the verify command forms roadmap accepts when the
@@ -110,7 +111,7 @@ func verifyForm(_ context.Context, s *state) error {
 				continue
 			}
 			if op := shellSyntax(t.Verify); op != "" {
-				s.add(plan.LevelError, VerifyForm, s.tasksFile(), t.Line, "task %s: verify command `%s` uses shell syntax (%s): a verify command runs without a shell, as one program and its arguments; give each command a task of its own", t.ID, oneLine(t.Verify, 200), op)
+				s.add(plan.LevelError, VerifyForm, s.tasksFile(), t.Line, "task %s: verify command `%s` uses shell syntax (%s): a verify command runs without a shell, as one program and its arguments; give each command a task of its own", t.ID, text.Safe(t.Verify, 200), op)
 				continue
 			}
 			ok := false
@@ -122,7 +123,7 @@ func verifyForm(_ context.Context, s *state) error {
 			}
 			if ok && len(s.in.Config.VerifyForms) == 0 {
 				if lang, needs, fits := s.runnerFits(t.Verify); !fits {
-					s.add(plan.LevelError, VerifyForm, s.tasksFile(), t.Line, "task %s: verify command `%s` runs %s tests, but the repository has no %s: verify with the repository's own test runner", t.ID, oneLine(t.Verify, 200), lang, needs)
+					s.add(plan.LevelError, VerifyForm, s.tasksFile(), t.Line, "task %s: verify command `%s` runs %s tests, but the repository has no %s: verify with the repository's own test runner", t.ID, text.Safe(t.Verify, 200), lang, needs)
 					continue
 				}
 			}
@@ -130,7 +131,7 @@ func verifyForm(_ context.Context, s *state) error {
 				good = true
 				continue
 			}
-			s.add(plan.LevelError, VerifyForm, s.tasksFile(), t.Line, "task %s: verify command `%s` is not of a configured form (%s)", t.ID, oneLine(t.Verify, 200), formNames(forms))
+			s.add(plan.LevelError, VerifyForm, s.tasksFile(), t.Line, "task %s: verify command `%s` is not of a configured form (%s)", t.ID, text.Safe(t.Verify, 200), formNames(forms))
 		}
 		if !good && len(g.VerifyCommands()) == 0 {
 			s.add(plan.LevelError, VerifyForm, s.tasksFile(), g.Line, "group %d has no verify command; end a task with verify: `command` of a configured form (%s)", g.Number, formNames(forms))

@@ -128,7 +128,7 @@ func (c *Changes) SetFailure(class string) { c.set(KeyImplementFailure, encodeSt
 // SetStopped sets implement.stopped to the label of the step a stop happened in,
 // its head when it is over MaxLine characters as written.
 func (c *Changes) SetStopped(step string) {
-	c.set(KeyImplementStopped, fitHead(oneLine(step), MaxLine))
+	c.set(KeyImplementStopped, fitHead(joinLines(step), MaxLine))
 }
 
 // SetCheckLog sets implement.check_log to the tail of log that fits in
@@ -319,8 +319,8 @@ func fit(s string, bound int, fromEnd bool) string {
 	return cut(lo)
 }
 
-// oneLine joins the lines of s with " / " so a one-line key keeps all of it.
-func oneLine(s string) string {
+// joinLines joins the lines of s with " / " so a one-line key keeps all of it.
+func joinLines(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}

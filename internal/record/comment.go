@@ -99,7 +99,7 @@ func (r *Record) SetView(v View) {
 // visible makes s one safe line of at most n characters: no line breaks, no
 // HTML (a '<' could open a comment that hides the rest), no mention.
 func visible(s string, n int) string {
-	s = strings.ToValidUTF8(oneLine(s), "\uFFFD")
+	s = strings.ToValidUTF8(joinLines(s), "\uFFFD")
 	s = strings.NewReplacer("<", "‹", ">", "›", "@", "@\u200b").Replace(s)
 	if utf8.RuneCountInString(s) > n {
 		s = string([]rune(s)[:n-1]) + "…"
@@ -193,7 +193,7 @@ func (c Changes) Masked(mask func(string) string) Changes {
 			}
 			if m := mask(s); m != s {
 				if sp.kind == kindLine {
-					m = oneLine(m)
+					m = joinLines(m)
 				}
 				out.edits[i].raw = fit(m, sp.bound, sp.tail)
 			}

@@ -7,7 +7,7 @@ import (
 
 // SetStoppedBy sets item.stopped_by to login (one line).
 func (c *Changes) SetStoppedBy(login string) {
-	c.set(KeyItemStoppedBy, fitHead(oneLine(login), MaxLine))
+	c.set(KeyItemStoppedBy, fitHead(joinLines(login), MaxLine))
 }
 
 // SetWaitingFor sets item.waiting_for to the issue whose claim this item waits for.

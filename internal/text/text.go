@@ -5,6 +5,7 @@ package text
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -34,4 +35,17 @@ func Cut(s string, n int) string {
 		n--
 	}
 	return s[:max(n, 0)]
+}
+
+// Safe is Short for hostile text shown to a person (a terminal, a comment):
+// control characters, line and paragraph separators and invalid UTF-8
+// become blanks first, so nothing in it can move the cursor, start a new
+// line or forge one.
+func Safe(s string, n int) string {
+	return Short(strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s), n)
 }

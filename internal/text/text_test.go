@@ -1,6 +1,9 @@
 package text
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestOneLine(t *testing.T) {
 	if got, want := OneLine("  a\n\tb  c\r\n"), "a b c"; got != want {
@@ -32,5 +35,26 @@ func TestCut(t *testing.T) {
 	}
 	if got := Cut("ab", 5); got != "ab" {
 		t.Errorf("Cut(ab, 5) = %q, want ab", got)
+	}
+}
+
+// TestSafe: hostile text is one printable line: no control character, no
+// line or paragraph separator, no invalid byte, cut on a rune's start.
+func TestSafe(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"plain", 80, "plain"},
+		{"a\x1b[2Jb", 80, "a [2Jb"},
+		{"one\r\ntwo\u2028three\u2029four", 80, "one two three four"},
+		{"bad \xff byte", 80, "bad byte"},
+		{"\ttabs\t\tand\x00nul ", 80, "tabs and nul"},
+		{strings.Repeat("é", 6), 5, "éé…"},
+	} {
+		if got := Safe(tc.in, tc.n); got != tc.want {
+			t.Errorf("Safe(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // MaxDepth is how many levels below the tracker the check walks: GitHub
@@ -191,7 +192,7 @@ func (w *walker) walk(ctx context.Context, node github.IssueState, path []string
 		}
 		w.seen[k] = true
 		childPath := append(append([]string(nil), path...), here)
-		w.res.Children = append(w.res.Children, Child{Number: f.st.Number, Repo: f.st.Repo, Title: oneLine(f.st.Title),
+		w.res.Children = append(w.res.Children, Child{Number: f.st.Number, Repo: f.st.Repo, Title: text.Safe(f.st.Title, 200),
 			State: classify(f.st), Path: childPath, Via: f.via, Checked: f.checked})
 		if f.st.Missing || (f.st.SubIssues == 0 && len(ParseTaskList(f.st.Body)) == 0) {
 			continue
@@ -227,25 +228,11 @@ func classify(s github.IssueState) string {
 	return Done
 }
 
-// oneLine makes an issue title (anyone's text) one printable line.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == 0x2028 || r == 0x2029 {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
-	}
-	return s
-}
-
 // Print writes the result for a person: one line per child, then the
 // verdict.
 func Print(w io.Writer, r Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tracker #%d: %s\n", r.Issue, oneLine(r.Title))
+	fmt.Fprintf(&b, "tracker #%d: %s\n", r.Issue, text.Safe(r.Title, 200))
 	for _, c := range r.Children {
 		ref := fmt.Sprintf("#%d", c.Number)
 		if !strings.EqualFold(c.Repo, r.Repo) {
