@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
@@ -441,7 +441,7 @@ func TestE2EAnswerResumes(t *testing.T) {
 // amended plan, and implement goes on from group 2 to ready.
 func TestE2EReturnToStage(t *testing.T) {
 	act := requireAct(t)
-	it := newItem(t, act, itemOptions{Latency: 20 * time.Millisecond, WatchTimeout: 30 * time.Second, World: demo.NewReturnWorld})
+	it := newItem(t, act, itemOptions{Latency: 20 * time.Millisecond, WatchTimeout: 30 * time.Second, World: demotest.NewReturnWorld})
 	it.playCI("success")
 	it.baselinePushes()
 	alice := it.person("alice", "admin")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
@@ -46,7 +47,7 @@ func TestIsolationUnderAct(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixtures := filepath.Join(dir, "fixtures")
-	if err := demo.WriteHostileFixtures(fixtures, demo.Hostile{Home: home, RunnerTemp: temp, GitHubEnv: filepath.Join(temp, "set_env"),
+	if err := demotest.WriteHostileFixtures(fixtures, demotest.Hostile{Home: home, RunnerTemp: temp, GitHubEnv: filepath.Join(temp, "set_env"),
 		GitHubOutput: filepath.Join(temp, "set_output"), StepSummary: filepath.Join(temp, "step_summary"),
 		Out: out, Mark: mark, Script: script, Token: demo.Token}); err != nil {
 		t.Fatal(err)

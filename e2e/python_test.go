@@ -13,6 +13,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -24,7 +25,7 @@ const (
 	pythonSetupAction = ".github/actions/roadmap-setup/action.yml"
 )
 
-// pythonItemOptions lays out the Python item (demo.NewPythonIssueWorld)
+// pythonItemOptions lays out the Python item (demotest.NewPythonIssueWorld)
 // in a user's repository that holds the Python caller and its setup action,
 // with a configuration whose checks run pytest.
 //
@@ -48,7 +49,7 @@ func pythonItemOptions(t *testing.T, watch time.Duration) itemOptions {
 		Caller:       pythonCaller,
 		Files:        files,
 		World: func(ctx context.Context, dir string, latency time.Duration) (*demo.World, error) {
-			w, err := demo.NewPythonIssueWorld(ctx, dir, latency)
+			w, err := demotest.NewPythonIssueWorld(ctx, dir, latency)
 			if err != nil {
 				return nil, err
 			}
@@ -88,7 +89,7 @@ func pythonConfig(w *demo.World, watch time.Duration) (string, error) {
 
 // TestE2EPythonRepository: a whole item on a small Python project, through
 // the real workflows under act. The user's repository is a greet package
-// with pytest tests (demo.NewPythonIssueWorld); its caller passes the
+// with pytest tests (demotest.NewPythonIssueWorld); its caller passes the
 // reusable workflow `setup: .github/actions/roadmap-setup`, a composite
 // action that installs pytest from Debian's packages when python3 has none.
 // A person labels the issue roadmap:stage: stage writes the plan (verify

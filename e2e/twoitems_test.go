@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/claims"
-	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
@@ -45,7 +45,7 @@ const (
 )
 
 // TestE2ETwoItemsAtOnce: three staged items in one repository
-// (demo.NewTrioWorld). A and B change the disjoint packages hello and bye:
+// (demotest.NewTrioWorld). A and B change the disjoint packages hello and bye:
 // both are labelled, GitHub starts two runs and they run at once, each
 // claiming its units, both to ready. C changes hello, A's package: it is
 // labelled while A's Job holds its claim (A's model answers A's first call
@@ -56,8 +56,8 @@ const (
 // counted per item although the runs overlap.
 func TestE2ETwoItemsAtOnce(t *testing.T) {
 	act := requireAct(t)
-	it := newItem(t, act, itemOptions{World: demo.NewTrioWorld, Latency: 20 * time.Millisecond, WatchTimeout: time.Minute})
-	trio := it.w.Trio()
+	it := newItem(t, act, itemOptions{World: demotest.NewTrioWorld, Latency: 20 * time.Millisecond, WatchTimeout: time.Minute})
+	trio := demotest.Trio(it.w)
 	a, b, c := trio[0], trio[1], trio[2]
 	it.logf("three staged items: A #%d %s (package %s), B #%d %s (package %s), C #%d %s (package %s)",
 		a.Issue, a.Change, a.Package, b.Issue, b.Change, b.Package, c.Issue, c.Change, c.Package)
@@ -136,7 +136,7 @@ func TestE2ETwoItemsAtOnce(t *testing.T) {
 		t.Errorf("A #%d and B #%d never held their claims at one moment; holders seen: %v", a.Issue, b.Issue, held)
 	}
 	for _, x := range []struct {
-		ti demo.TrioItem
+		ti demotest.TrioItem
 		r  *ranRun
 	}{{a, ranA}, {b, ranB}} {
 		it.wantJobs(x.r.actRun, "success", "success")
@@ -240,7 +240,7 @@ func TestE2ETwoItemsAtOnce(t *testing.T) {
 	// The requests, item by item, each run by its token.
 	counts := it.tokenCounts()
 	type bill struct {
-		ti    demo.TrioItem
+		ti    demotest.TrioItem
 		runs  []string
 		claim int // the claim's own requests this item made
 	}

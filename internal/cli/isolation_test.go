@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -131,7 +132,7 @@ implement:
 // and 3.
 func (h *hostile) writeFixtures(t *testing.T) {
 	t.Helper()
-	err := demo.WriteHostileFixtures(h.fixtures, demo.Hostile{Home: h.home, RunnerTemp: h.temp, GitHubEnv: h.githubEnv,
+	err := demotest.WriteHostileFixtures(h.fixtures, demotest.Hostile{Home: h.home, RunnerTemp: h.temp, GitHubEnv: h.githubEnv,
 		GitHubOutput: h.githubOut, StepSummary: h.summary, Out: h.out, Mark: h.mark, Script: h.script, Token: demo.Token})
 	if err != nil {
 		t.Fatal(err)

@@ -48,7 +48,8 @@ type Options struct {
 	// Latency is added to every model call (default 150 ms).
 	Latency time.Duration
 	// World lays the item out; nil is NewIssueWorld, the Go sample.
-	// NewPythonIssueWorld plays the same life on a Python project.
+	// Tests play the same life on a Python project with
+	// demotest.NewPythonIssueWorld.
 	World func(ctx context.Context, dir string, latency time.Duration) (*World, error)
 	// Render, when set, renders each line of the Jobs' and report's logs
 	// before it goes to Progress; a line it does not keep is left out. The
@@ -202,7 +203,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.step("issue #%d %q on %s: no plan yet, labelled roadmap:stage", w.Issue, w.item.title, "a local bare remote")
+	d.step("issue #%d %q on %s: no plan yet, labelled roadmap:stage", w.Issue, w.item.Title, "a local bare remote")
 	// The dashboard issue, as `roadmap init` opens it once for the repository.
 	d.dash = w.Fake.CreateIssue(githubfake.Issue{Title: dashboard.Title, Labels: []string{dashboard.Label}, Author: github.DefaultIdentity})
 	d.phase("setup")

@@ -57,16 +57,16 @@ func runDemoPlan(tb testing.TB, parallel, named bool, latency time.Duration) pla
 	ctx := context.Background()
 	var more func(files map[string]string, fixtures string) error
 	if named {
-		tasks, err := sample.ReadFile(goItem.root + "/tasks-named.md")
+		tasks, err := sample.ReadFile(goItem.Root + "/tasks-named.md")
 		if err != nil {
 			tb.Fatal(err)
 		}
 		more = func(files map[string]string, _ string) error {
-			files[planDir+"/tasks.md"] = string(tasks)
+			files[PlanDir+"/tasks.md"] = string(tasks)
 			return nil
 		}
 	}
-	w, err := newWorld(ctx, tb.TempDir(), latency, true, more)
+	w, err := NewSampleWorld(ctx, tb.TempDir(), latency, goItem, true, more)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/f2p"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
@@ -67,7 +68,7 @@ func TestPythonItem(t *testing.T) {
 		Dir:      dir,
 		Progress: &progress,
 		ExtraEnv: env,
-		World:    demo.NewPythonIssueWorld,
+		World:    demotest.NewPythonIssueWorld,
 		Command: func(ctx context.Context, args []string) *exec.Cmd {
 			return exec.CommandContext(ctx, self, args...)
 		},

@@ -20,14 +20,15 @@ const issueBody = `The greet package is empty: callers need a greeting and a far
 - The README documents both.
 `
 
-// plannerFixtures writes into fixtures the planner's conversation (named
-// name, matched by match): it reads the file reads, writes each file of plan
-// (path in the change's folder to content) with write_plan_file and
-// finishes with summary; and the verifier's: it reads the same file, has
-// no objection and judges the acceptance map as acceptance says (the sample
-// item's: which group meets each criterion and why). They are made from the
-// plan's own files, so a sample plan has one source.
-func plannerFixtures(plan map[string]string, fixtures, reads, acceptance, name, match, summary string) error {
+// WritePlannerFixtures writes into fixtures the planner's conversation
+// (named name, matched by match): it reads the file s.Reads, writes each
+// file of plan (path in the change's folder to content) with
+// write_plan_file and finishes with summary; and the verifier's: it reads
+// the same file, has no objection and judges the acceptance map as
+// s.Acceptance says (which group meets each criterion and why). They are
+// made from the plan's own files, so a sample plan has one source.
+func (s Sample) WritePlannerFixtures(plan map[string]string, fixtures, name, match, summary string) error {
+	reads, acceptance := s.Reads, s.Acceptance
 	files := slices.Sorted(maps.Keys(plan))
 	type call struct {
 		Name      string         `json:"name"`

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/claims"
-	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/plan"
@@ -28,12 +28,12 @@ func TestTrioWorld(t *testing.T) {
 		t.Skip("no go on PATH")
 	}
 	dir := t.TempDir()
-	w, err := demo.NewTrioWorld(t.Context(), dir, 0)
+	w, err := demotest.NewTrioWorld(t.Context(), dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	items := w.Trio()
+	items := demotest.Trio(w)
 	if len(items) != 3 || items[0].Issue != w.Issue {
 		t.Fatalf("trio = %+v, want three items, the first the world's issue #%d", items, w.Issue)
 	}

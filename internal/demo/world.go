@@ -19,7 +19,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
 
-//go:embed all:testdata/demo all:testdata/python all:testdata/trio
+//go:embed all:testdata/demo
 var sample embed.FS
 
 // The sample item. The token is the fake's own: it opens nothing real.
@@ -31,7 +31,8 @@ const (
 	// knows it as a GitHub App's token, so the repository's CI, which the
 	// demo plays (PlayCI), runs on roadmap's pushes as GitHub would start it.
 	PushToken = "ghs_demoFakePushToken00000000000000000000"
-	planDir   = "openspec/changes/add-greetings"
+	// PlanDir is the sample plans' folder in their repositories.
+	PlanDir = "openspec/changes/add-greetings"
 )
 
 // World is the item's surroundings (the fake GitHub and the replay model on
@@ -47,38 +48,45 @@ type World struct {
 	onBody func(body []byte)
 
 	// item is the sample the world holds: its language's checks.
-	item *sampleItem
-	// trio is the items of a world of three (NewTrioWorld).
-	trio []TrioItem
+	item Sample
 }
 
-// sampleItem is one sample item: its repository and fixtures under
-// testdata, the issue a person files, and what the configuration and the
-// repository's CI say in its language.
-type sampleItem struct {
-	root   string // repo/ and fixtures/ beneath it
-	title  string
-	body   string // the issue as a person files it
-	seed   string // the seed commit's message
-	reads  string // the file the stage planner and verifier read first
-	finish string // the stage planner's summary
-	// acceptance is the stage verifier's acceptance map of the sample plan
+// Sample is one sample item: its repository and fixtures in FS, the issue a
+// person files, and what the configuration and the repository's CI say in
+// its language. The product's demo plays GoSample; the test-only samples
+// (internal/demo/demotest) bring their own FS.
+type Sample struct {
+	// FS holds Root/repo (the repository's files) and Root/fixtures (the
+	// recorded model exchanges).
+	FS   fs.FS
+	Root string
+	// Title and Body are the issue as a person files it; Seed is the seed
+	// commit's message.
+	Title, Body, Seed string
+	// Reads is the file the stage planner and verifier read first; Finish
+	// the stage planner's summary.
+	Reads, Finish string
+	// Acceptance is the stage verifier's acceptance map of the sample plan
 	// (the verdict's JSON array): the group that meets each criterion.
-	acceptance string
-	// checks is the configuration's checks (and a policy row when the
+	Acceptance string
+	// Checks is the configuration's checks (and a policy row when the
 	// language's runner needs one), YAML at the top level.
-	checks string
-	// ci is the description of the passing status PlayCI gives.
-	ci string
+	Checks string
+	// CI is the description of the passing status PlayCI gives.
+	CI string
 }
 
 // goItem is the demo's item: a Go package.
-var goItem = &sampleItem{root: "testdata/demo", title: "Add greetings", body: issueBody,
-	seed: "greet: an empty package and a plan", reads: "greet.go", finish: "wrote the plan: Hello, Goodbye, the README",
-	acceptance: `[{"criterion": 1, "group": 1, "reason": "group 1 tests and implements Hello greeting by name"},` +
+var goItem = Sample{FS: sample, Root: "testdata/demo", Title: "Add greetings", Body: issueBody,
+	Seed: "greet: an empty package and a plan", Reads: "greet.go", Finish: "wrote the plan: Hello, Goodbye, the README",
+	Acceptance: `[{"criterion": 1, "group": 1, "reason": "group 1 tests and implements Hello greeting by name"},` +
 		`{"criterion": 2, "group": 2, "reason": "group 2 tests and implements Goodbye"},` +
 		`{"criterion": 3, "group": 3, "reason": "group 3 documents Hello and Goodbye in the README"}]`,
-	checks: "checks:\n  commands: [\"go vet ./...\"]\n", ci: "go test ./... passed"}
+	Checks: "checks:\n  commands: [\"go vet ./...\"]\n", CI: "go test ./... passed"}
+
+// GoSample is the demo's own item, a Go package, for the test-only worlds
+// built on it (internal/demo/demotest).
+func GoSample() Sample { return goItem }
 
 // OnModelRequest sets a hook that sees the whole body of each chat request
 // (what left the Job for the model).
@@ -112,29 +120,27 @@ func (w *World) modelRequest(body []byte) {
 // NewWorld lays the item out under dir and starts the servers. The plan is
 // already staged: committed on main and named in the record comment.
 func NewWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
-	return newWorld(ctx, dir, latency, true, nil)
+	return NewSampleWorld(ctx, dir, latency, goItem, true, nil)
 }
 
 // NewIssueWorld lays out the item as a person files it: an issue with no
 // plan, labelled roadmap:stage. The replay model's planner writes the sample
 // plan (stage's planner and verifier fixtures are made from its files).
 func NewIssueWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
-	return newWorld(ctx, dir, latency, false, nil)
+	return NewSampleWorld(ctx, dir, latency, goItem, false, nil)
 }
 
-// newWorld lays the item out; more, when set, writes more fixtures (given
-// the repository's files and the fixtures directory) before they load.
-func newWorld(ctx context.Context, dir string, latency time.Duration, staged bool, more func(files map[string]string, fixtures string) error) (*World, error) {
-	return newItemWorld(ctx, dir, latency, goItem, staged, more)
-}
-
-// newItemWorld lays out the sample item s.
-func newItemWorld(ctx context.Context, dir string, latency time.Duration, s *sampleItem, staged bool, more func(files map[string]string, fixtures string) error) (*World, error) {
-	files, err := embedded(s.root + "/repo")
+// NewSampleWorld lays out the sample item s: staged, its plan committed and
+// named in the record comment (NewWorld), or not, an issue the replay
+// model's planner writes the plan for (NewIssueWorld). more, when set,
+// writes more fixtures (given the repository's files and the fixtures
+// directory) before they load: the hook of the test-only worlds.
+func NewSampleWorld(ctx context.Context, dir string, latency time.Duration, s Sample, staged bool, more func(files map[string]string, fixtures string) error) (*World, error) {
+	files, err := SampleFiles(s.FS, s.Root+"/repo")
 	if err != nil {
 		return nil, err
 	}
-	fixtureFiles, err := embedded(s.root + "/fixtures")
+	fixtureFiles, err := SampleFiles(s.FS, s.Root+"/fixtures")
 	if err != nil {
 		return nil, err
 	}
@@ -143,25 +149,25 @@ func newItemWorld(ctx context.Context, dir string, latency time.Duration, s *sam
 		return nil, err
 	}
 	labels := config.Default().Labels
-	issue := &githubfake.Issue{Title: s.title, Body: s.body, Author: "maintainer", Labels: []string{labels.Stage}}
+	issue := &githubfake.Issue{Title: s.Title, Body: s.Body, Author: "maintainer", Labels: []string{labels.Stage}}
 	// The stage phase left the plan in the record comment, written as
 	// roadmap's identity.
-	record := "**roadmap** · staged: planned\n\n<!-- roadmap:record v1\nstage.plan: " + planDir + "\nstage.state: staged\n-->"
+	record := "**roadmap** · staged: planned\n\n<!-- roadmap:record v1\nstage.plan: " + PlanDir + "\nstage.state: staged\n-->"
 	if staged {
-		issue.Body = "Callers need a greeting and a farewell; see the plan in `" + planDir + "`.\n"
+		issue.Body = "Callers need a greeting and a farewell; see the plan in `" + PlanDir + "`.\n"
 		issue.Labels = []string{labels.Implement}
 	} else {
 		// The plan leaves the repository and becomes what the planner writes.
 		plan := map[string]string{}
 		for name, text := range files {
-			if rel, ok := strings.CutPrefix(name, planDir+"/"); ok {
+			if rel, ok := strings.CutPrefix(name, PlanDir+"/"); ok {
 				plan[rel] = text
 			}
 			if strings.HasPrefix(name, "openspec/") {
 				delete(files, name)
 			}
 		}
-		if err := plannerFixtures(plan, fixtures, s.reads, s.acceptance, "stage-planner", "Write the plan for issue", s.finish); err != nil {
+		if err := s.WritePlannerFixtures(plan, fixtures, "stage-planner", "Write the plan for issue", s.Finish); err != nil {
 			return nil, err
 		}
 		record = ""
@@ -175,11 +181,20 @@ func newItemWorld(ctx context.Context, dir string, latency time.Duration, s *sam
 	if err != nil {
 		return nil, fmt.Errorf("load the recorded exchanges: %w", err)
 	}
+	return NewWorldFrom(world.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token, PushToken: PushToken,
+		Files: files, SeedMessage: s.Seed, Issue: issue, RecordComment: record,
+		Replay: replay, ModelLatency: latency}, s)
+}
+
+// NewWorldFrom starts the world o describes (world.New) as a World whose
+// Config, Checks and PlayCI are the sample s's; o.OnModelRequest is the
+// World's own (OnModelCall, OnModelRequest). It is for a world laid out
+// otherwise than NewSampleWorld's (demotest's trio of items).
+func NewWorldFrom(o world.Options, s Sample) (*World, error) {
 	w := &World{item: s}
-	w.World, err = world.New(world.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token, PushToken: PushToken,
-		Files: files, SeedMessage: s.seed, Issue: issue, RecordComment: record,
-		Replay: replay, ModelLatency: latency, OnModelRequest: w.modelRequest})
-	if err != nil {
+	o.OnModelRequest = w.modelRequest
+	var err error
+	if w.World, err = world.New(o); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -236,14 +251,14 @@ prices:
   test_strength_floor: 0.6
 review:
   enabled: true
-`, w.ModelURL(), w.item.checks)
+`, w.ModelURL(), w.item.Checks)
 	return p, os.WriteFile(p, []byte(cfg), 0o644)
 }
 
 // Checks is the configuration's checks for the sample's language, with the
 // policy row its test runner needs, as YAML at the top level: what Config
 // writes between the prices and implement.
-func (w *World) Checks() string { return w.item.checks }
+func (w *World) Checks() string { return w.item.Checks }
 
 // Env is the environment of a step of the item's workflow run: the machine's
 // environment without anything of a real runner or a real token, git kept
@@ -272,19 +287,19 @@ func (w *World) PlayCI(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		w.PassCI(w.Branch(), w.item.ci)
+		w.PassCI(w.Branch(), w.item.CI)
 	}
 }
 
-// embedded reads the embedded tree root into files (slash path to
+// SampleFiles reads the tree root of fsys into files (slash path to
 // content); go.mod.sample becomes go.mod (a go.mod cannot be embedded).
-func embedded(root string) (map[string]string, error) {
+func SampleFiles(fsys fs.FS, root string) (map[string]string, error) {
 	files := map[string]string{}
-	err := fs.WalkDir(sample, root, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := sample.ReadFile(p)
+		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return err
 		}

@@ -18,9 +18,17 @@ var provingFloor = []string{
 	module + "/tools/devcli",
 }
 
+// testOnly are packages only tests import: the demo's test-only worlds
+// (the return-to-stage, Python and trio worlds, the hostile agent's
+// fixtures). No binary is built from them; the roadmap binary holds none.
+var testOnly = []string{
+	module + "/internal/demo/demotest",
+}
+
 // TestProvingFloorOutOfBinary: `go list -deps ./cmd/roadmap` holds no
 // package of the proving floor, and each of them still exists (so a rename
-// cannot make the check pass by itself), built by cmd/roadmap-dev.
+// cannot make the check pass by itself), built by cmd/roadmap-dev; nor any
+// test-only package (testOnly), each of which still exists.
 func TestProvingFloorOutOfBinary(t *testing.T) {
 	root := moduleRoot(t)
 	goList := func(args ...string) []string {
@@ -44,6 +52,14 @@ func TestProvingFloorOutOfBinary(t *testing.T) {
 		}
 		if !slices.Contains(dev, p) {
 			t.Errorf("%s is not a package roadmap-dev is built from: renamed or gone? (this list must name the proving floor's packages)", p)
+		}
+	}
+	for _, p := range testOnly {
+		if slices.Contains(product, p) {
+			t.Errorf("the roadmap binary holds %s: a test-only package, for tests alone", p)
+		}
+		if got := goList(p); !slices.Equal(got, []string{p}) {
+			t.Errorf("go list %s = %v: renamed or gone? (testOnly must name existing packages)", p, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package demo
+package demotest
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/demo"
 )
 
 // planWrongGroup2 is the agent's first answer to group 2 in the return
@@ -23,22 +25,23 @@ const planWrongGroup2 = `{
 }
 `
 
-// NewReturnWorld is NewWorld whose agent finds the plan wrong at group 2
+// NewReturnWorld is demo.NewWorld whose agent finds the plan wrong at group 2
 // the first time (plan_wrong), and whose stage planner amends it when asked
 // ("Amend the plan for issue"): it writes the plan's files again, groups 1
 // and 2 unchanged, and the verifier passes it. The second time group 2 is
 // asked for, the agent does it.
-func NewReturnWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
-	return newWorld(ctx, dir, latency, true, func(files map[string]string, fixtures string) error {
+func NewReturnWorld(ctx context.Context, dir string, latency time.Duration) (*demo.World, error) {
+	goItem := demo.GoSample()
+	return demo.NewSampleWorld(ctx, dir, latency, goItem, true, func(files map[string]string, fixtures string) error {
 		if err := os.WriteFile(filepath.Join(fixtures, "group-2-a-plan-wrong.json"), []byte(planWrongGroup2), 0o644); err != nil {
 			return err
 		}
 		plan := map[string]string{}
 		for name, text := range files {
-			if rel, ok := strings.CutPrefix(name, planDir+"/"); ok {
+			if rel, ok := strings.CutPrefix(name, demo.PlanDir+"/"); ok {
 				plan[rel] = text
 			}
 		}
-		return plannerFixtures(plan, fixtures, goItem.reads, goItem.acceptance, "stage-amender", "Amend the plan for issue", "amended the plan from group 2: the evidence is the agent's; groups 1 and 2 kept")
+		return goItem.WritePlannerFixtures(plan, fixtures, "stage-amender", "Amend the plan for issue", "amended the plan from group 2: the evidence is the agent's; groups 1 and 2 kept")
 	})
 }

@@ -1,4 +1,4 @@
-package demo
+package demotest
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
@@ -50,12 +51,12 @@ const trioSeed = "greet: packages hello and bye, and three plans"
 // has its own recorded conversation, matched by the plan's name in the
 // agent's first message (`task group 1 of the plan "add-hello"`): write
 // the group's test, write the code, finish (three model calls).
-func NewTrioWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
-	files, err := embedded("testdata/trio/repo")
+func NewTrioWorld(ctx context.Context, dir string, latency time.Duration) (*demo.World, error) {
+	files, err := demo.SampleFiles(samples, "testdata/trio/repo")
 	if err != nil {
 		return nil, err
 	}
-	fixtureFiles, err := embedded("testdata/trio/fixtures")
+	fixtureFiles, err := demo.SampleFiles(samples, "testdata/trio/fixtures")
 	if err != nil {
 		return nil, err
 	}
@@ -76,33 +77,44 @@ func NewTrioWorld(ctx context.Context, dir string, latency time.Duration) (*Worl
 		return "**roadmap** · staged: planned\n\n<!-- roadmap:record v1\nstage.plan: openspec/changes/" + ti.Change + "\nstage.state: staged\n-->"
 	}
 	a := issue(trioItems[0])
-	w := &World{item: trioItem}
-	w.World, err = world.New(world.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token, PushToken: PushToken,
+	// The trio's sample, for Config, Checks and PlayCI, has the demo's Go
+	// checks.
+	goItem := demo.GoSample()
+	trioItem := demo.Sample{FS: samples, Root: "testdata/trio", Title: trioItems[0].Title, Seed: trioSeed,
+		Checks: goItem.Checks, CI: goItem.CI}
+	w, err := demo.NewWorldFrom(world.Options{Dir: dir, Owner: demo.Owner, Repo: demo.Repo, Token: demo.Token, PushToken: demo.PushToken,
 		Files: files, SeedMessage: trioSeed, Issue: &a, RecordComment: record(trioItems[0]),
-		Replay: replay, ModelLatency: latency, OnModelRequest: w.modelRequest})
+		Replay: replay, ModelLatency: latency}, trioItem)
 	if err != nil {
 		return nil, err
 	}
-	w.trio = append([]TrioItem(nil), trioItems...)
-	w.trio[0].Issue = w.Issue
-	for i := 1; i < len(w.trio); i++ {
-		w.trio[i].Issue = w.Fake.CreateIssue(issue(w.trio[i]))
-		if _, err := w.Fake.AddComment(w.trio[i].Issue, github.DefaultIdentity, record(w.trio[i])); err != nil {
+	for _, ti := range trioItems[1:] {
+		n := w.Fake.CreateIssue(issue(ti))
+		if _, err := w.Fake.AddComment(n, github.DefaultIdentity, record(ti)); err != nil {
 			w.Close()
-			return nil, fmt.Errorf("the record comment of #%d: %w", w.trio[i].Issue, err)
+			return nil, fmt.Errorf("the record comment of #%d: %w", n, err)
 		}
-	}
-	for i := range w.trio {
-		w.trio[i].Branch = git.WorkBranch(w.trio[i].Issue, w.trio[i].Title)
 	}
 	return w, nil
 }
 
-// trioItem is the trio's sample for Config and Checks: the demo's Go
-// checks.
-var trioItem = &sampleItem{root: "testdata/trio", title: trioItems[0].Title, seed: trioSeed,
-	checks: goItem.checks, ci: goItem.ci}
-
-// Trio is the trio world's items, A, B and C, in the order they were filed
-// (nil for another world).
-func (w *World) Trio() []TrioItem { return append([]TrioItem(nil), w.trio...) }
+// Trio is the items of w, a trio world (NewTrioWorld): A, B and C in the
+// order they were filed, each the first issue from the world's own (A) on
+// with its title. An item not found is left out: fewer than three for
+// another world.
+func Trio(w *demo.World) []TrioItem {
+	var items []TrioItem
+	for n := w.Issue; len(items) < len(trioItems); n++ {
+		is, ok := w.Fake.Issue(n)
+		if !ok {
+			break
+		}
+		ti := trioItems[len(items)]
+		if is.Pull != nil || is.Title != ti.Title {
+			continue
+		}
+		ti.Issue, ti.Branch = n, git.WorkBranch(n, ti.Title)
+		items = append(items, ti)
+	}
+	return items
+}

@@ -1,12 +1,15 @@
-package demo
+package demotest
 
 import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/demo"
 )
 
 //go:embed testdata/hostile/leak_test.go.txt
@@ -38,8 +41,9 @@ func WriteHostileFixtures(dir string, h Hostile) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	goItem := demo.GoSample()
 	for _, g := range []string{"group-2-goodbye.json", "group-3-docs.json"} {
-		data, err := sample.ReadFile("testdata/demo/fixtures/" + g)
+		data, err := fs.ReadFile(goItem.FS, goItem.Root+"/fixtures/"+g)
 		if err != nil {
 			return err
 		}
@@ -58,7 +62,7 @@ func WriteHostileFixtures(dir string, h Hostile) error {
 		}}
 	}
 	run := func(cmd string) map[string]any { return call("run", map[string]string{"command": cmd}) }
-	hello, err := sample.ReadFile("testdata/demo/fixtures/group-1-hello.json")
+	hello, err := fs.ReadFile(goItem.FS, goItem.Root+"/fixtures/group-1-hello.json")
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
-package demo
+package demotest
 
 import (
 	"context"
 	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/demo"
 )
 
 // pythonIssueBody is the Python sample's issue as a person files it.
@@ -19,13 +21,13 @@ const pythonIssueBody = "The greet package greets by name but cannot bid farewel
 // pytest through python3 (python3 -m pytest), which the default shell
 // policy refuses as an interpreter: the configuration allows it for pytest
 // alone, as roadmap init writes it for a Python repository.
-var pythonItem = &sampleItem{root: "testdata/python", title: "Add greetings", body: pythonIssueBody,
-	seed: "greet: hello and its test", reads: "greet/__init__.py",
-	finish: "wrote the plan: goodbye, hello's default name, the README",
-	acceptance: `[{"criterion": 1, "group": 1, "reason": "group 1 tests and implements goodbye"},` +
+var pythonItem = demo.Sample{FS: samples, Root: "testdata/python", Title: "Add greetings", Body: pythonIssueBody,
+	Seed: "greet: hello and its test", Reads: "greet/__init__.py",
+	Finish: "wrote the plan: goodbye, hello's default name, the README",
+	Acceptance: `[{"criterion": 1, "group": 1, "reason": "group 1 tests and implements goodbye"},` +
 		`{"criterion": 2, "group": 2, "reason": "group 2 gives hello a default name and keeps the named greeting"},` +
 		`{"criterion": 3, "group": 3, "reason": "group 3 documents goodbye and the default name in the README"}]`,
-	checks: `checks:
+	Checks: `checks:
   commands: ["python3 -m pytest -q"]
 policy:
   programs:
@@ -34,9 +36,9 @@ policy:
       allow: true
       args: ["-m pytest"]
 `,
-	ci: "python3 -m pytest passed"}
+	CI: "python3 -m pytest passed"}
 
-// NewPythonIssueWorld is NewIssueWorld for a Python project: a greet
+// NewPythonIssueWorld is demo.NewIssueWorld for a Python project: a greet
 // package (greet/__init__.py, hello) with its pytest test in
 // tests/test_greet.py and pytest configured in pyproject.toml; an issue
 // asking for goodbye and a default name for hello, labelled roadmap:stage,
@@ -45,6 +47,6 @@ policy:
 // verify commands are python3 -m pytest node ids), and its implement agent
 // writes the Python code and tests group by group. The checks run
 // python3 -m pytest -q: the python3 on the Jobs' PATH must have pytest.
-func NewPythonIssueWorld(ctx context.Context, dir string, latency time.Duration) (*World, error) {
-	return newItemWorld(ctx, dir, latency, pythonItem, false, nil)
+func NewPythonIssueWorld(ctx context.Context, dir string, latency time.Duration) (*demo.World, error) {
+	return demo.NewSampleWorld(ctx, dir, latency, pythonItem, false, nil)
 }
