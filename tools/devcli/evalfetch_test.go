@@ -17,22 +17,12 @@ import (
 
 // shopProxy is proxytest's shop proxy, built from stage-clean.
 func shopProxy(t *testing.T) *proxytest.Proxy {
-	t.Helper()
-	p, err := proxytest.Shop(filepath.Join(t.TempDir(), "proxy"), filepath.Join(golden("stage"), "stage-clean"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return proxytest.ShopT(t, filepath.Join(golden("stage"), "stage-clean"))
 }
 
 // shopCase writes proxytest's shop case set/name with the F2P test f2p.
 func shopCase(t *testing.T, p *proxytest.Proxy, set, name, f2p string) string {
-	t.Helper()
-	dir, err := proxytest.ShopCase(p, filepath.Join(golden("stage"), "stage-clean"), set, name, f2p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return proxytest.ShopCaseT(t, p, filepath.Join(golden("stage"), "stage-clean"), set, name, f2p)
 }
 
 // golden is the module's golden set of kind.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // ShopModule is the module of the shop proxy.
@@ -86,4 +87,24 @@ func ShopCase(p *Proxy, stageClean, set, name, f2p string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// ShopT is Shop in a test's temporary directory, failing t on an error.
+func ShopT(t testing.TB, stageClean string) *Proxy {
+	t.Helper()
+	p, err := Shop(filepath.Join(t.TempDir(), "proxy"), stageClean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ShopCaseT is ShopCase, failing t on an error.
+func ShopCaseT(t testing.TB, p *Proxy, stageClean, set, name, f2p string) string {
+	t.Helper()
+	dir, err := ShopCase(p, stageClean, set, name, f2p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
