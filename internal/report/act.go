@@ -15,12 +15,13 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/report/decide"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
 // act takes the decided action on GitHub.
 func (r *reporter) act(ctx context.Context) error {
-	switch r.d.action {
+	switch r.d.Action {
 	case ActionReady:
 		return r.andWake(ctx, r.ready(ctx))
 	case ActionContinue:
@@ -315,7 +316,7 @@ func (r *reporter) yield(ctx context.Context) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### roadmap is waiting for the day's budget\n\n")
 	fmt.Fprintf(&b, "%s %d yielded: %s. The day's spend across items has reached its budget, so no Job starts before %s.\n\n",
-		job, r.job, inline(r.d.reason), next.Format(time.RFC3339))
+		job, r.job, inline(r.d.Reason), next.Format(time.RFC3339))
 	fmt.Fprintf(&b, "The item has the `%s` label: `roadmap wake` (the roadmap-wake workflow `roadmap init` writes, on a schedule) dispatches it then, oldest first, as far as the day's budget goes. To go on sooner, dispatch the workflow with %s.\n",
 		r.o.Labels.Waiting, resume)
 	err := r.comment(ctx, MarkerWaiting, b.String())
@@ -335,7 +336,7 @@ func wakeAt(now time.Time) time.Time {
 // waitMark is item.wake_at of a yield for the day's budget, in report's
 // one record write.
 func (r *reporter) waitMark(ch *record.Changes) {
-	if r.d.action == ActionYield {
+	if r.d.Action == ActionYield {
 		ch.SetWakeAt(wakeAt(r.o.Clock.Now()))
 	}
 }
@@ -346,7 +347,7 @@ func (r *reporter) waitMark(ch *record.Changes) {
 // the stage label would leave the item waiting forever (and with an App
 // token it would start a second run beside the dispatch).
 func (r *reporter) returnToStage(ctx context.Context) error {
-	reason := r.d.reason
+	reason := r.d.Reason
 	if r.facts != nil && r.out.Evidence != "" {
 		// No result was written: the runner's typed line in the log carries
 		// the agent's reason.
@@ -401,9 +402,8 @@ func (r *reporter) ask(ctx context.Context) error {
 	}
 	if strings.TrimSpace(q) == "" {
 		// Nothing to ask: stopping says so instead of posting an empty question.
-		r.d = decision{class: failure.Unknown, action: ActionStop, step: "ask",
-			reason: "the Job returned needs_input but recorded no question (an invariant violation)"}
-		r.out.Class, r.out.Action, r.out.Reason = r.d.class, ActionStop, r.d.reason
+		r.d = decide.NoQuestion()
+		r.out.Class, r.out.Action, r.out.Reason = r.d.Class, ActionStop, r.d.Reason
 		if err := r.write(ctx); err != nil {
 			return err
 		}
@@ -437,7 +437,7 @@ func (r *reporter) stop(ctx context.Context) error {
 	if err := r.o.GitHub.AddLabels(ctx, r.o.Issue, r.o.Labels.Stopped); err != nil {
 		return err
 	}
-	return r.status(ctx, "failure", fmt.Sprintf("stopped: %s at %s", r.d.class, r.out.Step))
+	return r.status(ctx, "failure", fmt.Sprintf("stopped: %s at %s", r.d.Class, r.out.Step))
 }
 
 // comment keeps one of report's marker comments on the issue. Its body
@@ -521,14 +521,14 @@ func (r *reporter) removeLabels(ctx context.Context, labels ...string) error {
 // stopHead writes the head of a stop comment: the table, why, the
 // evidence, what the class needs and whether spend was lost.
 func (r *reporter) stopHead(b *strings.Builder, title, jobLabel, lostLine string) {
-	row, _ := failure.Lookup(r.d.class)
-	fmt.Fprintf(b, "### %s: `%s`\n\n", title, r.d.class)
+	row, _ := failure.Lookup(r.d.Class)
+	fmt.Fprintf(b, "### %s: `%s`\n\n", title, r.d.Class)
 	fmt.Fprintf(b, "| | |\n|---|---|\n")
 	fmt.Fprintf(b, "| Step | %s |\n", cell(r.out.Step))
-	fmt.Fprintf(b, "| Class | `%s` |\n", r.d.class)
+	fmt.Fprintf(b, "| Class | `%s` |\n", r.d.Class)
 	fmt.Fprintf(b, "| %s | %d%s |\n", jobLabel, r.job, runSuffix(r.o.RunID))
-	fmt.Fprintf(b, "| Job ended | %s |\n", cell(r.ending()))
-	fmt.Fprintf(b, "\n**Why:** %s\n\n", inline(r.d.reason))
+	fmt.Fprintf(b, "| Job ended | %s |\n", cell(r.end.String()))
+	fmt.Fprintf(b, "\n**Why:** %s\n\n", inline(r.d.Reason))
 	if r.out.Evidence != "" {
 		where := "the job log"
 		if r.out.EvidenceLine > 0 {
@@ -561,14 +561,14 @@ func (r *reporter) stopComment() string {
 	fmt.Fprintf(&b, "To go on, fix the cause and dispatch the implement workflow with `issue=%d` and `attempt=%d`; the Job resumes from the last mark.\n\n",
 		r.o.Issue, r.job+1)
 	fmt.Fprintf(&b, "#### Trace of the last recorded Job\n\n")
-	b.WriteString(r.traceTable())
+	b.WriteString(traceTable(r.rec))
 	fmt.Fprintf(&b, "\n#### Jobs\n\n")
-	b.WriteString(r.jobsTable())
+	b.WriteString(jobsTable(r.rec))
 	return b.String()
 }
 
-func (r *reporter) traceTable() string {
-	raw, ok := r.rec.Trace()
+func traceTable(rec *record.Record) string {
+	raw, ok := rec.Trace()
 	if !ok {
 		return "_The record holds no trace copy._\n"
 	}
@@ -583,8 +583,8 @@ func (r *reporter) traceTable() string {
 	return t
 }
 
-func (r *reporter) jobsTable() string {
-	jobs, _ := r.rec.Jobs()
+func jobsTable(rec *record.Record) string {
+	jobs, _ := rec.Jobs()
 	if len(jobs) == 0 {
 		return "_No Job is recorded._\n"
 	}
@@ -600,7 +600,7 @@ func (r *reporter) jobsTable() string {
 			j.Job, dashIfZero(j.RunID), res, dashIfEmpty(j.Failure), j.Group,
 			j.Spend.TokensIn, j.Spend.TokensOut, j.Spend.USD, j.Spend.ModelCalls)
 	}
-	total, _ := r.rec.Spend()
+	total, _ := rec.Spend()
 	fmt.Fprintf(&b, "| **Item** | | | | | %d | %d | $%.4f | %d |\n",
 		total.TokensIn, total.TokensOut, total.USD, total.ModelCalls)
 	return b.String()

@@ -8,66 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report/decide"
 )
 
 func TestOneActionPerClass(t *testing.T) {
-	// The action each class leads to, as DESIGN §4 and issue 7 give it: the
-	// Job-level actions (retry, wait, rebase, repair, reconcile, less
-	// parallelism, continue) are a continuation for report.
-	want := map[failure.Class]Action{
-		failure.Transient:          ActionContinue,
-		failure.Indeterminate:      ActionContinue,
-		failure.RateLimited:        ActionContinue,
-		failure.Conflict:           ActionContinue,
-		failure.ChecksFailed:       ActionContinue,
-		failure.PlanWrong:          ActionReturnToStage,
-		failure.NeedsInput:         ActionAsk,
-		failure.BudgetExhausted:    ActionStop,
-		failure.DayBudgetExhausted: ActionYield,
-		failure.OOM:                ActionContinue,
-		failure.Killed:             ActionContinue,
-		failure.Auth:               ActionStop,
-		failure.NoProgress:         ActionStop,
-		failure.Unisolated:         ActionStop,
-		failure.ReviewBlocked:      ActionStop,
-		failure.TestsWeak:          ActionStop,
-		failure.Busy:               ActionNone,
-		failure.ClaimWait:          ActionNone,
-		failure.Unknown:            ActionStop,
+	// The action each class leads to is decide's (TestActionFor holds it
+	// to DESIGN §4); here each class goes through Run against the fake.
+	want := map[failure.Class]Action{}
+	for _, row := range failure.Table() {
+		want[row.Class] = decide.ActionFor(row.Class)
 	}
-
-	t.Run("the table gives every class exactly one action", func(t *testing.T) {
-		seen := map[failure.Class]int{}
-		for _, row := range failure.Table() {
-			seen[row.Class]++
-			if row.Action == "" {
-				t.Errorf("%s has no action", row.Class)
-			}
-			got := ActionFor(row.Class)
-			if got != want[row.Class] {
-				t.Errorf("ActionFor(%s) = %s, want %s", row.Class, got, want[row.Class])
-			}
-			if row.Automatic && got == ActionStop {
-				t.Errorf("%s has an automatic action (%s) but leads to a stop", row.Class, row.Action)
-			}
-			if row.Stop != (got == ActionStop) {
-				t.Errorf("%s: the table's Stop is %v, report's action is %s", row.Class, row.Stop, got)
-			}
-		}
-		for c, n := range seen {
-			if n != 1 {
-				t.Errorf("%s has %d rows, want 1", c, n)
-			}
-		}
-		for c := range want {
-			if seen[c] == 0 {
-				t.Errorf("%s is not in the table", c)
-			}
-		}
-		if got := ActionFor("disk_full"); got != ActionStop {
-			t.Errorf("ActionFor(a class the table lacks) = %s, want stop", got)
-		}
-	})
 
 	// Each class, ended as the runner ends it (the row's result), through
 	// Run against the fake.

@@ -9,105 +9,50 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report/command"
+	"github.com/roadmap-dev/roadmap/internal/report/decide"
 )
 
-// A person's commands on an item. A command is the first line of an issue
-// comment, "/roadmap stop" or "/roadmap retry" (anything after the word is
-// the person's note), "/roadmap dismiss ID [ID ...]" (the review findings
-// never raised again), or, for stop, the stop label (labels.stop).
+// The actions of a person's commands (internal/report/command).
 const (
-	CommandStop    = "stop"
-	CommandRetry   = "retry"
-	CommandDismiss = "dismiss"
+	// ActionDismiss: a person dismissed review findings; the item goes on
+	// when none is left standing.
+	ActionDismiss Action = "dismiss"
+	// ActionRetry: a person restarted a stopped item; its next Job was
+	// dispatched.
+	ActionRetry Action = "retry"
 )
 
-// ActionDismiss: a person dismissed review findings; the item goes on when
-// none is left standing.
-const ActionDismiss Action = "dismiss"
-
-// maxDismiss bounds the ids one comment dismisses.
-const maxDismiss = 10
-
-// ActionRetry: a person restarted a stopped item; its next Job was dispatched.
-const ActionRetry Action = "retry"
-
-// ParseCommand reads the command a comment gives: its first non-blank line
-// is "/roadmap stop" or "/roadmap retry", alone or followed by a space and
-// anything. Any other comment gives none (it may still be an answer).
-func ParseCommand(body string) (string, bool) {
-	for line := range strings.SplitSeq(body, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) < 2 || f[0] != "/roadmap" {
-			return "", false
-		}
-		switch f[1] {
-		case CommandStop, CommandRetry:
-			return f[1], true
-		case CommandDismiss:
-			if len(DismissIDs(body)) > 0 {
-				return f[1], true
-			}
-		}
-		return "", false
-	}
-	return "", false
+// handlers carry out each verb a person gives, after their access is
+// checked and the record read: one row per verb of internal/report/command.
+var handlers = map[command.Verb]func(r *reporter, ctx context.Context, c command.Command, who, role string) error{
+	command.Stop:    (*reporter).personStop,
+	command.Retry:   (*reporter).personRetry,
+	command.Dismiss: (*reporter).personDismiss,
 }
 
 // command carries out a person's command. Only a person with write access
 // (asked of GitHub, never taken from the event) may give one; anyone else's
 // is ignored, and the log says so.
-func (r *reporter) command(ctx context.Context, cmd, who, via string) error {
+func (r *reporter) command(ctx context.Context, c command.Command, who string) error {
+	handle, ok := handlers[c.Verb]
+	if !ok {
+		return fmt.Errorf("command %q: report has no handler for it", c.Verb)
+	}
 	role, err := r.o.GitHub.Permission(ctx, who)
 	if err != nil {
 		return fmt.Errorf("check %s's access: %w", who, err)
 	}
 	if !slices.Contains(writeRoles, role) {
 		r.out.Action = ActionNone
-		r.out.Reason = r.o.Mask(fmt.Sprintf("%s has %s access; only a person with write access can %s the item", who, role, cmd))
-		r.logf("report: issue #%d: command %q ignored: %s", r.o.Issue, cmd, r.out.Reason)
+		r.out.Reason = r.o.Mask(fmt.Sprintf("%s has %s access; only a person with write access can %s the item", who, role, c.Verb))
+		r.logf("report: issue #%d: command %q ignored: %s", r.o.Issue, c.Verb, r.out.Reason)
 		return nil
 	}
 	if err := r.read(ctx); err != nil {
 		return err
 	}
-	switch cmd {
-	case CommandStop:
-		return r.personStop(ctx, who, role, via)
-	case CommandDismiss:
-		return r.personDismiss(ctx, who, role)
-	}
-	return r.personRetry(ctx, who, role)
-}
-
-// DismissIDs reads the finding ids of a "/roadmap dismiss" line: the words
-// after "dismiss" that have the form of an id, up to the first that does
-// not (the person's note), at most maxDismiss, each once.
-func DismissIDs(body string) []string {
-	for line := range strings.SplitSeq(body, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) < 3 || f[0] != "/roadmap" || f[1] != CommandDismiss {
-			return nil
-		}
-		var ids []string
-		for _, w := range f[2:] {
-			w = strings.ToLower(strings.Trim(w, ",;."))
-			if !record.ValidFindingID(w) || len(ids) == maxDismiss {
-				break
-			}
-			if !slices.Contains(ids, w) {
-				ids = append(ids, w)
-			}
-		}
-		return ids
-	}
-	return nil
+	return handle(r, ctx, c, who, role)
 }
 
 // personDismiss closes review findings in the record's ledger
@@ -115,8 +60,8 @@ func DismissIDs(body string) []string {
 // standing at the reviewed head and the item stopped on them
 // (review_blocked), the next Job is dispatched as for a retry: it finds the
 // review passed at that head and marks the PR ready when CI passes.
-func (r *reporter) personDismiss(ctx context.Context, who, role string) error {
-	ids := DismissIDs(r.cmdBody)
+func (r *reporter) personDismiss(ctx context.Context, c command.Command, who, role string) error {
+	ids := c.IDs
 	ledger, _ := r.rec.Review()
 	var done, unknown []string
 	for _, id := range ids {
@@ -162,7 +107,7 @@ func (r *reporter) personDismiss(ctx context.Context, who, role string) error {
 	}
 	// Nothing stands: the item goes on, as a person's retry would.
 	reason := r.out.Reason
-	if err := r.personRetry(ctx, who, role); err != nil {
+	if err := r.personRetry(ctx, c, who, role); err != nil {
 		return err
 	}
 	if r.out.Action == ActionRetry {
@@ -175,7 +120,8 @@ func (r *reporter) personDismiss(ctx context.Context, who, role string) error {
 // report after it leaves the item where it is: a Job running now, or one a
 // person cancels, is not continued), the stop comment, the stopped label,
 // and the labels that would resume it (an answer, the day's wake) removed.
-func (r *reporter) personStop(ctx context.Context, who, role, via string) error {
+func (r *reporter) personStop(ctx context.Context, c command.Command, who, role string) error {
+	via := c.Via
 	if by, ok := r.rec.StoppedBy(); ok && by != "" {
 		r.out.Action, r.out.Stopped = ActionNone, true
 		r.out.Reason = r.o.Mask(fmt.Sprintf("the item is already stopped by %s", by))
@@ -215,7 +161,7 @@ func (r *reporter) personStop(ctx context.Context, who, role, via string) error 
 // cleared, the stop and stopped labels removed, and the next Job dispatched
 // (stage's when the item stopped in stage). The Jobs cap does not refuse a
 // person's retry; the continuations after it count against it again.
-func (r *reporter) personRetry(ctx context.Context, who, role string) error {
+func (r *reporter) personRetry(ctx context.Context, _ command.Command, who, role string) error {
 	by, held := r.rec.StoppedBy()
 	res, _ := r.rec.Result()
 	st, _ := r.rec.StageState()
@@ -238,7 +184,7 @@ func (r *reporter) personRetry(ctx context.Context, who, role string) error {
 		// A killed Job's line (report wrote it) may be past the attempt.
 		n = max(n, l.Job)
 	}
-	if n == 0 && st != "" && st != stageStaged {
+	if n == 0 && st != "" && st != decide.StageStaged {
 		// The item never left stage: its stage Job goes on.
 		r.stage = true
 		lines, _ := r.rec.StageJobs()
@@ -269,24 +215,4 @@ func (r *reporter) personRetry(ctx context.Context, who, role string) error {
 	r.out.Reason = r.o.Mask(fmt.Sprintf("%s (%s access) restarted the item from its last mark", who, role))
 	r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
 	return nil
-}
-
-// held leaves an item a person stopped where it is: a Job's ending that
-// would start something next (a continuation, a wait, a return, a
-// question) starts nothing. The Job's line and spend are still written and
-// booked.
-func (r *reporter) held() {
-	who, ok := r.rec.StoppedBy()
-	if !ok || who == "" {
-		return
-	}
-	switch r.d.action {
-	case ActionContinue, ActionYield, ActionReturnToStage, ActionAsk:
-	default:
-		return
-	}
-	r.heldBy = who
-	r.d = decision{class: r.d.class, action: ActionNone,
-		reason: fmt.Sprintf("%s stopped the item: the Job ended %s, and it is not continued (%s)", who, r.ending(), r.d.action)}
-	r.out.Stopped = true
 }

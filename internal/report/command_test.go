@@ -33,27 +33,6 @@ func labelEvent(t *testing.T, issue int, sender, label string) *event.Event {
 	return ev
 }
 
-func TestParseCommand(t *testing.T) {
-	for _, tc := range []struct {
-		body string
-		want string
-	}{
-		{"/roadmap stop", CommandStop},
-		{"\n  /roadmap retry  \nplease", CommandRetry},
-		{"/roadmap stop the plan is wrong", CommandStop},
-		{"please /roadmap stop", ""},
-		{"/roadmap", ""},
-		{"/roadmap delete-everything", ""},
-		{"/roadmapstop", ""},
-		{"", ""},
-	} {
-		got, ok := ParseCommand(tc.body)
-		if got != tc.want || ok != (tc.want != "") {
-			t.Errorf("ParseCommand(%q) = %q, %v; want %q", tc.body, got, ok, tc.want)
-		}
-	}
-}
-
 // TestCommentCommandsWritersOnly: a person with write access stops an item
 // for good and restarts it; the same commands from anyone else change
 // nothing, and the log says they were ignored.

@@ -15,6 +15,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/items"
 	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/report/command"
 )
 
 // DashboardEditOptions are the inputs of DashboardEdit: the issues.edited
@@ -123,8 +124,9 @@ func DashboardEdit(ctx context.Context, o DashboardEditOptions) (out DashboardEd
 	for _, c := range ticked {
 		b := BoxOutcome{Command: c}
 		var rec *reporter
-		switch c.Verb {
-		case dashboard.CmdRetry, dashboard.CmdStop:
+		cmd, isCmd := command.Box(c.Verb)
+		switch {
+		case isCmd:
 			ro := Options{Issue: c.Issue, GitHub: o.GitHub, Workflow: o.Workflow, Ref: o.Ref, MaxJobs: o.MaxJobs,
 				Labels: o.Labels, Clock: o.Clock, Mask: o.Mask, Log: o.Log}
 			if err := ro.defaults(); err != nil {
@@ -132,11 +134,11 @@ func DashboardEdit(ctx context.Context, o DashboardEditOptions) (out DashboardEd
 			}
 			rec = &reporter{o: ro}
 			rec.out.Issue = c.Issue
-			if err := rec.command(ctx, c.Verb, ev.Actor, "the dashboard's "+c.Verb+" box"); err != nil {
+			if err := rec.command(ctx, cmd, ev.Actor); err != nil {
 				return out, fmt.Errorf("dashboard box %s #%d: %w", c.Verb, c.Issue, err)
 			}
 			b.Action, b.Reason, b.RunID = rec.out.Action, rec.out.Reason, rec.out.DispatchedRunID
-		case dashboard.CmdWake:
+		case c.Verb == dashboard.CmdWake:
 			b.Action, b.Reason, b.RunID, err = wakeNow(ctx, o, c.Issue)
 			if err != nil {
 				return out, err

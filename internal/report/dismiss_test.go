@@ -5,32 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
-
-func TestDismissIDs(t *testing.T) {
-	for _, tc := range []struct {
-		body string
-		want []string
-	}{
-		{"/roadmap dismiss a1b2c3d4e5f6", []string{"a1b2c3d4e5f6"}},
-		{"\n /roadmap dismiss A1B2C3D4E5F6, 00ff00ff00ff the quote is test data", []string{"a1b2c3d4e5f6", "00ff00ff00ff"}},
-		{"/roadmap dismiss a1b2c3d4e5f6 a1b2c3d4e5f6", []string{"a1b2c3d4e5f6"}},
-		{"/roadmap dismiss because", nil},
-		{"/roadmap dismiss", nil},
-		{"please /roadmap dismiss a1b2c3d4e5f6", nil},
-		{"/roadmap dismiss ../../etc", nil},
-	} {
-		if got := DismissIDs(tc.body); !cmp.Equal(got, tc.want) {
-			t.Errorf("DismissIDs(%q) = %v, want %v", tc.body, got, tc.want)
-		}
-		if _, ok := ParseCommand(tc.body); ok != (len(tc.want) > 0) {
-			t.Errorf("ParseCommand(%q) ok = %v", tc.body, ok)
-		}
-	}
-}
 
 // TestDismissWritersOnly: a writer's "/roadmap dismiss ID" closes the finding
 // in the record's ledger for good and, when it was the last one standing on

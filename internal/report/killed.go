@@ -11,6 +11,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/report/decide"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -27,6 +28,12 @@ type jobFacts struct {
 	// stops wherever its upload stopped: calls after its last line are
 	// not known.
 	tailLost bool
+}
+
+// ended is what decide reads of the Job's end.
+func (f *jobFacts) ended() decide.KilledJob {
+	return decide.KilledJob{Name: f.job.Name, Conclusion: f.job.Conclusion, Verdict: f.verdict,
+		LogGone: f.logGone, LogErr: f.logErr, TailLost: f.tailLost}
 }
 
 // reasonLogGone is the kill reason of a Job that wrote no result and whose

@@ -2,11 +2,10 @@ package report
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report/decide"
 )
 
 // The day ledger (internal/ledger): report books each Job's share after it
@@ -39,7 +38,7 @@ func (r *reporter) ledgerEntry(s record.Spend) ledger.Entry {
 // (and carries no intent mark of a dispatch that will not be sent); the
 // Job's own share, which report books after that write, counts already.
 func (r *reporter) dayGate(ctx context.Context) error {
-	if r.d.action != ActionContinue || r.o.Dashboard == 0 || r.o.DayBudget.Zero() {
+	if r.d.Action != ActionContinue || r.o.Dashboard == 0 || r.o.DayBudget.Zero() {
 		return nil
 	}
 	changes := r.changes
@@ -56,10 +55,8 @@ func (r *reporter) dayGate(ctx context.Context) error {
 	if err != nil || ok {
 		return err
 	}
-	r.d = decision{class: failure.DayBudgetExhausted, action: ActionYield,
-		reason: fmt.Sprintf("the day's budget is spent on %s (%s); %s would need a Job today",
-			day, ledger.Text(spent, r.o.DayBudget), r.ending())}
-	r.out.Class, r.out.Action, r.out.Reason = r.d.class, r.d.action, r.o.Mask(r.d.reason)
+	r.d = decide.DaySpent(day, ledger.Text(spent, r.o.DayBudget), r.end)
+	r.out.Class, r.out.Action, r.out.Reason = r.d.Class, r.d.Action, r.o.Mask(r.d.Reason)
 	r.logf("report: issue #%d: %s", r.o.Issue, r.out.Reason)
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 // again stops (the no-progress rule's oom row). It rides on report's one
 // record write.
 func (r *reporter) lessParallelism(cur *record.Record, ch *record.Changes) {
-	if r.d.action != ActionContinue || r.d.class != failure.OOM {
+	if r.d.Action != ActionContinue || r.d.Class != failure.OOM {
 		return
 	}
 	if n := cur.Parallelism(); n == 1 {

@@ -16,6 +16,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report/decide"
 )
 
 // Clock is report's time: the day a Job's spend is booked on, and the
@@ -158,7 +159,7 @@ func (o *Options) defaults() error {
 		return errors.New("report: a masker is required")
 	case o.Phase != "" && o.Phase != PhaseImplement && o.Phase != PhaseStage:
 		return fmt.Errorf("report: phase %q is not implement or stage", o.Phase)
-	case o.Phase == PhaseStage && o.Result != "" && o.Result != stageStaged && !record.Result(o.Result).Valid():
+	case o.Phase == PhaseStage && o.Result != "" && o.Result != decide.StageStaged && !record.Result(o.Result).Valid():
 		return fmt.Errorf("report: stage result %q is not staged, returned, stopped or yielded", o.Result)
 	case o.Phase == PhaseStage && o.Result == string(record.ResultReady):
 		return fmt.Errorf("report: %q is not a stage result (staged, returned, stopped or yielded)", o.Result)
@@ -204,29 +205,21 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// Action is what report did about a Job's ending. Each failure class leads to
-// exactly one (ActionFor); ready, none and resume are report's own.
-type Action string
+// Action is what report did about a Job's ending (decide.Action): each
+// failure class leads to exactly one (decide.ActionFor); ready, none and
+// resume are report's own, and a person's commands add retry and dismiss.
+type Action = decide.Action
 
+// The actions of a Job's ending; decide says what each does.
 const (
-	// ActionReady: every group passed; the head's status is set to success.
-	ActionReady Action = "ready"
-	// ActionContinue: a continuation Job was dispatched.
-	ActionContinue Action = "continue"
-	// ActionYield: the item waits for the next day's budget; nothing is
-	// dispatched now.
-	ActionYield Action = "yield"
-	// ActionReturnToStage: the item went back to stage with the agent's reason.
-	ActionReturnToStage Action = "return_to_stage"
-	// ActionAsk: the question is on the issue and the item waits for a reply.
-	ActionAsk Action = "ask"
-	// ActionStop: the item stopped (comment, label, failing status).
-	ActionStop Action = "stop"
-	// ActionNone: nothing to do (the implement job was skipped, or a reply
-	// that does not resume the item).
-	ActionNone Action = "none"
-	// ActionResume: a writer's reply was recorded and a continuation dispatched.
-	ActionResume Action = "resume"
+	ActionReady         = decide.Ready
+	ActionContinue      = decide.Continue
+	ActionYield         = decide.Yield
+	ActionReturnToStage = decide.ReturnToStage
+	ActionAsk           = decide.Ask
+	ActionStop          = decide.Stop
+	ActionNone          = decide.None
+	ActionResume        = decide.Resume
 )
 
 // Outcome is what Run (or Resume) found and did. `roadmap report --json`
@@ -300,3 +293,15 @@ type Outcome struct {
 type InputError = inputerr.Error
 
 func inputErr(err error) error { return inputerr.New(err) }
+
+func validWord(s string) bool {
+	if s == "" || len(s) > record.MaxWord || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}

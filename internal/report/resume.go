@@ -12,6 +12,8 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report/command"
+	"github.com/roadmap-dev/roadmap/internal/report/decide"
 )
 
 // ResumeOptions are the inputs of Resume: the issue_comment event and where
@@ -75,13 +77,14 @@ func (r *reporter) ignore(format string, args ...any) error {
 func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 	if ev.Name == "issues" {
 		// The stop label, set by a person.
-		if ev.Action != "labeled" || ev.Label != r.o.Labels.Stop {
+		cmd, ok := command.Label(ev.Label, r.o.Labels.Stop)
+		if ev.Action != "labeled" || !ok {
 			return r.ignore("the issues event is not the %s label added", r.o.Labels.Stop)
 		}
 		if ev.Actor == "" || strings.HasSuffix(ev.Actor, "[bot]") {
 			return r.ignore("the %s label was added by a bot (%s)", r.o.Labels.Stop, ev.Actor)
 		}
-		return r.command(ctx, CommandStop, ev.Actor, "the "+r.o.Labels.Stop+" label")
+		return r.command(ctx, cmd, ev.Actor)
 	}
 	c := ev.Comment
 	switch {
@@ -94,9 +97,8 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 	case strings.TrimSpace(c.Body) == "":
 		return r.ignore("the comment is empty")
 	}
-	if cmd, ok := ParseCommand(c.Body); ok {
-		r.cmdBody = c.Body
-		return r.command(ctx, cmd, c.Author, "a `/roadmap "+cmd+"` comment")
+	if cmd, ok := command.Parse(c.Body); ok {
+		return r.command(ctx, cmd, c.Author)
 	}
 	is, err := r.readIssue(ctx)
 	if err != nil {
@@ -130,12 +132,10 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 			n = max(n, l.Job)
 		}
 	}
-	r.job, r.typed = n, record.ResultReturned
+	r.job, r.end.Result = n, record.ResultReturned
 	r.out.Job, r.out.Result, r.out.Class = n, string(record.ResultReturned), failure.NeedsInput
-	if next := n + 1; next > r.o.MaxJobs {
-		r.d = decision{class: failure.BudgetExhausted, action: ActionStop, step: "continuation",
-			reason: fmt.Sprintf("%s answered, but the item has run %d Jobs, the cap of Jobs per item (max jobs %d)", c.Author, n, r.o.MaxJobs)}
-		r.out.Class, r.out.Action, r.out.Reason = r.d.class, ActionStop, r.o.Mask(r.d.reason)
+	if r.d = decide.Answered(c.Author, role, n, r.o.MaxJobs); r.d.Action == ActionStop {
+		r.out.Class, r.out.Action, r.out.Reason = r.d.Class, ActionStop, r.o.Mask(r.d.Reason)
 		if err := r.write(ctx); err != nil {
 			return err
 		}
@@ -149,8 +149,6 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 	}
 	var ch record.Changes
 	ch.SetAnswer(c.Body)
-	r.d = decision{class: failure.NeedsInput, action: ActionResume,
-		reason: fmt.Sprintf("%s (%s access) answered the question", c.Author, role)}
 	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
 		func(*record.Record) (record.Changes, error) { return ch, nil }, r.view); err != nil {
 		return fmt.Errorf("write issue %d answer: %w", r.o.Issue, err)
@@ -158,9 +156,9 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 	if err := r.removeLabels(ctx, r.o.Labels.NeedsInput); err != nil {
 		return err
 	}
-	r.d = decision{class: failure.NeedsInput, action: ActionContinue,
-		reason: fmt.Sprintf("%s (%s access) answered the question", c.Author, role)}
-	r.out.Reason = r.o.Mask(r.d.reason)
+	// The record says it resumed; what follows is the continuation's.
+	r.d.Action = ActionContinue
+	r.out.Reason = r.o.Mask(r.d.Reason)
 	if err := r.continuation(ctx); err != nil {
 		return err
 	}

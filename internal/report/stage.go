@@ -5,21 +5,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/report/decide"
 )
 
 // The phases report reports on: the Job of the report job's `needs`.
 const (
 	PhaseImplement = "implement"
 	PhaseStage     = "stage"
-)
-
-// The results of a stage Job (internal/stage). Staged and returned are
-// ends a person or implement takes on from; report has nothing to do.
-const (
-	stageStaged   = "staged"
-	stageReturned = "returned"
 )
 
 // runStage reports on one stage Job. A Job that ended staged, or returned
@@ -35,13 +28,14 @@ func (r *reporter) runStage(ctx context.Context) error {
 	o := r.o
 	r.stage = true
 	r.out.Result = o.Result
+	settled, settledEnd := decide.StageSettled(o.Result, o.Failure)
 	switch {
 	case o.JobResult == "skipped":
 		return r.nothing("the stage job was skipped: no stage Job ran")
-	case r.settledEnd(o.Result, o.Failure) && (o.Dashboard == 0 || (o.DayBudget.Zero() && o.Result == stageStaged)):
+	case settledEnd && (o.Dashboard == 0 || (o.DayBudget.Zero() && o.Result == decide.StageStaged)):
 		// No ledger to book, and nothing for the dashboard: a staged plan
 		// is shown by the refresh (docs/dashboard.md).
-		return r.nothing(endedReason(o.Result))
+		return r.nothing(settled)
 	}
 	if err := r.read(ctx); err != nil {
 		return err
@@ -53,7 +47,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 		}
 		return o.RunID != 0 && j.RunID == o.RunID
 	})
-	if r.settledEnd(o.Result, o.Failure) {
+	if settledEnd {
 		// With a day ledger the Job's spend is booked: its line has it.
 		r.job, r.out.Job, r.out.JobSpend = line.Job, line.Job, line.Spend
 		r.out.Spend, _ = r.rec.Spend()
@@ -63,14 +57,14 @@ func (r *reporter) runStage(ctx context.Context) error {
 			}
 		}
 		r.keepDashboard(ctx)
-		return r.nothing(endedReason(o.Result))
+		return r.nothing(settled)
 	}
 	typed, class := o.Result, o.Failure
 	if typed == "" && hasLine && line.Result != "" {
 		// The outputs were lost (a kill after the last mark): the line has it.
 		typed, class = string(line.Result), line.Failure
 		r.out.Result = typed
-		if r.settledEnd(typed, class) {
+		if _, ok := decide.StageSettled(typed, class); ok {
 			r.job, r.out.Job, r.out.JobSpend = line.Job, line.Job, line.Spend
 			if err := r.book(ctx); err != nil {
 				return err
@@ -86,37 +80,26 @@ func (r *reporter) runStage(ctx context.Context) error {
 			return err
 		}
 	}
-	r.typed, r.class = record.Result(typed), class
+	r.end.Result, r.end.Class = record.Result(typed), class
 	r.job = r.stageJobNumber(lines, line, hasLine)
 	r.out.Job = r.job
 
 	if r.facts == nil {
-		r.d = decideTyped(r.typed, r.class)
+		r.d = decide.Typed(r.end.Result, r.end.Class)
 	} else {
-		r.decideKilled()
+		r.d = decide.Killed(r.facts.ended())
 	}
-	if r.d.reason == "" {
-		r.d.reason = o.Reason
+	if r.d.Reason == "" {
+		r.d.Reason = o.Reason
 	}
-	if r.d.action != ActionContinue && r.d.action != ActionStop && r.d.action != ActionAsk && r.d.action != ActionYield {
-		// Stage has no head to mark ready and no stage to return to: what
-		// its class would do elsewhere is a person's call.
-		r.d = decision{class: r.d.class, action: ActionStop,
-			reason: fmt.Sprintf("%s (the class's action, %s, is not one a stage Job has)", r.d.reason, r.d.action)}
-	}
-	if r.d.action == ActionContinue && r.job+1 > o.MaxJobs {
-		r.d = decision{class: failure.BudgetExhausted, action: ActionStop, step: "stage continuation",
-			reason: fmt.Sprintf("the item has run %d stage Jobs, the cap of Jobs per item (max jobs %d); %s would need stage Job %d",
-				r.job, o.MaxJobs, r.ending(), r.job+1)}
-	}
-	r.held()
+	r.d = decide.Stage(r.d, r.job, o.MaxJobs, r.end)
 	return r.carryOut(ctx, lines, "stage Job", r.stageAct)
 }
 
 // stageAct is the action after a stage Job: a continuation, a wait for the
 // day's budget, a question, or a stop.
 func (r *reporter) stageAct(ctx context.Context) error {
-	switch r.d.action {
+	switch r.d.Action {
 	case ActionContinue:
 		return r.continuation(ctx)
 	case ActionYield:
@@ -127,21 +110,6 @@ func (r *reporter) stageAct(ctx context.Context) error {
 		return nil
 	}
 	return r.stageStop(ctx)
-}
-
-// settledEnd: a stage Job that staged the plan, or returned the item with
-// findings, needs nothing from report. A return with a question
-// (needs_input) does: the question goes on the issue.
-func (r *reporter) settledEnd(result, class string) bool {
-	return result == stageStaged || (result == stageReturned && class != string(failure.NeedsInput))
-}
-
-// endedReason says why a staged or returned stage Job needs nothing more.
-func endedReason(result string) string {
-	if result == stageStaged {
-		return "the stage Job staged the plan: implement takes it from its draft PR"
-	}
-	return "the stage Job returned the item to a person with its findings"
 }
 
 // nothing ends a report that has nothing to do.
@@ -189,9 +157,9 @@ func (r *reporter) settleStage(cur *record.Record) settled {
 	}
 	s := settled{line: line, item: item, itemEstimated: cur.SpendEstimated()}
 	if r.facts == nil {
-		if !ok || line.Result != r.typed {
+		if !ok || line.Result != r.end.Result {
 			s.touched = true
-			s.line.Result, s.line.Failure = r.typed, r.class
+			s.line.Result, s.line.Failure = r.end.Result, r.end.Class
 		}
 		return s
 	}
@@ -203,7 +171,7 @@ func (r *reporter) settleStage(cur *record.Record) settled {
 // item's spend, the intent mark of a continuation and stage.state of a stop.
 func (r *reporter) stageChanges(cur *record.Record) (record.Changes, settled) {
 	s := r.settleStage(cur)
-	if r.d.action == ActionContinue && s.line.Dispatching == 0 {
+	if r.d.Action == ActionContinue && s.line.Dispatching == 0 {
 		s.line.Dispatching, s.touched = r.o.Clock.Now().Unix(), true
 	}
 	var ch record.Changes
@@ -218,7 +186,7 @@ func (r *reporter) stageChanges(cur *record.Record) (record.Changes, settled) {
 			ch.SetSpendEstimated(s.itemEstimated)
 		}
 	}
-	if r.d.action == ActionStop {
+	if r.d.Action == ActionStop {
 		ch.SetStageState("stopped")
 	}
 	r.waitMark(&ch)
@@ -229,7 +197,7 @@ func (r *reporter) stageChanges(cur *record.Record) (record.Changes, settled) {
 // status: a stage Job has no head of its own to mark.
 func (r *reporter) stageStop(ctx context.Context) error {
 	r.out.Stopped = true
-	r.out.Step = r.d.step
+	r.out.Step = r.d.Step
 	if r.out.Step == "" {
 		r.out.Step = "stage"
 	}
