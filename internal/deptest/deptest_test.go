@@ -69,6 +69,11 @@ var allowed = map[string][]string{
 	"internal/citriage": {"internal/failure", "internal/github", "internal/verdict"},
 	"internal/ready":    {"internal/failure", "internal/record", "internal/review", "internal/strength", "internal/verdict"},
 	"internal/waves":    {"internal/claims", "internal/gates", "internal/plan"},
+	// report's decisions in rooms of their own (TestReportConcernsApart):
+	// how a Job's ending is decided, from the taxonomy and the record's
+	// lines, and a person's commands read from a comment.
+	"internal/report/decide":  {"internal/failure", "internal/record"},
+	"internal/report/command": {"internal/record"},
 }
 
 type pkg struct {

@@ -24,6 +24,13 @@ const maxRunnerFields = 21
 // internal/implement through no import, direct or through another of the
 // module's packages, so it is tested with a small input, never a whole Job.
 func TestImplementConcernsApart(t *testing.T) {
+	roomsApart(t, concerns, "internal/implement")
+}
+
+// roomsApart: each room exists in the module and reaches none of far
+// through an import, direct or through another of the module's packages.
+func roomsApart(t *testing.T, rooms []string, far ...string) {
+	t.Helper()
 	imports := map[string][]string{}
 	for _, p := range modulePackages(t) {
 		for _, imp := range p.Imports {
@@ -35,13 +42,15 @@ func TestImplementConcernsApart(t *testing.T) {
 			imports[p.ImportPath] = nil
 		}
 	}
-	for _, c := range concerns {
+	for _, c := range rooms {
 		if _, ok := imports[c]; !ok {
 			t.Errorf("%s: no such package in the module", c)
 			continue
 		}
-		if path := pathTo(imports, c, "internal/implement"); path != nil {
-			t.Errorf("%s imports internal/implement: %s", c, strings.Join(path, " → "))
+		for _, f := range far {
+			if path := pathTo(imports, c, f); path != nil {
+				t.Errorf("%s imports %s: %s", c, f, strings.Join(path, " → "))
+			}
 		}
 	}
 }
