@@ -12,6 +12,10 @@
 // of every model call made. Spend per day across items is kept in an
 // append-only ledger of comments on a dashboard issue (DayCheck).
 //
+// What the action is (the class's action and its caps) is decided apart,
+// in internal/report/decide, and what a person's command says is read in
+// internal/report/command; both are pure, and report keeps the effects.
+//
 // Run reads the issue once and writes the record at most once; Resume handles a
 // reply to a needs-input question. docs/report.md is the reference.
 package report
