@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -268,7 +269,7 @@ func resolve(n *yaml.Node) *yaml.Node {
 // Bounds on what aliases may expand to: a document that refers to itself, or
 // doubles at each alias, would otherwise never finish.
 const (
-	maxInstanceValues = 1 << 18
+	maxInstanceValues = 1 << 16
 	maxAliasDepth     = 100
 )
 
@@ -285,11 +286,12 @@ type builder struct {
 	file   string
 	values int
 	open   map[*yaml.Node]bool // aliases being expanded
+	line   int                 // of the outermost alias being expanded
 }
 
 func (b *builder) value(n *yaml.Node) (any, error) {
 	if b.values++; b.values > maxInstanceValues {
-		return nil, &Error{File: b.file, Line: n.Line, Msg: fmt.Sprintf("aliases expand the configuration past %d values", maxInstanceValues)}
+		return nil, &Error{File: b.file, Line: cmp.Or(b.line, n.Line), Msg: fmt.Sprintf("aliases expand the configuration past %d values", maxInstanceValues)}
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -298,6 +300,10 @@ func (b *builder) value(n *yaml.Node) (any, error) {
 		}
 		if b.open[n.Alias] || len(b.open) >= maxAliasDepth {
 			return nil, &Error{File: b.file, Line: n.Line, Msg: fmt.Sprintf("alias *%s refers to its own value", n.Value)}
+		}
+		if len(b.open) == 0 {
+			b.line = n.Line
+			defer func() { b.line = 0 }()
 		}
 		b.open[n.Alias] = true
 		defer delete(b.open, n.Alias)
