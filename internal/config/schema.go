@@ -110,8 +110,8 @@ func (sc *compiled) explain(file string, doc *yaml.Node, ve *jsonschema.Validati
 		// The first unknown key as written, at its own line.
 		if m := resolve(n); m.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(m.Content); i += 2 {
-				if kn := m.Content[i]; slices.Contains(k.Properties, kn.Value) {
-					e.Line, e.Key = kn.Line, join(key, kn.Value)
+				if kn := m.Content[i]; slices.Contains(k.Properties, resolve(kn).Value) {
+					e.Line, e.Key = kn.Line, join(key, resolve(kn).Value)
 					e.Msg = "unknown key (known: " + strings.Join(sc.known(ve.SchemaURL), ", ") + ")"
 					return e, kn.Column
 				}
