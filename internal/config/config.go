@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,15 +24,20 @@ type Config struct {
 	// Models are the tiers of the model ladder: attempt i uses Models[min(i, len-1)].
 	Models []Model `yaml:"models"`
 	// Prices are USD per million tokens, by model name.
-	Prices  map[string]Price `yaml:"prices"`
-	Budgets Budgets          `yaml:"budgets"`
+	Prices map[string]Price `yaml:"prices"`
+	// Budgets bound what a step, an item and a day may spend.
+	Budgets Budgets `yaml:"budgets"`
 	// Policy is the shell policy table, decoded by internal/policy.
 	Policy yaml.Node `yaml:"policy"`
-	Checks Checks    `yaml:"checks"`
-	Labels Labels    `yaml:"labels"`
+	// Checks are run after every group and at the head, besides the plan's
+	// verify commands.
+	Checks Checks `yaml:"checks"`
+	// Labels are the labels roadmap reads and sets.
+	Labels Labels `yaml:"labels"`
 	// Implement tunes the implement loop.
 	Implement Implement `yaml:"implement"`
-	Stage     Stage     `yaml:"stage"`
+	// Stage tunes the stage phase: the planner and its verifier (docs/stage.md).
+	Stage Stage `yaml:"stage"`
 	// Review is the independent review of the diff before the PR is
 	// marked ready (docs/review.md).
 	Review Review `yaml:"review"`
@@ -41,7 +45,7 @@ type Config struct {
 	Gates Gates `yaml:"gates"`
 	// Isolation is the OS boundary model-written commands run in
 	// (docs/isolation.md). Only an explicit "none" runs them without one.
-	Isolation Isolation `yaml:"isolation"`
+	Isolation Isolation `yaml:"isolation" jsonschema:"enum=auto,enum=user,enum=none"`
 	// Sandbox tunes the boundary (docs/isolation.md).
 	Sandbox Sandbox `yaml:"sandbox"`
 	// Eval holds the floors `roadmap eval` holds the golden sets to.
@@ -69,13 +73,17 @@ type Alerts struct {
 // `roadmap eval implement`: an overall score (0 to 1) below its floor fails
 // the run. 0 is no floor.
 type Eval struct {
-	Gates     EvalFloor `yaml:"gates"`
-	Stage     EvalFloor `yaml:"stage"`
+	// Gates is the floor of `roadmap eval gates`.
+	Gates EvalFloor `yaml:"gates"`
+	// Stage is the floor of `roadmap eval stage`.
+	Stage EvalFloor `yaml:"stage"`
+	// Implement is the floor of `roadmap eval implement`.
 	Implement EvalFloor `yaml:"implement"`
 }
 
 // EvalFloor is one golden set's floor.
 type EvalFloor struct {
+	// Floor is the least overall score (0 to 1) that passes; 0 is no floor.
 	Floor float64 `yaml:"floor"`
 }
 
@@ -84,7 +92,7 @@ type Sandbox struct {
 	// Network is what a model-written command may reach: "loopback" (the
 	// default: its own network namespace with only loopback) or "none".
 	// Anything wider is the runner's firewall's to allow.
-	Network string `yaml:"network"`
+	Network string `yaml:"network" jsonschema:"enum=loopback,enum=none"`
 	// UnixSockets are absolute paths of UNIX sockets the project's tests
 	// need (a database's, a daemon's). Empty (the default), the boundary
 	// refuses every socket(AF_UNIX) call; with any entry it allows them all,
@@ -141,42 +149,59 @@ const (
 // Model is one tier of the ladder.
 type Model struct {
 	// Provider: github-models (default), openai, openai-compatible, anthropic, replay.
-	Provider string `yaml:"provider"`
-	Name     string `yaml:"name"`
-	BaseURL  string `yaml:"base_url"`
+	Provider string `yaml:"provider" jsonschema:"enum=github-models,enum=openai,enum=openai-compatible,enum=anthropic,enum=replay"`
+	// Name is the model name sent to the provider.
+	Name string `yaml:"name"`
+	// BaseURL is the API root; empty takes the provider's.
+	BaseURL string `yaml:"base_url"`
 	// APIKeyEnv names the environment variable holding the key (never the key itself).
 	APIKeyEnv string `yaml:"api_key_env"`
-	// InputWindow and MaxOutput are tokens per request.
+	// InputWindow is input tokens per request (0: 8000); prompts are packed
+	// to fit.
 	InputWindow int `yaml:"input_window"`
-	MaxOutput   int `yaml:"max_output"`
+	// MaxOutput is output tokens per request (0: 4000).
+	MaxOutput int `yaml:"max_output"`
 	// Fixtures is the directory of recorded exchanges, for provider replay.
 	Fixtures string `yaml:"fixtures"`
 }
 
 // Price is USD per million tokens.
 type Price struct {
-	Input  float64 `yaml:"input"`
+	// Input is USD per million input tokens.
+	Input float64 `yaml:"input"`
+	// Output is USD per million output tokens.
 	Output float64 `yaml:"output"`
 }
 
 // Budgets bound what a step, an item and a day may spend.
 type Budgets struct {
+	// Step bounds one agent step.
 	Step Budget `yaml:"step"`
+	// Item bounds an item over all its Jobs, from the recorded sum.
 	Item Budget `yaml:"item"`
-	Day  Budget `yaml:"day"`
+	// Day bounds a day across items; it is checked only with a dashboard
+	// issue, which keeps the day's ledger.
+	Day Budget `yaml:"day"`
 }
 
 // Budget is one bound; a zero field is unlimited.
 type Budget struct {
-	Turns     int           `yaml:"turns"`
-	TokensIn  int64         `yaml:"tokens_in"`
-	TokensOut int64         `yaml:"tokens_out"`
-	USD       float64       `yaml:"usd"`
-	Wall      time.Duration `yaml:"wall"`
+	// Turns bounds the model turns.
+	Turns int `yaml:"turns"`
+	// TokensIn bounds the input tokens.
+	TokensIn int64 `yaml:"tokens_in"`
+	// TokensOut bounds the output tokens.
+	TokensOut int64 `yaml:"tokens_out"`
+	// USD bounds the spend, from prices.
+	USD float64 `yaml:"usd"`
+	// Wall bounds the wall-clock time (a step's only).
+	Wall time.Duration `yaml:"wall"`
 }
 
 // Checks are the scoped checks run after every group, besides its verify commands.
 type Checks struct {
+	// Commands are run with each group's verify commands and in the scoped
+	// checks at the head.
 	Commands []string `yaml:"commands"`
 	// Timeout bounds one command.
 	Timeout time.Duration `yaml:"timeout"`
@@ -184,10 +209,14 @@ type Checks struct {
 
 // Labels are the labels roadmap reads and sets.
 type Labels struct {
-	Stage      string `yaml:"stage"`
-	Implement  string `yaml:"implement"`
+	// Stage asks roadmap to plan an item.
+	Stage string `yaml:"stage"`
+	// Implement asks roadmap to implement an item's plan.
+	Implement string `yaml:"implement"`
+	// NeedsInput marks an item that waits for a person's answer.
 	NeedsInput string `yaml:"needs_input"`
-	Stopped    string `yaml:"stopped"`
+	// Stopped marks an item roadmap stopped.
+	Stopped string `yaml:"stopped"`
 	// Stop is the label a person sets to stop the item for good.
 	Stop string `yaml:"stop"`
 	// Waiting marks an item that yielded for the day's budget: roadmap wake
@@ -357,10 +386,7 @@ func Parse(file string, data []byte) (*Config, error) {
 	if doc.Kind != yaml.MappingNode {
 		return nil, &Error{File: file, Line: doc.Line, Msg: "the configuration must be a mapping of keys"}
 	}
-	if err := checkKeys(file, "", doc, configShape); err != nil {
-		return nil, err
-	}
-	if err := checkDurations(file, doc); err != nil {
+	if err := checkSchema(file, doc); err != nil {
 		return nil, err
 	}
 	// Models replace the default ladder rather than merging into it.
@@ -378,62 +404,9 @@ func Parse(file string, data []byte) (*Config, error) {
 	return cfg, nil
 }
 
-// shape lists the keys a mapping may hold; nil means any key (maps, the policy).
-type shape map[string]shape
-
 // workflowFileRE is a file name in .github/workflows: no directory, a YAML
 // extension.
 var workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.ya?ml$`)
-
-var budgetShape = shape{"turns": nil, "tokens_in": nil, "tokens_out": nil, "usd": nil, "wall": nil}
-
-var configShape = shape{
-	"models":  {"[]": {"provider": nil, "name": nil, "base_url": nil, "api_key_env": nil, "input_window": nil, "max_output": nil, "fixtures": nil}},
-	"prices":  nil,
-	"budgets": {"step": budgetShape, "item": budgetShape, "day": budgetShape},
-	"policy":  nil,
-	"checks":  {"commands": nil, "timeout": nil},
-	"labels":  {"stage": nil, "implement": nil, "needs_input": nil, "stopped": nil},
-	"implement": {"poll_interval": nil, "watch_timeout": nil, "repair_rounds": nil, "max_jobs": nil,
-		"base_branch": nil, "ci_workflows": nil, "ready_without_ci": nil, "check_reruns": nil,
-		"test_strength": nil, "test_strength_floor": nil, "parallel_groups": nil},
-	"stage":     {"rounds": nil, "verifier": nil},
-	"review":    {"enabled": nil, "model": nil, "max_findings": nil, "rounds": nil},
-	"gates":     {"verify_forms": nil, "extra_verify_forms": nil},
-	"isolation": nil,
-	"sandbox":   {"network": nil, "unix_sockets": nil},
-	"eval":      {"gates": {"floor": nil}, "stage": {"floor": nil}, "implement": {"floor": nil}},
-	"alerts":    {"owners": nil, "stops_per_day": nil, "day_budget_share": nil},
-}
-
-// durationKeys are the keys that hold a Go duration.
-var durationKeys = [][]string{
-	{"budgets", "step", "wall"}, {"budgets", "item", "wall"}, {"budgets", "day", "wall"},
-	{"checks", "timeout"}, {"implement", "poll_interval"}, {"implement", "watch_timeout"},
-}
-
-// checkDurations reports a duration that does not parse with its key, before
-// the decoder reports it with a line only. A bare number is the usual slip
-// (seconds meant), so the error shows the value with a unit.
-func checkDurations(file string, doc *yaml.Node) error {
-	for _, path := range durationKeys {
-		n := lookup(doc, path...)
-		if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			continue
-		}
-		if _, err := time.ParseDuration(n.Value); err == nil {
-			continue
-		}
-		e := &Error{File: file, Line: n.Line, Key: strings.Join(path, ".")}
-		if _, err := strconv.ParseFloat(n.Value, 64); err == nil {
-			e.Msg = fmt.Sprintf("%s is not a duration: write it with a unit, such as %ss", n.Value, n.Value)
-		} else {
-			e.Msg = fmt.Sprintf("%q is not a duration (90s, 15m, 2h)", n.Value)
-		}
-		return e
-	}
-	return nil
-}
 
 // keyed adds the key to a decoder error that has only a line: the key whose
 // value is on that line.
@@ -476,48 +449,6 @@ func keyAt(n *yaml.Node, line int, prefix string) string {
 		}
 	}
 	return ""
-}
-
-// checkKeys reports the first unknown key with its line, so a typo fails fast
-// rather than silently taking a default.
-func checkKeys(file, prefix string, n *yaml.Node, s shape) error {
-	if s == nil {
-		return nil
-	}
-	if elem, ok := s["[]"]; ok {
-		if n.Kind != yaml.SequenceNode {
-			return &Error{File: file, Line: n.Line, Key: strings.TrimSuffix(prefix, "."), Msg: "must be a list"}
-		}
-		for i, c := range n.Content {
-			if err := checkKeys(file, fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i), c, elem); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return &Error{File: file, Line: n.Line, Key: strings.TrimSuffix(prefix, "."), Msg: "must be a mapping"}
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		sub, ok := s[k.Value]
-		if !ok {
-			return &Error{File: file, Line: k.Line, Key: prefix + k.Value, Msg: "unknown key (" + known(s) + ")"}
-		}
-		if err := checkKeys(file, prefix+k.Value+".", v, sub); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func known(s shape) string {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return "known: " + strings.Join(keys, ", ")
 }
 
 func lookup(n *yaml.Node, path ...string) *yaml.Node {
@@ -578,8 +509,6 @@ func validateAlerts(file string, doc *yaml.Node, a Alerts) error {
 	return nil
 }
 
-var providers = map[string]bool{"github-models": true, "openai": true, "openai-compatible": true, "anthropic": true, "replay": true}
-
 func validate(file string, doc *yaml.Node, c *Config) error {
 	models := lookup(doc, "models")
 	if len(c.Models) == 0 {
@@ -594,9 +523,6 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		if m.Provider == "" {
 			c.Models[i].Provider = "github-models"
 			m.Provider = "github-models"
-		}
-		if !providers[m.Provider] {
-			return &Error{File: file, Line: line, Key: key + ".provider", Msg: fmt.Sprintf("unknown provider %q (github-models, openai, openai-compatible, anthropic, replay)", m.Provider)}
 		}
 		if m.Name == "" {
 			return &Error{File: file, Line: line, Key: key + ".name", Msg: "a model needs a name"}
@@ -719,21 +645,13 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 			return &Error{File: file, Line: lineOf(doc, "eval", e.set, "floor"), Key: "eval." + e.set + ".floor", Msg: "must be a number from 0 to 1"}
 		}
 	}
-	switch n := lookup(doc, "isolation"); {
-	case c.Isolation == IsolationAuto || c.Isolation == IsolationUser || c.Isolation == IsolationNone:
-		if n == nil || n.Tag != "!!null" {
-			break
-		}
-		fallthrough
-	default:
-		return &Error{File: file, Line: lineOf(doc, "isolation"), Key: "isolation", Msg: fmt.Sprintf("%q is not auto, user or none", c.Isolation)}
+	// The schema holds isolation to its words; a key with no value would
+	// quietly keep the default, and the boundary is to be said outright.
+	if n := lookup(doc, "isolation"); n != nil && n.Tag == "!!null" {
+		return &Error{File: file, Line: n.Line, Key: "isolation", Msg: `"" is not auto, user or none`}
 	}
 	if err := validateAlerts(file, doc, c.Alerts); err != nil {
 		return err
-	}
-	if c.Sandbox.Network != "loopback" && c.Sandbox.Network != "none" {
-		return &Error{File: file, Line: lineOf(doc, "sandbox", "network"), Key: "sandbox.network",
-			Msg: fmt.Sprintf("%q is not loopback or none (anything wider is the runner's firewall: docs/isolation.md)", c.Sandbox.Network)}
 	}
 	for _, p := range c.Sandbox.UnixSockets {
 		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\n") {
