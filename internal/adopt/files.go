@@ -46,7 +46,7 @@ func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int, evalMo
 		{CallerPath, r.Replace(caller)},
 		{ChecksPath, r.Replace(checks)},
 		{WakePath, r.Replace(wakeYAML)},
-		{ConfigPath, configText(defaultBranch, tc, ci)},
+		{ConfigPath, configText(ref, defaultBranch, tc, ci)},
 	}
 	if evalModel != "" {
 		out = append(out, file{EvalPath, r.Replace(evalYAML)})
@@ -174,8 +174,17 @@ jobs:
 
 // configText is the configuration: the base branch, the CI workflows the
 // watch dispatches, the checks and the policy rows for the language.
-func configText(defaultBranch string, tc Toolchain, ci CI) string {
+// SchemaURL is where an editor finds the configuration's JSON Schema
+// (internal/config/roadmap.schema.json) at roadmap's ref.
+func SchemaURL(ref string) string {
+	return "https://raw.githubusercontent.com/roadmap-dev/roadmap/" + ref + "/internal/config/roadmap.schema.json"
+}
+
+func configText(ref, defaultBranch string, tc Toolchain, ci CI) string {
 	var b strings.Builder
+	// The modeline gives an editor running the YAML language server the schema of the
+	// configuration at the roadmap version the workflows pin (docs/configuration.md).
+	b.WriteString("# yaml-language-server: $schema=" + SchemaURL(ref) + "\n")
 	b.WriteString(`# roadmap's configuration (docs/configuration.md), written by roadmap init. A key left out
 # takes its default.
 implement:

@@ -851,3 +851,27 @@ func TestPinJobsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigNamesItsSchema: the configuration init writes names the schema of
+// the roadmap version its workflows pin, at a path the repository holds.
+func TestConfigNamesItsSchema(t *testing.T) {
+	for _, f := range files("v1.2.3", "main", goToolchain(), CI{}, 1, "") {
+		if f.path != ConfigPath {
+			continue
+		}
+		first, _, _ := strings.Cut(f.text, "\n")
+		want := "# yaml-language-server: $schema=" + SchemaURL("v1.2.3")
+		if first != want {
+			t.Fatalf("first line of %s = %q, want %q", ConfigPath, first, want)
+		}
+		rel := first[strings.Index(first, "/v1.2.3/")+len("/v1.2.3/"):]
+		if _, err := os.Stat(filepath.Join("..", "..", rel)); err != nil {
+			t.Errorf("the schema the modeline names is not in the repository: %v", err)
+		}
+		if _, err := config.Parse(ConfigPath, []byte(f.text)); err != nil {
+			t.Errorf("the configuration init writes does not parse: %v", err)
+		}
+		return
+	}
+	t.Fatalf("files wrote no %s", ConfigPath)
+}
