@@ -83,14 +83,12 @@ func StageRounds(v RoundsView) StageStep {
 	switch {
 	case v.Amend:
 		s.First = v.Recorded + 1
+	case v.Pushed > 0 && v.Recorded != v.Pushed:
+		s.First, s.Recheck = v.Pushed+1, v.Pushed
+	case v.Pushed > 0 && v.RecordedClean:
+		return StageStep{Kind: Staged, Resume: v.Pushed}
 	case v.Pushed > 0:
-		s.First = v.Pushed + 1
-		if v.Recorded != v.Pushed {
-			s.Recheck = v.Pushed
-		} else if s.Resume = v.Pushed; v.RecordedClean {
-			s.Kind = Staged
-			return s
-		}
+		s.First, s.Resume = v.Pushed+1, v.Pushed
 	}
 	s.Last = v.Bound
 	if v.Amend || v.State == StateReturned {
