@@ -46,11 +46,8 @@ type Mark struct {
 // The Job checks out the branch before it carries out a Return (the result
 // names the head).
 func ImplementStart(v ImplementView) ImplementStep {
-	if v.StoppedBy != "" {
-		return ImplementStep{Kind: Yield, Ending: stoppedBy(v.StoppedBy, "start")}
-	}
-	if v.Unisolated != "" {
-		return ImplementStep{Kind: Stop, Ending: Ending{Result: record.ResultStopped, Class: failure.Unisolated, Step: "isolation", Reason: v.Unisolated}}
+	if kind, end, ok := held(v.StoppedBy, v.Unisolated, "start", "isolation"); ok {
+		return ImplementStep{Kind: kind, Ending: end}
 	}
 	if v.PlanDir == "" {
 		return ImplementStep{Kind: Return, Ending: Ending{Result: record.ResultReturned, Class: failure.PlanWrong, Step: "plan",

@@ -51,9 +51,17 @@ const (
 	StateStopped  = "stopped"
 )
 
-// stoppedBy is the yield of a Job that starts on an item a person stopped
-// (a continuation dispatched before the stop): it does nothing.
-func stoppedBy(by, step string) Ending {
-	return Ending{Result: record.ResultYielded, Step: step,
-		Reason: fmt.Sprintf("the item is stopped by %s; nothing is done until /roadmap retry", by)}
+// held is the decision both phases take first. A Job that starts on an item
+// a person stopped (a continuation dispatched before the stop) does
+// nothing; one whose runner cannot isolate its processes stops. start and
+// isolation are the step labels implement.stopped gives them.
+func held(by, unisolated, start, isolation string) (Kind, Ending, bool) {
+	if by != "" {
+		return Yield, Ending{Result: record.ResultYielded, Step: start,
+			Reason: fmt.Sprintf("the item is stopped by %s; nothing is done until /roadmap retry", by)}, true
+	}
+	if unisolated != "" {
+		return Stop, Ending{Result: record.ResultStopped, Class: failure.Unisolated, Step: isolation, Reason: unisolated}, true
+	}
+	return "", Ending{}, false
 }

@@ -43,11 +43,8 @@ type StageStep struct {
 // all: a person's stop yields, a runner without isolation stops, a staged
 // plan is left as it is unless implement returned it as wrong (Amend).
 func StageStart(v StageView) StageStep {
-	if v.StoppedBy != "" {
-		return StageStep{Kind: Yield, Ending: stoppedBy(v.StoppedBy, "")}
-	}
-	if v.Unisolated != "" {
-		return StageStep{Kind: Stop, Ending: Ending{Result: record.ResultStopped, Class: failure.Unisolated, Reason: v.Unisolated}}
+	if kind, end, ok := held(v.StoppedBy, v.Unisolated, "", ""); ok {
+		return StageStep{Kind: kind, Ending: end}
 	}
 	amend := v.State == StateStaged && v.Result == record.ResultReturned && v.Failure == string(failure.PlanWrong)
 	if v.State == StateStaged && !amend {
