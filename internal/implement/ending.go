@@ -5,6 +5,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
+	"github.com/roadmap-dev/roadmap/internal/next"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/verdict"
 )
@@ -52,6 +53,11 @@ func (r *runner) fail(ctx context.Context, step string, err error) ending {
 // automatic action never stops the item.
 func (r *runner) classEnding(class failure.Class, step, reason string) ending {
 	return endingOf(step, verdict.Failure{Class: class, Reason: reason})
+}
+
+// stepEnding is the ending a decision of next gives.
+func stepEnding(e next.Ending) ending {
+	return ending{result: e.Result, class: e.Class, step: e.Step, reason: e.Reason}
 }
 
 func verdictEnding(v kernel.Verdict, step string) ending {

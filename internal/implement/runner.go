@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
+	"github.com/roadmap-dev/roadmap/internal/next"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/ready"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -170,14 +172,17 @@ func (r *runner) start(ctx context.Context) error {
 // the Job ends.
 func (r *runner) groups(ctx context.Context) ending {
 	o := r.o
-	if by, ok := r.j.Rec.StoppedBy(); ok && by != "" {
-		// A person stopped the item: a Job that starts anyway (a
-		// continuation dispatched before the stop) does nothing.
-		return ending{result: record.ResultYielded, step: "start",
-			reason: fmt.Sprintf("the item is stopped by %s; nothing is done until /roadmap retry", by)}
+	v := next.ImplementView{Unisolated: o.Unisolated, PlanDir: o.PlanDir}
+	v.StoppedBy, _ = r.j.Rec.StoppedBy()
+	key := "--plan"
+	if v.PlanDir == "" {
+		v.PlanDir, _ = r.j.Rec.StagePlan()
+		key = string(record.KeyStagePlan)
 	}
-	if o.Unisolated != "" {
-		return ending{result: record.ResultStopped, class: failure.Unisolated, step: "isolation", reason: o.Unisolated}
+	step := next.ImplementStart(v)
+	switch step.Kind {
+	case next.Yield, next.Stop:
+		return stepEnding(step.Ending)
 	}
 	r.branch = git.WorkBranch(o.Issue, r.title)
 	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
@@ -188,15 +193,11 @@ func (r *runner) groups(ctx context.Context) ending {
 		return r.fail(ctx, "checkout", err)
 	}
 	r.head = head
-	planDir, key := o.PlanDir, "--plan"
-	if planDir == "" {
-		planDir, _ = r.j.Rec.StagePlan()
-		key = string(record.KeyStagePlan)
+	if step.Kind == next.Return {
+		// Carried out once the head is read: the result names it.
+		return stepEnding(step.Ending)
 	}
-	if planDir == "" {
-		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan",
-			reason: "the item has no plan: stage.plan is not set and no plan directory was given"}
-	}
+	planDir := v.PlanDir
 	r.planDir = planDir
 	if archived, ok := plan.Archived(r.workdir, planDir); ok {
 		// An earlier Job archived the change at the end of its groups: the
@@ -217,16 +218,25 @@ func (r *runner) groups(ctx context.Context) ending {
 	if err != nil {
 		return r.fail(ctx, "reconcile", err)
 	}
-	if end, ok := r.reconcile(ctx, passed); !ok {
+	gv := next.GroupsView{Passed: passed, Head: r.head, LastGroup: r.lastGroup}
+	if gv.Remote, gv.OnRemote, err = o.Repo.LsRemote(ctx, o.Remote, r.branch); err != nil {
+		return r.fail(ctx, "reconcile", err)
+	}
+	published, _ := r.j.Rec.PublishedSHA()
+	gv.Published = string(published)
+	for _, g := range change.Tasks.Groups {
+		gv.Groups = append(gv.Groups, g.Number)
+	}
+	step = next.ImplementGroups(gv)
+	if end, ok := r.reconcile(ctx, step.Mark); !ok {
 		return end
 	}
 
 	first := true
-	last := 0 // the last group this Job runs: its mark rides with the checked mark
+	last := step.Last // the last group this Job runs: its mark rides with the checked mark
 	var todo []plan.Group
 	for _, g := range change.Tasks.Groups {
-		if _, done := passed[g.Number]; !done {
-			last = g.Number
+		if slices.Contains(step.Todo, g.Number) {
 			todo = append(todo, g)
 		}
 	}
@@ -324,28 +334,19 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	return ending{}, true
 }
 
-// reconcile makes the record agree with git before any work: a push that
-// happened without its mark gets the mark, never a second push.
-func (r *runner) reconcile(ctx context.Context, passed map[int]string) (ending, bool) {
-	remoteSHA, found, err := r.o.Repo.LsRemote(ctx, r.o.Remote, r.branch)
-	if err != nil {
-		return r.fail(ctx, "reconcile", err), false
-	}
-	last := 0
-	for g := range passed {
-		last = max(last, g)
-	}
-	published, _ := r.j.Rec.PublishedSHA()
-	if !found || remoteSHA != r.head || (string(published) == r.head && last <= r.lastGroup) {
+// reconcile writes the mark of a push that happened without it (next's
+// decision), never a second push.
+func (r *runner) reconcile(ctx context.Context, m *next.Mark) (ending, bool) {
+	if m == nil {
 		return ending{}, true
 	}
-	r.j.Logf("roadmap: reconcile: %s is on the remote without its mark; writing the mark, not pushing again", short(r.head))
+	r.j.Logf("roadmap: reconcile: %s is on the remote without its mark; writing the mark, not pushing again", short(m.Published))
 	var ch record.Changes
-	ch.SetPublishedSHA(record.SHA(r.head))
-	if last > r.lastGroup {
-		r.lastGroup = last
-		ch.SetGroup(last)
-		ch.SetSHA(record.SHA(passed[last]))
+	ch.SetPublishedSHA(record.SHA(m.Published))
+	if m.Group > 0 {
+		r.lastGroup = m.Group
+		ch.SetGroup(m.Group)
+		ch.SetSHA(record.SHA(m.SHA))
 	}
 	if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "reconcile", err), false

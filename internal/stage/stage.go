@@ -13,6 +13,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
+	"github.com/roadmap-dev/roadmap/internal/next"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -32,12 +33,12 @@ const (
 	ResultYielded = "yielded"
 )
 
-// The values of stage.state.
+// The values of stage.state (next decides on them).
 const (
-	StatePlanning = "planning"
-	StateStaged   = "staged"
-	StateReturned = "returned"
-	StateStopped  = "stopped"
+	StatePlanning = next.StatePlanning
+	StateStaged   = next.StateStaged
+	StateReturned = next.StateReturned
+	StateStopped  = next.StateStopped
 )
 
 // Result is how a stage Job ended. Its fields are the stage action's outputs.
@@ -73,6 +74,11 @@ type ending struct {
 	class    failure.Class
 	reason   string
 	question string
+}
+
+// endingOf is the ending a decision of next gives.
+func endingOf(e next.Ending) ending {
+	return ending{result: string(e.Result), class: e.Class, reason: e.Reason}
 }
 
 type runner struct {
@@ -171,25 +177,23 @@ func (r *runner) start(ctx context.Context) error {
 // the rounds are spent.
 func (r *runner) plan(ctx context.Context) ending {
 	o := r.o
-	if by, ok := r.j.Rec.StoppedBy(); ok && by != "" {
-		// A person stopped the item: a stage Job that starts anyway does
-		// nothing.
-		return ending{result: ResultYielded, reason: fmt.Sprintf("the item is stopped by %s; nothing is done until /roadmap retry", by)}
-	}
-	if o.Unisolated != "" {
-		return ending{result: ResultStopped, class: failure.Unisolated, reason: o.Unisolated}
-	}
 	rec := r.j.Rec
-	state, _ := rec.StageState()
-	res, _ := rec.Result()
-	failed, _ := rec.Failure()
-	r.amend = state == StateStaged && res == record.ResultReturned && failed == string(failure.PlanWrong)
-	if state == StateStaged && !r.amend {
+	v := next.StageView{Unisolated: o.Unisolated}
+	v.StoppedBy, _ = rec.StoppedBy()
+	v.State, _ = rec.StageState()
+	v.Result, _ = rec.Result()
+	v.Failure, _ = rec.Failure()
+	step := next.StageStart(v)
+	switch step.Kind {
+	case next.Yield, next.Stop:
+		return endingOf(step.Ending)
+	case next.Nothing:
 		r.dir, _ = rec.StagePlan()
 		r.rounds, _ = rec.StageRound()
 		r.j.Logf("roadmap: the plan is already staged (%s, PR #%d); nothing to do", r.dir, r.pr)
-		return ending{result: ResultStaged}
+		return endingOf(step.Ending)
 	}
+	r.amend = step.Amend
 	r.branch = git.WorkBranch(o.Issue, r.j.Issue.Title)
 	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
 		return r.fail(ctx, err)
@@ -224,36 +228,29 @@ func (r *runner) plan(ctx context.Context) ending {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	recorded, _ := rec.StageRound()
-	first := 1
-	if r.amend {
-		first = recorded + 1
-	} else if done > 0 {
-		first = done + 1
-		if recorded == done {
-			r.rounds = done
-			r.findings = parseFindings(rec)
-			r.j.Logf("roadmap: rounds 1-%d are on %s; resuming after them", done, r.branch)
-		} else {
-			// The round's commit was pushed and its findings were lost with
-			// the Job: the gates and the verifier run again, the planner not.
-			r.j.Logf("roadmap: round %d is on %s without its findings; checking it again", done, r.branch)
-			r.round = done
-			if end, ok := r.check(ctx); !ok {
-				return end
-			}
+	rv := next.RoundsView{Amend: r.amend, State: v.State, Pushed: done, Bound: o.Rounds}
+	rv.Recorded, _ = rec.StageRound()
+	recorded := parseFindings(rec)
+	rv.RecordedClean = !failing(recorded)
+	step = next.StageRounds(rv)
+	if step.Resume > 0 {
+		r.rounds, r.findings = step.Resume, recorded
+		r.j.Logf("roadmap: rounds 1-%d are on %s; resuming after them", step.Resume, r.branch)
+	}
+	if step.Recheck > 0 {
+		r.j.Logf("roadmap: round %d is on %s without its findings; checking it again", step.Recheck, r.branch)
+		r.round = step.Recheck
+		if end, ok := r.check(ctx); !ok {
+			return end
 		}
-		if r.rounds > 0 && !failing(r.findings) {
+		if !failing(r.findings) {
 			return r.staged(ctx)
 		}
 	}
-	// Rounds are bounded per item. An amendment has its own bound, and so
-	// has a person's new request after the item was returned to them.
-	last := o.Rounds
-	if r.amend || state == StateReturned {
-		last = first + o.Rounds - 1
+	if step.Kind == next.Staged {
+		return r.staged(ctx)
 	}
-	for r.round = first; r.round <= last; r.round++ {
+	for r.round = step.First; r.round <= step.Last; r.round++ {
 		end, ok, clean := r.oneRound(ctx)
 		switch {
 		case !ok:
