@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The flag tests of the verbs seam_test.go does not hold: each parses a
+// command line through the verb's runF seam and checks the options the
+// verb would run with, then that a bad command line exits ExitUsage
+// without running it.
+
+// refused checks that each command line of bad exits ExitUsage and never
+// reaches runF.
+func refused[O any](t *testing.T, cmd func(context.Context, *Factory, []string, func(context.Context, *Factory, *O) int) int, bad ...[]string) {
+	t.Helper()
+	for _, args := range bad {
+		f, _ := seamFactory()
+		if got, code := parsed(t, cmd, f, args...); got != nil || code != ExitUsage {
+			t.Errorf("%q ran the verb (%+v) or exited %d, want %d", args, got, code, ExitUsage)
+		}
+	}
+}
+
+func TestChecksFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, checksCmd, f, "--plan", "openspec/changes/x", "-C", "/src", "--sha", "abc", "--group", "2",
+		"-config", "c.yml", "--issue", "9", "--base", "dev", "--no-status", "--json")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	want := &checksOptions{Plan: "openspec/changes/x", Dir: "/src", SHA: "abc", ConfigPath: "c.yml", Base: "dev", Group: 2, Issue: 9,
+		NoStatus: true, JSON: true}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	f, _ = seamFactory()
+	if got, _ := parsed(t, checksCmd, f); got == nil || *got != (checksOptions{}) {
+		t.Errorf("with no flags the options are %+v, want none set (every group, the status set)", got)
+	}
+	refused(t, checksCmd, []string{"--group", "-1"}, []string{"extra"}, []string{"--no-such-flag"})
+}
+
+func TestDashboardRefreshFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, refreshCmd, f, "--dashboard", "4", "--since", "2025-03-01", "--config", "c.yml", "--json")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	now := f.Now().UTC()
+	want := &refreshOptions{Dashboard: 4, Since: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), Now: now, JSON: true}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	if f.ConfigPath != "c.yml" {
+		t.Errorf("the Factory's ConfigPath = %q, want c.yml", f.ConfigPath)
+	}
+	f, _ = seamFactory()
+	if got, _ := parsed(t, refreshCmd, f); got == nil || !got.Since.Equal(now.Add(-8*24*time.Hour)) || got.Dashboard != 0 {
+		t.Errorf("with no flags the options are %+v, want the labelled dashboard and eight days back", got)
+	}
+	refused(t, refreshCmd, []string{"--dashboard", "-1"}, []string{"--since", "2099-01-01"}, []string{"--since", "soon"}, []string{"7"})
+}
+
+func TestDashboardEvalFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, dashboardEvalCmd, f, "--from", "gates.json", "--from", "stage.json", "--dashboard", "3", "--json")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	if d := cmp.Diff(&dashboardEvalOptions{Dashboard: 3, From: []string{"gates.json", "stage.json"}, JSON: true}, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	nine := []string{}
+	for range 9 {
+		nine = append(nine, "--from", "r.json")
+	}
+	refused(t, dashboardEvalCmd, []string{}, nine, []string{"--from", "r.json", "--dashboard", "-2"}, []string{"--from", "r.json", "r2.json"})
+}
+
+func TestTrackerStatusFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, trackerCmd, f, "#31", "--json")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	if d := cmp.Diff(&trackerOptions{Issue: 31, JSON: true}, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	refused(t, trackerCmd, []string{}, []string{"0"}, []string{"x"}, []string{"1", "2"})
+}
+
+func TestCITestStrengthFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, strengthCmd, f, "--base", "HEAD~1", "--test", "go test ./a", "--test", "go test ./b", "--floor", "0.5",
+		"--max-mutants", "7", "--mutant-timeout", "30s", "-C", "repo", "--config", "c.yml", "--json")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	want := &strengthOptions{Base: "HEAD~1", FloorText: "0.5", Dir: "repo", ConfigPath: "c.yml", Tests: testFlags{"go test ./a", "go test ./b"},
+		Floor: 0.5, MaxMutants: 7, Timeout: 30 * time.Second, JSON: true}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	f, _ = seamFactory()
+	got, _ = parsed(t, strengthCmd, f, "--base", "main")
+	if d := cmp.Diff(&strengthOptions{Base: "main", Floor: 0.8, MaxMutants: 30}, got); d != "" {
+		t.Errorf("the defaults (-want +got):\n%s", d)
+	}
+	refused(t, strengthCmd, []string{}, []string{"--base", "main", "--floor", "2"}, []string{"--base", "main", "--max-mutants", "0"},
+		[]string{"--base", "main", "--mutant-timeout", "-1s"}, []string{"--base", "main", "x"})
+}
+
+// evalCmdOf is eval verb v's seam with the verb bound, in parsed's shape.
+func evalCmdOf(v evalVerb) func(context.Context, *Factory, []string, func(context.Context, *Factory, *evalOptions) int) int {
+	return func(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *evalOptions) int) int {
+		return evalCmd(ctx, f, args, v, func(ctx context.Context, f *Factory, _ evalVerb, o *evalOptions) int { return runF(ctx, f, o) })
+	}
+}
+
+func TestEvalFlags(t *testing.T) {
+	gates := evalVerb{name: "eval gates", dirFlag: "golden", dirDefault: filepath.Join("testdata", "golden", "stage"), skipGates: true}
+	stage := evalVerb{name: "eval stage", dirFlag: "golden", dirDefault: filepath.Join("testdata", "golden", "stage"), models: true}
+	f, stderr := seamFactory()
+	got, code := parsed(t, evalCmdOf(gates), f, "--skip-gate", "premises", "--skip-gate", "coverage", "--floor", "0.9", "--json", "--config", "c.yml")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	want := &evalOptions{Dir: gates.dirDefault, FloorText: "0.9", SkipGates: []string{"premises", "coverage"}, JSON: true}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("eval gates options (-want +got):\n%s", d)
+	}
+	if f.ConfigPath != "c.yml" || f.Workdir != "." {
+		t.Errorf("the Factory reads %q in %q, want c.yml in . (the working directory, not the workspace)", f.ConfigPath, f.Workdir)
+	}
+
+	f, _ = seamFactory()
+	got, code = parsed(t, evalCmdOf(stage), f, "--golden", "g", "--provider", "openai", "--model", "m", "--base-url", "http://x")
+	if code != ExitOK || got == nil {
+		t.Fatalf("eval stage: code %d, options %v", code, got)
+	}
+	if d := cmp.Diff(&evalOptions{Dir: "g", Provider: "openai", Model: "m", URL: "http://x"}, got); d != "" {
+		t.Errorf("eval stage options (-want +got):\n%s", d)
+	}
+	// --skip-gate is the gates' alone, and the model flags are for the
+	// verbs that run Jobs.
+	refused(t, evalCmdOf(stage), []string{"--skip-gate", "premises"}, []string{"extra"})
+	refused(t, evalCmdOf(gates), []string{"--provider", "openai"})
+}
