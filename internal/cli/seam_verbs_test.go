@@ -151,3 +151,38 @@ func TestEvalFlags(t *testing.T) {
 	refused(t, evalCmdOf(stage), []string{"--skip-gate", "premises"}, []string{"extra"})
 	refused(t, evalCmdOf(gates), []string{"--provider", "openai"})
 }
+
+func TestStageFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, stageCmd, f, "--issue", "7", "--config", "c.yml", "-C", "/src", "--remote", "fork", "--base", "dev",
+		"--timeout-minutes", "30", "--started-at", "1700000000", "--trace-file", "t.jsonl", "--run-id", "99", "--budget-usd", "2",
+		"--day-budget-usd", "5", "--dashboard", "3", "--record-comment", "44", "--record", "rec", "--json", "--rounds", "2")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	want := &stageOptions{Rounds: 2, Job: jobOptions{Issue: 7, ConfigPath: "c.yml", Workdir: "/src", Remote: "fork", Base: "dev",
+		TimeoutMinutes: 30, StartedAt: "1700000000", TraceFile: "t.jsonl", RunID: 99, ItemUSD: 2, DayUSD: 5, Dashboard: 3,
+		RecordComment: 44, RecordDir: "rec", JSON: true}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	f, _ = seamFactory()
+	if got, _ := parsed(t, stageCmd, f); got == nil || *got != (stageOptions{Job: jobOptions{Remote: "origin"}}) {
+		t.Errorf("with no flags the options are %+v, want the origin remote and the rest from the event and configuration", got)
+	}
+	refused(t, stageCmd, []string{"--rounds", "-1"}, []string{"--budget-usd", "-1"}, []string{"--day-budget-usd", "-1"},
+		[]string{"--dashboard", "-1"}, []string{"--plan", "x"})
+}
+
+func TestImplementFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, implementCmd, f, "-issue", "8", "--plan", "openspec/changes/x", "--attempt", "3", "--model", "m", "--budget-usd", "1.5")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	want := &implementOptions{Plan: "openspec/changes/x", Attempt: 3, Model: "m", Job: jobOptions{Issue: 8, Remote: "origin", ItemUSD: 1.5}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	refused(t, implementCmd, []string{"--day-budget-usd", "-2"}, []string{"--rounds", "2"}, []string{"--attempt", "x"})
+}
