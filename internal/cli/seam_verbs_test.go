@@ -186,3 +186,76 @@ func TestImplementFlags(t *testing.T) {
 	}
 	refused(t, implementCmd, []string{"--day-budget-usd", "-2"}, []string{"--rounds", "2"}, []string{"--attempt", "x"})
 }
+
+func TestExplainFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, explainCmd, f, "--trace", "#12", "--trace-file", "t.jsonl", "--state", "kept", "--json", "-R", "acme/app")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	if d := cmp.Diff(&explainOptions{Issue: 12, Trace: true, TraceFile: "t.jsonl", State: "kept", JSON: true}, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	if r := f.env.Getenv("GITHUB_REPOSITORY"); r != "acme/app" {
+		t.Errorf("-R set the repository to %q, want acme/app", r)
+	}
+	f, _ = seamFactory()
+	if got, _ := parsed(t, explainCmd, f, "12"); got == nil || *got != (explainOptions{Issue: 12}) {
+		t.Errorf("with no flags the options are %+v, want issue 12 alone", got)
+	}
+	refused(t, explainCmd, []string{}, []string{"0"}, []string{"12", "13"}, []string{"12", "-R", "noslash"})
+}
+
+func TestConsoleFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, consoleCmd, f, "5", "--follow", "--interval", "2s", "--json", "--state", "kept", "--budget", "3", "--job-timeout", "1h")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	want := &consoleOptions{Issue: 5, Follow: true, JSON: true, Interval: 2 * time.Second, JobTimeout: time.Hour, State: "kept", Budget: 3}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	f, _ = seamFactory()
+	got, _ = parsed(t, consoleCmd, f, "5")
+	if got == nil || got.Interval != 5*time.Second || got.JobTimeout != 6*time.Hour || got.Budget <= 0 {
+		t.Errorf("the defaults are %+v, want a 5s interval, a 6h Job and the default item budget", got)
+	}
+	refused(t, consoleCmd, []string{}, []string{"x"}, []string{"5", "--interval", "0s"})
+}
+
+func TestClassifyFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, classifyCmd, f, "--log", "job.log", "--conclusion", "timed_out", "--exit-code", "137",
+		"--annotation", "lost", "--annotation", "again", "--json")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	if got.Input.ExitCode == nil || *got.Input.ExitCode != 137 {
+		t.Fatalf("the exit code is %v, want 137", got.Input.ExitCode)
+	}
+	got.Input.ExitCode = nil
+	want := &classifyOptions{Log: "job.log", JSON: true}
+	want.Input.Conclusion, want.Input.Annotations = "timed_out", []string{"lost", "again"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	f, _ = seamFactory()
+	if got, _ := parsed(t, classifyCmd, f, "--log", "-"); got == nil || got.Input.ExitCode != nil {
+		t.Errorf("without --exit-code the options are %+v, want no exit code", got)
+	}
+	refused(t, classifyCmd, []string{}, []string{"--log", "l", "x"}, []string{"--log", "l", "--conclusion", "bad"},
+		[]string{"--log", "l", "--exit-code", "256"}, []string{"--log", "l", "--exit-code", "x"})
+}
+
+func TestPlanValidateFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, planValidateCmd, f, "--json", "openspec/changes/x/", "--body-file", "issue.md", "--config", "c.yml")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	if d := cmp.Diff(&planValidateOptions{Dir: "openspec/changes/x", BodyFile: "issue.md", ConfigPath: "c.yml", JSON: true}, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	refused(t, planValidateCmd, []string{}, []string{"a", "b"}, []string{".", "--openspec", "--body-file", "issue.md"})
+}
