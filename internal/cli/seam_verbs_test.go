@@ -259,3 +259,32 @@ func TestPlanValidateFlags(t *testing.T) {
 	}
 	refused(t, planValidateCmd, []string{}, []string{"a", "b"}, []string{".", "--openspec", "--body-file", "issue.md"})
 }
+
+func TestInitFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, initCmd, f, "-C", "repo", "--dry-run", "--json", "--ref", "v2.1.0", "--eval-workflow", "--eval-model", "openai/gpt-4o-mini")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	want := &initOptions{Dir: "repo", Ref: "v2.1.0", EvalModel: "openai/gpt-4o-mini", DryRun: true, JSON: true, EvalWorkflow: true}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	f, _ = seamFactory()
+	if got, _ := parsed(t, initCmd, f, "--dir", "old"); got == nil || got.Dir != "old" || got.Ref == "" {
+		t.Errorf("--dir (the old name) gave %+v, want the workdir old and a pinned ref", got)
+	}
+	refused(t, initCmd, []string{"extra"}, []string{"--eval-model", "openai/gpt-4o-mini"})
+}
+
+func TestDemoFlags(t *testing.T) {
+	f, stderr := seamFactory()
+	got, code := parsed(t, demoCmd, f, "--keep", "out", "--json")
+	if code != ExitOK || got == nil {
+		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
+	}
+	if d := cmp.Diff(&demoOptions{Keep: "out", JSON: true}, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	refused(t, demoCmd, []string{"--keep"}, []string{"--no-such-flag"})
+}
