@@ -11,7 +11,6 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/failure"
-	"github.com/roadmap-dev/roadmap/internal/redact"
 )
 
 // conclusions are the values GitHub gives a job's conclusion.
@@ -97,9 +96,11 @@ func classifyRun(_ context.Context, f *Factory, o *classifyOptions) int {
 		env.Errorf("classify %s: %v", o.Log, v.LogErr)
 		return ExitUsage
 	}
+	// The evidence is masked: a person may paste what classify prints
+	// into an issue.
 	row := v.Row()
 	out := classifyOutput{
-		Class: v.Class, Reason: v.Reason, Evidence: maskEvidence(env, v.Evidence), Line: v.Line, Source: v.Source,
+		Class: v.Class, Reason: v.Reason, Evidence: f.Masker().Mask(v.Evidence), Line: v.Line, Source: v.Source,
 		Action: row.Action, Does: row.Does, Result: row.Result, Automatic: row.Automatic, Stop: row.Stop,
 	}
 	if o.JSON {
@@ -107,19 +108,6 @@ func classifyRun(_ context.Context, f *Factory, o *classifyOptions) int {
 	}
 	printVerdict(env.Stdout, out, in)
 	return ExitOK
-}
-
-// maskEvidence passes the evidence through the secret masker: a person may
-// paste what classify prints into an issue.
-func maskEvidence(env *Env, s string) string {
-	if s == "" {
-		return s
-	}
-	environ := make([]string, 0, len(env.Vars))
-	for k, v := range env.Vars {
-		environ = append(environ, k+"="+v)
-	}
-	return redact.New(redact.Config{Secrets: redact.SecretsFromEnv(environ)}).Mask(s)
 }
 
 func printVerdict(w io.Writer, o classifyOutput, in failure.Input) {
