@@ -11,7 +11,6 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/failure"
-	"github.com/roadmap-dev/roadmap/internal/redact"
 )
 
 // conclusions are the values GitHub gives a job's conclusion.
@@ -31,77 +30,84 @@ type classifyOutput struct {
 	Stop      bool           `json:"stop"`
 }
 
+// classifyOptions are `roadmap classify`'s flags, parsed: Input is what
+// failure.Classify reads, its Log not yet opened.
+type classifyOptions struct {
+	Log   string
+	Input failure.Input
+	JSON  bool
+}
+
 // runClassify classifies a failed Job from its saved log. The verdict is data:
 // the command exits 0 whatever the class, and 2 when the input is wrong.
 func runClassify(ctx context.Context, env *Env, args []string) int {
+	return classifyCmd(ctx, env.factory(), args, classifyRun)
+}
+
+// classifyCmd parses classify's flags into its options, then calls runF.
+func classifyCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *classifyOptions) int) int {
+	env, o := f.env, &classifyOptions{}
 	fs := newFlags(env, "classify")
-	logPath := fs.String("log", "", "the job log `FILE` to classify (- for stdin)")
-	conclusion := fs.String("conclusion", "", "the job's `conclusion`: "+strings.Join(conclusions, ", "))
+	fs.StringVar(&o.Log, "log", "", "the job log `FILE` to classify (- for stdin)")
+	fs.StringVar(&o.Input.Conclusion, "conclusion", "", "the job's `conclusion`: "+strings.Join(conclusions, ", "))
 	exitCode := fs.String("exit-code", "", "the failed step's exit `code`, when known")
-	annotations := fs.StringArray("annotation", nil, "a check-run annotation `message` of the job (repeatable); a lost runner is often named only there")
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs.StringArrayVar(&o.Input.Annotations, "annotation", nil, "a check-run annotation `message` of the job (repeatable); a lost runner is often named only there")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
 		env.Errorf("classify takes no arguments; the log is --log FILE")
 		return ExitUsage
-	}
-	if *logPath == "" {
+	case o.Log == "":
 		env.Errorf("classify needs --log FILE (- for stdin)")
 		return ExitUsage
-	}
-	if *conclusion != "" && !slices.Contains(conclusions, *conclusion) {
-		env.Errorf("--conclusion %q: want one of %s", *conclusion, strings.Join(conclusions, ", "))
+	case o.Input.Conclusion != "" && !slices.Contains(conclusions, o.Input.Conclusion):
+		env.Errorf("--conclusion %q: want one of %s", o.Input.Conclusion, strings.Join(conclusions, ", "))
 		return ExitUsage
 	}
-	in := failure.Input{Conclusion: *conclusion, Annotations: *annotations}
 	if *exitCode != "" {
 		n, err := strconv.Atoi(*exitCode)
 		if err != nil || n < 0 || n > 255 {
 			env.Errorf("--exit-code %q: want a number from 0 to 255", *exitCode)
 			return ExitUsage
 		}
-		in.ExitCode = &n
+		o.Input.ExitCode = &n
 	}
+	return runF(ctx, f, o)
+}
+
+// classifyRun reads the log and prints the verdict.
+func classifyRun(_ context.Context, f *Factory, o *classifyOptions) int {
+	env, in := f.env, o.Input
 	in.Log = env.Stdin
-	if *logPath != "-" {
-		f, err := os.Open(*logPath)
+	if o.Log != "-" {
+		file, err := os.Open(o.Log)
 		if err != nil {
 			env.Errorf("classify: open log: %v", err)
 			return ExitUsage
 		}
-		defer f.Close()
-		in.Log = f
+		defer file.Close()
+		in.Log = file
 	}
 	v := failure.Classify(in)
 	if v.LogErr != nil {
-		env.Errorf("classify %s: %v", *logPath, v.LogErr)
+		env.Errorf("classify %s: %v", o.Log, v.LogErr)
 		return ExitUsage
 	}
+	// The evidence is masked: a person may paste what classify prints
+	// into an issue.
 	row := v.Row()
 	out := classifyOutput{
-		Class: v.Class, Reason: v.Reason, Evidence: maskEvidence(env, v.Evidence), Line: v.Line, Source: v.Source,
+		Class: v.Class, Reason: v.Reason, Evidence: f.Masker().Mask(v.Evidence), Line: v.Line, Source: v.Source,
 		Action: row.Action, Does: row.Does, Result: row.Result, Automatic: row.Automatic, Stop: row.Stop,
 	}
-	if *asJSON {
+	if o.JSON {
 		return env.JSON(out)
 	}
 	printVerdict(env.Stdout, out, in)
 	return ExitOK
-}
-
-// maskEvidence passes the evidence through the secret masker: a person may
-// paste what classify prints into an issue.
-func maskEvidence(env *Env, s string) string {
-	if s == "" {
-		return s
-	}
-	environ := make([]string, 0, len(env.Vars))
-	for k, v := range env.Vars {
-		environ = append(environ, k+"="+v)
-	}
-	return redact.New(redact.Config{Secrets: redact.SecretsFromEnv(environ)}).Mask(s)
 }
 
 func printVerdict(w io.Writer, o classifyOutput, in failure.Input) {

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/clock"
@@ -11,56 +9,70 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/console"
 )
 
+// consoleOptions are `roadmap console`'s flags, parsed.
+type consoleOptions struct {
+	Issue                int
+	Follow, JSON         bool
+	Interval, JobTimeout time.Duration
+	State                string
+	Budget               float64
+}
+
 // runConsole shows one item's timeline across its Jobs, and with --follow
 // what lands as the running Job goes on: `roadmap console ISSUE
 // [-R OWNER/REPO] [--follow] [--interval D] [--json] [--state DIR]`. The
 // reading is internal/console's; this file picks where to read from and
 // how to print.
 func runConsole(ctx context.Context, env *Env, args []string) int {
+	return consoleCmd(ctx, env.factory(), args, consoleRun)
+}
+
+// consoleCmd parses console's flags into its options, then calls runF.
+func consoleCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *consoleOptions) int) int {
+	env, o := f.env, &consoleOptions{}
 	fs := newFlags(env, "console")
-	follow := fs.Bool("follow", false, "keep polling until the item's last Job has ended for good (or Ctrl-C)")
-	interval := fs.Duration("interval", console.DefaultInterval, "how long --follow waits between polls")
-	asJSON := fs.Bool("json", false, "print NDJSON: one event object a line")
-	state := fs.String("state", "", "read the item from a saved fake GitHub state: a `DIR` kept by 'roadmap demo --keep DIR', or its "+console.StateFile)
-	budget := fs.Float64("budget", config.Default().Budgets.Item.USD, "the item budget in USD the status line holds the spend against")
-	jobTimeout := fs.Duration("job-timeout", 6*time.Hour, "how long a Job may run (its workflow's timeout-minutes); the status line shows the time left")
+	fs.BoolVar(&o.Follow, "follow", false, "keep polling until the item's last Job has ended for good (or Ctrl-C)")
+	fs.DurationVar(&o.Interval, "interval", console.DefaultInterval, "how long --follow waits between polls")
+	fs.BoolVar(&o.JSON, "json", false, "print NDJSON: one event object a line")
+	fs.StringVar(&o.State, "state", "", "read the item from a saved fake GitHub state: a `DIR` kept by 'roadmap demo --keep DIR', or its "+console.StateFile)
+	fs.Float64Var(&o.Budget, "budget", config.Default().Budgets.Item.USD, "the item budget in USD the status line holds the spend against")
+	fs.DurationVar(&o.JobTimeout, "job-timeout", 6*time.Hour, "how long a Job may run (its workflow's timeout-minutes); the status line shows the time left")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	pos := fs.Args()
-	if len(pos) != 1 {
-		env.Errorf("usage: roadmap console ISSUE [-R OWNER/REPO] [--follow] [--interval D] [--json] [--state DIR]")
+	var ok bool
+	if o.Issue, ok = issueArg(env, fs.Args(), "usage: roadmap console ISSUE [-R OWNER/REPO] [--follow] [--interval D] [--json] [--state DIR]"); !ok {
 		return ExitUsage
 	}
-	issue, err := strconv.Atoi(strings.TrimPrefix(pos[0], "#"))
-	if err != nil || issue <= 0 {
-		env.Errorf("%q is not an issue number", pos[0])
+	if o.Interval <= 0 {
+		env.Errorf("--interval %s: must be positive", o.Interval)
 		return ExitUsage
 	}
-	if *interval <= 0 {
-		env.Errorf("--interval %s: must be positive", *interval)
-		return ExitUsage
-	}
-	f := env.factory()
-	m := f.Masker()
-	o := console.Options{Issue: issue, Mask: m, Clock: clock.Real{}, Budget: *budget, JobTimeout: *jobTimeout, Interval: *interval}
-	if *state != "" {
-		st, err := console.ReadState(*state)
+	return runF(ctx, f, o)
+}
+
+// consoleRun reads the item from the saved state or GitHub and prints its
+// timeline.
+func consoleRun(ctx context.Context, f *Factory, o *consoleOptions) int {
+	env := f.env
+	co := console.Options{Issue: o.Issue, Mask: f.Masker(), Clock: clock.Real{}, Budget: o.Budget, JobTimeout: o.JobTimeout, Interval: o.Interval}
+	if o.State != "" {
+		st, err := console.ReadState(o.State)
 		if err != nil {
 			env.Errorf("%v", err)
 			return ExitUsage
 		}
-		o.Source = st
+		co.Source = st
 	} else {
 		gh, err := f.GitHub()
 		if err != nil {
 			env.Errorf("%v", err)
 			return ExitUsage
 		}
-		o.Source = gh
+		co.Source = gh
 	}
-	return consoleWatch(ctx, env, console.New(o), *follow, *asJSON)
+	return consoleWatch(ctx, env, console.New(co), o.Follow, o.JSON)
 }
 
 // consoleWatch prints the timeline once, or follows it until ctx ends.

@@ -85,16 +85,12 @@ func refreshCmd(ctx context.Context, f *Factory, args []string, runF func(contex
 // dashboard issue.
 func refreshRun(ctx context.Context, f *Factory, o *refreshOptions) int {
 	env := f.env
-	cfg, err := f.Config()
-	if err != nil {
-		return f.configFailed(err)
-	}
-	gh, err := f.GitHub()
-	if err != nil {
-		env.Errorf("%v", err)
-		return ExitUsage
+	cfg, gh, code := f.configAndGitHub()
+	if code != ExitOK {
+		return code
 	}
 	masker := f.Masker()
+	var err error
 	if o.Dashboard, err = dashboardIssue(ctx, f, gh, o.Dashboard); err != nil {
 		return exitFor(err)
 	}

@@ -72,14 +72,9 @@ func dashboardEvalCmd(ctx context.Context, f *Factory, args []string, runF func(
 // dashboardEvalRun posts the suites' reports to the dashboard's Evals.
 func dashboardEvalRun(ctx context.Context, f *Factory, o *dashboardEvalOptions) int {
 	env := f.env
-	cfg, err := f.Config()
-	if err != nil {
-		return f.configFailed(err)
-	}
-	gh, err := f.GitHub()
-	if err != nil {
-		env.Errorf("%v", err)
-		return ExitUsage
+	cfg, gh, code := f.configAndGitHub()
+	if code != ExitOK {
+		return code
 	}
 	masker := f.Masker()
 	evals := &dashboard.Evals{Run: runLink(env)}
@@ -94,9 +89,11 @@ func dashboardEvalRun(ctx context.Context, f *Factory, o *dashboardEvalOptions) 
 		}
 		evals.Suites = append(evals.Suites, s)
 	}
-	if o.Dashboard, err = dashboardIssue(ctx, f, gh, o.Dashboard); err != nil {
+	n, err := dashboardIssue(ctx, f, gh, o.Dashboard)
+	if err != nil {
 		return exitFor(err)
 	}
+	o.Dashboard = n
 	kept, err := dashboard.Keep(ctx, dashboard.KeepOptions{GitHub: gh, Issue: o.Dashboard, Evals: evals, Now: f.Now().UTC(),
 		DayBudgetUSD: cfg.Budgets.Day.USD, Rules: alertRules(cfg.Alerts)})
 	out := dashboardEvalOutput{Kept: kept, Dashboard: o.Dashboard, Suites: evals.Suites, Requests: gh.Requests().Counted()}

@@ -14,50 +14,70 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
+// demoOptions are `roadmap demo`'s flags, parsed.
+type demoOptions struct {
+	Keep string
+	JSON bool
+}
+
+// runDemo is `roadmap demo`: the whole life of an item, locally, this
+// binary's own verbs run against the fakes (internal/demo).
 func runDemo(ctx context.Context, env *Env, args []string) int {
+	return demoCmd(ctx, env.factory(), args, demoVerbRun)
+}
+
+// demoCmd parses demo's flags into its options, then calls runF.
+func demoCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *demoOptions) int) int {
+	env, o := f.env, &demoOptions{}
 	fs := newFlags(env, "demo")
-	keep := fs.String("keep", "", "leave the demo's state (fake GitHub, repositories, traces, the step summary and a timeline) in this `DIR`")
-	asJSON := fs.Bool("json", false, "print the final state as one JSON object")
+	fs.StringVar(&o.Keep, "keep", "", "leave the demo's state (fake GitHub, repositories, traces, the step summary and a timeline) in this `DIR`")
+	fs.BoolVar(&o.JSON, "json", false, "print the final state as one JSON object")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	return runF(ctx, f, o)
+}
+
+// demoVerbRun runs the demo and prints its final state.
+func demoVerbRun(ctx context.Context, f *Factory, o *demoOptions) int {
+	env := f.env
 	self, err := os.Executable()
 	if err != nil {
 		env.Errorf("demo: find the roadmap binary: %v", err)
 		return ExitInternal
 	}
 	progress := env.Stdout
-	if *asJSON {
+	if o.JSON {
 		progress = env.Stderr
 	}
 	fmt.Fprintln(progress, "roadmap demo: the life of an item, locally, against the fakes")
 	start := time.Now()
-	o := demo.Options{
-		Dir:      *keep,
+	do := demo.Options{
+		Dir:      o.Keep,
 		Progress: progress,
 		Command: func(ctx context.Context, args []string) *exec.Cmd {
 			return exec.CommandContext(ctx, self, args...)
 		},
 	}
-	if !*asJSON {
-		o.Render = env.termRenderer()
+	if !o.JSON {
+		do.Render = env.termRenderer()
 	}
-	kept, err := keepSummary(*keep, &o)
+	kept, err := keepSummary(o.Keep, &do)
 	if err != nil {
 		env.Errorf("demo: %v", err)
 		return ExitInternal
 	}
-	sum, err := demoRun(ctx, o)
+	sum, err := demoRun(ctx, do)
 	if err != nil {
 		env.Errorf("demo: %v", err)
 		return ExitInternal
 	}
-	if *keep == "" {
+	if o.Keep == "" {
 		sum.Dir = ""
-	} else if code := keepTimeline(env, *keep, sum.Issue, &kept); code != ExitOK {
+	} else if code := keepTimeline(env, o.Keep, sum.Issue, &kept); code != ExitOK {
 		return code
 	}
-	return demoOutput(env, sum, kept, *keep, *asJSON, start)
+	return demoOutput(env, sum, kept, o.Keep, o.JSON, start)
 }
 
 // demoOutput prints the final state, and says whether the item ended ready

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
@@ -24,14 +23,10 @@ import (
 // (docs/eval.md). Exit 0 at or above the floor, 1 below it, 2 for a bad
 // command line or a case that does not parse.
 func runEvalGates(ctx context.Context, env *Env, args []string) int {
-	var skip *[]string
 	return runEval(ctx, env, args, evalVerb{name: "eval gates", dirFlag: "golden", dirDefault: filepath.Join("testdata", "golden", "stage"),
-		floorOf: func(c *config.Config) float64 { return c.Eval.Gates.Floor },
-		flags: func(fs *pflag.FlagSet) {
-			skip = fs.StringArray("skip-gate", nil, "leave this plan gate out (repeatable): see that each gate matters to the score")
-		},
+		skipGates: true,
+		floorOf:   func(c *config.Config) float64 { return c.Eval.Gates.Floor },
 		score: func(ctx context.Context, o eval.Options) (any, float64, bool, error) {
-			o.SkipGates = *skip
 			rep, err := eval.Gates(ctx, o)
 			if err != nil {
 				return nil, 0, false, err
@@ -77,16 +72,18 @@ type evalVerb struct {
 	name, dirFlag, dirDefault string
 	// models: the verb runs Jobs, so it takes --provider, --model and
 	// --base-url, and the configuration's models.
-	models  bool
-	floorOf func(*config.Config) float64
-	flags   func(*pflag.FlagSet)
-	score   func(context.Context, eval.Options) (any, float64, bool, error)
+	models bool
+	// skipGates: the verb takes --skip-gate (the gates' eval).
+	skipGates bool
+	floorOf   func(*config.Config) float64
+	score     func(context.Context, eval.Options) (any, float64, bool, error)
 }
 
 // evalOptions are an eval verb's flags, parsed.
 type evalOptions struct {
 	Dir, FloorText       string
 	Provider, Model, URL string
+	SkipGates            []string
 	JSON                 bool
 }
 
@@ -109,8 +106,8 @@ func evalCmd(ctx context.Context, f *Factory, args []string, v evalVerb, runF fu
 		fs.StringVar(&o.URL, "base-url", "", "the provider's endpoint (openai-compatible needs it)")
 		usage = fmt.Sprintf("usage: roadmap %s [--%s DIR] [--provider P --model M [--base-url URL]] [--floor X] [--config FILE] [--json]", v.name, v.dirFlag)
 	}
-	if v.flags != nil {
-		v.flags(fs)
+	if v.skipGates {
+		fs.StringArrayVar(&o.SkipGates, "skip-gate", nil, "leave this plan gate out (repeatable): see that each gate matters to the score")
 	}
 	fs.Usage = func() { env.Errorf("%s", usage) }
 	if code, ok := parseFlags(fs, args); !ok {
@@ -179,7 +176,7 @@ func (f *Factory) evalSetup(v evalVerb, o *evalOptions) (eval.Options, int) {
 		}
 		floor = fl
 	}
-	eo := eval.Options{Dir: o.Dir, Floor: floor, TempDir: env.Getenv("RUNNER_TEMP"),
+	eo := eval.Options{Dir: o.Dir, Floor: floor, SkipGates: o.SkipGates, TempDir: env.Getenv("RUNNER_TEMP"),
 		Progress: func(format string, a ...any) { env.Errorf(format, a...) }}
 	if !v.models {
 		return eo, ExitOK

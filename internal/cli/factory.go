@@ -148,6 +148,24 @@ func (f *Factory) configFailed(err error) int {
 	return ExitUsage
 }
 
+// configAndGitHub is the configuration and the GitHub client, for the
+// verbs that keep GitHub as the configuration says (report, wake,
+// dashboard refresh, dashboard eval); a code other than ExitOK ends the
+// verb, the error said: ExitUsage for a configuration, a repository or a
+// login the caller must fix.
+func (f *Factory) configAndGitHub() (*config.Config, *github.Client, int) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, nil, f.configFailed(err)
+	}
+	gh, err := f.GitHub()
+	if err != nil {
+		f.env.Errorf("%v", err)
+		return nil, nil, ExitUsage
+	}
+	return cfg, gh, ExitOK
+}
+
 // lineOf is the line of a configuration error, 0 when it has none.
 func lineOf(err error) int {
 	var ce *config.Error

@@ -13,34 +13,57 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
+// implementOptions are `roadmap implement`'s flags, parsed.
+type implementOptions struct {
+	Job     jobOptions
+	Plan    string
+	Attempt int
+	Model   string
+}
+
+// runImplement is `roadmap implement`: one implement Job for an issue.
 func runImplement(ctx context.Context, env *Env, args []string) int {
+	return implementCmd(ctx, env.factory(), args, implementRun)
+}
+
+// implementCmd parses implement's flags into its options, then calls runF.
+func implementCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *implementOptions) int) int {
+	env, o := f.env, &implementOptions{}
 	fs := newFlags(env, "implement")
-	f := addJobFlags(fs, "implement", "the issue to implement", "the branch PRs target")
-	planDir := fs.String("plan", "", "the OpenSpec change directory, relative to the workspace (default: the record's stage.plan)")
-	attempt := fs.Int("attempt", 0, "this Job's number for the item (default: the dispatch input, else the record's + 1)")
-	model := fs.String("model", "", "override the first model of the ladder")
+	addJobFlags(fs, &o.Job, "implement", "the issue to implement", "the branch PRs target")
+	fs.StringVar(&o.Plan, "plan", "", "the OpenSpec change directory, relative to the workspace (default: the record's stage.plan)")
+	fs.IntVar(&o.Attempt, "attempt", 0, "this Job's number for the item (default: the dispatch input, else the record's + 1)")
+	fs.StringVar(&o.Model, "model", "", "override the first model of the ladder")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	s, code := env.startJob("implement", f)
+	if code := env.parsedJob("implement", &o.Job); code != ExitOK {
+		return code
+	}
+	return runF(ctx, f, o)
+}
+
+// implementRun runs the implement Job and reports its result.
+func implementRun(ctx context.Context, f *Factory, o *implementOptions) int {
+	env := f.env
+	s, code := env.startJob("implement", &o.Job)
 	if s == nil {
 		return code
 	}
-	if *attempt == 0 && s.ev.Inputs != nil {
+	if o.Attempt == 0 && s.ev.Inputs != nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(s.ev.Inputs["attempt"])); err == nil {
-			*attempt = n
+			o.Attempt = n
 		}
 	}
-	cfg := s.cfg
-	if *model != "" {
-		cfg.Models[0].Name = *model
+	if o.Model != "" {
+		s.cfg.Models[0].Name = o.Model
 	}
-	k, code := env.openJob(ctx, implement.Phase(), s, f, *attempt, map[string]string{"attempt": strconv.Itoa(*attempt)})
+	k, code := env.openJob(ctx, implement.Phase(), s, &o.Job, o.Attempt, map[string]string{"attempt": strconv.Itoa(o.Attempt)})
 	if k == nil {
 		return code
 	}
 	defer k.Close()
-	res, err := k.Implement(ctx, job.ImplementRun{PlanDir: *planDir})
+	res, err := k.Implement(ctx, job.ImplementRun{PlanDir: o.Plan})
 	if err != nil {
 		env.Errorf("implement: %v", err)
 		s.io.Error("", 0, k.Masker.Mask(err.Error()))
@@ -48,11 +71,11 @@ func runImplement(ctx context.Context, env *Env, args []string) int {
 			return ExitInternal
 		}
 	}
-	_ = s.io.SetOutput("trace_file", *f.traceFile)
+	_ = s.io.SetOutput("trace_file", o.Job.TraceFile)
 	if err := s.io.AddSummary(implementSummary(s.issue, res, k.Trace.Events(), k.IsolationNote())); err != nil {
 		env.Errorf("step summary: %v", err)
 	}
-	if *f.json {
+	if o.Job.JSON {
 		if code := env.JSON(res); code != ExitOK {
 			return code
 		}

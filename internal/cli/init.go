@@ -11,18 +11,30 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/llm"
 )
 
+// initOptions are `roadmap init`'s flags, parsed.
+type initOptions struct {
+	Dir, Ref, EvalModel        string
+	DryRun, JSON, EvalWorkflow bool
+}
+
 // runInit sets a repository up for roadmap: `roadmap init [-R OWNER/REPO]
 // [--workdir DIR] [--dry-run] [--json]`. The work is internal/adopt's. With
 // --json, stdout is the one object adopt.Result (docs/cli.md) and the
 // progress lines go to stderr.
 func runInit(ctx context.Context, env *Env, args []string) int {
+	return initCmd(ctx, env.factory(), args, initRun)
+}
+
+// initCmd parses init's flags into its options, then calls runF.
+func initCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *initOptions) int) int {
+	env, o := f.env, &initOptions{}
 	fs := newFlags(env, "init")
-	dir := fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
-	dryRun := fs.Bool("dry-run", false, "print the files and changes without making them")
-	asJSON := fs.Bool("json", false, "print what init did as one JSON object on stdout (docs/cli.md)")
-	ref := fs.String("ref", "", "the `REF` the workflows pin roadmap to (default: this release's tag, else v1)")
-	evalWorkflow := fs.Bool("eval-workflow", false, "also write "+adopt.EvalPath+": the golden suites weekly on GitHub Models, their scores posted to the dashboard (docs/eval.md)")
-	evalModel := fs.String("eval-model", "", "the GitHub Models `MODEL` the eval workflow runs (default: the configuration's first github-models model)")
+	fs.StringVarP(&o.Dir, "workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the files and changes without making them")
+	fs.BoolVar(&o.JSON, "json", false, "print what init did as one JSON object on stdout (docs/cli.md)")
+	fs.StringVar(&o.Ref, "ref", "", "the `REF` the workflows pin roadmap to (default: this release's tag, else v1)")
+	fs.BoolVar(&o.EvalWorkflow, "eval-workflow", false, "also write "+adopt.EvalPath+": the golden suites weekly on GitHub Models, their scores posted to the dashboard (docs/eval.md)")
+	fs.StringVar(&o.EvalModel, "eval-model", "", "the GitHub Models `MODEL` the eval workflow runs (default: the configuration's first github-models model)")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -31,39 +43,44 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("usage: roadmap init [-R OWNER/REPO] [--workdir DIR] [--eval-workflow [--eval-model MODEL]] [--dry-run] [--json]")
 		return ExitUsage
 	}
-	wd := env.workdir(*dir)
+	if o.EvalModel != "" && !o.EvalWorkflow {
+		env.Errorf("--eval-model needs --eval-workflow")
+		return ExitUsage
+	}
+	if o.Ref == "" {
+		o.Ref = "v1"
+		if releaseTag.MatchString(Version) {
+			o.Ref = Version
+		}
+	}
+	return runF(ctx, f, o)
+}
+
+// initRun sets the repository up as o says.
+func initRun(ctx context.Context, f *Factory, o *initOptions) int {
+	env := f.env
+	wd := env.workdir(o.Dir)
 	env.repoDir = wd
-	model, code := initEvalModel(env, wd, *evalWorkflow, *evalModel)
+	model, code := initEvalModel(env, wd, o.EvalWorkflow, o.EvalModel)
 	if code != ExitOK {
 		return code
 	}
-	if *ref == "" {
-		*ref = "v1"
-		if releaseTag.MatchString(Version) {
-			*ref = Version
-		}
-	}
-	f := env.factory()
 	gh, err := f.GitHub()
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitUsage
 	}
-	server := env.Getenv("GITHUB_SERVER_URL")
-	if server == "" {
-		server = "https://github.com"
-	}
 	out := env.Stdout
-	if *asJSON {
+	if o.JSON {
 		out = env.Stderr
 	}
 	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: server, Ref: *ref, DryRun: *dryRun, Out: out, Now: f.Now(), EvalModel: model})
+		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Ref: o.Ref, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model})
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal
 	}
-	if *asJSON {
+	if o.JSON {
 		return env.JSON(res)
 	}
 	return ExitOK
@@ -90,12 +107,8 @@ var releaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
 // initEvalModel is the model the eval workflow runs: --eval-model, else
 // the configuration's (configEvalModel); "" without --eval-workflow.
 func initEvalModel(env *Env, wd string, evalWorkflow bool, evalModel string) (string, int) {
-	if !evalWorkflow && evalModel == "" {
-		return "", ExitOK
-	}
 	if !evalWorkflow {
-		env.Errorf("--eval-model needs --eval-workflow")
-		return "", ExitUsage
+		return "", ExitOK
 	}
 	model := evalModel
 	if model == "" {

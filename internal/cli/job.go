@@ -48,68 +48,62 @@ func (e *Env) setOutput(io *actionsio.IO) func(k, v string) {
 	}
 }
 
-// jobBudgetFlags are the budget flags of the Job verbs: the item's budget
-// over all its Jobs, and the day's across items with the dashboard issue
-// that holds its ledger.
-type jobBudgetFlags struct {
-	item, day *float64
-	dashboard *int
+// jobOptions are the flags both Job verbs (stage, implement) take, with one
+// meaning, parsed.
+type jobOptions struct {
+	Issue                             int
+	ConfigPath, Workdir, Remote, Base string
+	TimeoutMinutes                    int
+	StartedAt, TraceFile              string
+	RunID                             int64
+	// ItemUSD is the item's budget over all its Jobs, DayUSD the day's
+	// across items, Dashboard the issue holding the day's ledger; above
+	// zero each overrides the configuration.
+	ItemUSD, DayUSD float64
+	Dashboard       int
+	RecordComment   int64
+	RecordDir       string
+	JSON            bool
 }
 
-func addBudgetFlags(fs *pflag.FlagSet) jobBudgetFlags {
-	return jobBudgetFlags{
-		item:      fs.Float64("budget-usd", 0, "the item's budget in USD over all its Jobs, stage's and implement's (default: configuration budgets.item.usd)"),
-		day:       fs.Float64("day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard"),
-		dashboard: fs.Int("dashboard", 0, "the issue holding the day's spend ledger (0: no day budget)"),
-	}
+// addJobFlags defines the shared flags of verb on fs into o: issueHelp says
+// what the Job does with the issue, baseHelp what the base branch is for.
+func addJobFlags(fs *pflag.FlagSet, o *jobOptions, verb, issueHelp, baseHelp string) {
+	fs.IntVar(&o.Issue, "issue", 0, issueHelp+" (default: from the event)")
+	fs.StringVar(&o.ConfigPath, "config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")")
+	fs.StringVarP(&o.Workdir, "workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
+	fs.StringVar(&o.Remote, "remote", "origin", "the git remote to push to")
+	fs.StringVar(&o.Base, "base", "", baseHelp+" (default: configuration, main)")
+	fs.IntVar(&o.TimeoutMinutes, "timeout-minutes", 0, "the job's timeout-minutes; with --started-at it sets the deadline")
+	fs.StringVar(&o.StartedAt, "started-at", "", "when the job started (RFC 3339 or Unix seconds; default now)")
+	fs.StringVar(&o.TraceFile, "trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/"+job.TraceName(job.PhaseNamed(verb), "ISSUE", "RUNID")+")")
+	fs.Int64Var(&o.RunID, "run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)")
+	fs.Float64Var(&o.ItemUSD, "budget-usd", 0, "the item's budget in USD over all its Jobs, stage's and implement's (default: configuration budgets.item.usd)")
+	fs.Float64Var(&o.DayUSD, "day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd); needs --dashboard")
+	fs.IntVar(&o.Dashboard, "dashboard", 0, "the issue holding the day's spend ledger (0: no day budget)")
+	fs.Int64Var(&o.RecordComment, "record-comment", 0, "the issue's record comment id, handed over by an earlier job (default: the dispatch input, else found by listing the comments once)")
+	fs.StringVar(&o.RecordDir, "record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)")
+	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON on stdout")
 }
 
-// jobBudgets takes the budget flags into cfg: a flag above zero overrides
-// the configuration.
-func (e *Env) jobBudgets(verb string, f jobBudgetFlags, cfg *config.Config) int {
-	if *f.item < 0 || *f.day < 0 || *f.dashboard < 0 {
+// parsedJob checks the shared flags of verb once they are parsed: the
+// code is ExitOK, or ExitUsage when the verb must stop, having said why.
+func (e *Env) parsedJob(verb string, o *jobOptions) int {
+	if o.ItemUSD < 0 || o.DayUSD < 0 || o.Dashboard < 0 {
 		e.Errorf("%s: budgets and --dashboard must not be negative", verb)
 		return ExitUsage
-	}
-	if *f.item > 0 {
-		cfg.Budgets.Item.USD = *f.item
-	}
-	if *f.day > 0 {
-		cfg.Budgets.Day.USD = *f.day
 	}
 	return ExitOK
 }
 
-// jobFlags are the flags both Job verbs take, with one meaning.
-type jobFlags struct {
-	issue                         *int
-	config, workdir, remote, base *string
-	timeout                       *int
-	startedAt, traceFile          *string
-	runID                         *int64
-	budgets                       jobBudgetFlags
-	recordComment                 *int64
-	recordDir                     *string
-	json                          *bool
-}
-
-// addJobFlags defines the shared flags of verb on fs: issueHelp says what
-// the Job does with the issue, baseHelp what the base branch is for.
-func addJobFlags(fs *pflag.FlagSet, verb, issueHelp, baseHelp string) jobFlags {
-	return jobFlags{
-		issue:         fs.Int("issue", 0, issueHelp+" (default: from the event)"),
-		config:        fs.String("config", "", "configuration file (default WORKDIR/"+config.DefaultPath+")"),
-		workdir:       fs.StringP("workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)"),
-		remote:        fs.String("remote", "origin", "the git remote to push to"),
-		base:          fs.String("base", "", baseHelp+" (default: configuration, main)"),
-		timeout:       fs.Int("timeout-minutes", 0, "the job's timeout-minutes; with --started-at it sets the deadline"),
-		startedAt:     fs.String("started-at", "", "when the job started (RFC 3339 or Unix seconds; default now)"),
-		traceFile:     fs.String("trace-file", "", "where the JSONL trace goes (default $RUNNER_TEMP/"+job.TraceName(job.PhaseNamed(verb), "ISSUE", "RUNID")+")"),
-		runID:         fs.Int64("run-id", 0, "the workflow run id (default $GITHUB_RUN_ID)"),
-		budgets:       addBudgetFlags(fs),
-		recordComment: fs.Int64("record-comment", 0, "the issue's record comment id, handed over by an earlier job (default: the dispatch input, else found by listing the comments once)"),
-		recordDir:     fs.String("record", "", "write every model exchange to DIR as replay fixtures (docs/models.md)"),
-		json:          fs.Bool("json", false, "print the result as JSON on stdout"),
+// jobBudgets takes the budget flags into cfg: a flag above zero overrides
+// the configuration.
+func jobBudgets(o *jobOptions, cfg *config.Config) {
+	if o.ItemUSD > 0 {
+		cfg.Budgets.Item.USD = o.ItemUSD
+	}
+	if o.DayUSD > 0 {
+		cfg.Budgets.Day.USD = o.DayUSD
 	}
 }
 
@@ -129,11 +123,11 @@ type jobStart struct {
 	deadline time.Time
 }
 
-// startJob reads the shared flags f of verb; a nil jobStart means the verb
+// startJob reads the shared flags o of verb; a nil jobStart means the verb
 // exits with code, having said why.
-func (e *Env) startJob(verb string, f jobFlags) (*jobStart, int) {
-	s := &jobStart{io: actionsio.New(e.Getenv, e.Stdout), issue: *f.issue, runID: *f.runID, comment: *f.recordComment,
-		cfgPath: *f.config, base: *f.base}
+func (e *Env) startJob(verb string, o *jobOptions) (*jobStart, int) {
+	fa := e.factory()
+	s := &jobStart{io: fa.IO(), issue: o.Issue, runID: o.RunID, comment: o.RecordComment, cfgPath: o.ConfigPath, base: o.Base}
 	var err error
 	if s.ev, err = event.FromEnv(e.Getenv); err != nil {
 		e.Errorf("%v", err)
@@ -152,8 +146,7 @@ func (e *Env) startJob(verb string, f jobFlags) (*jobStart, int) {
 	if s.comment == 0 && s.ev.Inputs != nil {
 		s.comment = recordCommentInput(s.ev.Inputs)
 	}
-	s.dir = e.workdir(*f.workdir)
-	fa := e.factory()
+	s.dir = e.workdir(o.Workdir)
 	fa.ConfigPath, fa.Workdir = s.cfgPath, s.dir
 	cfg, err := fa.Config()
 	if err != nil {
@@ -163,11 +156,9 @@ func (e *Env) startJob(verb string, f jobFlags) (*jobStart, int) {
 	if s.base == "" {
 		s.base = cfg.Implement.BaseBranch
 	}
-	if code := e.jobBudgets(verb, f.budgets, cfg); code != ExitOK {
-		return nil, code
-	}
+	jobBudgets(o, cfg)
 	var code int
-	if s.deadline, code = e.jobDeadline(verb, *f.startedAt, *f.timeout); code != ExitOK {
+	if s.deadline, code = e.jobDeadline(verb, o.StartedAt, o.TimeoutMinutes); code != ExitOK {
 		return nil, code
 	}
 	return s, ExitOK
@@ -178,13 +169,13 @@ func (e *Env) startJob(verb string, f jobFlags) (*jobStart, int) {
 // with code: a setup error it has printed, or ExitOK when the day's budget
 // refused the Job (its outputs set, with dayOutputs'). Otherwise the caller
 // defers the Kit's Close.
-func (e *Env) openJob(ctx context.Context, phase kernel.Phase, s *jobStart, f jobFlags, number int, dayOutputs map[string]string) (*job.Kit, int) {
+func (e *Env) openJob(ctx context.Context, phase kernel.Phase, s *jobStart, o *jobOptions, number int, dayOutputs map[string]string) (*job.Kit, int) {
 	verb := phase.Name
 	k, err := e.factory().OpenJob(ctx, job.Setup{
 		Phase: phase, Issue: s.issue, RunID: s.runID, RecordComment: s.comment, Number: number,
-		Dir: s.dir, Remote: *f.remote, Base: s.base, Deadline: s.deadline,
+		Dir: s.dir, Remote: o.Remote, Base: s.base, Deadline: s.deadline,
 		Config: s.cfg, ConfigPath: s.cfgPath,
-		Dashboard: *f.budgets.dashboard, TraceFile: *f.traceFile, RecordDir: *f.recordDir,
+		Dashboard: o.Dashboard, TraceFile: o.TraceFile, RecordDir: o.RecordDir,
 		SetOutput: e.setOutput(s.io),
 	})
 	if errors.Is(err, errNoAuth) {
@@ -210,6 +201,6 @@ func (e *Env) openJob(ctx context.Context, phase kernel.Phase, s *jobStart, f jo
 		e.Errorf("%s: %v", verb, err)
 		return nil, ExitUsage
 	}
-	*f.traceFile = k.TraceFile
+	o.TraceFile = k.TraceFile
 	return k, ExitOK
 }

@@ -46,42 +46,61 @@ type planValidateEntry struct {
 // fails, 1 with an ERROR or WARNING finding (INFO never fails), 2 when DIR
 // holds no change or the issue file cannot be read.
 func runPlanValidate(ctx context.Context, env *Env, args []string) int {
+	return planValidateCmd(ctx, env.factory(), args, planValidateRun)
+}
+
+// planValidateOptions are `roadmap plan validate`'s flags and DIR, parsed.
+type planValidateOptions struct {
+	Dir, BodyFile, ConfigPath string
+	OpenSpecOnly, JSON        bool
+}
+
+// planValidateCmd parses plan validate's flags into its options, then calls runF.
+func planValidateCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *planValidateOptions) int) int {
+	env, o := f.env, &planValidateOptions{}
 	fs := newFlags(env, "plan validate")
-	asJSON := fs.Bool("json", false, "print the findings as JSON")
-	openspecOnly := fs.Bool("openspec", false, "check only what openspec validate --strict checks: no roadmap rules, no plan gates")
-	issueFile := fs.String("body-file", "", "the issue body, as a `FILE`, for the acceptance-map gate")
-	cfgPath := fs.String("config", "", "configuration file, for the gates' settings (default: the repository's "+config.DefaultPath+", if any)")
+	fs.BoolVar(&o.JSON, "json", false, "print the findings as JSON")
+	fs.BoolVar(&o.OpenSpecOnly, "openspec", false, "check only what openspec validate --strict checks: no roadmap rules, no plan gates")
+	fs.StringVar(&o.BodyFile, "body-file", "", "the issue body, as a `FILE`, for the acceptance-map gate")
+	fs.StringVar(&o.ConfigPath, "config", "", "configuration file, for the gates' settings (default: the repository's "+config.DefaultPath+", if any)")
 	fs.Usage = func() {
 		env.Errorf("usage: roadmap plan validate DIR [--json] [--openspec] [--body-file FILE] [--config FILE]  (DIR: a repository root or openspec/changes/<id>)")
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	dirs := fs.Args()
-	if len(dirs) != 1 {
+	if fs.NArg() != 1 {
 		fs.Usage()
 		return ExitUsage
 	}
-	if *openspecOnly && *issueFile != "" {
+	if o.OpenSpecOnly && o.BodyFile != "" {
 		env.Errorf("plan validate: --body-file feeds a roadmap gate, and --openspec runs OpenSpec's rules only; give one of them")
 		return ExitUsage
 	}
+	o.Dir = filepath.Clean(fs.Arg(0))
+	return runF(ctx, f, o)
+}
+
+// planValidateRun checks every change o.Dir holds and prints the findings.
+func planValidateRun(ctx context.Context, f *Factory, o *planValidateOptions) int {
+	env := f.env
 	var issue *gates.Issue
-	if *issueFile != "" {
-		body, err := readIssueFile(*issueFile)
+	if o.BodyFile != "" {
+		body, err := readIssueFile(o.BodyFile)
 		if err != nil {
 			env.Errorf("plan validate: %v", err)
 			return ExitUsage
 		}
 		issue = &gates.Issue{Body: body}
 	}
-	dir := filepath.Clean(dirs[0])
-	root, ids, err := planChanges(dir)
+	root, ids, err := planChanges(o.Dir)
 	if err != nil {
 		env.Errorf("plan validate: %v", err)
 		return ExitUsage
 	}
-	cfg, _, err := loadConfig(*cfgPath, root)
+	// The configuration is the repository's under DIR, not the workspace's.
+	f.ConfigPath, f.Workdir = o.ConfigPath, firstSet(root, ".")
+	cfg, err := f.Config()
 	if err != nil {
 		env.Errorf("plan validate: %v", err)
 		return ExitUsage
@@ -89,9 +108,7 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 	// Findings name files relative to the repository root; printed, they are
 	// joined to the root as given, so they open from where the command ran
 	// and annotate the right file in Actions.
-	prefix := filepath.ToSlash(root)
-	pv := planValidator{env: env, io: actionsio.New(env.Getenv, env.Stdout), root: root, prefix: prefix,
-		openspecOnly: *openspecOnly, issue: issue, cfg: cfg}
+	pv := planValidator{env: env, io: f.IO(), root: root, prefix: filepath.ToSlash(root), openspecOnly: o.OpenSpecOnly, issue: issue, cfg: cfg}
 	res := planValidateResult{Passed: true}
 	for _, id := range ids {
 		e, code := pv.change(ctx, id)
@@ -101,7 +118,7 @@ func runPlanValidate(ctx context.Context, env *Env, args []string) int {
 		res.Passed = res.Passed && e.Passed
 		res.Changes = append(res.Changes, e)
 	}
-	return planValidateOutput(env, res, *asJSON)
+	return planValidateOutput(env, res, o.JSON)
 }
 
 // planValidateOutput prints the findings, or the result as JSON, and names

@@ -75,6 +75,10 @@ func reportCmd(ctx context.Context, f *Factory, args []string, runF func(context
 		env.Errorf("report takes no arguments")
 		return ExitUsage
 	}
+	if o.DayUSD < 0 {
+		env.Errorf("report: --day-budget-usd must not be negative")
+		return ExitUsage
+	}
 	var err error
 	if o.Event, err = event.FromEnv(env.Getenv); err != nil {
 		env.Errorf("report: %v", err)
@@ -96,22 +100,14 @@ func reportCmd(ctx context.Context, f *Factory, args []string, runF func(context
 // the Job ended.
 func reportRun(ctx context.Context, f *Factory, o *reportOptions) int {
 	env := f.env
-	cfg, err := f.Config()
-	if err != nil {
-		return f.configFailed(err)
+	cfg, gh, code := f.configAndGitHub()
+	if code != ExitOK {
+		return code
 	}
 	if o.MaxJobs == 0 {
 		o.MaxJobs = cfg.Implement.MaxJobs
 	}
-	if o.DayUSD < 0 {
-		env.Errorf("report: --day-budget-usd must not be negative")
-		return ExitUsage
-	}
-	gh, err := f.GitHub()
-	if err != nil {
-		env.Errorf("report: %v", err)
-		return ExitUsage
-	}
+	var err error
 	ev, labels := o.Event, reportLabels(cfg)
 	if ev.Name == "issues" && ev.Action == "edited" && o.Dashboard > 0 && ev.Issue == o.Dashboard {
 		return reportDashboardEdit(ctx, f, o, report.DashboardEditOptions{GitHub: gh, Event: ev, Dashboard: o.Dashboard,

@@ -76,9 +76,11 @@ func TestReportFlags(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("options (-want +got):\n%s", d)
 	}
-	f, _ = seamFactory()
-	if got, code := parsed(t, reportCmd, f, "extra"); got != nil || code != ExitUsage {
-		t.Errorf("an argument ran the verb (%+v) or exited %d, want %d", got, code, ExitUsage)
+	for _, args := range [][]string{{"extra"}, {"--day-budget-usd", "-1"}} {
+		f, _ = seamFactory()
+		if got, code := parsed(t, reportCmd, f, args...); got != nil || code != ExitUsage {
+			t.Errorf("%q ran the verb (%+v) or exited %d, want %d", args, got, code, ExitUsage)
+		}
 	}
 }
 

@@ -45,6 +45,22 @@ func repoFlag(fs *pflag.FlagSet, env *Env) {
 	fs.FuncP("repo", "R", "the repository `OWNER/REPO` (default: $GITHUB_REPOSITORY, else the origin remote's)", set)
 }
 
+// issueArg is the one ISSUE argument of a verb's positional arguments pos,
+// "12" or "#12"; ok is false when pos is not one issue number, usage or
+// the error said.
+func issueArg(env *Env, pos []string, usage string) (n int, ok bool) {
+	if len(pos) != 1 {
+		env.Errorf("%s", usage)
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(pos[0], "#"))
+	if err != nil || n <= 0 {
+		env.Errorf("%q is not an issue number", pos[0])
+		return 0, false
+	}
+	return n, true
+}
+
 // workdir is the workspace: the flag, else GITHUB_WORKSPACE, else the current directory.
 func (e *Env) workdir(flag string) string {
 	if flag != "" {

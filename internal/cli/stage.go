@@ -11,29 +11,50 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/stage"
 )
 
+// stageOptions are `roadmap stage`'s flags, parsed.
+type stageOptions struct {
+	Job    jobOptions
+	Rounds int
+}
+
 // runStage is `roadmap stage`: one stage Job for an issue, from the issue to
 // a checked plan in a draft PR (or the item returned with the findings).
 func runStage(ctx context.Context, env *Env, args []string) int {
+	return stageCmd(ctx, env.factory(), args, stageRun)
+}
+
+// stageCmd parses stage's flags into its options, then calls runF.
+func stageCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *stageOptions) int) int {
+	env, o := f.env, &stageOptions{}
 	fs := newFlags(env, "stage")
-	f := addJobFlags(fs, "stage", "the issue to plan", "the branch the draft PR targets")
-	rounds := fs.Int("rounds", 0, "the planner's revision rounds (default: configuration stage.rounds)")
+	addJobFlags(fs, &o.Job, "stage", "the issue to plan", "the branch the draft PR targets")
+	fs.IntVar(&o.Rounds, "rounds", 0, "the planner's revision rounds (default: configuration stage.rounds)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if *rounds < 0 {
+	if o.Rounds < 0 {
 		env.Errorf("stage: --rounds must not be negative")
 		return ExitUsage
 	}
-	s, code := env.startJob("stage", f)
+	if code := env.parsedJob("stage", &o.Job); code != ExitOK {
+		return code
+	}
+	return runF(ctx, f, o)
+}
+
+// stageRun runs the stage Job and reports its findings and result.
+func stageRun(ctx context.Context, f *Factory, o *stageOptions) int {
+	env := f.env
+	s, code := env.startJob("stage", &o.Job)
 	if s == nil {
 		return code
 	}
-	k, code := env.openJob(ctx, stage.Phase(), s, f, 0, nil)
+	k, code := env.openJob(ctx, stage.Phase(), s, &o.Job, 0, nil)
 	if k == nil {
 		return code
 	}
 	defer k.Close()
-	res, err := k.Stage(ctx, job.StageRun{Rounds: *rounds})
+	res, err := k.Stage(ctx, job.StageRun{Rounds: o.Rounds})
 	if err != nil {
 		env.Errorf("stage: %v", err)
 		s.io.Error("", 0, k.Masker.Mask(err.Error()))
@@ -47,11 +68,11 @@ func runStage(ctx context.Context, env *Env, args []string) int {
 			s.io.Warning(fd.File, fd.Line, k.Masker.Mask(fd.Rule+": "+fd.Message))
 		}
 	}
-	_ = s.io.SetOutput("trace_file", *f.traceFile)
+	_ = s.io.SetOutput("trace_file", o.Job.TraceFile)
 	if err := s.io.AddSummary(k.Masker.Mask(stageSummary(s.issue, res, k.IsolationNote()))); err != nil {
 		env.Errorf("step summary: %v", err)
 	}
-	if *f.json {
+	if o.Job.JSON {
 		if code := env.JSON(res); code != ExitOK {
 			return code
 		}

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/tracker"
@@ -37,17 +35,10 @@ func trackerCmd(ctx context.Context, f *Factory, args []string, runF func(contex
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	pos := fs.Args()
-	if len(pos) != 1 {
-		env.Errorf("usage: roadmap tracker status ISSUE [-R OWNER/REPO] [--json]")
+	var ok bool
+	if o.Issue, ok = issueArg(env, fs.Args(), "usage: roadmap tracker status ISSUE [-R OWNER/REPO] [--json]"); !ok {
 		return ExitUsage
 	}
-	n, err := strconv.Atoi(strings.TrimPrefix(pos[0], "#"))
-	if err != nil || n <= 0 {
-		env.Errorf("%q is not an issue number", pos[0])
-		return ExitUsage
-	}
-	o.Issue = n
 	return runF(ctx, f, o)
 }
 

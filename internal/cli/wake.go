@@ -61,14 +61,9 @@ func wakeCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 // wakeRun wakes the waiting items as o says.
 func wakeRun(ctx context.Context, f *Factory, o *wakeOptions) int {
 	env := f.env
-	cfg, err := f.Config()
-	if err != nil {
-		return f.configFailed(err)
-	}
-	gh, err := f.GitHub()
-	if err != nil {
-		env.Errorf("wake: %v", err)
-		return ExitUsage
+	cfg, gh, code := f.configAndGitHub()
+	if code != ExitOK {
+		return code
 	}
 	masker := f.Masker()
 	out, err := report.Wake(ctx, report.WakeOptions{GitHub: gh, Workflow: o.Workflow, Ref: o.Ref, Dashboard: o.Dashboard,
