@@ -5,7 +5,7 @@
 #
 #   scripts/unit.sh [make-target ...]
 #
-# The make targets named (lint, release-check and eval, from `make test`) join the queue as
+# The make targets named (lint and eval, from `make test`) join the queue as
 # jobs of their own, placed by how long each takes.
 #
 # What runs under -race: every package but internal/cli and those in NORACE. The NORACE
@@ -130,7 +130,7 @@ eval_and_report() {
 	make --no-print-directory eval EVAL_REPORT=bin/eval-implement.json &&
 		ROADMAP_EVAL_IMPLEMENT_REPORT=$PWD/bin/eval-implement.json $(race) -run '^TestEvalImplementReport$' ./internal/eval
 }
-# The make targets named, with what they take: eval 130 s, lint 15 s, release-check 27 s.
+# The make targets named, with what they take: eval 130 s, lint 15 s.
 for target in "$@"; do
 	case $target in
 	eval)
