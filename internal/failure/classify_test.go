@@ -331,14 +331,19 @@ func TestClassifyPrecedence(t *testing.T) {
 			want: Verdict{Class: Auth, Evidence: "Could not HEAD 'https://repo.example/y.pom'. Received status code 403 from server: Forbidden", Line: 2, Source: SourceLog},
 		},
 		{
-			name: "a full disk is unknown with reason disk_full, not a retry",
+			name: "a full disk is killed with reason disk_full: a fresh runner, not a retry on this one",
 			in:   Input{Log: strings.NewReader(ts("write /tmp/x: no space left on device", exit1))},
-			want: Verdict{Class: Unknown, Reason: ReasonDiskFull, Evidence: "write /tmp/x: no space left on device", Line: 1, Source: SourceLog},
+			want: Verdict{Class: Killed, Reason: ReasonDiskFull, Evidence: "write /tmp/x: no space left on device", Line: 1, Source: SourceLog},
 		},
 		{
-			name: "a network error before a failing test summary still wins: infrastructure outranks a failing check",
+			name: "a network error before a failing test summary is the tests' own: the runner's report decides",
 			in:   Input{Log: strings.NewReader(ts("npm ERR! code ECONNRESET", "Tests:       1 failed, 9 passed, 10 total"))},
-			want: Verdict{Class: Transient, Evidence: "npm ERR! code ECONNRESET", Line: 1, Source: SourceLog},
+			want: Verdict{Class: ChecksFailed, Evidence: "Tests:       1 failed, 9 passed, 10 total", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "a network error after the test report is the job's: it still wins",
+			in:   Input{Log: strings.NewReader(ts("Tests:       1 failed, 9 passed, 10 total", "npm ERR! code ECONNRESET"))},
+			want: Verdict{Class: Transient, Evidence: "npm ERR! code ECONNRESET", Line: 2, Source: SourceLog},
 		},
 		{
 			name: "a lint diagnostic is a failing check",
