@@ -270,8 +270,8 @@ func goNoTestFiles(msg []byte) bool {
 // "ok<tab>pkg", "--- PASS", "--- FAIL", "FAIL<tab>pkg".
 func goTestRan(msg []byte) bool {
 	t := bytes.TrimLeft(msg, " \t")
-	return bytes.HasPrefix(t, []byte("ok \t")) || bytes.HasPrefix(t, []byte("ok\t")) ||
-		bytes.HasPrefix(t, []byte("--- PASS: ")) || goTestFail(msg) != 0 && !bytes.Contains(t, []byte("[setup failed]"))
+	ok := len(t) > 3 && bytes.HasPrefix(t, []byte("ok")) && (t[2] == ' ' || t[2] == '\t') && bytes.IndexByte(t, '\t') > 0
+	return ok || bytes.HasPrefix(t, []byte("--- PASS: ")) || goTestFail(msg) != 0 && !bytes.Contains(t, []byte("[setup failed]"))
 }
 
 // dumpServerError finds a 5xx a client library prints in its error dump:
