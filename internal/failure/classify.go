@@ -56,15 +56,17 @@ const (
 	ReasonRunnerLost = "runner_lost"
 	ReasonSIGKILL    = "sigkill" // exit 137 without OOM evidence
 	ReasonSIGTERM    = "sigterm" // exit 143
+	// ReasonDiskFull: the machine's disk is full ("No space left on
+	// device", ENOSPC, the runner's "running out of disk space"). The
+	// change is not at fault and a retry on the same machine fills the
+	// same disk again: a continuation runs on a fresh runner.
+	ReasonDiskFull = "disk_full"
 )
 
 // Other reasons.
 const (
 	ReasonPrimary   = "primary"   // rate_limited: the hourly quota
 	ReasonSecondary = "secondary" // rate_limited: a secondary limit
-	// ReasonDiskFull: unknown, because the machine's disk is full; a person
-	// frees space or picks a bigger runner.
-	ReasonDiskFull = "disk_full"
 	// ReasonUnknownClass: the runner's typed line names a class the table
 	// does not have.
 	ReasonUnknownClass = "unknown_class"
@@ -103,13 +105,21 @@ func (v Verdict) Row() Row {
 //     then the conclusion (timed_out, cancelled), then exit 137 or 143;
 //  4. oom: OOM evidence with any other exit code (the process said so);
 //  5. killed: a tool's word that its child got SIGKILL ("Killed", "exit code 137");
-//  6. the last line with error evidence: rate_limited, auth, conflict,
-//     indeterminate, transient, a full disk, the runner's "checks failed"
-//     line (a line with several kinds of evidence takes the first of that
-//     order); a go test log line is the test's output, never such evidence;
-//  7. checks_failed from a test runner's, linter's or compiler's failure
-//     output, then go test's "FAIL<tab>" and log lines;
-//  8. unknown.
+//  6. killed (disk_full): the machine's disk is full, which explains the
+//     errors that follow it;
+//  7. the last line with error evidence: rate_limited, auth, conflict,
+//     indeterminate, transient, the runner's "checks failed" line (a line
+//     with several kinds of evidence takes the first of that order). A go
+//     test log line is the test's output, never such evidence; and a test
+//     runner's failure report (go's "--- FAIL", pytest's "FAILED", jest's
+//     "✕", cargo's "test result: FAILED") is never such evidence and voids
+//     what came before it: the test run went on to its report, so what its
+//     tests printed about networks and servers did not end the job;
+//  8. checks_failed from a test runner's, linter's, race detector's or
+//     compiler's failure output, or a test runner's "no tests ran", then go
+//     test's "FAIL<tab>" and log lines, then go's "[no test files]" in a log
+//     where no package ran a test;
+//  9. unknown.
 func Classify(in Input) Verdict {
 	s := newScanner()
 	var logErr error
@@ -175,8 +185,13 @@ type scanner struct {
 	oom     slot
 	kill    [nKill]slot
 	strong  slot
+	disk    slot // the machine's disk is full
 	weak    slot // a failing test, lint finding or compile error; go test's "--- FAIL: TestX"
 	weakPkg slot // go test "FAIL<tab>pkg", "FAIL" and a test's own log lines
+	// noTests is go's "?<tab>pkg<tab>[no test files]": a failure only in a
+	// log where no package ran a test (goRan false).
+	noTests slot
+	goRan   bool
 	// toolKill is a tool's word that its child died of SIGKILL ("Killed",
 	// "exit code 137"): a kill, and with OOM evidence an OOM.
 	toolKill slot
@@ -291,11 +306,21 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 
 	// 4. Error evidence: the last decisive line wins. A go test log line is
 	// the test's own output: what it says about servers is not the job's
-	// infrastructure.
+	// infrastructure. A test runner's failure report decides whatever words
+	// it quotes, and voids the evidence before it: the tests ran on to
+	// their report, so what they printed did not end the job.
 	testOutput := goTestLogLine(msg)
-	if !testOutput {
+	report := testReport(msg, s.lower)
+	if report && s.strong.set && s.strong.class != ChecksFailed {
+		s.strong.set = false
+	}
+	if !testOutput && !report {
 		if c, reason := lineClass(sig, s.lower, msg, annotated, true); c != "" {
-			s.strong.put(num, src, c, reason, content)
+			if reason == ReasonDiskFull {
+				s.disk.put(num, src, c, reason, content)
+			} else {
+				s.strong.put(num, src, c, reason, content)
+			}
 		}
 	}
 
@@ -309,11 +334,16 @@ func (s *scanner) line(num int, src Source, raw []byte, annotation bool) {
 		s.weakPkg.put(num, src, ChecksFailed, "", content)
 	default:
 		switch {
-		case checkFailure(msg, s.lower, annotated || bytes.HasPrefix(content, []byte("Error: "))):
+		case report, checkFailure(msg, s.lower, annotated || bytes.HasPrefix(content, []byte("Error: "))):
 			s.weak.put(num, src, ChecksFailed, "", content)
 		case testOutput:
 			s.weakPkg.put(num, src, ChecksFailed, "", content)
+		case goNoTestFiles(msg):
+			s.noTests.put(num, src, ChecksFailed, "", content)
 		}
+	}
+	if goTestRan(msg) {
+		s.goRan = true
 	}
 }
 
@@ -337,6 +367,10 @@ func (s *scanner) err(err error) {
 	switch c {
 	case Unknown:
 	case Killed:
+		if _, r := textClass(err.Error()); r == ReasonDiskFull {
+			s.disk.put(0, SourceError, Killed, ReasonDiskFull, text)
+			break
+		}
 		s.kill[killCancelled].put(0, SourceError, Killed, ReasonCancelled, text)
 	default:
 		reason := ""
@@ -397,6 +431,9 @@ func (s *scanner) decide(in Input) Verdict {
 	if s.toolKill.set {
 		return s.toolKill.verdict()
 	}
+	if s.disk.set {
+		return s.disk.verdict()
+	}
 	if s.strong.set {
 		return s.strong.verdict()
 	}
@@ -405,6 +442,9 @@ func (s *scanner) decide(in Input) Verdict {
 	}
 	if s.weakPkg.set {
 		return s.weakPkg.verdict()
+	}
+	if s.noTests.set && !s.goRan {
+		return s.noTests.verdict()
 	}
 	return Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone}
 }
@@ -423,9 +463,12 @@ func lineClass(sig signal, lower, msg []byte, annotated, logLine bool) (Class, s
 	if status == 0 {
 		status = octokitStatus(lower)
 	}
+	if status == 0 {
+		status = dumpServerError(lower)
+	}
 	switch {
 	case sig&sigDiskFull != 0:
-		return Unknown, ReasonDiskFull
+		return Killed, ReasonDiskFull
 	case sig&sigRateSecondary != 0:
 		return RateLimited, ReasonSecondary
 	case sig&sigRatePrimary != 0:

@@ -331,14 +331,134 @@ func TestClassifyPrecedence(t *testing.T) {
 			want: Verdict{Class: Auth, Evidence: "Could not HEAD 'https://repo.example/y.pom'. Received status code 403 from server: Forbidden", Line: 2, Source: SourceLog},
 		},
 		{
-			name: "a full disk is unknown with reason disk_full, not a retry",
+			name: "a full disk is killed with reason disk_full: a fresh runner, not a retry on this one",
 			in:   Input{Log: strings.NewReader(ts("write /tmp/x: no space left on device", exit1))},
-			want: Verdict{Class: Unknown, Reason: ReasonDiskFull, Evidence: "write /tmp/x: no space left on device", Line: 1, Source: SourceLog},
+			want: Verdict{Class: Killed, Reason: ReasonDiskFull, Evidence: "write /tmp/x: no space left on device", Line: 1, Source: SourceLog},
 		},
 		{
-			name: "a network error before a failing test summary still wins: infrastructure outranks a failing check",
+			name: "a network error before a failing test summary is the tests' own: the runner's report decides",
 			in:   Input{Log: strings.NewReader(ts("npm ERR! code ECONNRESET", "Tests:       1 failed, 9 passed, 10 total"))},
-			want: Verdict{Class: Transient, Evidence: "npm ERR! code ECONNRESET", Line: 1, Source: SourceLog},
+			want: Verdict{Class: ChecksFailed, Evidence: "Tests:       1 failed, 9 passed, 10 total", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "a network error after the test report is the job's: it still wins",
+			in:   Input{Log: strings.NewReader(ts("Tests:       1 failed, 9 passed, 10 total", "npm ERR! code ECONNRESET"))},
+			want: Verdict{Class: Transient, Evidence: "npm ERR! code ECONNRESET", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "a 5xx in Octokit's error dump is transient",
+			in:   Input{Log: strings.NewReader(ts("RequestError [HttpError]: Server Error", "  status: 503,", "    data: { message: 'Server Error' }", exit1))},
+			want: Verdict{Class: Transient, Evidence: "status: 503,", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "a 5xx in requests' error is transient",
+			in:   Input{Log: strings.NewReader(ts("requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: https://api.github.com/repos/o/r", exit1))},
+			want: Verdict{Class: Transient, Evidence: "requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: https://api.github.com/repos/o/r", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a 4xx key in a dump decides nothing: the rate-limit text before it stands",
+			in:   Input{Log: strings.NewReader(ts("HttpError: API rate limit exceeded for installation ID 1.", "  status: 403,", exit1))},
+			want: Verdict{Class: RateLimited, Reason: ReasonPrimary, Evidence: "HttpError: API rate limit exceeded for installation ID 1.", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a 5xx key with more digits is no status",
+			in:   Input{Log: strings.NewReader(ts("  status: 5030,", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "pytest's FAILED line decides whatever network error it quotes",
+			in:   Input{Log: strings.NewReader(ts("E   requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=8080): Connection refused", "FAILED tests/test_api.py::test_get - requests.exceptions.ConnectionError: Connection refused", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "FAILED tests/test_api.py::test_get - requests.exceptions.ConnectionError: Connection refused", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "jest's failed test mark decides over a socket hang up it printed",
+			in:   Input{Log: strings.NewReader(ts("Error: socket hang up", "    ✕ fetches the user (31 ms)", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "✕ fetches the user (31 ms)", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "cargo's test result decides over a connection reset its test printed",
+			in:   Input{Log: strings.NewReader(ts("thread 'client::get' panicked at 'called `Result::unwrap()` on an `Err` value: connection reset by peer'", "test result: FAILED. 3 passed; 1 failed; 0 ignored", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "test result: FAILED. 3 passed; 1 failed; 0 ignored", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "go's setup failed is no test report: the download's network error stands",
+			in:   Input{Log: strings.NewReader(ts("go: downloading example.com/m v1.0.0: dial tcp 10.0.0.1:443: i/o timeout", "FAIL	example.com/p [setup failed]", exit1))},
+			want: Verdict{Class: Transient, Evidence: "go: downloading example.com/m v1.0.0: dial tcp 10.0.0.1:443: i/o timeout", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "golangci-lint's finding without a column is a failing check",
+			in:   Input{Log: strings.NewReader(ts("main.go:12: File is not `goimports`-ed (goimports)", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "main.go:12: File is not `goimports`-ed (goimports)", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a program's own file:line log line is no diagnostic",
+			in:   Input{Log: strings.NewReader(ts("main.go:12: starting server", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "a diagnostic behind a Windows drive is a failing check",
+			in:   Input{Log: strings.NewReader(ts("D:\\a\\r\\r\\main.go:12:3: ineffectual assignment to err (ineffassign)", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "D:\\a\\r\\r\\main.go:12:3: ineffectual assignment to err (ineffassign)", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "eslint's one problem is a failing check",
+			in:   Input{Log: strings.NewReader(ts("✖ 1 problem (1 error, 0 warnings)", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "✖ 1 problem (1 error, 0 warnings)", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "eslint over its warning limit is a failing check",
+			in:   Input{Log: strings.NewReader(ts("ESLint found too many warnings (maximum: 0).", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "ESLint found too many warnings (maximum: 0).", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "ruff format --check is a failing check",
+			in:   Input{Log: strings.NewReader(ts("Would reformat: src/app.py", "1 file would be reformatted", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "1 file would be reformatted", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "flake8's finding is a failing check",
+			in:   Input{Log: strings.NewReader(ts("./app/views.py:3:1: F401 'os' imported but unused", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "./app/views.py:3:1: F401 'os' imported but unused", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "the race detector's report is a failing check",
+			in:   Input{Log: strings.NewReader(ts("==================", "WARNING: DATA RACE", "Write at 0x00c000012345 by goroutine 7:", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "WARNING: DATA RACE", Line: 2, Source: SourceLog},
+		},
+		{
+			name: "pytest's no tests ran is a failing check",
+			in:   Input{Log: strings.NewReader(ts("============================ no tests ran in 0.01s =============================", "##[error]Process completed with exit code 5."))},
+			want: Verdict{Class: ChecksFailed, Evidence: "============================ no tests ran in 0.01s =============================", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "jest's no tests found is a failing check",
+			in:   Input{Log: strings.NewReader(ts("No tests found, exiting with code 1", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "No tests found, exiting with code 1", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "go's no test files where no package ran a test is a failing check",
+			in:   Input{Log: strings.NewReader(ts("?   	example.com/p	[no test files]", exit1))},
+			want: Verdict{Class: ChecksFailed, Evidence: "?   	example.com/p	[no test files]", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "go's no test files beside a package that ran is nothing",
+			in:   Input{Log: strings.NewReader(ts("?   	example.com/p	[no test files]", "ok  	example.com/q	0.01s", exit1))},
+			want: Verdict{Class: Unknown, Reason: ReasonNoEvidence, Source: SourceNone},
+		},
+		{
+			name: "ENOSPC alone is a full disk",
+			in:   Input{Log: strings.NewReader(ts("npm ERR! code ENOSPC", exit1))},
+			want: Verdict{Class: Killed, Reason: ReasonDiskFull, Evidence: "npm ERR! code ENOSPC", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "a full disk explains the network error after it",
+			in:   Input{Log: strings.NewReader(ts("System.IO.IOException: No space left on device : '/home/runner/_diag/Worker.log'", "curl: (56) Recv failure: Connection reset by peer", exit1))},
+			want: Verdict{Class: Killed, Reason: ReasonDiskFull, Evidence: "System.IO.IOException: No space left on device : '/home/runner/_diag/Worker.log'", Line: 1, Source: SourceLog},
+		},
+		{
+			name: "an in-process full disk is killed (disk_full), not cancelled",
+			in:   Input{Err: errors.New("write .git/objects/ab/cd: no space left on device")},
+			want: Verdict{Class: Killed, Reason: ReasonDiskFull, Evidence: "write .git/objects/ab/cd: no space left on device", Source: SourceError},
 		},
 		{
 			name: "a lint diagnostic is a failing check",

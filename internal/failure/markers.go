@@ -24,7 +24,7 @@ const (
 	sigTransient
 	sigUnexpectedEOF
 	sigSyntaxError // "syntax error: unexpected EOF" is a compile error, not a network one
-	sigDiskFull    // the machine's disk is full: no automatic action helps
+	sigDiskFull    // the machine's disk is full: a fresh runner has an empty one
 )
 
 // Marker flags.
@@ -167,6 +167,11 @@ var markers = []marker{
 	{text: "socket hang up", sig: sigTransient, source: "Node 'Error: socket hang up'"},
 	{text: "read timed out", sig: sigTransient, source: "Python urllib3/requests 'ReadTimeoutError: HTTPSConnectionPool(...): Read timed out.'"},
 
-	// A full disk. Not transient: the same job fills the same disk again.
-	{text: "no space left on device", sig: sigDiskFull, source: "ENOSPC text ('No space left on device'): runner diagnostics, docker layers, compilers"},
+	// A full disk. Not transient (a retry on the same machine fills the same
+	// disk again) but the machine's, not the change's: a continuation runs on
+	// a fresh runner.
+	{text: "no space left on device", sig: sigDiskFull, source: "ENOSPC text ('No space left on device'): runner diagnostics ('System.IO.IOException: No space left on device'), docker layers, compilers"},
+	{text: "enospc", sig: sigDiskFull, source: "Node error code ENOSPC ('npm ERR! code ENOSPC', 'Error: ENOSPC, write')"},
+	{text: "running out of disk space", sig: sigDiskFull, source: "runner annotation 'You are running out of disk space. The runner will stop working when the machine runs out of disk space.'"},
+	{text: "not enough space on the disk", sig: sigDiskFull, source: "Windows ERROR_DISK_FULL text 'There is not enough space on the disk.'"},
 }

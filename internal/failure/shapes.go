@@ -171,41 +171,159 @@ func goTestLogLine(msg []byte) bool {
 	return ok && n > 0
 }
 
-// checkFailure is true when the line is how a test runner, a linter or a
-// compiler reports that the code under check failed. annotated lines also
-// count golangci-lint's "message (linter)" form of its annotations; the
-// caller counts as annotated the web view's "Error: message" rendering of one.
-func checkFailure(msg, lower []byte, annotated bool) bool {
+// testReport is true when the line is a test runner's report that a test
+// failed: go's "--- FAIL: TestX" and "FAIL<tab>pkg" (not "[setup failed]",
+// where no test ran), gotestsum's "=== FAIL:", gocheck's "OOPS: … FAILED",
+// pytest's "FAILED x::y", its verbose "x::y FAILED" and its "N failed"
+// summary, jest's "✕ name" and "Tests: N failed", vitest's summaries,
+// cargo's "test result: FAILED", mocha's "N failing", Gradle's failing tests,
+// Ginkgo's "[FAIL]", vstest's "Test Run Failed". Such a line decides the
+// class whatever words the failing test's message has.
+func testReport(msg, lower []byte) bool {
 	t := bytes.TrimLeft(msg, " \t")
 	l := bytes.TrimLeft(lower, " \t")
 	has := func(s string) bool { return bytes.Contains(l, []byte(s)) }
 	starts := func(s string) bool { return bytes.HasPrefix(l, []byte(s)) }
 	switch {
+	case goTestFail(msg) == 1:
+	case goTestFail(msg) == 2: // "FAIL<tab>pkg 0.5s", but not "FAIL<tab>pkg [setup failed]"
+		if has("[setup failed]") || has("[build failed]") {
+			return false
+		}
+	case starts("=== fail: "), starts("oops: ") && has(" failed"): // gotestsum, gocheck
 	case starts("panic: test timed out after"): // go test -timeout
 	case has("there were failing tests"): // gradle: "> There were failing tests. See the report at: …"
 	case bytes.HasSuffix(t, []byte(" FAILED")) && bytes.Contains(t, []byte(" > ")): // gradle test event "Class > method FAILED"
 	case pytestVerbose(t): // pytest -v "path::test FAILED [ 77%]"
 	case starts("[failed]"), starts("[fail]"): // ginkgo
 	case starts("test run failed"), starts("failed!") && has(" - failed:"): // vstest, dotnet test
-	case has("code style issues found"): // prettier --check
-	case starts("would reformat "), has(" would be reformatted") && countThen(l, " file"): // black --check
-	case starts("diff in ") && bytes.HasSuffix(l, []byte(":")): // rustfmt --check
 	case has("exceeded timeout of") && has("for a test"): // jest
 	case starts("test result: failed"), starts("error: test failed"): // cargo test
 	case starts("tests:") && has(" failed"): // jest summary
+	case (starts("tests ") || starts("test files ")) && has(" failed"): // vitest "Tests  1 failed | 2 passed (3)"
+	case bytes.HasPrefix(t, []byte("✕ ")): // jest: a failed test
 	case bytes.HasPrefix(t, []byte("FAILED ")) && has("::"): // pytest short summary
 	case starts("=") && pytestFailedSummary(l): // pytest "=== 1 failed, 2 passed in 0.5s ==="
 	case countThen(l, " failing"): // mocha
+	default:
+		return false
+	}
+	return true
+}
+
+// checkFailure is true when the line is how a linter, a formatter, the race
+// detector or a compiler reports that the code under check failed, or a
+// test runner says no test ran. annotated lines also count golangci-lint's
+// "message (linter)" form of its annotations; the caller counts as
+// annotated the web view's "Error: message" rendering of one.
+func checkFailure(msg, lower []byte, annotated bool) bool {
+	t := bytes.TrimLeft(msg, " \t")
+	l := bytes.TrimLeft(lower, " \t")
+	has := func(s string) bool { return bytes.Contains(l, []byte(s)) }
+	starts := func(s string) bool { return bytes.HasPrefix(l, []byte(s)) }
+	switch {
+	case has("code style issues found"): // prettier --check
+	case starts("would reformat "), starts("would reformat: "), has(" would be reformatted") && countThen(l, " file"): // black --check, ruff format --check
+	case starts("diff in ") && bytes.HasSuffix(l, []byte(":")): // rustfmt --check
 	case starts("found ") && countThen(l[len("found "):], " error"): // ruff, mypy
-	case eslintStylish(l), has(" problems (") && has(" error"): // eslint
+	case eslintStylish(l), (has(" problems (") || has(" problem (")) && has(" error"): // eslint
+	case starts("eslint found too many warnings"): // eslint --max-warnings
+	case bytes.Equal(l, []byte("issues found")), countThen(l, " issues:"): // golangci-lint (the action, v2's summary)
+	case countThen(l, " file") && has(" inspected, ") && has(" offense"): // rubocop
+	case starts("warning: data race"), starts("found ") && has(" data race"): // go's race detector
+	case noTestsRan(l):
 	case starts("error[e"), starts("error: could not compile"): // rustc, cargo
 	case has("error ts") && tscCode(l): // tsc
 	case diagnostic(t): // path:line:col: message (go vet, golangci-lint, gcc, flake8)
+	case lineDiagnostic(t): // path:line: message (linter), path:line: error: message (mypy)
 	case annotated && lintSuffix(t): // golangci-lint annotations "message (linter)"
 	default:
 		return false
 	}
 	return true
+}
+
+// noTestsRan is true when a test runner says it ran no test, which fails
+// the check that asked for tests: pytest's "no tests ran in 0.01s" (exit
+// 5), jest's "No tests found, exiting with code 1", vitest's and mocha's
+// "No test files found", go test -run's "testing: warning: no tests to run".
+func noTestsRan(l []byte) bool {
+	t := bytes.Trim(l, "= ")
+	switch {
+	case bytes.HasPrefix(t, []byte("no tests ran")),
+		bytes.HasPrefix(t, []byte("no tests found")),
+		bytes.HasPrefix(t, []byte("no test files found")),
+		bytes.HasPrefix(t, []byte("error: no test files found")),
+		bytes.HasPrefix(t, []byte("testing: warning: no tests to run")):
+		return true
+	}
+	return false
+}
+
+// goNoTestFiles matches go test's "?<tab>pkg<tab>[no test files]".
+func goNoTestFiles(msg []byte) bool {
+	t := bytes.TrimLeft(msg, " \t")
+	return bytes.HasPrefix(t, []byte("?")) && bytes.HasSuffix(bytes.TrimRight(t, " \t"), []byte("[no test files]"))
+}
+
+// goTestRan is true for go test's lines that say a package's tests ran:
+// "ok<tab>pkg", "--- PASS", "--- FAIL", "FAIL<tab>pkg".
+func goTestRan(msg []byte) bool {
+	t := bytes.TrimLeft(msg, " \t")
+	ok := len(t) > 3 && bytes.HasPrefix(t, []byte("ok")) && (t[2] == ' ' || t[2] == '\t') && bytes.IndexByte(t, '\t') > 0
+	return ok || bytes.HasPrefix(t, []byte("--- PASS: ")) || goTestFail(msg) != 0 && !bytes.Contains(t, []byte("[setup failed]"))
+}
+
+// dumpServerError finds a 5xx a client library prints in its error dump:
+// Octokit's "status: 502," (its RequestError, and each "status" key of the
+// JSON or object it dumps), "statusCode: 503", Python's "502 Server Error:"
+// (requests) and "GithubException: 502" (PyGithub), "HTTP/1.1 503" and
+// "HTTP 503" status lines. Only 500, 502, 503 and 504: a 4xx key in a dump
+// says less than the message lines around it (a 403's rate-limit text).
+func dumpServerError(lower []byte) int {
+	for _, p := range []string{"status:", "status\":", "status':", "statuscode:", "statuscode\":", "status=", "status_code=",
+		"githubexception:", "http/1.1 ", "http/1.0 ", "http/2 ", "http 5"} {
+		for off := 0; ; {
+			i := bytes.Index(lower[off:], []byte(p))
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(p)
+			if i > 0 && isLetter(lower[i-1]) {
+				continue
+			}
+			start := off
+			if p == "http 5" {
+				start = off - 1
+			}
+			if code := serverStatus(bytes.TrimLeft(lower[start:], " \"'")); code != 0 {
+				return code
+			}
+		}
+	}
+	for _, code := range []string{"500", "502", "503", "504"} {
+		if i := bytes.Index(lower, []byte(code+" server error:")); i >= 0 && (i == 0 || !isDigit(lower[i-1])) {
+			return serverStatus(lower[i:])
+		}
+	}
+	return 0
+}
+
+// serverStatus reads 500, 502, 503 or 504 at the start of b, not followed by
+// another digit or a dot; 0 otherwise.
+func serverStatus(b []byte) int {
+	if len(b) < 3 || b[0] != '5' || b[1] != '0' || !isDigit(b[2]) {
+		return 0
+	}
+	if len(b) > 3 && (isDigit(b[3]) || b[3] == '.') {
+		return 0
+	}
+	switch code := 500 + int(b[2]-'0'); code {
+	case 500, 502, 503, 504:
+		return code
+	}
+	return 0
 }
 
 // digitsThen reads a run of digits followed by sep and returns how many digits.
@@ -274,7 +392,7 @@ func tscCode(l []byte) bool {
 
 // diagnostic matches "path.ext:line:col: message" at the start of a line.
 func diagnostic(t []byte) bool {
-	i := bytes.IndexByte(t, ':')
+	i := pathEnd(t)
 	if i <= 0 {
 		return false
 	}
@@ -294,6 +412,44 @@ func diagnostic(t []byte) bool {
 	}
 	rest = rest[m+1:]
 	return len(rest) > 1 && rest[0] == ' '
+}
+
+// pathEnd is the index of the colon after a diagnostic's path, past a
+// Windows drive ("D:\\a\\x\\main.go:12:3:"), or -1.
+func pathEnd(t []byte) int {
+	skip := 0
+	if len(t) > 3 && isLetter(t[0]) && t[1] == ':' && (t[2] == '\\' || t[2] == '/') {
+		skip = 2
+	}
+	i := bytes.IndexByte(t[skip:], ':')
+	if i < 0 {
+		return -1
+	}
+	return skip + i
+}
+
+// lineDiagnostic matches "path.ext:line: message" without a column when the
+// message is a linter's (golangci-lint's gofmt and goimports findings end in
+// "(linter)") or says "error:" (mypy): a program's own log line with a
+// file:line prefix is neither.
+func lineDiagnostic(t []byte) bool {
+	i := pathEnd(t)
+	if i <= 0 {
+		return false
+	}
+	path := t[:i]
+	if bytes.ContainsAny(path, " \t()") || !bytes.Contains(path, []byte(".")) {
+		return false
+	}
+	n, ok := digitsThen(t[i+1:], ':')
+	if !ok {
+		return false
+	}
+	rest := t[i+1+n+1:]
+	if len(rest) < 2 || rest[0] != ' ' {
+		return false
+	}
+	return bytes.HasPrefix(rest, []byte(" error: ")) || lintSuffix(rest)
 }
 
 // lintSuffix matches a message ending in "(linter)", a lower-case name.

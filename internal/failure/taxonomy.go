@@ -147,7 +147,7 @@ var table = []Row{
 	},
 	{
 		Class:      ChecksFailed,
-		Recognised: "the runner's 'roadmap: checks failed:' line; when nothing stronger explains the end, a test runner's, linter's, formatter's or compiler's failure (go test '--- FAIL:' / a test timeout, jest, pytest and pytest -v, cargo test, Gradle's failing tests, Ginkgo, vstest, 'path:line:col:' diagnostics, eslint, ruff, prettier, black, rustfmt --check)",
+		Recognised: "the runner's 'roadmap: checks failed:' line; when nothing stronger explains the end, a test runner's, linter's, formatter's or compiler's failure (go test '--- FAIL:' / a test timeout, jest, pytest and pytest -v, cargo test, Gradle's failing tests, Ginkgo, vstest, 'path:line:col:' diagnostics, golangci-lint, eslint, ruff, flake8, prettier, black, rustfmt --check, the race detector's 'WARNING: DATA RACE'), or a test runner's 'no tests ran'; a test runner's failure report decides whatever network words its tests printed before it",
 		Action:     ActionRepair,
 		Does:       "bounded repair rounds with the check log; when they are spent the Job yields and the log (implement.check_log) goes to the next Job",
 		Result:     ResultYielded,
@@ -194,9 +194,9 @@ var table = []Row{
 	},
 	{
 		Class:      Killed,
-		Recognised: "no result, and the runner's timeout, cancel, shutdown-signal or lost-communication message, a cancelled or timed_out conclusion, or exit 137/143 (the runner's, or a tool's 'Killed' / 'exit code 137' / 'exited with 137') without OOM evidence",
+		Recognised: "no result, and the runner's timeout, cancel, shutdown-signal or lost-communication message, a cancelled or timed_out conclusion, or exit 137/143 (the runner's, or a tool's 'Killed' / 'exit code 137' / 'exited with 137') without OOM evidence; a full disk (reason disk_full: 'No space left on device', ENOSPC, the runner's 'running out of disk space'), the machine's and not the change's",
 		Action:     ActionContinue,
-		Does:       "dispatch a continuation that resumes from the last mark (and reconciles marks against git at its start)",
+		Does:       "dispatch a continuation that resumes from the last mark (and reconciles marks against git at its start) on a fresh runner; a disk that fills again with no new mark stops as no_progress",
 		Result:     ResultYielded,
 		Automatic:  true,
 	},
@@ -258,7 +258,7 @@ var table = []Row{
 	},
 	{
 		Class:      Unknown,
-		Recognised: "anything else: no decisive evidence, a runner panic, an invariant violation, a class name the table does not have, a full disk (reason disk_full)",
+		Recognised: "anything else: no decisive evidence, a runner panic, an invariant violation, a class name the table does not have",
 		Action:     ActionStop,
 		Does:       "stop and keep all state; never retry blindly",
 		Result:     ResultStopped,

@@ -169,7 +169,7 @@ func sigNames(s signal) string {
 		{sigAuth, "auth"}, {sigPermissionTo, "auth (with denied to)"}, {sigDeniedTo, "auth (with permission to)"},
 		{sigConflict, "conflict"}, {sigIndeterminate, "indeterminate"}, {sigPreSend, "request never sent"},
 		{sigTransient, "transient"}, {sigUnexpectedEOF, "transient (not after syntax error)"},
-		{sigSyntaxError, "cancels unexpected EOF"}, {sigDiskFull, "unknown: disk_full"},
+		{sigSyntaxError, "cancels unexpected EOF"}, {sigDiskFull, "killed: disk_full"},
 	}
 	var out []string
 	for _, n := range names {
