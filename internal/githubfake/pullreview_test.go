@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,3 +174,118 @@ func TestMergePRGit(t *testing.T) {
 		t.Errorf("merging a conflicting pull request: %d, want 405", status(resp))
 	}
 }
+
+// TestReviewCommentThreads comments on lines of a pull request's diff
+// through go-github: a comment, replies in its thread (both forms), a
+// review with line comments and a pending one; what GitHub refuses is
+// refused, and each comment is a pull_request_review_comment event of its
+// author with its review's pull_request_review.
+func TestReviewCommentThreads(t *testing.T) {
+	w := newTriggerWorld(t, Options{})
+	ctx, f := w.ctx, w.h.f
+	n := w.pr(w.bot, "roadmap/1", "main")
+	w.push(tok, "roadmap/1", "a.go", "b.go")
+	head := f.headSHAOf(n)
+	first := len(f.Events())
+
+	c, _, err := w.alice.PullRequests.CreateComment(ctx, "acme", "widgets", n, &github.PullRequestComment{
+		Body: github.String("why?"), Path: github.String("a.go"), Line: github.Int(3), StartLine: github.Int(1), CommitID: github.String(head)})
+	w.must(err, "comment")
+	if c.GetSide() != "RIGHT" || c.GetStartSide() != "RIGHT" || c.GetPullRequestReviewID() == 0 {
+		t.Errorf("comment: side %q start_side %q review %d", c.GetSide(), c.GetStartSide(), c.GetPullRequestReviewID())
+	}
+	r1, _, err := w.bot.PullRequests.CreateCommentInReplyTo(ctx, "acme", "widgets", n, "because", c.GetID())
+	w.must(err, "reply")
+	req, _ := w.mallory.NewRequest("POST", "repos/acme/widgets/pulls/1/comments/"+itoa(c.GetID())+"/replies", map[string]string{"body": "agreed"})
+	r2 := new(github.PullRequestComment)
+	_, err = w.mallory.Do(ctx, req, r2)
+	w.must(err, "reply through /replies")
+	for _, r := range []*github.PullRequestComment{r1, r2} {
+		if r.GetInReplyTo() != c.GetID() || r.GetPath() != "a.go" || r.GetLine() != 3 {
+			t.Errorf("reply %d: in_reply_to %d path %q line %d", r.GetID(), r.GetInReplyTo(), r.GetPath(), r.GetLine())
+		}
+	}
+	refused := []struct {
+		what string
+		send func() *github.Response
+		want int
+	}{
+		{"a reply to a reply", func() *github.Response {
+			_, resp, _ := w.alice.PullRequests.CreateCommentInReplyTo(ctx, "acme", "widgets", n, "x", r1.GetID())
+			return resp
+		}, 422},
+		{"a reply to no comment", func() *github.Response {
+			_, resp, _ := w.alice.PullRequests.CreateCommentInReplyTo(ctx, "acme", "widgets", n, "x", 9999)
+			return resp
+		}, 404},
+		{"a file the pull request does not change", func() *github.Response {
+			_, resp, _ := w.alice.PullRequests.CreateComment(ctx, "acme", "widgets", n, &github.PullRequestComment{
+				Body: github.String("x"), Path: github.String("c.go"), Line: github.Int(1), CommitID: github.String(head)})
+			return resp
+		}, 422},
+		{"a commit the repository lacks", func() *github.Response {
+			_, resp, _ := w.alice.PullRequests.CreateComment(ctx, "acme", "widgets", n, &github.PullRequestComment{
+				Body: github.String("x"), Path: github.String("a.go"), Line: github.Int(1), CommitID: github.String(otherSHA)})
+			return resp
+		}, 422},
+		{"no line", func() *github.Response {
+			_, resp, _ := w.alice.PullRequests.CreateComment(ctx, "acme", "widgets", n, &github.PullRequestComment{
+				Body: github.String("x"), Path: github.String("a.go"), CommitID: github.String(head)})
+			return resp
+		}, 422},
+	}
+	for _, r := range refused {
+		if got := status(r.send()); got != r.want {
+			t.Errorf("%s: %d, want %d", r.what, got, r.want)
+		}
+	}
+
+	rv, _, err := w.alice.PullRequests.CreateReview(ctx, "acme", "widgets", n, &github.PullRequestReviewRequest{
+		Event: github.String("REQUEST_CHANGES"), Body: github.String("see inline"),
+		Comments: []*github.DraftReviewComment{{Path: github.String("b.go"), Line: github.Int(7), Side: github.String("LEFT"), Body: github.String("gone?")}}})
+	w.must(err, "review")
+	_, _, err = w.bot.PullRequests.CreateReview(ctx, "acme", "widgets", n, &github.PullRequestReviewRequest{
+		Comments: []*github.DraftReviewComment{{Path: github.String("a.go"), Line: github.Int(1), Body: github.String("draft")}}})
+	w.must(err, "pending review")
+	_, resp, _ := w.bot.PullRequests.CreateReview(ctx, "acme", "widgets", n, &github.PullRequestReviewRequest{})
+	if status(resp) != 422 {
+		t.Errorf("a second pending review: %d, want 422", status(resp))
+	}
+
+	in, _, err := w.bot.PullRequests.ListReviewComments(ctx, "acme", "widgets", n, rv.GetID(), nil)
+	w.must(err, "review's comments")
+	if len(in) != 1 || in[0].GetPath() != "b.go" || in[0].GetSide() != "LEFT" || in[0].GetLine() != 7 {
+		t.Errorf("the review's comments: %+v", in)
+	}
+	all, _, err := w.mallory.PullRequests.ListComments(ctx, "acme", "widgets", n, nil)
+	w.must(err, "list")
+	var got []string
+	for _, x := range all {
+		got = append(got, x.GetUser().GetLogin()+" "+x.GetBody()+" "+itoa(x.GetInReplyTo()))
+	}
+	want := []string{"alice why? 0", "github-actions[bot] because " + itoa(c.GetID()), "mallory agreed " + itoa(c.GetID()), "alice gone? 0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the pull request's comments, the pending one unseen (-want +got):\n%s", diff)
+	}
+	reviews, _, err := w.mallory.PullRequests.ListReviews(ctx, "acme", "widgets", n, nil)
+	w.must(err, "reviews")
+	if len(reviews) != 4 || reviews[3].GetState() != "CHANGES_REQUESTED" {
+		t.Errorf("reviews as another sees them: %d, the last %q", len(reviews), reviews[len(reviews)-1].GetState())
+	}
+
+	var evs []string
+	for _, ev := range f.Events()[first:] {
+		evs = append(evs, ev.Name+" "+ev.Actor)
+	}
+	wantEvs := []string{
+		"pull_request_review_comment alice", "pull_request_review alice",
+		"pull_request_review_comment github-actions[bot]", "pull_request_review github-actions[bot]",
+		"pull_request_review_comment mallory", "pull_request_review mallory",
+		"pull_request_review_comment alice", "pull_request_review alice",
+	}
+	if diff := cmp.Diff(wantEvs, evs); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
