@@ -21,7 +21,8 @@ import (
 type Event struct {
 	ID int64 `json:"id"`
 	// Name is the webhook event: issues, issue_comment, pull_request,
-	// pull_request_review, push, workflow_dispatch, repository_dispatch or
+	// pull_request_review, pull_request_review_comment, push,
+	// workflow_dispatch, repository_dispatch or
 	// schedule.
 	Name string `json:"name"`
 	// Action is the activity type (labeled, created, opened, synchronize,
