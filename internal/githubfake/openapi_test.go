@@ -56,6 +56,15 @@ var productOps = []specOp{
 	// fake serves linking too, held to the description like the rest.
 	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"},
 	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issue"},
+	// People merge and review pull requests in tests (issue 47): held to
+	// the description like the rest.
+	{"PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge"},
+	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/comments"},
+	{"GET", "/repos/{owner}/{repo}/pulls/{pull_number}/comments"},
+	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"},
+	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"},
+	{"GET", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"},
+	{"GET", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments"},
 }
 
 // bodyExceptions are request bodies the description's schema rejects but its
@@ -68,6 +77,10 @@ var bodyExceptions = []struct {
 	specOp{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels"},
 	regexp.MustCompile(`^\s*\[\s*"`), // a bare, non-empty array of names
 	`the operation's description: "You can also pass an array of labels directly" (go-github v66 sends that form)`,
+}, {
+	specOp{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/comments"},
+	regexp.MustCompile(`"in_reply_to"`), // a reply: body and in_reply_to only
+	`the in_reply_to property: "When specified, all parameters other than body in the request body are ignored" (go-github v66's CreateCommentInReplyTo sends that form)`,
 }}
 
 // exchange is one request and answer seen on the wire.
@@ -584,6 +597,76 @@ var apiCases = []apiCase{
 		}
 		e.raw(t, "DELETE", p, fmt.Sprintf(`{"sub_issue_id": %d}`, is.ID)) // no longer a sub-issue: 404
 		e.raw(t, "DELETE", p, `{"sub_issue_id": "x"}`)
+	}},
+	{op: productOps[31], statuses: []int{200, 403, 404, 405, 409, 422}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreatePullRequest("roadmap/1", "main", "one", "", false)
+		draft := e.h.f.CreatePullRequest("roadmap/2", "main", "two", "", true)
+		e.h.f.AddToken("ro", "reader", true)
+		e.raw(t, "PUT", fmt.Sprintf("/repos/acme/widgets/pulls/%d/merge", n), `{}`, "Authorization", "Bearer ro")
+		e.raw(t, "PUT", fmt.Sprintf("/repos/acme/widgets/pulls/%d/merge", n), `{"sha": "`+otherSHA+`"}`)
+		e.raw(t, "PUT", fmt.Sprintf("/repos/acme/widgets/pulls/%d/merge", n), `{"merge_method": "octopus"}`)
+		e.raw(t, "PUT", fmt.Sprintf("/repos/acme/widgets/pulls/%d/merge", draft), `{}`)
+		must(t)(e.gh.PullRequests.Merge(e.ctx, "acme", "widgets", n, "the change", &gogithub.PullRequestOptions{MergeMethod: "rebase"}))
+		e.raw(t, "PUT", "/repos/acme/widgets/pulls/999/merge", "")
+	}},
+	{op: productOps[32], statuses: []int{201, 422}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreatePullRequest("roadmap/1", "main", "one", "", false)
+		sha := e.h.f.headSHAOf(n)
+		c := &gogithub.PullRequestComment{Body: gogithub.String("why?"), Path: gogithub.String("a.go"), Line: gogithub.Int(2),
+			StartLine: gogithub.Int(1), Side: gogithub.String("RIGHT"), CommitID: gogithub.String(sha)}
+		root, _, err := e.gh.PullRequests.CreateComment(e.ctx, "acme", "widgets", n, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t)(e.gh.PullRequests.CreateCommentInReplyTo(e.ctx, "acme", "widgets", n, "because", root.GetID()))
+		p := fmt.Sprintf("/repos/acme/widgets/pulls/%d/comments", n)
+		for _, b := range []string{`{"body": "x", "path": "a.go", "commit_id": "` + sha + `", "subject_type": "file"}`,
+			`{"body": "x", "path": "a.go"}`, `{"body": "x", "path": "a.go", "line": 1, "commit_id": "` + otherSHA + `"}`,
+			`{"body": "x", "path": "a.go", "line": "1", "commit_id": "` + sha + `"}`, `{"path": "a.go"}`} {
+			e.raw(t, "POST", p, b)
+		}
+	}},
+	{op: productOps[33], statuses: []int{200, 304}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreatePullRequest("roadmap/1", "main", "one", "", false)
+		p := fmt.Sprintf("/repos/acme/widgets/pulls/%d/comments", n)
+		e.raw(t, "POST", p, `{"body": "x", "path": "a.go", "line": 3, "commit_id": "`+e.h.f.headSHAOf(n)+`"}`)
+		e.raw(t, "POST", p, `{"body": "y", "path": "a.go", "commit_id": "`+e.h.f.headSHAOf(n)+`", "subject_type": "file"}`)
+		must(t)(e.gh.PullRequests.ListComments(e.ctx, "acme", "widgets", n, nil))
+		e.raw(t, "GET", p, "", "If-None-Match", e.lastETag())
+	}},
+	{op: productOps[34], statuses: []int{201, 404}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreatePullRequest("roadmap/1", "main", "one", "", false)
+		root, _, err := e.gh.PullRequests.CreateComment(e.ctx, "acme", "widgets", n, &gogithub.PullRequestComment{
+			Body: gogithub.String("why?"), Path: gogithub.String("a.go"), Line: gogithub.Int(2), CommitID: gogithub.String(e.h.f.headSHAOf(n))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/pulls/%d/comments/%d/replies", n, root.GetID()), `{"body": "because"}`)
+		e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/pulls/%d/comments/999/replies", n), `{"body": "x"}`)
+	}},
+	{op: productOps[35], statuses: []int{200, 422}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreatePullRequest("roadmap/1", "main", "one", "", false)
+		e.h.f.AddToken("alice-tok", "alice", false)
+		p := fmt.Sprintf("/repos/acme/widgets/pulls/%d/reviews", n)
+		e.raw(t, "POST", p, `{"event": "REQUEST_CHANGES", "body": "see", "comments": [{"path": "a.go", "line": 2, "body": "here"}]}`, "Authorization", "Bearer alice-tok")
+		for _, b := range []string{`{"event": "COMMENT"}`, `{"comments": [{"path": "a.go"}]}`, `{"event": "MERGE"}`, `{}`, `{}`} {
+			e.raw(t, "POST", p, b)
+		}
+	}},
+	{op: productOps[36], statuses: []int{200}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreatePullRequest("roadmap/1", "main", "one", "", false)
+		e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/pulls/%d/reviews", n), `{"event": "COMMENT", "body": "ok"}`)
+		must(t)(e.gh.PullRequests.ListReviews(e.ctx, "acme", "widgets", n, nil))
+	}},
+	{op: productOps[37], statuses: []int{200, 404}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreatePullRequest("roadmap/1", "main", "one", "", false)
+		r, _, err := e.gh.PullRequests.CreateReview(e.ctx, "acme", "widgets", n, &gogithub.PullRequestReviewRequest{Event: gogithub.String("COMMENT"),
+			Body: gogithub.String("see"), Comments: []*gogithub.DraftReviewComment{{Path: gogithub.String("a.go"), Line: gogithub.Int(4), Body: gogithub.String("here")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t)(e.gh.PullRequests.ListReviewComments(e.ctx, "acme", "widgets", n, r.GetID(), nil))
+		e.raw(t, "GET", fmt.Sprintf("/repos/acme/widgets/pulls/%d/reviews/999/comments", n), "")
 	}},
 }
 

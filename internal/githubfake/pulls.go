@@ -327,6 +327,11 @@ func (f *Fake) editPull(c *call) reply {
 		return validation(doc, map[string]any{"resource": "PullRequest", "code": "custom", "field": "body",
 			"message": fmt.Sprintf("body is too long (maximum is %d characters)", maxBody)})
 	}
+	if in.State != nil && *in.State == "open" && is.Pull.Merged {
+		// The fake's wording: GitHub refuses to reopen a merged pull request.
+		return validation(doc, map[string]any{"resource": "PullRequest", "code": "custom", "field": "state",
+			"message": "state cannot be changed. The pull request has been merged."})
+	}
 	edited := (in.Title != nil && *in.Title != is.Title) || (in.Body != nil && *in.Body != is.Body) ||
 		(in.Base != nil && *in.Base != "" && *in.Base != is.Pull.Base)
 	if in.Title != nil {

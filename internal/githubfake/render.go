@@ -449,8 +449,8 @@ func (f *Fake) pullJSON(base string, is *Issue, single bool) map[string]any {
 		"created_at":            ts(is.CreatedAt),
 		"updated_at":            ts(is.UpdatedAt),
 		"closed_at":             ts(is.ClosedAt),
-		"merged_at":             nil,
-		"merge_commit_sha":      nil,
+		"merged_at":             ts(p.MergedAt),
+		"merge_commit_sha":      nullable(p.MergeCommitSHA),
 		"assignee":              nil,
 		"assignees":             []any{},
 		"requested_reviewers":   []any{},
@@ -468,11 +468,11 @@ func (f *Fake) pullJSON(base string, is *Issue, single bool) map[string]any {
 		"author_association":    f.authorAssociation(is.Author),
 		"auto_merge":            nil,
 		"active_lock_reason":    nil,
-		"merged":                false,
+		"merged":                p.Merged,
 		"mergeable":             nil,
 		"rebaseable":            nil,
 		"mergeable_state":       "unknown",
-		"merged_by":             nil,
+		"merged_by":             f.mergedBy(base, p),
 		"comments":              0,
 		"review_comments":       0,
 		"maintainer_can_modify": false,
@@ -499,4 +499,12 @@ func (f *Fake) pullJSON(base string, is *Issue, single bool) map[string]any {
 		}
 	}
 	return m
+}
+
+// mergedBy is who merged a pull request, null while it is not merged.
+func (f *Fake) mergedBy(base string, p *Pull) any {
+	if !p.Merged {
+		return nil
+	}
+	return f.userJSON(base, p.MergedBy)
 }

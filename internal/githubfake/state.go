@@ -44,6 +44,12 @@ type Pull struct {
 	// HeadRepo is the fork the head branch is in ("owner/repo"), "" for
 	// a branch of the repository itself.
 	HeadRepo string `json:"head_repo,omitempty"`
+	// Merged is set when the pull request was merged (PUT …/merge): by
+	// MergedBy at MergedAt, the base branch then at MergeCommitSHA.
+	Merged         bool      `json:"merged,omitempty"`
+	MergedAt       time.Time `json:"merged_at,omitzero"`
+	MergedBy       string    `json:"merged_by,omitempty"`
+	MergeCommitSHA string    `json:"merge_commit_sha,omitempty"`
 }
 
 // WorkflowPermissions is GET /repos/{owner}/{repo}/actions/permissions/workflow.
@@ -237,6 +243,33 @@ type state struct {
 	ScheduledThrough time.Time `json:"scheduled_through,omitzero"`
 	// Reviews are the pull request reviews created through the API.
 	Reviews []*Review `json:"reviews,omitempty"`
+	// ReviewComments are the comments on lines of pull requests' diffs,
+	// each in a review (reviews.go).
+	ReviewComments []*ReviewComment `json:"review_comments,omitempty"`
+}
+
+// ReviewComment is a comment on a line (or a file) of a pull request's
+// diff. A reply (InReplyTo set) is in the thread of the comment it
+// answers and has its path and line.
+type ReviewComment struct {
+	ID          int64  `json:"id"`
+	PullRequest int    `json:"pull_request"`
+	Review      int64  `json:"review"`
+	InReplyTo   int64  `json:"in_reply_to,omitempty"`
+	Author      string `json:"author"`
+	Body        string `json:"body"`
+	Path        string `json:"path"`
+	// Line and Side are the (last) line commented on and the side of the
+	// diff it is on (LEFT or RIGHT); StartLine and StartSide the first of
+	// a multi-line comment (0 and "" otherwise). SubjectType is line or
+	// file.
+	Line        int       `json:"line,omitempty"`
+	Side        string    `json:"side,omitempty"`
+	StartLine   int       `json:"start_line,omitempty"`
+	StartSide   string    `json:"start_side,omitempty"`
+	SubjectType string    `json:"subject_type"`
+	CommitID    string    `json:"commit_id"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // Review is a pull request review.

@@ -21,7 +21,8 @@ import (
 type Event struct {
 	ID int64 `json:"id"`
 	// Name is the webhook event: issues, issue_comment, pull_request,
-	// pull_request_review, push, workflow_dispatch, repository_dispatch or
+	// pull_request_review, pull_request_review_comment, push,
+	// workflow_dispatch, repository_dispatch or
 	// schedule.
 	Name string `json:"name"`
 	// Action is the activity type (labeled, created, opened, synchronize,
@@ -45,8 +46,14 @@ type Event struct {
 	Base     string `json:"base,omitempty"`
 	Head     string `json:"head,omitempty"`
 	HeadRepo string `json:"head_repo,omitempty"`
-	// Author is who opened the pull request.
+	// Author is who opened the pull request; Merged says a pull_request
+	// closed event closed it by merging it.
 	Author string `json:"author,omitempty"`
+	Merged bool   `json:"merged,omitempty"`
+	// Review and Comment are the review of a pull_request_review event
+	// and the review comment of a pull_request_review_comment event.
+	Review  int64 `json:"review,omitempty"`
+	Comment int64 `json:"comment,omitempty"`
 	// Paths are the files a push or a pull request changes.
 	Paths []string `json:"paths,omitempty"`
 	// Workflow is the dispatched or scheduled workflow file; Inputs the
@@ -300,8 +307,8 @@ func (f *Fake) triggersOf(ev *Event) []trigger {
 		target := onDefault
 		target.name = "pull_request_target"
 		return []trigger{head, target}
-	case "pull_request_review":
-		return []trigger{f.prTrigger("pull_request_review", ev)}
+	case "pull_request_review", "pull_request_review_comment":
+		return []trigger{f.prTrigger(ev.Name, ev)}
 	}
 	return nil
 }

@@ -484,6 +484,50 @@ func TestTriggerRules(t *testing.T) {
 			},
 			want: []startedRun{queued("review.yml", "pull_request_review", "roadmap/issue-2", "alice")},
 		},
+		{
+			rule: "pull_request_review_comment: a person's line comment starts a run, GITHUB_TOKEN's none", source: srcEvents + "#pull_request_review_comment",
+			files: map[string]map[string]string{"": {"rc.yml": wfOn("  pull_request_review_comment:\n    types: [created]")}},
+			act: func(w *triggerWorld) {
+				n := w.pr(w.bot, "roadmap/issue-2", "main")
+				for _, c := range []*github.Client{w.bot, w.alice} {
+					_, _, err := c.PullRequests.CreateComment(w.ctx, "acme", "widgets", n, &github.PullRequestComment{
+						Body: github.String("why?"), Path: github.String("a.go"), Line: github.Int(3), CommitID: github.String(w.h.f.headSHAOf(n))})
+					w.must(err, "review comment")
+				}
+			},
+			want: []startedRun{queued("rc.yml", "pull_request_review_comment", "roadmap/issue-2", "alice")},
+		},
+		{
+			rule: "issues closed and reopened by a person start runs", source: srcEvents + "#issues",
+			files: map[string]map[string]string{"": {"state.yml": wfOn("  issues:\n    types: [closed, reopened]")}},
+			act: func(w *triggerWorld) {
+				n := w.issue(w.bot)
+				for _, st := range []string{"closed", "open"} {
+					_, _, err := w.alice.Issues.Edit(w.ctx, "acme", "widgets", n, &github.IssueRequest{State: github.String(st)})
+					w.must(err, "issue state")
+				}
+			},
+			want: []startedRun{queued("state.yml", "issues", "main", "alice"), queued("state.yml", "issues", "main", "alice")},
+		},
+		{
+			rule: "a person's merge: a push to the base and a pull_request closed start runs", source: srcEvents + "#running-your-pull_request-workflow-when-a-pull-request-merges",
+			files: map[string]map[string]string{"": {"merged.yml": wfOn("  push:\n    branches: [main]\n  pull_request:\n    types: [closed]")}},
+			act: func(w *triggerWorld) {
+				n := w.pr(w.bot, "roadmap/issue-2", "main")
+				_, _, err := w.alice.PullRequests.Merge(w.ctx, "acme", "widgets", n, "", &github.PullRequestOptions{MergeMethod: "squash"})
+				w.must(err, "merge")
+			},
+			want: []startedRun{queued("merged.yml", "push", "main", "alice"), queued("merged.yml", "pull_request", "roadmap/issue-2", "alice")},
+		},
+		{
+			rule: "GITHUB_TOKEN's merge starts no run", source: srcFromWorkflow,
+			files: map[string]map[string]string{"": {"merged.yml": wfOn("  push:\n    branches: [main]\n  pull_request:\n    types: [closed]")}},
+			act: func(w *triggerWorld) {
+				n := w.pr(w.bot, "roadmap/issue-2", "main")
+				_, _, err := w.bot.PullRequests.Merge(w.ctx, "acme", "widgets", n, "", nil)
+				w.must(err, "merge")
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
