@@ -17,6 +17,9 @@ const (
 	MaxBytes = 16 << 10
 	// MaxFileBytes bounds one file.
 	MaxFileBytes = 8 << 10
+	// minShown is the least of a file worth its place: past it, what is
+	// left of MaxBytes is too little, and the rest are named as left out.
+	minShown = 512
 	// maxDirs bounds the directories searched for a nested AGENTS.md (two
 	// git processes each).
 	maxDirs = 32
@@ -153,8 +156,12 @@ func Section(files []File) string {
 	b.WriteString(preface + "\n")
 	left := MaxBytes
 	for i, f := range files {
-		if left <= 0 {
-			fmt.Fprintf(&b, "\n[... %d more files left out: the instructions are bounded to %d bytes ...]\n", len(files)-i, MaxBytes)
+		if left < minShown {
+			var names []string
+			for _, g := range files[i:] {
+				names = append(names, g.Path)
+			}
+			fmt.Fprintf(&b, "\n[... left out to keep the instructions within %d bytes: %s ...]\n", MaxBytes, strings.Join(names, ", "))
 			break
 		}
 		text := cut(f.Text, min(left, MaxFileBytes))
