@@ -127,7 +127,7 @@ func (r *runner) reviewHead(ctx context.Context, change *plan.Change, round int)
 		closed[c.ID] = c.Why
 	}
 	in := review.Input{Dir: r.workdir, Diff: diff, Plan: planText(change), Acceptance: gates.AcceptanceCriteria(r.j.Issue.Body),
-		Tests: headCommands(change, nil), Closed: closed, Instructions: r.instr.Text(ctx, diffPaths(diff))}
+		Tests: headCommands(change, nil), Closed: closed, Instructions: r.reviewInstructions(ctx, diff)}
 	start := o.Clock.Now()
 	res, err := review.Run(ctx, review.Options{Config: r.j.AgentConfig(o.Review.Models), MaxFindings: o.Review.MaxFindings}, in)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseReview, Step: "review", Duration: o.Clock.Now().Sub(start),
@@ -212,12 +212,12 @@ func (r *runner) markReady(ctx context.Context, body string) (ending, bool) {
 	return ending{}, true
 }
 
-// diffPaths are the paths a diff changes: where the instructions the
-// reviewer reads apply.
-func diffPaths(diff string) []string {
+// reviewInstructions are the repository's instructions (from the base
+// commit) for the files the diff changes: the reviewer's section.
+func (r *runner) reviewInstructions(ctx context.Context, diff string) string {
 	var paths []string
 	for _, f := range unidiff.Parse(diff) {
 		paths = append(paths, f.Path())
 	}
-	return paths
+	return r.instr.Text(ctx, paths)
 }
