@@ -42,6 +42,10 @@ type Options struct {
 	Out    io.Writer
 	// Now is when init runs: the empty dashboard it opens shows that day.
 	Now time.Time
+	// AgentsStub writes a short AGENTS.md (AgentsPath) for a person to
+	// fill in when the repository has no instructions file; without it, the
+	// to-do offers one.
+	AgentsStub bool
 	// EvalModel, when not "", adds the scheduled eval workflow (EvalPath):
 	// the golden suites on GitHub Models with this model, weekly, their
 	// scores posted to the dashboard.
@@ -199,7 +203,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 
-	for _, f := range files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number, o.EvalModel) {
+	written := files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number, o.EvalModel)
+	noInstructions, err := needsAgentsStub(o.Dir)
+	if err != nil {
+		return res, err
+	}
+	if noInstructions && o.AgentsStub {
+		written = append(written, file{AgentsPath, agentsStub(res.Language)})
+	}
+	for _, f := range written {
 		path := filepath.Join(o.Dir, filepath.FromSlash(f.path))
 		old, err := os.ReadFile(path)
 		switch {
@@ -234,7 +246,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		fmt.Fprintln(o.Out, "  nothing to change: the files and labels are in place")
 	}
 
-	res.ToDo = toDo(o, res)
+	res.ToDo = toDo(o, res, noInstructions)
 	if len(res.ToDo) > 0 {
 		fmt.Fprintln(o.Out, "\nWhat you must still do, in order:")
 		for i, s := range res.ToDo {
@@ -280,8 +292,26 @@ func findDashboard(ctx context.Context, o Options, res *Result, verb func(string
 	return nil
 }
 
+// agentsWhy says what the instructions file is for, in the to-do.
+const agentsWhy = "roadmap's agents read it from the default branch as the project's conventions: how to build and test, what not to touch (docs/agent.md, \"The repository's instructions\")"
+
+// needsAgentsStub: the work tree has none of the instructions files, so
+// init offers a stub AGENTS.md.
+func needsAgentsStub(dir string) (bool, error) {
+	for _, p := range instructionFiles {
+		_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
+		switch {
+		case err == nil:
+			return false, nil
+		case !errors.Is(err, os.ErrNotExist):
+			return false, fmt.Errorf("look for %s: %w", p, err)
+		}
+	}
+	return true, nil
+}
+
 // toDo lists, in order, what a person must still do.
-func toDo(o Options, res Result) []string {
+func toDo(o Options, res Result, noInstructions bool) []string {
 	settings := strings.TrimSuffix(o.Server, "/") + "/" + o.Repository + "/settings/actions"
 	var out []string
 	switch {
@@ -303,6 +333,12 @@ func toDo(o Options, res Result) []string {
 	}
 	if kept := res.files(Kept); len(kept) > 0 {
 		out = append(out, "Compare the files init left as they are with what it would write (roadmap init --dry-run): "+strings.Join(kept, ", "))
+	}
+	switch {
+	case slices.Contains(res.files(Written), AgentsPath):
+		out = append(out, "Fill in "+AgentsPath+", the stub init wrote: "+agentsWhy)
+	case noInstructions:
+		out = append(out, "The repository has no AGENTS.md, CLAUDE.md or .github/copilot-instructions.md: `roadmap init --agents-md` writes a short "+AgentsPath+" to fill in. "+agentsWhy)
 	}
 	if res.Language.setup != "" {
 		out = append(out, "Check that "+SetupPath+" installs what your "+res.Language.Language+" tests need: roadmap's stage and implement jobs run it "+

@@ -15,6 +15,10 @@ const (
 	ChecksPath = ".github/workflows/roadmap-checks.yml"
 	ConfigPath = ".github/roadmap.yml"
 	WakePath   = ".github/workflows/roadmap-wake.yml"
+	// AgentsPath is the repository's instructions for agents, roadmap's
+	// among them (docs/agent.md, "The repository's instructions"): init
+	// writes a stub when the repository has no instructions file.
+	AgentsPath = "AGENTS.md"
 	// EvalPath is the scheduled eval workflow, written with --eval-workflow.
 	EvalPath = ".github/workflows/roadmap-eval.yml"
 	// SetupDir is the project's setup, a composite action the caller names
@@ -226,5 +230,27 @@ implement:
 		}
 	}
 	b.WriteString(tc.policy)
+	return b.String()
+}
+
+// instructionFiles are the files roadmap's agents read as the repository's
+// instructions (internal/instructions): with any of them, init writes no
+// stub.
+var instructionFiles = []string{AgentsPath, ".github/copilot-instructions.md", "CLAUDE.md"}
+
+// agentsStub is a short AGENTS.md for a person to fill in: how the project
+// is checked (the commands init found) and the headings the agents look for.
+func agentsStub(tc Toolchain) string {
+	var b strings.Builder
+	b.WriteString("# AGENTS.md\n\n" +
+		"Instructions for coding agents (roadmap's planner, implementer and reviewer read this file from the default branch).\n" +
+		"Keep it short: conventions an agent cannot guess from the code.\n\n## Checks\n\n")
+	if len(tc.Checks) == 0 {
+		b.WriteString("- (the commands that build and test the project)\n")
+	}
+	for _, c := range tc.Checks {
+		b.WriteString("- `" + c + "`\n")
+	}
+	b.WriteString("\n## Conventions\n\n- (how code and tests are laid out; what not to touch)\n")
 	return b.String()
 }

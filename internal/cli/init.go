@@ -15,6 +15,7 @@ import (
 type initOptions struct {
 	Dir, Ref, EvalModel        string
 	DryRun, JSON, EvalWorkflow bool
+	AgentsMD                   bool
 }
 
 // runInit sets a repository up for roadmap: `roadmap init [-R OWNER/REPO]
@@ -35,12 +36,13 @@ func initCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 	fs.StringVar(&o.Ref, "ref", "", "the `REF` the workflows pin roadmap to (default: this release's tag, else v1)")
 	fs.BoolVar(&o.EvalWorkflow, "eval-workflow", false, "also write "+adopt.EvalPath+": the golden suites weekly on GitHub Models, their scores posted to the dashboard (docs/eval.md)")
 	fs.StringVar(&o.EvalModel, "eval-model", "", "the GitHub Models `MODEL` the eval workflow runs (default: the configuration's first github-models model)")
+	fs.BoolVar(&o.AgentsMD, "agents-md", false, "also write a short "+adopt.AgentsPath+" to fill in when the repository has no instructions file (docs/agent.md)")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		env.Errorf("usage: roadmap init [-R OWNER/REPO] [--workdir DIR] [--eval-workflow [--eval-model MODEL]] [--dry-run] [--json]")
+		env.Errorf("usage: roadmap init [-R OWNER/REPO] [--workdir DIR] [--eval-workflow [--eval-model MODEL]] [--agents-md] [--dry-run] [--json]")
 		return ExitUsage
 	}
 	if o.EvalModel != "" && !o.EvalWorkflow {
@@ -75,7 +77,7 @@ func initRun(ctx context.Context, f *Factory, o *initOptions) int {
 		out = env.Stderr
 	}
 	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Ref: o.Ref, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model})
+		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Ref: o.Ref, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD})
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal

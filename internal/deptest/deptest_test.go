@@ -39,9 +39,12 @@ var allowed = map[string][]string{
 	"internal/config":     {},
 	// The one error a caller can fix, at the CLI's edge: imports nothing.
 	"internal/inputerr": {},
+	// The repository's instructions: read through a small Reader (git's),
+	// rendered as text; imports nothing.
+	"internal/instructions": {},
 	// The quality before ready: the review reads through the agent's tools,
 	// test strength runs commands only through a check runner.
-	"internal/review":   {"internal/agent", "internal/nofollow", "internal/unidiff"},
+	"internal/review":   {"internal/agent", "internal/instructions", "internal/nofollow", "internal/unidiff"},
 	"internal/strength": {"internal/checks", "internal/git", "internal/unidiff"},
 	// An item's state and cost from its record: pure, shared by the
 	// dashboard, metrics and alerts.

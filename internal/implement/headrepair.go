@@ -106,7 +106,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	task := headTask(change, why)
 	cfg := r.j.AgentConfig(o.Models)
 	start := o.Clock.Now()
-	out, err := agent.RunWithRepair(ctx, cfg, agent.Step{Task: task, Context: groupContext(r.workdir, change), CheckLog: log}, check, o.RepairRounds)
+	out, err := agent.RunWithRepair(ctx, cfg, agent.Step{Task: task, Context: r.stepContext(ctx, change, change.Tasks), CheckLog: log}, check, o.RepairRounds)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: step,
 		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
 	if err != nil {

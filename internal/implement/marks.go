@@ -9,7 +9,9 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/instructions"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -211,6 +213,19 @@ func groupTask(change *plan.Change, g plan.Group) string {
 	b.WriteString("\nWhen every verify command of the group passes, call finish with a one-line summary. ")
 	b.WriteString("Do not edit tasks.md: the runner ticks the tasks when the checks pass.")
 	return b.String()
+}
+
+// stepContext is the implementer's context: the plan's text and the
+// repository's instructions for the files the tasks name (read from the
+// base commit, so the agent's edits to them do not reach its prompts).
+func (r *runner) stepContext(ctx context.Context, change *plan.Change, tasks *plan.Tasks) []agent.ContextPart {
+	parts := groupContext(r.workdir, change)
+	if text := r.instr.Text(ctx, gates.TaskPaths(tasks)); text != "" {
+		// Above the proposal: how the project builds and tests is what a
+		// step runs into first.
+		parts = append(parts, agent.ContextPart{Name: instructions.Title, Text: text, Priority: 20})
+	}
+	return parts
 }
 
 // groupContext is the plan's text for the prompt, proposal first. The files

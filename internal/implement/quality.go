@@ -19,6 +19,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/review"
 	"github.com/roadmap-dev/roadmap/internal/strength"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	"github.com/roadmap-dev/roadmap/internal/unidiff"
 )
 
 // Quality before ready (docs/review.md, docs/strength.md): the test strength
@@ -126,7 +127,7 @@ func (r *runner) reviewHead(ctx context.Context, change *plan.Change, round int)
 		closed[c.ID] = c.Why
 	}
 	in := review.Input{Dir: r.workdir, Diff: diff, Plan: planText(change), Acceptance: gates.AcceptanceCriteria(r.j.Issue.Body),
-		Tests: headCommands(change, nil), Closed: closed}
+		Tests: headCommands(change, nil), Closed: closed, Instructions: r.reviewInstructions(ctx, diff)}
 	start := o.Clock.Now()
 	res, err := review.Run(ctx, review.Options{Config: r.j.AgentConfig(o.Review.Models), MaxFindings: o.Review.MaxFindings}, in)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseReview, Step: "review", Duration: o.Clock.Now().Sub(start),
@@ -209,4 +210,14 @@ func (r *runner) markReady(ctx context.Context, body string) (ending, bool) {
 		return r.fail(ctx, "mark ready", err), false
 	}
 	return ending{}, true
+}
+
+// reviewInstructions are the repository's instructions (from the base
+// commit) for the files the diff changes: the reviewer's section.
+func (r *runner) reviewInstructions(ctx context.Context, diff string) string {
+	var paths []string
+	for _, f := range unidiff.Parse(diff) {
+		paths = append(paths, f.Path())
+	}
+	return r.instr.Text(ctx, paths)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/instructions"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/next"
 	"github.com/roadmap-dev/roadmap/internal/plan"
@@ -67,6 +68,9 @@ type runner struct {
 	// j is the Job kernel: the record, the spend, the Job's number (the
 	// attempt), the notes and the mark path.
 	j *kernel.Job
+	// instr are the repository's instructions at the base commit the Job
+	// started from (instructions.At): never the work tree's.
+	instr *instructions.Source
 
 	// handoff is what the earlier stop handed on.
 	handoff handoff
@@ -188,6 +192,11 @@ func (r *runner) groups(ctx context.Context) ending {
 	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
 		return r.fail(ctx, "checkout", err)
 	}
+	instr, err := instructions.At(ctx, o.Repo, o.Remote+"/"+o.Base, o.Mask)
+	if err != nil {
+		return r.fail(ctx, "checkout", err)
+	}
+	r.instr = instr
 	head, err := o.Repo.Head(ctx)
 	if err != nil {
 		return r.fail(ctx, "checkout", err)
@@ -383,7 +392,7 @@ func (r *runner) checkTime(ctx context.Context, what string) (ending, bool) {
 func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group, first bool) (ending, bool) {
 	o := r.o
 	cmds := append(g.VerifyCommands(), o.CheckCommands...)
-	step := agent.Step{Task: groupTask(change, g), Context: groupContext(r.workdir, change)}
+	step := agent.Step{Task: groupTask(change, g), Context: r.stepContext(ctx, change, &plan.Tasks{Groups: []plan.Group{g}})}
 	startTier := 0
 	if first {
 		step.CheckLog, step.Conflict = r.handoff.log, r.handoff.conflict

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/instructions"
 )
 
 // DefaultMaxFindings is how many blocking findings a review keeps unless
@@ -35,6 +36,10 @@ type Input struct {
 	Acceptance []string
 	// Tests are the groups' verify commands.
 	Tests []string
+	// Instructions is the repository's instructions for the diff's files
+	// (instructions.Source.Text: read from the base commit, masked,
+	// bounded); "" when it has none.
+	Instructions string
 	// Closed is the ledger: id -> "repaired" | "dismissed by <login>". A
 	// closed id is never raised again.
 	Closed map[string]string
@@ -292,6 +297,7 @@ func reviewerStep(in Input) agent.Step {
 	if len(in.Tests) > 0 {
 		parts = append(parts, agent.ContextPart{Name: "The groups' tests", Text: bullets(in.Tests), Priority: 70})
 	}
+	parts = append(parts, instructionParts(in, 75)...)
 	return agent.Step{Task: reviewerTask, Context: parts}
 }
 
@@ -318,10 +324,19 @@ func refuterStep(in Input, fs []Finding) agent.Step {
 		}
 	}
 	data, _ := json.MarshalIndent(list, "", "  ")
-	return agent.Step{Task: refuterTask, Context: []agent.ContextPart{
+	return agent.Step{Task: refuterTask, Context: append([]agent.ContextPart{
 		{Name: "The findings", Text: string(data), Priority: 100},
 		{Name: "The change (new hunks with head line numbers)", Text: RenderDiff(in.Diff), Priority: 90},
-	}}
+	}, instructionParts(in, 80)...)}
+}
+
+// instructionParts are the repository's instructions at priority: a
+// convention the change follows is not a finding, and one it breaks may be.
+func instructionParts(in Input, priority int) []agent.ContextPart {
+	if in.Instructions == "" {
+		return nil
+	}
+	return []agent.ContextPart{{Name: instructions.Title, Text: in.Instructions, Priority: priority}}
 }
 
 func bullets(items []string) string {

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/instructions"
 	"github.com/roadmap-dev/roadmap/internal/nofollow"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 )
@@ -79,7 +81,7 @@ func (r *runner) plannerConfig() agent.Config {
 
 // plannerStep is the planner's task: write the plan, revise it against the
 // last round's findings, or amend it with implement's evidence.
-func (r *runner) plannerStep() agent.Step {
+func (r *runner) plannerStep(ctx context.Context) agent.Step {
 	var task strings.Builder
 	switch {
 	case r.amend && !failing(r.findings):
@@ -115,6 +117,7 @@ func (r *runner) plannerStep() agent.Step {
 	if r.round > 1 || r.amend {
 		parts = append(parts, r.planParts(80)...)
 	}
+	parts = append(parts, r.instructionParts(ctx, 85)...)
 	parts = append(parts, r.repoMap().parts...)
 	return agent.Step{Task: task.String(), Context: parts}
 }
@@ -123,7 +126,7 @@ func (r *runner) plannerStep() agent.Step {
 // noted of it (notes: the verifier runs only on a plan no gate failed, so
 // these are INFO, such as a premise they could not run) and where the
 // symbols the issue names are declared.
-func (r *runner) verifierStep(notes []plan.Finding) agent.Step {
+func (r *runner) verifierStep(ctx context.Context, notes []plan.Finding) agent.Step {
 	task := fmt.Sprintf("Review the plan for issue #%d in %s/ against the issue and the code, and try to refute it. Call verdict with your objections, or none.", r.o.Issue, r.dir)
 	parts := []agent.ContextPart{{Name: "The issue", Text: issueText(r.j.Issue.Title, r.j.Issue.Body), Priority: 100}}
 	if cs, _ := r.criteria(); len(cs) > 0 {
@@ -135,8 +138,20 @@ func (r *runner) verifierStep(notes []plan.Finding) agent.Step {
 	if len(notes) > 0 {
 		parts = append(parts, agent.ContextPart{Name: "What the plan gates noted (not failures)", Text: findingsText(notes), Priority: 70})
 	}
+	parts = append(parts, r.instructionParts(ctx, 65)...)
 	parts = append(parts, r.repoMap().symbolParts(60)...)
 	return agent.Step{Task: task, Context: parts}
+}
+
+// instructionParts are the repository's instructions (AGENTS.md and the
+// like, read from the base commit) for the files the issue is about, at
+// priority: none when the base holds none.
+func (r *runner) instructionParts(ctx context.Context, priority int) []agent.ContextPart {
+	text := r.instr.Text(ctx, r.repoMap().focus)
+	if text == "" {
+		return nil
+	}
+	return []agent.ContextPart{{Name: instructions.Title, Text: text, Priority: priority}}
 }
 
 // planParts are the plan's files as written, read inside the work tree.
@@ -183,6 +198,9 @@ const maxListedFiles = 2000
 type repoMap struct {
 	parts []agent.ContextPart
 	index *agent.ContextPart // nil when the issue names no symbol
+	// focus are the files most relevant to the issue: where a nested
+	// AGENTS.md applies.
+	focus []string
 }
 
 // repoMap is the Job's map of the repository, read on first use.
@@ -210,7 +228,8 @@ func newRepoMap(root, issue string) *repoMap {
 		m.index = &index
 		m.parts = append(m.parts, index)
 	}
-	for i, f := range relevantFiles(files, issue, scan, 3) {
+	m.focus = relevantFiles(files, issue, scan, 3)
+	for i, f := range m.focus {
 		data, err := read(f, 16<<10)
 		if err != nil {
 			continue

@@ -12,6 +12,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/git"
+	"github.com/roadmap-dev/roadmap/internal/instructions"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
 	"github.com/roadmap-dev/roadmap/internal/next"
 	"github.com/roadmap-dev/roadmap/internal/plan"
@@ -112,6 +113,8 @@ type runner struct {
 
 	// repo is the repository as the prompts show it, read once (repoMap).
 	repo *repoMap
+	// instr are the repository's instructions at the base commit.
+	instr *instructions.Source
 	// acMap is the last verified round's acceptance map, one line per
 	// criterion (acceptance): the draft PR's body shows it.
 	acMap []string
@@ -198,6 +201,11 @@ func (r *runner) plan(ctx context.Context) ending {
 	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
 		return r.fail(ctx, err)
 	}
+	instr, err := instructions.At(ctx, o.Repo, o.Remote+"/"+o.Base, o.Mask)
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	r.instr = instr
 	r.dir, _ = rec.StagePlan()
 	if r.dir == "" {
 		r.id = ChangeID(o.Issue, r.j.Issue.Title)
@@ -286,7 +294,7 @@ func (r *runner) planRound(ctx context.Context) (ending, bool) {
 	o := r.o
 	r.j.Doing = fmt.Sprintf("staging: writing the plan, round %d", r.round)
 	start := o.Clock.Now()
-	out, err := agent.Run(ctx, r.plannerConfig(), r.plannerStep())
+	out, err := agent.Run(ctx, r.plannerConfig(), r.plannerStep(ctx))
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: fmt.Sprintf("round %d: planner", r.round),
 		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
 	if err != nil {
@@ -393,7 +401,7 @@ func (r *runner) verify(ctx context.Context, notes []plan.Finding) ([]plan.Findi
 	cfg := r.agentConfig(o.Verifier)
 	cfg.Tools = agent.VerifierTools()
 	cfg.System = verifierSystem
-	out, err := agent.Run(ctx, cfg, r.verifierStep(notes))
+	out, err := agent.Run(ctx, cfg, r.verifierStep(ctx, notes))
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseVerifier, Step: fmt.Sprintf("round %d", r.round),
 		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
 	if err != nil {
