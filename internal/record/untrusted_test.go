@@ -141,34 +141,61 @@ func TestBoundsOnUntrustedInput(t *testing.T) {
 		{"51-character label name", configErr("labels:\n  stage: "+strings.Repeat("é", 51)+"\n", "labels.stage", "51 characters", "at most 50")},
 		{"long configuration string", configErr("checks:\n  commands:\n    - "+strings.Repeat("c", 5000)+"\n", "checks.commands[0]", "5000 characters", "at most 4096")},
 		{"model answer over the limit", func(t *testing.T) {
+			// The first answer is over the limit and calls no tool: kept,
+			// the loop would send it back with a note on the next call.
 			var calls atomic.Int32
-			huge := fmt.Sprintf(`{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`,
-				strings.Repeat("a", llm.MaxAnswerBytes))
+			var largest atomic.Int64
+			answer := func(content string) string {
+				return fmt.Sprintf(`{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, content)
+			}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				calls.Add(1)
-				io.Copy(io.Discard, r.Body)
+				n, _ := io.Copy(io.Discard, r.Body)
+				if n > largest.Load() {
+					largest.Store(n)
+				}
 				w.Header().Set("Content-Type", "application/json")
-				io.WriteString(w, huge)
+				if calls.Add(1) == 1 {
+					io.WriteString(w, answer(strings.Repeat("a", llm.MaxAnswerBytes)))
+					return
+				}
+				io.WriteString(w, answer("no tool"))
 			}))
 			defer srv.Close()
-			c, err := llm.New(llm.Config{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL, Model: "m"}, llm.WithHTTPClient(srv.Client()))
+			c, err := llm.New(llm.Config{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL, Model: "m", InputWindow: 1 << 20},
+				llm.WithHTTPClient(srv.Client()))
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.Complete(context.Background(), agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
-			var big *llm.AnswerTooLargeError
-			if !errors.As(err, &big) || !strings.Contains(err.Error(), fmt.Sprint(llm.MaxAnswerBytes)) {
-				t.Fatalf("Complete() error = %v, want an answer refused at the limit", err)
+			cfg := agent.Config{Models: []agent.Tier{{Name: "m", Model: c}}, Sandbox: noSandbox{}, MaxMalformed: 2}
+			out, err := agent.Run(context.Background(), cfg, agent.Step{Task: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != agent.StatusModelError || !strings.Contains(out.Reason, fmt.Sprintf("%d-byte limit on one answer (llm.MaxAnswerBytes)", llm.MaxAnswerBytes)) {
+				t.Errorf("outcome = %s (%s), want a model error naming the limit", out.Status, out.Reason)
 			}
 			if n := calls.Load(); n != 1 {
-				t.Errorf("the server was asked %d times, want once (an answer too large is not retried)", n)
+				t.Errorf("the server was asked %d times, want once (a refused answer is neither retried nor answered)", n)
+			}
+			if n := largest.Load(); n > 64<<10 {
+				t.Errorf("a request of %d bytes went out: the refused answer was sent back", n)
 			}
 			// The runner classifies the step's reason by its text.
-			if got := failure.ClassifyError(errors.New(err.Error())); got != failure.Unknown {
+			if got := failure.ClassifyError(errors.New(out.Reason)); got != failure.Unknown {
 				t.Errorf("class of the refused answer = %s, want %s", got, failure.Unknown)
 			}
 		}},
 	} {
 		t.Run(tc.name, tc.run)
 	}
+}
+
+// noSandbox runs nothing: the answer-size case ends before any tool runs.
+type noSandbox struct{}
+
+func (noSandbox) Workspace() (string, error)     { return "", errors.New("no workspace") }
+func (noSandbox) Resolve(string) (string, error) { return "", errors.New("no workspace") }
+func (noSandbox) Split(string) ([]string, error) { return nil, errors.New("no workspace") }
+func (noSandbox) Run(context.Context, []string) (agent.RunResult, error) {
+	return agent.RunResult{}, errors.New("no workspace")
 }
