@@ -100,5 +100,5 @@ func checkGates(ctx context.Context, root, changeID string, cfg *config.Config) 
 
 // gateConfig is the plan gates' part of the configuration.
 func gateConfig(cfg *config.Config) gates.Config {
-	return gates.Config{VerifyForms: cfg.Gates.VerifyForms, ExtraVerifyForms: cfg.Gates.ExtraVerifyForms}
+	return gates.Config{VerifyForms: cfg.Gates.VerifyForms, ExtraVerifyForms: cfg.Gates.ExtraVerifyForms, MaxGroups: cfg.Implement.MaxGroups}
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -123,6 +124,20 @@ const (
 	// MaxJobsLimit bounds implement.max_jobs; it is the number of Jobs the
 	// record keeps (record.MaxJobs), so the cap can always be counted.
 	MaxJobsLimit = 100
+	// DefaultMaxGroups and MaxGroupsLimit bound implement.max_groups, the
+	// task groups one plan may hold (plan.DefaultMaxGroups is the same 50:
+	// config imports no other package of roadmap's). A plan is model
+	// output, and every group is a session, checks and a mark.
+	DefaultMaxGroups = 50
+	MaxGroupsLimit   = 1000
+	// MaxLabelChars is GitHub's limit on a label name.
+	MaxLabelChars = 50
+	// MaxStringChars bounds any other string of the configuration: a
+	// command, a model name, a URL, a form.
+	MaxStringChars = 4096
+	// MaxFileBytes bounds the configuration file: the whole reference
+	// configuration is a few kilobytes.
+	MaxFileBytes = 1 << 20
 	// DefaultCheckReruns and MaxCheckReruns bound implement.check_reruns:
 	// re-runs of CI jobs the infrastructure failed, per head.
 	DefaultCheckReruns = 2
@@ -234,6 +249,9 @@ type Implement struct {
 	RepairRounds int `yaml:"repair_rounds"`
 	// MaxJobs caps the Jobs (continuations included) of one item.
 	MaxJobs int `yaml:"max_jobs"`
+	// MaxGroups caps the task groups of one plan: the plan gates refuse a
+	// plan with more, and implement returns it to stage.
+	MaxGroups int `yaml:"max_groups"`
 	// BaseBranch is the branch PRs target.
 	BaseBranch string `yaml:"base_branch"`
 	// CIWorkflows are workflow files (in .github/workflows) roadmap
@@ -313,7 +331,7 @@ func Default() *Config {
 		Checks: Checks{Timeout: 10 * time.Minute},
 		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped",
 			Stop: "roadmap:stop", Waiting: "roadmap:waiting"},
-		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6,
+		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6, MaxGroups: DefaultMaxGroups,
 			BaseBranch: "main", CheckReruns: DefaultCheckReruns, TestStrengthFloor: DefaultTestStrengthFloor},
 		Stage:     Stage{Rounds: 3},
 		Review:    Review{MaxFindings: DefaultMaxFindings, Rounds: 1},
@@ -375,6 +393,9 @@ func Parse(file string, data []byte) (*Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("is %d bytes; a configuration holds at most %d", len(data), MaxFileBytes)}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlError(file, err)
@@ -385,6 +406,10 @@ func Parse(file string, data []byte) (*Config, error) {
 	doc := root.Content[0]
 	if doc.Kind != yaml.MappingNode {
 		return nil, &Error{File: file, Line: doc.Line, Msg: "the configuration must be a mapping of keys"}
+	}
+	if key, n := longString(doc, ""); n != nil {
+		return nil, &Error{File: file, Line: n.Line, Key: key,
+			Msg: fmt.Sprintf("a string of %d characters; a configuration string holds at most %d", utf8.RuneCountInString(n.Value), MaxStringChars)}
 	}
 	if err := checkSchema(file, doc); err != nil {
 		return nil, err
@@ -402,6 +427,44 @@ func Parse(file string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// longString finds the first key or scalar value over MaxStringChars under n
+// (aliases are not followed: their anchor is checked where it stands).
+func longString(n *yaml.Node, prefix string) (string, *yaml.Node) {
+	over := func(s *yaml.Node) bool {
+		return s.Kind == yaml.ScalarNode && len(s.Value) > MaxStringChars && utf8.RuneCountInString(s.Value) > MaxStringChars
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key := k.Value
+			if over(k) {
+				return prefix, k
+			}
+			if prefix != "" {
+				key = prefix + "." + k.Value
+			}
+			if over(v) {
+				return key, v
+			}
+			if key, s := longString(v, key); s != nil {
+				return key, s
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			key := fmt.Sprintf("%s[%d]", prefix, i)
+			if over(c) {
+				return key, c
+			}
+			if key, s := longString(c, key); s != nil {
+				return key, s
+			}
+		}
+	}
+	return "", nil
 }
 
 // workflowFileRE is a file name in .github/workflows: no directory, a YAML
@@ -586,6 +649,10 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		if strings.TrimSpace(l.value) == "" || (n != nil && n.Tag == "!!null") {
 			return &Error{File: file, Line: lineOf(doc, "labels", l.key), Key: "labels." + l.key, Msg: "must not be empty"}
 		}
+		if c := utf8.RuneCountInString(l.value); c > MaxLabelChars {
+			return &Error{File: file, Line: lineOf(doc, "labels", l.key), Key: "labels." + l.key,
+				Msg: fmt.Sprintf("is %d characters; GitHub's label names hold at most %d", c, MaxLabelChars)}
+		}
 	}
 	im := c.Implement
 	at := func(key, msg string) error {
@@ -600,6 +667,8 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		return at("repair_rounds", fmt.Sprintf("must be from 1 to %d", MaxRepairRounds))
 	case im.MaxJobs < 1 || im.MaxJobs > MaxJobsLimit:
 		return at("max_jobs", fmt.Sprintf("must be from 1 to %d", MaxJobsLimit))
+	case im.MaxGroups < 1 || im.MaxGroups > MaxGroupsLimit:
+		return at("max_groups", fmt.Sprintf("must be from 1 to %d", MaxGroupsLimit))
 	case im.CheckReruns < 0 || im.CheckReruns > MaxCheckReruns:
 		return at("check_reruns", fmt.Sprintf("must be from 0 to %d", MaxCheckReruns))
 	case math.IsNaN(im.TestStrengthFloor) || im.TestStrengthFloor < 0 || im.TestStrengthFloor > 1:

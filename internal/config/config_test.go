@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -148,10 +149,26 @@ func FuzzParse(f *testing.F) {
 	f.Add("checks:\n  commands: &c [make, *c]\n")
 	f.Add("models: [{provider: bard, name: x, input_window: .nan}]\nisolation:\nprices: {m: {input: 1e400}}\n")
 	f.Add("labels: {stop: x, waiting: ~}\nsandbox: {network: [a]}\n? [k]\n: v\n")
+	f.Add("labels: {stage: " + strings.Repeat("l", 51) + "}\nimplement: {max_groups: 1001}\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		cfg, err := Parse("f.yml", []byte(s))
 		if err == nil && len(cfg.Models) == 0 {
 			t.Error("a valid configuration has at least one model")
+		}
+		if err == nil {
+			for _, l := range []string{cfg.Labels.Stage, cfg.Labels.Implement, cfg.Labels.NeedsInput, cfg.Labels.Stopped, cfg.Labels.Stop, cfg.Labels.Waiting} {
+				if n := utf8.RuneCountInString(l); n > MaxLabelChars {
+					t.Errorf("label %q of %d characters accepted, over GitHub's %d", l, n, MaxLabelChars)
+				}
+			}
+			for _, c := range cfg.Checks.Commands {
+				if n := utf8.RuneCountInString(c); n > MaxStringChars {
+					t.Errorf("a command of %d characters accepted, over %d", n, MaxStringChars)
+				}
+			}
+			if cfg.Implement.MaxGroups < 1 || cfg.Implement.MaxGroups > MaxGroupsLimit {
+				t.Errorf("implement.max_groups %d accepted", cfg.Implement.MaxGroups)
+			}
 		}
 		var ce *Error
 		if err != nil && (!errors.As(err, &ce) || ce.File != "f.yml") {

@@ -49,6 +49,10 @@ type Config struct {
 	// ExtraVerifyForms are added to VerifyForms (to the default, when it
 	// is empty): a repository with one more runner keeps the common ones.
 	ExtraVerifyForms []string
+	// MaxGroups bounds the task groups of the plan (implement.max_groups);
+	// 0 is plan.DefaultMaxGroups. A plan over it gets one ERROR finding and
+	// no gate runs.
+	MaxGroups int
 }
 
 // Input is what the gates look at.
@@ -137,6 +141,11 @@ func Check(ctx context.Context, in Input, names ...string) ([]plan.Finding, erro
 	defer s.root.Close()
 	if s.tasks == nil {
 		s.add(plan.LevelInfo, "tasks", s.tasksFile(), 1, "plan gates not run: tasks.md is not the plan contract (see roadmap/tasks)")
+		return s.findings, nil
+	}
+	var pe *plan.ParseError
+	if err := s.tasks.CheckGroupCount(in.Config.MaxGroups); errors.As(err, &pe) {
+		s.add(plan.LevelError, "tasks", s.tasksFile(), pe.Line, "plan gates not run: %s", pe.Msg)
 		return s.findings, nil
 	}
 	for _, g := range run {

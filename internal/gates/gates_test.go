@@ -3,8 +3,10 @@ package gates
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -663,5 +665,24 @@ func TestDemoPlan(t *testing.T) {
 		if f.Rule != RulePrefix+SpecDelta || f.File != "openspec/changes/add-greetings/tasks.md" || f.Line != 3 {
 			t.Errorf("the demo plan fails a gate: %v", f)
 		}
+	}
+}
+
+// A plan over implement.max_groups gets one ERROR naming the limit, at the
+// first group past it, and no gate runs on it.
+func TestCheckGroupLimit(t *testing.T) {
+	var tasks strings.Builder
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(&tasks, "## %d. Step %d\n\n- [ ] %d.1 Do it; verify: `go test ./internal/price`\n\n", i, i, i)
+	}
+	root := setup(t, map[string]string{"tasks.md": tasks.String()})
+	fs, err := Check(context.Background(), Input{Root: root, ChangeID: change, Config: Config{MaxGroups: 2}})
+	if err != nil || len(fs) != 1 || fs[0].Level != plan.LevelError || fs[0].Line != 9 ||
+		!strings.Contains(fs[0].Message, "3 task groups; a plan holds at most 2 (implement.max_groups)") {
+		t.Errorf("Check(3 groups, limit 2) = %v, %v; want one ERROR at line 9 naming the limit", fs, err)
+	}
+	fs, err = Check(context.Background(), Input{Root: root, ChangeID: change, Config: Config{MaxGroups: 3}})
+	if err != nil || slices.ContainsFunc(fs, func(f plan.Finding) bool { return strings.Contains(f.Message, "implement.max_groups") }) {
+		t.Errorf("Check(3 groups, limit 3) = %v, %v; want no group limit finding", fs, err)
 	}
 }

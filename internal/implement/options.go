@@ -58,6 +58,9 @@ type Options struct {
 	// CheckTimeout bounds one check command (0: the policy row's timeout).
 	CheckTimeout time.Duration
 	RepairRounds int
+	// MaxGroups bounds the task groups of the plan (implement.max_groups;
+	// 0 is plan.DefaultMaxGroups): a plan over it goes back to stage.
+	MaxGroups int
 
 	// Reserve is kept free before the deadline for the final marks and the
 	// WIP commit (default 2 minutes).

@@ -217,6 +217,9 @@ func (r *runner) groups(ctx context.Context) ending {
 		return ending{result: record.ResultStopped, class: failure.Unknown, step: "plan", reason: fmt.Sprintf("%s: %v", key, err)}
 	}
 	change, err := plan.LoadChangeIn(r.workdir, planDir)
+	if err == nil {
+		err = change.Tasks.CheckGroupCount(o.MaxGroups)
+	}
 	if err != nil {
 		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: "plan", reason: err.Error()}
 	}

@@ -77,6 +77,7 @@ func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result
 		RepairRounds: cfg.Implement.RepairRounds, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
 		NoChecksGrace: run.NoChecksGrace,
 		CIWorkflows:   cfg.Implement.CIWorkflows, ReadyWithoutCI: cfg.Implement.ReadyWithoutCI, CheckReruns: cfg.Implement.CheckReruns,
+		MaxGroups:    cfg.Implement.MaxGroups,
 		WaitingLabel: cfg.Labels.Waiting,
 		NoCIPath:     k.s.PushToken == "" && len(cfg.Implement.CIWorkflows) == 0,
 		Review:       k.reviewOptions(),
@@ -125,6 +126,6 @@ func (k *Kit) Stage(ctx context.Context, run StageRun) (stage.Result, error) {
 	return stage.Run(ctx, stage.Options{
 		Options: k.JobOptions(),
 		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates, WaitingLabel: cfg.Labels.Waiting,
-		GateConfig: gates.Config{VerifyForms: cfg.Gates.VerifyForms, ExtraVerifyForms: cfg.Gates.ExtraVerifyForms},
+		GateConfig: gates.Config{VerifyForms: cfg.Gates.VerifyForms, ExtraVerifyForms: cfg.Gates.ExtraVerifyForms, MaxGroups: cfg.Implement.MaxGroups},
 	})
 }

@@ -1,8 +1,11 @@
 package llm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -27,6 +30,53 @@ type APIError struct {
 }
 
 const maxErrorBody = 4096
+
+// MaxAnswerBytes bounds one model answer as it comes over HTTP (the JSON
+// body). The largest output any configured model may give is its max_output
+// in tokens, a few bytes each, and JSON escapes at most double that: 1 MiB
+// holds 100,000 tokens of text with room to spare, and an answer beyond it is
+// a misbehaving or hostile server, not a longer reply. Read in memory and
+// sent back on every later call of the conversation, it would cost each time.
+const MaxAnswerBytes = 1 << 20
+
+// AnswerTooLargeError is an answer over MaxAnswerBytes. It was refused unread:
+// nothing of it reaches the conversation, so nothing of it is sent again. Its
+// class is unknown (stop, keep all state): asking the same conversation again
+// would likely run away the same way and spend again.
+type AnswerTooLargeError struct {
+	Provider string
+	// Bytes is what the answer holds at least: its Content-Length, or the
+	// bytes read before the bound was passed.
+	Bytes int64
+}
+
+func (e *AnswerTooLargeError) Error() string {
+	return fmt.Sprintf("%s: the model's answer is at least %d bytes, over the %d-byte limit on one answer (llm.MaxAnswerBytes); refused, and none of it goes back to the model",
+		e.Provider, e.Bytes, MaxAnswerBytes)
+}
+
+// FailureClass names the class of internal/failure's taxonomy.
+func (e *AnswerTooLargeError) FailureClass() string { return "unknown" }
+
+// boundAnswer reads a successful answer's body into memory up to
+// MaxAnswerBytes and gives it back to the SDK, or refuses it.
+func boundAnswer(provider string, res *http.Response) (*http.Response, error) {
+	if res.ContentLength > MaxAnswerBytes {
+		res.Body.Close()
+		return nil, &AnswerTooLargeError{Provider: provider, Bytes: res.ContentLength}
+	}
+	body, err := io.ReadAll(io.LimitReader(res.Body, MaxAnswerBytes+1))
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > MaxAnswerBytes {
+		return nil, &AnswerTooLargeError{Provider: provider, Bytes: int64(len(body))}
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	res.ContentLength = int64(len(body))
+	return res, nil
+}
 
 func (e *APIError) Error() string {
 	msg := fmt.Sprintf("%s: HTTP %d", e.Provider, e.Status)

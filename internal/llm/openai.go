@@ -55,12 +55,17 @@ func newOpenAIBackend(cfg Config, key string, o options, m masker) *openaiBacken
 }
 
 // refusalMiddleware turns a status >= 400 into an *APIError before the SDK
-// sees it. Shared by both SDKs: their middleware types are the same shape.
+// sees it, and an answer over MaxAnswerBytes into an *AnswerTooLargeError
+// (read no further than the bound). Shared by both SDKs: their middleware
+// types are the same shape.
 func refusalMiddleware(provider string, clock Clock, m masker) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		res, err := next(req)
-		if err != nil || res.StatusCode < 400 {
+		if err != nil {
 			return res, err
+		}
+		if res.StatusCode < 400 {
+			return boundAnswer(provider, res)
 		}
 		body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		res.Body.Close()

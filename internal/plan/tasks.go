@@ -34,6 +34,25 @@ type Task struct {
 	Line   int    // 1-based
 }
 
+// DefaultMaxGroups is the task groups a plan may hold when the configuration
+// does not say (implement.max_groups; config.DefaultMaxGroups is the same).
+const DefaultMaxGroups = 50
+
+// CheckGroupCount refuses a plan with more than limit task groups (limit < 1
+// is DefaultMaxGroups): a plan is model output, and each group costs a
+// session, checks and a mark. The error is a *ParseError at the first group
+// past the limit, naming the limit and its configuration key.
+func (t *Tasks) CheckGroupCount(limit int) error {
+	if limit < 1 {
+		limit = DefaultMaxGroups
+	}
+	if t == nil || len(t.Groups) <= limit {
+		return nil
+	}
+	return &ParseError{File: "tasks.md", Line: t.Groups[limit].Line,
+		Msg: fmt.Sprintf("the plan has %d task groups; a plan holds at most %d (implement.max_groups)", len(t.Groups), limit)}
+}
+
 // Group returns the group numbered n.
 func (t *Tasks) Group(n int) (Group, bool) {
 	for _, g := range t.Groups {

@@ -291,10 +291,21 @@ func FuzzParseTasks(f *testing.F) {
 	}
 	f.Add([]byte("## 1. A\r\n- [ ] 1.1 a; verify: `` x ` y `` fails\r\n"))
 	f.Add([]byte("## 1.\n-[ ]1.1\n## 2.\n+ [X] 2.1a.\n"))
+	f.Add([]byte("## 1. A\n- [ ] 1.1 a\n## 2. B\n- [ ] 2.1 b\n## 3. C\n- [ ] 3.1 c\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		before, err := Parse(src)
 		if err != nil {
 			return
+		}
+		// The group limit refuses exactly the plans over it, at the first
+		// group past it.
+		for _, limit := range []int{1, 2, len(before.Groups)} {
+			err := before.CheckGroupCount(limit)
+			var pe *ParseError
+			if over := len(before.Groups) > limit; over != (err != nil) ||
+				over && (!errors.As(err, &pe) || pe.Line != before.Groups[limit].Line) {
+				t.Fatalf("CheckGroupCount(%d) of %d groups = %v", limit, len(before.Groups), err)
+			}
 		}
 		for _, g := range before.Groups {
 			ticked, err := Tick(src, g.Number)

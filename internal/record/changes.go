@@ -96,8 +96,10 @@ func checkEdit(e edit) error {
 	if e.del {
 		return nil
 	}
-	if msg := rawProblem(e.raw); msg != "" {
-		return errors.New(msg)
+	for _, problem := range []func(string) string{encodingProblem, sizeProblem, rawProblem} {
+		if msg := problem(e.raw); msg != "" {
+			return errors.New(msg)
+		}
 	}
 	sp, ok := specOf(e.key)
 	if !ok {

@@ -18,6 +18,12 @@ const (
 	KindVersion
 	// KindType: a known key holds a value of the wrong type or over its bound.
 	KindType
+	// KindEncoding: a line of the block holds a NUL byte or bytes that are
+	// not UTF-8. Refused, never rewritten: the value read would not be the
+	// value written.
+	KindEncoding
+	// KindTooLarge: a value over MaxValueChars or a block over MaxBlockChars.
+	KindTooLarge
 )
 
 func (k ErrorKind) String() string {
@@ -32,6 +38,10 @@ func (k ErrorKind) String() string {
 		return "unknown version"
 	case KindType:
 		return "wrong type"
+	case KindEncoding:
+		return "invalid text"
+	case KindTooLarge:
+		return "too large"
 	}
 	return fmt.Sprintf("ErrorKind(%d)", int(k))
 }
@@ -49,6 +59,20 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // MaxBodyChars is GitHub's limit on an issue body. GitHub counts characters as
 // Ruby does, in Unicode code points ("\r\n" is two), and so does this package.
 const MaxBodyChars = 65536
+
+// Bounds on what Parse reads, whatever the key: a block a person or another
+// program wrote is untrusted input. Both are well above what a write makes
+// (the largest value the setters write is implement.jobs, 32,101 characters
+// at worst; TestBoundsOnUntrustedInput holds the setters' worst case under
+// MaxValueChars) and count characters (code points) as written.
+const (
+	// MaxValueChars bounds one value of the block, known key or unknown.
+	MaxValueChars = 40_000
+	// MaxBlockChars bounds the whole block, opening and closing lines and
+	// line ends included: a block can be no longer than the comment that
+	// holds it.
+	MaxBlockChars = MaxBodyChars
+)
 
 // TooLongError is a rendered body over MaxBodyChars.
 type TooLongError struct {

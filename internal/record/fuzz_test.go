@@ -23,6 +23,10 @@ func FuzzRecord(f *testing.F) {
 	f.Add("```\n<!-- roadmap:record v1\n")
 	f.Add("~~~~\n```\n<!-- roadmap:record v1\nimplement.group: 1\n-->\n```\n")
 	f.Add("a\r\r\n<!-- roadmap:record v1\r\nx.y: 1\r\n-->")
+	f.Add("\uFEFF<!-- roadmap:record v1\n  implement.group: 2\n-->")
+	f.Add("text\n   <!-- roadmap:record v1\nimplement.stopped: a\x00b\n-->")
+	f.Add("<!-- roadmap:record v1\nimplement.check_log: \"\xff \\ud800\"\n-->")
+	f.Add("<!-- roadmap:record v1\nzeta.x: " + strings.Repeat("x", MaxValueChars+1) + "\n-->")
 	f.Fuzz(func(t *testing.T, body string) {
 		r, err := Parse(body)
 		if err != nil {
@@ -30,6 +34,14 @@ func FuzzRecord(f *testing.F) {
 				t.Fatalf("Parse() error %v is a %T, want *ParseError", err, err)
 			}
 			return
+		}
+		// What a block holds is text within its bounds: never a NUL, bytes
+		// that are not UTF-8 or a value over MaxValueChars.
+		for _, k := range r.Keys() {
+			v, _ := r.Raw(k)
+			if msg := encodingProblem(v) + sizeProblem(v); msg != "" {
+				t.Fatalf("Parse() accepted %s: %s", k, msg)
+			}
 		}
 		out, err := Render(r)
 		if err != nil {

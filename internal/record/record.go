@@ -38,14 +38,19 @@ type Record struct {
 //
 // The block is found by its first line, `<!-- roadmap:record v1`, at the start of a
 // line outside any fenced code block (``` or ~~~), so an example block a person
-// shows in a fence is neither the record nor a duplicate. A body without a block is
+// shows in a fence is neither the record nor a duplicate. A byte order mark and up
+// to three spaces before it are tolerated, as CommonMark still reads such a line as
+// the start of an HTML comment (hidden); four spaces make it an indented code
+// block, which GitHub shows, so such a line is text. Key lines may be indented. A body without a block is
 // a record with no keys. The person's text is everything outside the block's lines;
 // when the block ends the body, the one line end before it is the block's separator
 // and not part of the text (Render writes it back).
 //
 // Errors are *ParseError values naming the 1-based line: a second block, a block
 // with no closing `-->`, a version other than v1, a line that is not `key: value`,
-// a key set twice, and a value of the wrong type for a known key.
+// a key set twice, a value of the wrong type for a known key, a NUL byte or
+// invalid UTF-8 in the block (KindEncoding), and a value over MaxValueChars or a
+// block over MaxBlockChars (KindTooLarge).
 func Parse(body string) (*Record, error) {
 	lines := splitLines(body)
 	fences := newFencer(body, lines)
@@ -60,7 +65,7 @@ func Parse(body string) (*Record, error) {
 			return nil, &ParseError{Line: i + 1, Kind: KindDuplicate,
 				Msg: fmt.Sprintf("a second record block (the record is the block at line %d); remove one", open+1)}
 		}
-		if err := checkOpener(s, i+1); err != nil {
+		if err := checkOpener(openerLine(s), i+1); err != nil {
 			return nil, err
 		}
 		end, err := parseBlock(body, lines, i, vals)
@@ -92,7 +97,18 @@ func Parse(body string) (*Record, error) {
 	return r, nil
 }
 
+// openerLine strips what may stand before the opener on its line: a byte order
+// mark (an editor or a pasted file adds one), then up to three spaces.
+func openerLine(s string) string {
+	s = strings.TrimPrefix(s, "\uFEFF")
+	for i := 0; i < 3 && strings.HasPrefix(s, " "); i++ {
+		s = s[1:]
+	}
+	return s
+}
+
 func isOpener(s string) bool {
+	s = openerLine(s)
 	if !strings.HasPrefix(s, opener) {
 		return false
 	}
@@ -120,8 +136,16 @@ func checkOpener(s string, n int) error {
 // returns the index of the closing line. Blank lines are allowed and dropped.
 func parseBlock(body string, lines []line, open int, vals map[Key]string) (int, error) {
 	seen := map[Key]int{}
+	size := utf8.RuneCountInString(body[lines[open].start:lines[open].next])
 	for j := open + 1; j < len(lines); j++ {
 		s := body[lines[j].start:lines[j].end]
+		if err := checkText(s, j+1); err != nil {
+			return 0, err
+		}
+		if size += utf8.RuneCountInString(body[lines[j].start:lines[j].next]); size > MaxBlockChars {
+			return 0, &ParseError{Line: open + 1, Kind: KindTooLarge,
+				Msg: fmt.Sprintf("the record block passes %d characters at line %d; a block holds at most %d (record.MaxBlockChars)", MaxBlockChars, j+1, MaxBlockChars)}
+		}
 		t := strings.Trim(s, " \t\r")
 		switch {
 		case t == closer:
@@ -132,9 +156,12 @@ func parseBlock(body string, lines []line, open int, vals map[Key]string) (int, 
 			return 0, &ParseError{Line: open + 1, Kind: KindUnterminated,
 				Msg: fmt.Sprintf("the record block has no closing `-->` line before another block opens at line %d", j+1)}
 		}
-		k, v, msg := splitKeyLine(s)
+		k, v, msg := splitKeyLine(strings.TrimLeft(s, " \t"))
 		if msg != "" {
 			return 0, &ParseError{Line: j + 1, Kind: KindMalformed, Msg: msg}
+		}
+		if msg := sizeProblem(v); msg != "" {
+			return 0, &ParseError{Line: j + 1, Kind: KindTooLarge, Msg: fmt.Sprintf("%s: %s", k, msg)}
 		}
 		if first, dup := seen[k]; dup {
 			return 0, &ParseError{Line: j + 1, Kind: KindMalformed,
@@ -150,6 +177,45 @@ func parseBlock(body string, lines []line, open int, vals map[Key]string) (int, 
 	}
 	return 0, &ParseError{Line: open + 1, Kind: KindUnterminated,
 		Msg: "the record block has no closing `-->` line"}
+}
+
+// checkText refuses a block line holding a NUL byte or bytes that are not
+// UTF-8.
+func checkText(s string, n int) error {
+	if msg := encodingProblem(s); msg != "" {
+		return &ParseError{Line: n, Kind: KindEncoding, Msg: msg}
+	}
+	return nil
+}
+
+// encodingProblem says what makes s other than text, "" when nothing does. Such
+// bytes are refused, not rewritten: encoding/json turns them into U+FFFD, so a
+// reader would see other text than was written and the next write would carry
+// the change silently.
+func encodingProblem(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return fmt.Sprintf("a NUL byte at column %d; the record block holds text only", i+1)
+	}
+	if utf8.ValidString(s) {
+		return ""
+	}
+	i := 0
+	for {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			break
+		}
+		i += w
+	}
+	return fmt.Sprintf("byte 0x%02x at column %d is not UTF-8; the record block is UTF-8 text, and roadmap refuses it rather than rewrite it", s[i], i+1)
+}
+
+// sizeProblem says whether a value is over MaxValueChars, "" when not.
+func sizeProblem(v string) string {
+	if n := utf8.RuneCountInString(v); n > MaxValueChars {
+		return fmt.Sprintf("the value is %d characters; a record value holds at most %d (record.MaxValueChars)", n, MaxValueChars)
+	}
+	return ""
 }
 
 // splitKeyLine reads `key: value`. msg says what is wrong, "" when nothing is.

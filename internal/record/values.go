@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -398,6 +399,9 @@ func decodeScalar(raw string) (string, error) {
 	}
 	switch c := raw[0]; {
 	case c == '"':
+		if err := surrogateProblem(raw); err != nil {
+			return "", err
+		}
 		var s string
 		if err := json.Unmarshal([]byte(raw), &s); err != nil {
 			return "", errors.New("not a valid double-quoted string")
@@ -446,6 +450,9 @@ func decodeJSON(raw string, first byte, v any) error {
 		}
 		return errors.New("not a JSON array")
 	}
+	if err := surrogateProblem(raw); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -455,6 +462,43 @@ func decodeJSON(raw string, first byte, v any) error {
 		return errors.New("more after the JSON value")
 	}
 	return nil
+}
+
+// surrogateProblem refuses a JSON escape of half a UTF-16 surrogate pair
+// (`\ud800` alone): encoding/json would read it as U+FFFD, a silent rewrite of
+// what the block says.
+func surrogateProblem(raw string) error {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i+1 < len(raw) && raw[i+1] != 'u' {
+			i++
+			continue
+		}
+		r, ok := hex4(raw, i+2)
+		switch {
+		case !ok || !utf16.IsSurrogate(r):
+			i++
+			continue
+		case r < 0xdc00 && i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u':
+			if lo, ok := hex4(raw, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
+				i += 11
+				continue
+			}
+		}
+		return fmt.Errorf("the escape %s at character %d is half a UTF-16 surrogate pair, which is no character; roadmap refuses it rather than read it as U+FFFD", raw[i:i+6], i+1)
+	}
+	return nil
+}
+
+// hex4 reads the four hex digits at s[i:i+4].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[i:i+4], 16, 16)
+	return rune(n), err == nil
 }
 
 // encodeString writes text as a plain scalar when that is safe and plain, as a
