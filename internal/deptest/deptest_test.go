@@ -41,10 +41,10 @@ var allowed = map[string][]string{
 	"internal/inputerr": {},
 	// The repository's instructions: read through a small Reader (git's),
 	// rendered as text; imports nothing.
-	"internal/instructions": {},
+	"internal/instructions": {"internal/text"},
 	// The quality before ready: the review reads through the agent's tools,
 	// test strength runs commands only through a check runner.
-	"internal/review":   {"internal/agent", "internal/instructions", "internal/nofollow", "internal/unidiff"},
+	"internal/review":   {"internal/agent", "internal/instructions", "internal/nofollow", "internal/text", "internal/unidiff"},
 	"internal/strength": {"internal/checks", "internal/git", "internal/unidiff"},
 	// An item's state and cost from its record: pure, shared by the
 	// dashboard, metrics and alerts.

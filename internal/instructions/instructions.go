@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // Bounds. Codex reads at most 32 KiB of AGENTS.md; the section here is half
@@ -164,10 +166,10 @@ func Section(files []File) string {
 			fmt.Fprintf(&b, "\n[... left out to keep the instructions within %d bytes: %s ...]\n", MaxBytes, strings.Join(names, ", "))
 			break
 		}
-		text := cut(f.Text, min(left, MaxFileBytes))
-		left -= len(text)
-		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
-		fmt.Fprintf(&b, "\n### %s\n\n%s\n%s\n%s\n", f.Path, fence, strings.TrimRight(text, "\n"), fence)
+		shown := cut(f.Text, min(left, MaxFileBytes))
+		left -= len(shown)
+		fence := text.Fence(shown)
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n%s\n%s\n", f.Path, fence, strings.TrimRight(shown, "\n"), fence)
 	}
 	return b.String()
 }
@@ -186,19 +188,6 @@ func cut(s string, n int) string {
 		keep = i
 	}
 	return s[:keep] + fmt.Sprintf(note, len(s), keep)
-}
-
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }
 
 // Text is the section's text for focus (Section of Files); "" for a nil

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/unidiff"
 )
 
@@ -134,7 +135,7 @@ func RepairTask(fs []Finding) string {
 			continue
 		}
 		n++
-		fence := strings.Repeat("`", max(3, longestRun(f.Quote, '`')+1))
+		fence := text.Fence(f.Quote)
 		fmt.Fprintf(&b, "\n### %d. %s (%s, %s:%s, id %s)\n\nTrigger: %s\n\n%s\n%s\n%s\n",
 			n, clean(f.Title, maxTitle), clean(f.Kind, 20), clean(f.File, maxPathBytes), lines(f), clean(f.ID, 20), clean(f.Trigger, maxTrigger),
 			fence, strings.TrimRight(f.Quote, "\n"), fence)
@@ -143,17 +144,4 @@ func RepairTask(fs []Finding) string {
 		return ""
 	}
 	return b.String()
-}
-
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }

@@ -49,3 +49,18 @@ func Safe(s string, n int) string {
 		return r
 	}, s), n)
 }
+
+// Fence is a Markdown code fence for s: backticks, at least three and one
+// more than the longest run in s, so nothing in s can close it.
+func Fence(s string) string {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, best+1))
+}

@@ -58,3 +58,18 @@ func TestSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestFence: the fence is longer than any run of backticks in the text, and
+// never shorter than three.
+func TestFence(t *testing.T) {
+	for in, want := range map[string]string{
+		"":               "```",
+		"a `b` c":        "```",
+		"```go\nx\n```":  "````",
+		"a ````` b `` c": "``````",
+	} {
+		if got := Fence(in); got != want {
+			t.Errorf("Fence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
