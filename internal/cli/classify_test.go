@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/roadmap-dev/roadmap/internal/failure"
 )
 
 var logsDir = filepath.Join("..", "..", "testdata", "logs")
@@ -51,14 +52,10 @@ func TestClassifyCommand(t *testing.T) {
 	if len(files) == 0 || len(files) != len(exp) {
 		t.Fatalf("%d logs, %d expectations", len(files), len(exp))
 	}
-	// The actions a class may print, from docs/taxonomy.md's table.
-	actions := map[string]string{
-		"transient": "retry", "indeterminate": "reconcile", "rate_limited": "wait", "conflict": "rebase",
-		"checks_failed": "repair", "plan_wrong": "return_to_stage", "needs_input": "ask",
-		"budget_exhausted": "stop", "day_budget_exhausted": "yield", "oom": "retry_less_parallel",
-		"killed": "continue", "auth": "stop", "no_progress": "stop", "unisolated": "stop", "unknown": "stop",
-		"review_blocked": "stop", "tests_weak": "stop",
-		"busy": "leave", "claim_wait": "wait_woken",
+	// The action a class prints is its row's in the taxonomy (docs/taxonomy.md).
+	actions := func(class string) string {
+		row, _ := failure.Lookup(failure.Class(class))
+		return string(row.Action)
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
@@ -91,8 +88,8 @@ func TestClassifyCommand(t *testing.T) {
 			}
 			wantJSON := map[string]any{
 				"class": want.Class, "reason": want.Reason, "evidence": want.Evidence,
-				"line": float64(want.Line), "source": want.Source, "action": actions[want.Class],
-				"stop": actions[want.Class] == "stop",
+				"line": float64(want.Line), "source": want.Source, "action": actions(want.Class),
+				"stop": actions(want.Class) == "stop",
 			}
 			for k := range got {
 				if _, ok := wantJSON[k]; !ok {
