@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -762,6 +763,36 @@ func TestEnsureIdentity(t *testing.T) {
 	for _, kv := range r2.Env {
 		if strings.HasPrefix(kv, "GIT_AUTHOR_EMAIL=") {
 			t.Errorf("EnsureIdentity overrode the configured email with %s", kv)
+		}
+	}
+}
+
+// TestReadAtBounded: ReadAt reads what a commit holds, says found false for
+// a path it does not hold, and refuses a blob over its bound.
+func TestReadAtBounded(t *testing.T) {
+	w := newWorld(t)
+	seed := w.clone("big")
+	write(t, seed, "big.txt", strings.Repeat("x", maxConfigBlob+1))
+	sh(t, w.env, seed, "add", ".")
+	sh(t, w.env, seed, "commit", "--quiet", "-m", "big")
+	calls := observeGit(t)
+	r, err := Open(context.Background(), seed, w.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if data, found, err := r.ReadAt(ctx, "HEAD", "a.txt"); err != nil || !found || string(data) != "one\ntwo\nthree\n" {
+		t.Errorf("ReadAt(a.txt) = %q, %v, %v", data, found, err)
+	}
+	if _, found, err := r.ReadAt(ctx, "HEAD", "missing.txt"); err != nil || found {
+		t.Errorf("ReadAt(missing.txt) found=%v err=%v, want not found", found, err)
+	}
+	if _, _, err := r.ReadAt(ctx, "HEAD", "big.txt"); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("ReadAt(big.txt) err = %v, want the bound named", err)
+	}
+	for _, c := range calls() {
+		if slices.Contains(c.args, "blob") && slices.Contains(c.args, "HEAD:big.txt") {
+			t.Errorf("the blob over the bound was read: git %q", c.args)
 		}
 	}
 }

@@ -124,10 +124,20 @@ const maxConfigBlob = 1 << 20
 // root) in the tree of rev; found is false when rev has no such file. It
 // reads the object database, never the work tree: what a commit holds, not
 // what a model may have put on disk since.
+//
+// The object's size is asked first (the same one git process PathExists
+// would be), so a blob over the bound is refused unread.
 func (r *Repo) ReadAt(ctx context.Context, rev, path string) (data []byte, found bool, err error) {
-	ok, err := r.PathExists(ctx, rev, path)
-	if err != nil || !ok {
-		return nil, false, err
+	sz, err := r.run(ctx, nil, "cat-file", "-s", "--end-of-options", rev+":"+path)
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && (ge.ExitCode == 1 || ge.ExitCode == 128) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("look up %s at %s: %w", path, rev, err)
+	}
+	if n, perr := strconv.ParseInt(strings.TrimSpace(string(sz)), 10, 64); perr != nil || n > maxConfigBlob {
+		return nil, false, fmt.Errorf("read %s at %s: %s bytes, more than %d", path, rev, strings.TrimSpace(string(sz)), maxConfigBlob)
 	}
 	out, err := r.run(ctx, nil, "cat-file", "blob", "--end-of-options", rev+":"+path)
 	if err != nil {
