@@ -392,12 +392,8 @@ func tscCode(l []byte) bool {
 
 // diagnostic matches "path.ext:line:col: message" at the start of a line.
 func diagnostic(t []byte) bool {
-	i := pathEnd(t)
-	if i <= 0 {
-		return false
-	}
-	path := t[:i]
-	if bytes.ContainsAny(path, " \t()") || !bytes.Contains(path, []byte(".")) {
+	i := diagnosticPath(t)
+	if i < 0 {
 		return false
 	}
 	rest := t[i+1:]
@@ -412,6 +408,20 @@ func diagnostic(t []byte) bool {
 	}
 	rest = rest[m+1:]
 	return len(rest) > 1 && rest[0] == ' '
+}
+
+// diagnosticPath is the index of the colon after a diagnostic's path when
+// what comes before it looks like a file's path (a dot, no blank or
+// parenthesis), or -1.
+func diagnosticPath(t []byte) int {
+	i := pathEnd(t)
+	if i <= 0 {
+		return -1
+	}
+	if path := t[:i]; bytes.ContainsAny(path, " \t()") || !bytes.Contains(path, []byte(".")) {
+		return -1
+	}
+	return i
 }
 
 // pathEnd is the index of the colon after a diagnostic's path, past a
@@ -433,12 +443,8 @@ func pathEnd(t []byte) int {
 // "(linter)") or says "error:" (mypy): a program's own log line with a
 // file:line prefix is neither.
 func lineDiagnostic(t []byte) bool {
-	i := pathEnd(t)
-	if i <= 0 {
-		return false
-	}
-	path := t[:i]
-	if bytes.ContainsAny(path, " \t()") || !bytes.Contains(path, []byte(".")) {
+	i := diagnosticPath(t)
+	if i < 0 {
 		return false
 	}
 	n, ok := digitsThen(t[i+1:], ':')
