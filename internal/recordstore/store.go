@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -42,20 +43,35 @@ type RecordComment struct {
 	looked bool
 }
 
+// Client is what the store asks of GitHub: comments got, listed, created
+// and edited (*github.Client), and the client's own lock, clock, masks and
+// recovery log.
+type Client interface {
+	GetComment(ctx context.Context, id int64) (github.Comment, error)
+	Comments(ctx context.Context, n int) ([]github.Comment, error)
+	CreateComment(ctx context.Context, n int, body string) (github.Comment, error)
+	EditComment(ctx context.Context, id int64, body string) (github.Comment, error)
+	Identity() string
+	LockIssue(n int) func()
+	Sleep(ctx context.Context, d time.Duration) error
+	Recovered(r github.Recovery)
+	Mask(s string) string
+}
+
 // Store reads and writes issues' records through a GitHub client.
 type Store struct {
-	gh *github.Client
+	gh Client
 	// readOnly: a duplicate found is merged in what Read returns, never
 	// written (explain, a check on a PR).
 	readOnly bool
 }
 
 // New is the store of the records gh's repository holds.
-func New(gh *github.Client) *Store { return &Store{gh: gh} }
+func New(gh Client) *Store { return &Store{gh: gh} }
 
 // ReadOnly is a store that never writes: duplicates are merged only in what
 // Read returns.
-func ReadOnly(gh *github.Client) *Store { return &Store{gh: gh, readOnly: true} }
+func ReadOnly(gh Client) *Store { return &Store{gh: gh, readOnly: true} }
 
 // Identity is the login roadmap writes as.
 func (s *Store) Identity() string { return s.gh.Identity() }
