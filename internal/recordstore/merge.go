@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,79 +29,67 @@ func (s *Store) afterCreate(ctx context.Context, n int, rc *RecordComment) error
 	if err != nil {
 		return fmt.Errorf("list the comments after creating the record comment %d: %w", rc.ID, err)
 	}
-	recs := records(comments, s.gh.Identity())
-	seen := false
-	for _, cm := range recs {
-		seen = seen || cm.ID == rc.ID
-	}
-	if !seen {
+	if !slices.ContainsFunc(comments, func(cm github.Comment) bool { return cm.ID == rc.ID }) {
 		// The list does not show ours yet: it holds the older ones, if
 		// any; ours is merged by its id.
-		recs = append(recs, github.Comment{ID: rc.ID, Author: s.gh.Identity(), Body: mustRender(rc.Record), Issue: n})
+		body, _ := record.RenderComment(rc.Record)
+		comments = append(comments, github.Comment{ID: rc.ID, Author: s.gh.Identity(), Body: body, Issue: n})
 	}
-	if len(recs) < 2 {
-		return nil
+	found, err := From(n, comments, s.gh.Identity())
+	if err != nil || len(found.Merged) == 0 {
+		return err
 	}
-	return s.reconcile(ctx, n, rc, recs)
+	if err := s.reconcile(ctx, n, &found); err != nil {
+		return err
+	}
+	rc.ID, rc.Record, rc.listed, rc.Merged = found.ID, found.Record, false, found.Merged
+	return nil
 }
 
-func mustRender(r *record.Record) string {
-	body, _ := record.RenderComment(r)
-	return body
-}
-
-// reconcile merges the record comments recs (oldest first) into the oldest
-// (merge) and rewrites each other one to a short note pointing at it, with
-// no record block: readers and writers then find one record. out becomes
-// the oldest, as merged. A read-only store merges only what it returns.
-func (s *Store) reconcile(ctx context.Context, n int, out *RecordComment, recs []github.Comment) error {
-	if ctx.Value(noReconcileKey{}) != nil {
+// reconcile writes out's record, the merge of several record comments
+// (From), into the oldest, out.ID, and rewrites each other one (out.Merged)
+// to a short note pointing at it, with no record block: readers and writers
+// then find one record. A read-only store merges only what it returns.
+func (s *Store) reconcile(ctx context.Context, n int, out *RecordComment) error {
+	if s.readOnly || ctx.Value(noReconcileKey{}) != nil {
 		return nil
 	}
 	ctx = context.WithValue(ctx, noReconcileKey{}, true)
-	parsed := make([]*record.Record, len(recs))
-	for i, cm := range recs {
-		rec, err := record.Parse(cm.Body)
-		if err != nil {
-			return fmt.Errorf("merge issue %d record comment %d: %w", n, cm.ID, err)
-		}
-		parsed[i] = rec
-	}
-	target := recs[0]
-	merged, err := merge(recs, parsed)
+	body, err := record.RenderComment(out.Record)
 	if err != nil {
 		return fmt.Errorf("merge issue %d record comments: %w", n, err)
 	}
-	var dups []int64
-	for _, cm := range recs[1:] {
-		dups = append(dups, cm.ID)
-	}
-	if s.readOnly {
-		out.ID, out.Record, out.Merged, out.listed = target.ID, merged, dups, false
-		return nil
-	}
-	body, err := record.RenderComment(merged)
+	got, err := s.gh.EditComment(github.NoResend(ctx), out.ID, body)
 	if err != nil {
-		return fmt.Errorf("merge issue %d record comments: %w", n, err)
-	}
-	got, err := s.gh.EditComment(github.NoResend(ctx), target.ID, body)
-	if err != nil {
-		return fmt.Errorf("merge issue %d record comments into %d: %w", n, target.ID, err)
+		return fmt.Errorf("merge issue %d record comments into %d: %w", n, out.ID, err)
 	}
 	if rb, perr := record.Parse(got.Body); perr == nil {
-		merged = rb
+		out.Record = rb
 	}
-	for _, id := range dups {
+	for _, id := range out.Merged {
 		note := fmt.Sprintf("**roadmap** · this comment was a second record of this item; "+
-			"roadmap merged it into its record, comment %d (spend summed, marks by the latest), and keeps one record.", target.ID)
+			"roadmap merged it into its record, comment %d (spend summed, marks by the latest), and keeps one record.", out.ID)
 		if _, err := s.gh.EditComment(ctx, id, note); err != nil && !errors.Is(err, github.ErrNotFound) {
 			return fmt.Errorf("neutralise issue %d duplicate record comment %d: %w", n, id, err)
 		}
 		s.gh.Recovered(github.Recovery{Kind: RecoverRecordMerged, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: 1,
-			Reason: fmt.Sprintf("record comment %d duplicated %d: merged into %d and neutralised", id, target.ID, target.ID)})
+			Reason: fmt.Sprintf("record comment %d duplicated %d: merged into %d and neutralised", id, out.ID, out.ID)})
 	}
-	out.ID, out.Record, out.Merged, out.listed = target.ID, merged, dups, false
+	out.listed = false
 	return nil
+}
+
+// mergeComments parses record comments (oldest first) and merges them.
+func mergeComments(recs []github.Comment) (*record.Record, error) {
+	parsed := make([]*record.Record, len(recs))
+	for i, cm := range recs {
+		rec, err := record.Parse(cm.Body)
+		if err != nil {
+			return nil, fmt.Errorf("comment %d: %w", cm.ID, err)
+		}
+		parsed[i] = rec
+	}
+	return merge(recs, parsed)
 }
 
 // merge is one record out of several record comments of one issue (oldest

@@ -125,8 +125,8 @@ func (s *Store) find(ctx context.Context, n, looks int) (RecordComment, error) {
 		return out, err
 	}
 	out.listed, out.looked = out.ID != 0, out.ID == 0
-	if dups := records(comments, s.gh.Identity()); len(dups) > 1 {
-		if err := s.reconcile(ctx, n, &out, dups); err != nil {
+	if len(out.Merged) > 0 {
+		if err := s.reconcile(ctx, n, &out); err != nil {
 			return RecordComment{}, err
 		}
 	}
@@ -141,7 +141,10 @@ func NoRecord() RecordComment {
 }
 
 // From picks issue n's record from its comments, oldest first: the oldest
-// comment by identity that holds a record block. Record blocks and roadmap
+// comment by identity that holds a record block. When several comments by
+// identity hold one, the record is their merge (merge: spend summed, marks
+// by the latest) in the oldest, and Merged names the others; Read writes
+// the merge and neutralises them. Record blocks and roadmap
 // markers in comments by anyone else are named in Ignored. Read applies it
 // to the comments it lists; a reader of comments kept elsewhere (a saved
 // demo state) applies it too, so both find the same record.
@@ -171,6 +174,16 @@ func From(n int, comments []github.Comment, identity string) (RecordComment, err
 	}
 	if out.ID == 0 {
 		out.Record, _ = record.Parse("")
+	}
+	if recs := records(comments, identity); len(recs) > 1 {
+		merged, err := mergeComments(recs)
+		if err != nil {
+			return RecordComment{}, fmt.Errorf("merge issue %d record comments: %w", n, err)
+		}
+		out.Record = merged
+		for _, cm := range recs[1:] {
+			out.Merged = append(out.Merged, cm.ID)
+		}
 	}
 	return out, nil
 }
