@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -43,6 +44,42 @@ func (s *Store) afterCreate(ctx context.Context, n int, rc *RecordComment) error
 		return err
 	}
 	rc.ID, rc.Record, rc.listed, rc.Merged = found.ID, found.Record, false, found.Merged
+	return nil
+}
+
+// mergeInto writes change, made from no record, into found, a record the
+// writer did not know of: the record ours would have been is merged into
+// found (merge), written there, and rc becomes found.
+func (s *Store) mergeInto(ctx context.Context, n int, rc *RecordComment, found RecordComment,
+	change func(cur *record.Record) (record.Changes, error), view func(cur *record.Record) record.View) error {
+	empty, _ := record.Parse("")
+	_, ours, err := s.recordBody(n, empty, change, view)
+	if err != nil {
+		return err
+	}
+	theirs, err := record.RenderComment(found.Record)
+	if err != nil {
+		return fmt.Errorf("write issue %d record: %w", n, err)
+	}
+	merged, err := mergeComments([]github.Comment{{ID: found.ID, Body: theirs}, {Body: ours, UpdatedAt: time.Unix(1, 0)}})
+	if err != nil {
+		return fmt.Errorf("write issue %d record: merge into comment %d: %w", n, found.ID, err)
+	}
+	body, err := record.RenderComment(merged)
+	if err != nil {
+		return fmt.Errorf("write issue %d record: %w", n, err)
+	}
+	got, err := s.gh.EditComment(github.NoResend(ctx), found.ID, body)
+	if err != nil {
+		return fmt.Errorf("write issue %d record: merge into comment %d: %w", n, found.ID, err)
+	}
+	rb, err := record.Parse(got.Body)
+	if err != nil {
+		return fmt.Errorf("write issue %d record: read-back of comment %d: %w", n, found.ID, err)
+	}
+	s.gh.Recovered(github.Recovery{Kind: RecoverRecordMerged, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: 1,
+		Reason: fmt.Sprintf("a first write found record comment %d it had not read: merged into it", found.ID)})
+	rc.ID, rc.Record, rc.listed = found.ID, rb, false
 	return nil
 }
 

@@ -97,8 +97,11 @@ rounds:
 				return fmt.Errorf("write issue %d record: look again before creating it: %w", n, err)
 			}
 			if found.ID != 0 {
-				rc.ID, rc.Record, rc.listed = found.ID, found.Record, found.listed
-				known = found.Record
+				// A record this writer never read: its change was made
+				// from no record, as a second first write's is. It is
+				// merged in as that one would be (spend summed, marks by
+				// ours, the latest), never written over it.
+				return s.mergeInto(ctx, n, rc, found, change, view)
 			}
 		}
 		cur, curBody := rc.Record, ""
