@@ -761,6 +761,7 @@ func TestWriteRecord404(t *testing.T) {
 		}
 	})
 }
+
 // TestMarkerTrust: a marker comment counts only when roadmap's identity wrote
 // it, as the record comment does. One planted by anyone else — older than
 // roadmap's, or with the very body roadmap would write — is neither updated
