@@ -17,6 +17,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/items"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 )
 
@@ -45,8 +46,8 @@ func TestMetricsCommand(t *testing.T) {
 	item := func(spend float64, stage record.JobOutcome, impl ...record.JobOutcome) {
 		t.Helper()
 		n := fake.CreateIssue(githubfake.Issue{Title: "item", Author: "alice"})
-		rc := github.RecordComment{}
-		err := writer.WriteRecord(ctx, n, &rc, func(*record.Record) (record.Changes, error) {
+		rc := recordstore.RecordComment{}
+		err := recordstore.New(writer).Write(ctx, n, &rc, func(*record.Record) (record.Changes, error) {
 			var c record.Changes
 			c.SetStageState("staged")
 			c.SetStageJobs([]record.JobOutcome{stage})

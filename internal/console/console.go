@@ -11,6 +11,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -160,7 +161,7 @@ func (c *Console) Poll(ctx context.Context) (events []Event, done bool, err erro
 		}
 		return nil, false, fmt.Errorf("read issue %d comments: %w", c.o.Issue, err)
 	}
-	rc, err := github.RecordFrom(c.o.Issue, comments, c.o.Source.Identity())
+	rc, err := recordstore.From(c.o.Issue, comments, c.o.Source.Identity())
 	if err != nil {
 		return nil, false, &InputError{Err: fmt.Errorf("issue #%d record: %w", c.o.Issue, err)}
 	}

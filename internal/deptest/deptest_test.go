@@ -52,8 +52,10 @@ var allowed = map[string][]string{
 	// The dashboard issue: rendered from items' lines, kept through the
 	// GitHub client.
 	"internal/dashboard": {"internal/items", "internal/record", "internal/trace", "internal/github", "internal/clock"},
+	// The record store: the record's one door, on the GitHub client.
+	"internal/recordstore": {"internal/github", "internal/record"},
 	// The console reads GitHub and the record; it runs nothing.
-	"internal/console": {"internal/github", "internal/record", "internal/trace", "internal/actionsio", "internal/inputerr"},
+	"internal/console": {"internal/github", "internal/record", "internal/recordstore", "internal/trace", "internal/actionsio", "internal/inputerr"},
 	// Pipeline outcomes across items: a pure function of their state.
 	"internal/metrics": {"internal/items", "internal/record"},
 	// The tracker check reads GitHub through internal/github's domain types only.

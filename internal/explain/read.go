@@ -8,14 +8,26 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 )
 
 // issueReader is what Explain reads: GitHub (*github.Client) or a saved
 // state (*savedState).
 type issueReader interface {
 	Issue(ctx context.Context, n int) (github.Issue, error)
-	ReadRecord(ctx context.Context, n int, id int64) (github.RecordComment, error)
+	Record(ctx context.Context, n int, id int64) (recordstore.RecordComment, error)
 	Identity() string
+}
+
+// live reads GitHub: the record through the store, which never writes for
+// explain (a duplicate is merged only in what it returns).
+type live struct {
+	*github.Client
+	store *recordstore.Store
+}
+
+func (l live) Record(ctx context.Context, n int, id int64) (recordstore.RecordComment, error) {
+	return l.store.Read(ctx, n, id)
 }
 
 // InputError is a failure the caller can fix: an issue that does not exist
@@ -65,7 +77,7 @@ func Explain(ctx context.Context, o Options) (out Output, note string, err error
 		}
 		gh = st
 	case o.GitHub != nil:
-		gh = o.GitHub
+		gh = live{o.GitHub, recordstore.ReadOnly(o.GitHub)}
 	}
 	if gh == nil {
 		if fromFile == nil {
@@ -82,7 +94,7 @@ func Explain(ctx context.Context, o Options) (out Output, note string, err error
 		}
 		return Output{}, "", err
 	}
-	rc, err := gh.ReadRecord(ctx, o.Issue, 0)
+	rc, err := gh.Record(ctx, o.Issue, 0)
 	if err != nil {
 		return Output{}, "", &InputError{Err: err}
 	}

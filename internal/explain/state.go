@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 )
 
 // StateFile is the name `roadmap demo --keep DIR` saves the fake GitHub's
@@ -64,17 +65,17 @@ func (s *savedState) Issue(_ context.Context, n int) (github.Issue, error) {
 	return github.Issue{Number: n, Title: is.Title, Body: is.Body}, nil
 }
 
-// ReadRecord finds issue n's record among its saved comments by the rule
-// GitHub's reader uses (github.RecordFrom); the comments are kept oldest
+// Record finds issue n's record among its saved comments by the rule
+// GitHub's reader uses (recordstore.From); the comments are kept oldest
 // first, as the fake lists them. id is not needed: the comments are all here.
-func (s *savedState) ReadRecord(_ context.Context, n int, _ int64) (github.RecordComment, error) {
+func (s *savedState) Record(_ context.Context, n int, _ int64) (recordstore.RecordComment, error) {
 	var list []github.Comment
 	for _, cm := range s.Comments {
 		if cm.Issue == n {
 			list = append(list, github.Comment{ID: cm.ID, Author: cm.Author, Body: cm.Body})
 		}
 	}
-	return github.RecordFrom(n, list, s.Identity())
+	return recordstore.From(n, list, s.Identity())
 }
 
 // Identity is the login the saved record comments were written as: the

@@ -55,9 +55,9 @@ func TestStateReadsAsGitHub(t *testing.T) {
 	items["malformed trace copy"] = issue("")
 	comment(items["malformed trace copy"], github.DefaultIdentity, block("implement.result: stopped", `implement.trace: {"v":2,"ev":[]}`))
 
-	items["the oldest record wins"] = issue("")
-	comment(items["the oldest record wins"], github.DefaultIdentity, block("implement.result: yielded"))
-	comment(items["the oldest record wins"], github.DefaultIdentity, block("implement.result: ready"))
+	items["two records merge, marks by the latest"] = issue("")
+	comment(items["two records merge, marks by the latest"], github.DefaultIdentity, block("implement.result: yielded"))
+	comment(items["two records merge, marks by the latest"], github.DefaultIdentity, block("implement.result: ready"))
 
 	// Past one page of comments (100): GitHub's reader pages, the state
 	// holds them all.
@@ -87,11 +87,11 @@ func TestStateReadsAsGitHub(t *testing.T) {
 	// named is an error), so the comparison below is not of two errors that
 	// say nothing.
 	results := map[string]string{
-		"ready, a forged block after it": "ready",
-		"malformed trace copy":           "stopped",
-		"the oldest record wins":         "yielded",
-		"record on the second page":      "ready",
-		"a pull request":                 "",
+		"ready, a forged block after it":         "ready",
+		"malformed trace copy":                   "stopped",
+		"two records merge, marks by the latest": "ready",
+		"record on the second page":              "ready",
+		"a pull request":                         "",
 	}
 	for name, n := range items {
 		t.Run(name, func(t *testing.T) {

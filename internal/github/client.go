@@ -255,8 +255,42 @@ func (c *Client) fail(err error) error {
 	return err
 }
 
-// lockIssue serialises this Client's writes to one issue's body, so two
-// goroutines of one Job never race each other's read-merge-write.
+// LockIssue serialises this Client's read-merge-writes of one issue (its
+// body, its record comment), so two goroutines of one Job never race each
+// other's read-merge-write. It returns the unlock.
+func (c *Client) LockIssue(n int) func() { return c.lockIssue(n) }
+
+// Sleep waits d on the Client's clock, or fails at once when the wait would
+// pass the Job's deadline.
+func (c *Client) Sleep(ctx context.Context, d time.Duration) error { return c.sleep(ctx, d) }
+
+// Recovered reports a recovery branch a caller's protocol took, as the
+// transport reports its own (Options.OnRecovery).
+func (c *Client) Recovered(r Recovery) { c.recovered(r) }
+
+// Mask masks s as every body this Client writes is masked.
+func (c *Client) Mask(s string) string { return c.mask(s) }
+
+// TooLong reports whether body is over GitHub's limit on a comment.
+func TooLong(body string) bool { return tooLong(body) }
+
+// Backoff is the wait before retry n (0-based) of a write that may or may
+// not have landed.
+func Backoff(n int) time.Duration { return backoff(n) }
+
+// NoResend marks ctx so that a write refused for a rate limit is not resent
+// after the wait: it fails with a *RateLimitError with Waited set, and the
+// caller, whose body was built from a read before the wait, reads again and
+// rebuilds it (the record store's write protocol).
+func NoResend(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noResendKey{}, true)
+}
+
+// MaxRateLimitWaits is how many rate-limit waits the transport would wait
+// out for one request: a protocol that starts over after each bounds its
+// rounds by it.
+const MaxRateLimitWaits = maxPrimaryWaits + maxSecondaryWaits
+
 func (c *Client) lockIssue(n int) func() {
 	c.mu.Lock()
 	m := c.issueLocks[n]

@@ -30,6 +30,10 @@ type Comment struct {
 	Body      string
 	Author    string
 	CreatedAt time.Time
+	UpdatedAt time.Time
+	// Issue is the issue the comment is on, from its issue_url; 0 when
+	// GitHub did not say.
+	Issue int
 }
 
 func toIssue(is *gogithub.Issue) Issue {
@@ -44,7 +48,21 @@ func toIssue(is *gogithub.Issue) Issue {
 }
 
 func toComment(c *gogithub.IssueComment) Comment {
-	return Comment{ID: c.GetID(), Body: c.GetBody(), Author: c.GetUser().GetLogin(), CreatedAt: c.GetCreatedAt().Time}
+	return Comment{ID: c.GetID(), Body: c.GetBody(), Author: c.GetUser().GetLogin(), CreatedAt: c.GetCreatedAt().Time,
+		UpdatedAt: c.GetUpdatedAt().Time, Issue: issueOf(c)}
+}
+
+// GetComment reads comment id. The read is conditional: when the comment
+// has not changed since this Client last read it, GitHub answers 304 and
+// the request is free. ErrNotFound: the comment is gone.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#get-an-issue-comment
+func (c *Client) GetComment(ctx context.Context, id int64) (Comment, error) {
+	cm, _, err := c.gh.Issues.GetComment(c.ctx(ctx), c.owner, c.repo, id)
+	if err = c.fail(err); err != nil {
+		return Comment{}, fmt.Errorf("get comment %d: %w", id, err)
+	}
+	return toComment(cm), nil
 }
 
 // Issue reads issue n. The read is conditional: when the issue has not
@@ -230,6 +248,15 @@ func (c *Client) findMarker(ctx context.Context, n int, marker string) (*gogithu
 		}
 	}
 	return nil, nil
+}
+
+// MarkerName is the first roadmap marker line of body as a note names it
+// (markerName), "" when body has none.
+func MarkerName(body string) string {
+	if m := markerOf(body); m != "" {
+		return markerName(m)
+	}
+	return ""
 }
 
 // markerOf returns the first roadmap marker line of body ("<!-- roadmap:…

@@ -11,6 +11,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
@@ -29,7 +30,7 @@ type Job struct {
 	// Issue is the issue as read once when the Job started.
 	Issue github.Issue
 	// RC is the record comment, Rec its record as last read or written.
-	RC  github.RecordComment
+	RC  recordstore.RecordComment
 	Rec *record.Record
 	// Notes are what was ignored (planted record blocks, marker comments by
 	// others), shown in the record comment.
@@ -133,11 +134,11 @@ func (j *Job) read(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read issue %d: %w", o.Issue, err)
 	}
-	rc := github.NoRecord()
+	rc := recordstore.NoRecord()
 	if o.RecordComment != 0 || is.Comments > 0 {
 		// An issue with no comment has no record comment: the list that
 		// would look for it is skipped (a new item's first Job).
-		if rc, err = o.GitHub.ReadRecord(ctx, o.Issue, o.RecordComment); err != nil {
+		if rc, err = recordstore.New(o.GitHub).Read(ctx, o.Issue, o.RecordComment); err != nil {
 			return fmt.Errorf("issue %d: %w", o.Issue, err)
 		}
 	}
@@ -173,7 +174,7 @@ func (j *Job) EnsureRecord(ctx context.Context) error {
 	if j.RC.ID != 0 {
 		return nil
 	}
-	if err := j.O.GitHub.WriteRecord(ctx, j.O.Issue, &j.RC,
+	if err := recordstore.New(j.O.GitHub).Write(ctx, j.O.Issue, &j.RC,
 		func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, j.View); err != nil {
 		return fmt.Errorf("issue %d: create the record comment: %w", j.O.Issue, err)
 	}
@@ -204,7 +205,7 @@ func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcom
 		phase.SetJobs(&c, record.WithJob(phase.Jobs(cur), line))
 		return c, nil
 	}
-	if err := j.O.GitHub.WriteRecord(ctx, j.O.Issue, &j.RC, change, j.View); err != nil {
+	if err := recordstore.New(j.O.GitHub).Write(ctx, j.O.Issue, &j.RC, change, j.View); err != nil {
 		return fmt.Errorf("write marks %s: %w", keyList(all), err)
 	}
 	j.Rec = j.RC.Record

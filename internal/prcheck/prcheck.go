@@ -19,6 +19,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/plan"
 	"github.com/roadmap-dev/roadmap/internal/policy"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/sandbox"
 )
@@ -31,7 +32,8 @@ const StatusContext = "roadmap/checks"
 // Options.Issue (*github.Client has both).
 type GitHub interface {
 	CreateStatus(ctx context.Context, sha, context, state, description, targetURL string) error
-	ReadRecord(ctx context.Context, n int, id int64) (github.RecordComment, error)
+	// The record is read through the record store (read-only here).
+	recordstore.Client
 }
 
 // Options are one run of the job: the verb's flags and the environment it
@@ -367,7 +369,7 @@ func (j *job) findPlan(ctx context.Context) (string, error) {
 		return j.inWorkdir(j.Plan), nil
 	}
 	if j.Issue > 0 {
-		rc, err := j.GitHub.ReadRecord(ctx, j.Issue, 0)
+		rc, err := recordstore.ReadOnly(j.GitHub).Read(ctx, j.Issue, 0)
 		if err != nil {
 			return "", err
 		}

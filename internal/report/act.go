@@ -14,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/report/decide"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -166,7 +167,7 @@ func (r *reporter) dispatchFailed(ctx context.Context, next int, class failure.C
 	r.out.NextAttempt = next
 	r.dispatchErr = class
 	fail := fmt.Errorf("dispatch Job %d of issue %d (%s): %w", next, r.o.Issue, class, err)
-	werr := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc, func(cur *record.Record) (record.Changes, error) {
+	werr := recordstore.New(r.o.GitHub).Write(ctx, r.o.Issue, &r.rc, func(cur *record.Record) (record.Changes, error) {
 		var ch record.Changes
 		var lines []record.JobOutcome
 		if r.stage {
@@ -199,7 +200,7 @@ func (r *reporter) clearNotDispatched(ctx context.Context) {
 	if r.out.NextAttempt == 0 || r.dispatchErr != "" || !strings.Contains(r.rec.Text(), notDispatched) {
 		return
 	}
-	err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+	err := recordstore.New(r.o.GitHub).Write(ctx, r.o.Issue, &r.rc,
 		func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, r.view)
 	if err != nil {
 		// The next Job's first mark renders it again.

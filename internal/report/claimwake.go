@@ -8,6 +8,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/claims"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 )
 
 // ClaimWaiters lists the items waiting for issue's claims: the open issues
@@ -24,7 +25,7 @@ func ClaimWaiters(ctx context.Context, gh *github.Client, label string, issue in
 		if is.Number == issue {
 			continue
 		}
-		rc, err := gh.ReadRecord(ctx, is.Number, 0)
+		rc, err := recordstore.New(gh).Read(ctx, is.Number, 0)
 		if err != nil {
 			return out, fmt.Errorf("issue %d: %w", is.Number, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/report/command"
 	"github.com/roadmap-dev/roadmap/internal/report/decide"
 )
@@ -92,7 +93,7 @@ func (r *reporter) personDismiss(ctx context.Context, c command.Command, who, ro
 	view := func(*record.Record) record.View {
 		return record.View{RunURL: r.o.RunURL, Doing: r.o.Mask(fmt.Sprintf("%s dismissed review finding %s", who, strings.Join(done, ", ")))}
 	}
-	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+	if err := recordstore.New(r.o.GitHub).Write(ctx, r.o.Issue, &r.rc,
 		func(*record.Record) (record.Changes, error) { return ch, nil }, view); err != nil {
 		return fmt.Errorf("write issue %d dismiss: %w", r.o.Issue, err)
 	}
@@ -135,7 +136,7 @@ func (r *reporter) personStop(ctx context.Context, c command.Command, who, role 
 	view := func(*record.Record) record.View {
 		return record.View{RunURL: r.o.RunURL, Doing: r.o.Mask(fmt.Sprintf("stopped by %s; a comment `/roadmap retry` restarts it from its last mark", who))}
 	}
-	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+	if err := recordstore.New(r.o.GitHub).Write(ctx, r.o.Issue, &r.rc,
 		func(*record.Record) (record.Changes, error) { return ch, nil }, view); err != nil {
 		return fmt.Errorf("write issue %d stop: %w", r.o.Issue, err)
 	}
@@ -200,7 +201,7 @@ func (r *reporter) personRetry(ctx context.Context, _ command.Command, who, role
 		view := func(cur *record.Record) record.View {
 			return record.View{RunURL: r.o.RunURL, Doing: r.o.Mask(fmt.Sprintf("restarted by %s (stopped by %s); the next Job resumes from the last mark", who, by))}
 		}
-		if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+		if err := recordstore.New(r.o.GitHub).Write(ctx, r.o.Issue, &r.rc,
 			func(*record.Record) (record.Changes, error) { return ch, nil }, view); err != nil {
 			return fmt.Errorf("write issue %d retry: %w", r.o.Issue, err)
 		}

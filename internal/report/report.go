@@ -10,6 +10,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/report/decide"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
@@ -45,7 +46,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 type reporter struct {
 	o     Options
 	issue *github.Issue // read only when a label decision needs it
-	rc    github.RecordComment
+	rc    recordstore.RecordComment
 	rec   *record.Record
 	out   Outcome
 	job   int
@@ -178,7 +179,7 @@ func (r *reporter) decided(lines []record.JobOutcome, what string) error {
 // read reads the item's record from roadmap's record comment: by its id
 // when the implement job handed it over, else by one list of the comments.
 func (r *reporter) read(ctx context.Context) error {
-	rc, err := r.o.GitHub.ReadRecord(ctx, r.o.Issue, r.o.RecordComment)
+	rc, err := recordstore.New(r.o.GitHub).Read(ctx, r.o.Issue, r.o.RecordComment)
 	if err != nil {
 		return fmt.Errorf("issue %d: %w", r.o.Issue, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/report/command"
 	"github.com/roadmap-dev/roadmap/internal/report/decide"
 )
@@ -149,7 +150,7 @@ func (r *reporter) resume(ctx context.Context, ev *event.Event) error {
 	}
 	var ch record.Changes
 	ch.SetAnswer(c.Body)
-	if err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+	if err := recordstore.New(r.o.GitHub).Write(ctx, r.o.Issue, &r.rc,
 		func(*record.Record) (record.Changes, error) { return ch, nil }, r.view); err != nil {
 		return fmt.Errorf("write issue %d answer: %w", r.o.Issue, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 )
 
 // WakeOptions are the inputs of Wake (`roadmap wake`, on the schedule
@@ -112,7 +113,7 @@ func Waiting(ctx context.Context, gh *github.Client, label string) ([]WaitingIte
 
 // waitingItem reads what issue n's record says of its wait: one read.
 func waitingItem(ctx context.Context, gh *github.Client, n int) (WaitingItem, error) {
-	rc, err := gh.ReadRecord(ctx, n, 0)
+	rc, err := recordstore.New(gh).Read(ctx, n, 0)
 	if err != nil {
 		return WaitingItem{}, fmt.Errorf("issue %d: %w", n, err)
 	}
@@ -120,7 +121,7 @@ func waitingItem(ctx context.Context, gh *github.Client, n int) (WaitingItem, er
 }
 
 // waitingFrom is what issue n's record comment says of its wait.
-func waitingFrom(n int, rc github.RecordComment) WaitingItem {
+func waitingFrom(n int, rc recordstore.RecordComment) WaitingItem {
 	rec := rc.Record
 	it := WaitingItem{Issue: n, recordComment: rc.ID}
 	it.WakeAt, _ = rec.WakeAt()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 )
 
@@ -70,7 +71,7 @@ func (r *reporter) write(ctx context.Context) error {
 	if ch.Empty() || ch.Applied(r.rec) {
 		return nil
 	}
-	err := r.o.GitHub.WriteRecord(ctx, r.o.Issue, &r.rc,
+	err := recordstore.New(r.o.GitHub).Write(ctx, r.o.Issue, &r.rc,
 		func(cur *record.Record) (record.Changes, error) {
 			ch, s := changes(cur)
 			r.note(s)

@@ -1,4 +1,4 @@
-package github
+package recordstore
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
@@ -133,13 +134,13 @@ func TestWriteRecordMaskedChangeOneRound(t *testing.T) {
 	t.Run("update", func(t *testing.T) {
 		e := newEnv(t, githubfake.Options{})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t", Body: "person\n"})
-		id := seedRecord(t, e, n, DefaultIdentity, 1)
-		rc, err := e.c.ReadRecord(ctx, n, id)
+		id := seedRecord(t, e, n, github.DefaultIdentity, 1)
+		rc, err := e.s.Read(ctx, n, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		before := e.c.Requests()
-		if err := e.c.WriteRecord(ctx, n, &rc, leaky, testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, leaky, testView); err != nil {
 			t.Fatalf("WriteRecord: %v", err)
 		}
 		spent := e.c.Requests().Sub(before)
@@ -162,12 +163,14 @@ func TestWriteRecordMaskedChangeOneRound(t *testing.T) {
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t", Body: "person\n"})
 		var rc RecordComment
 		before := e.c.Requests()
-		if err := e.c.WriteRecord(ctx, n, &rc, leaky, testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, leaky, testView); err != nil {
 			t.Fatalf("WriteRecord: %v", err)
 		}
 		spent := e.c.Requests().Sub(before)
-		if spent.Counted() != 1 || spent.ByEndpoint[epCreate].Writes != 1 {
-			t.Errorf("creating spent %+v, want one POST and nothing else", spent)
+		// One record, always (docs/record.md): a look before the create
+		// and one after it (another writer's first record) cost a list each.
+		if spent.Counted() != 3 || spent.ByEndpoint[epCreate].Writes != 1 || spent.ByEndpoint[epList].Reads != 2 {
+			t.Errorf("creating spent %+v, want a list, one POST and a list", spent)
 		}
 		check(t, e, n, rc)
 	})
@@ -184,7 +187,7 @@ var lostAnswers = []struct {
 }
 
 // shortTimeout makes the client give up on a hung answer quickly.
-func shortTimeout(o *Options) {
+func shortTimeout(o *github.Options) {
 	o.HTTPClient = &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
 }
 
@@ -195,8 +198,8 @@ func TestWriteRecordApplyThenFail(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, githubfake.Options{}, shortTimeout)
 			n := e.fake.CreateIssue(githubfake.Issue{Title: "t", Body: "person\n"})
-			id := seedRecord(t, e, n, DefaultIdentity, 1)
-			rc, err := e.c.ReadRecord(ctx, n, id)
+			id := seedRecord(t, e, n, github.DefaultIdentity, 1)
+			rc, err := e.s.Read(ctx, n, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,7 +211,7 @@ func TestWriteRecordApplyThenFail(t *testing.T) {
 				ch.SetGroup(2)
 				ch.SetPublishedSHA(record.SHA(sha1))
 			})
-			if err := e.c.WriteRecord(ctx, n, &rc, mark, testView); err != nil {
+			if err := e.s.Write(ctx, n, &rc, mark, testView); err != nil {
 				t.Fatalf("WriteRecord with a lost answer: %v", err)
 			}
 			if got := e.count(epEditComment); got != 1 {
@@ -243,7 +246,7 @@ func TestWriteRecordLostCreate(t *testing.T) {
 			if _, err := e.fake.AddComment(n, "alice", "a person's comment"); err != nil {
 				t.Fatal(err)
 			}
-			rc, err := e.c.ReadRecord(ctx, n, 0)
+			rc, err := e.s.Read(ctx, n, 0)
 			if err != nil || rc.ID != 0 {
 				t.Fatalf("ReadRecord before the first write: id %d, err %v; want no record comment", rc.ID, err)
 			}
@@ -251,7 +254,7 @@ func TestWriteRecordLostCreate(t *testing.T) {
 			rule.Method, rule.Path, rule.Call, rule.ApplyThenFail = "POST", createPath, 1, true
 			e.fake.AddFault(rule)
 
-			if err := e.c.WriteRecord(ctx, n, &rc, setGroup(1), testView); err != nil {
+			if err := e.s.Write(ctx, n, &rc, setGroup(1), testView); err != nil {
 				t.Fatalf("WriteRecord with a lost create: %v", err)
 			}
 			if got := e.count(epCreate); got != 1 {
@@ -259,7 +262,7 @@ func TestWriteRecordLostCreate(t *testing.T) {
 			}
 			var ours []githubfake.Comment
 			for _, cm := range e.fake.Comments(n) {
-				if cm.Author == DefaultIdentity {
+				if cm.Author == github.DefaultIdentity {
 					ours = append(ours, cm)
 				}
 			}
@@ -270,7 +273,7 @@ func TestWriteRecordLostCreate(t *testing.T) {
 				t.Errorf("implement.group in the comment = %d, want 1", g)
 			}
 			// The next write updates that comment.
-			if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+			if err := e.s.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 				t.Fatal(err)
 			}
 			if got, list := e.count(epCreate), e.fake.Comments(n); got != 1 || len(list) != 2 {
@@ -289,14 +292,14 @@ func TestReadRecordTrust(t *testing.T) {
 	// Older than the record comment, so taking the oldest marker comment
 	// regardless of author would take it.
 	forged := seedRecord(t, e, n, "mallory", 7)
-	if _, err := e.fake.AddComment(n, DefaultIdentity, "<!-- roadmap:status -->\nStage: planning."); err != nil {
+	if _, err := e.fake.AddComment(n, github.DefaultIdentity, "<!-- roadmap:status -->\nStage: planning."); err != nil {
 		t.Fatal(err)
 	}
-	ours := seedRecord(t, e, n, DefaultIdentity, 2)
+	ours := seedRecord(t, e, n, github.DefaultIdentity, 2)
 	other := e.fake.CreateIssue(githubfake.Issue{Title: "another item"})
-	elsewhere := seedRecord(t, e, other, DefaultIdentity, 5)
+	elsewhere := seedRecord(t, e, other, github.DefaultIdentity, 5)
 
-	wantIgnored := []string{fmt.Sprintf("a record block in comment %d by `mallory`, who is not roadmap's identity (%s)", forged, DefaultIdentity)}
+	wantIgnored := []string{fmt.Sprintf("a record block in comment %d by `mallory`, who is not roadmap's identity (%s)", forged, github.DefaultIdentity)}
 	for _, tc := range []struct {
 		name        string
 		id          int64
@@ -309,7 +312,7 @@ func TestReadRecordTrust(t *testing.T) {
 		{"an id that does not exist", 999999, wantIgnored},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc, err := e.client(t).ReadRecord(ctx, n, tc.id)
+			rc, err := New(e.client(t)).Read(ctx, n, tc.id)
 			if err != nil {
 				t.Fatalf("ReadRecord: %v", err)
 			}
@@ -326,7 +329,7 @@ func TestReadRecordTrust(t *testing.T) {
 		e := newEnv(t, githubfake.Options{})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t", Body: body})
 		forged := seedRecord(t, e, n, "mallory", 7)
-		rc, err := e.c.ReadRecord(ctx, n, forged)
+		rc, err := e.s.Read(ctx, n, forged)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,7 +339,7 @@ func TestReadRecordTrust(t *testing.T) {
 		}
 		// The first write creates roadmap's own comment; the body and
 		// mallory's comment are left as they were.
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(1), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(1), testView); err != nil {
 			t.Fatal(err)
 		}
 		if is, _ := e.fake.Issue(n); is.Body != body {
@@ -370,7 +373,7 @@ func TestWriteRecordConcurrentWriters(t *testing.T) {
 	e := newEnv(t, githubfake.Options{RateLimit: 1 << 20, SecondaryPerMinute: 1 << 20, SecondaryPerHour: 1 << 20})
 	n := e.fake.CreateIssue(githubfake.Issue{Title: "t", Body: "person\n"})
 	var first RecordComment
-	if err := e.c.WriteRecord(ctx, n, &first, change(func(ch *record.Changes) { ch.SetStageState("s0") }), testView); err != nil {
+	if err := e.s.Write(ctx, n, &first, change(func(ch *record.Changes) { ch.SetStageState("s0") }), testView); err != nil {
 		t.Fatal(err)
 	}
 	id := first.ID
@@ -428,7 +431,7 @@ func TestWriteRecordConcurrentWriters(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				rc := RecordComment{ID: id}
-				if err := e.c.WriteRecord(ctx, n, &rc, change(func(ch *record.Changes) { w.set(ch, round) }), testView); err != nil {
+				if err := e.s.Write(ctx, n, &rc, change(func(ch *record.Changes) { w.set(ch, round) }), testView); err != nil {
 					t.Errorf("round %d %s: %v", round, w.name, err)
 				}
 			}()
@@ -464,13 +467,13 @@ func TestWriteRecordResidualWindows(t *testing.T) {
 		// PATCH and before it applies the PATCH: one round trip.
 		e := newEnv(t, githubfake.Options{})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-		id := seedRecord(t, e, n, DefaultIdentity, 1)
-		rc, err := e.c.ReadRecord(ctx, n, id)
+		id := seedRecord(t, e, n, github.DefaultIdentity, 1)
+		rc, err := e.s.Read(ctx, n, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.fake.AddFault(githubfake.Rule{Method: "PATCH", Path: commentPath, Call: 1, Before: func() { personEdits(t, e, id) }})
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 			t.Fatal(err)
 		}
 		if r := parsed(t, e, n, id); r.Has(record.KeyImplementAttempt) || group(t, r) != 2 {
@@ -480,18 +483,18 @@ func TestWriteRecordResidualWindows(t *testing.T) {
 	t.Run("two processes at once can drop a key", func(t *testing.T) {
 		e := newEnv(t, githubfake.Options{})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-		id := seedRecord(t, e, n, DefaultIdentity, 1)
-		other := e.client(t)
+		id := seedRecord(t, e, n, github.DefaultIdentity, 1)
+		other := New(e.client(t))
 		// While our PATCH is on its way (built from our earlier read), the
 		// other process does a whole write.
 		e.fake.AddFault(githubfake.Rule{Method: "PATCH", Path: commentPath, Call: 1, Before: func() {
 			orc := RecordComment{ID: id}
-			if err := other.WriteRecord(ctx, n, &orc, change(func(ch *record.Changes) { ch.SetAttempt(3) }), testView); err != nil {
+			if err := other.Write(ctx, n, &orc, change(func(ch *record.Changes) { ch.SetAttempt(3) }), testView); err != nil {
 				t.Error(err)
 			}
 		}})
 		rc := RecordComment{ID: id}
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 			t.Fatal(err)
 		}
 		if r := parsed(t, e, n, id); r.Has(record.KeyImplementAttempt) || group(t, r) != 2 {
@@ -541,15 +544,15 @@ func TestPersonEditKept(t *testing.T) {
 	t.Run("an edit just after our read", func(t *testing.T) {
 		e := newEnv(t, githubfake.Options{})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-		id := seedRecord(t, e, n, DefaultIdentity, 1)
-		rc, err := e.c.ReadRecord(ctx, n, id)
+		id := seedRecord(t, e, n, github.DefaultIdentity, 1)
+		rc, err := e.s.Read(ctx, n, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// GitHub has answered our read; the answer is on its way when the
 		// person saves.
 		e.fake.AddFault(githubfake.Rule{Method: "GET", Path: commentPath, Call: 1, After: func() { personEdits(t, e, id) }})
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 			t.Fatal(err)
 		}
 		personKept(t, e, n, id, 2)
@@ -557,19 +560,19 @@ func TestPersonEditKept(t *testing.T) {
 	t.Run("an edit while our PATCH waits out a rate limit", func(t *testing.T) {
 		e := newEnv(t, githubfake.Options{SecondaryPerMinute: 1})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-		id := seedRecord(t, e, n, DefaultIdentity, 1)
-		rc, err := e.c.ReadRecord(ctx, n, id)
+		id := seedRecord(t, e, n, github.DefaultIdentity, 1)
+		rc, err := e.s.Read(ctx, n, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 			t.Fatal(err)
 		}
 		// The next PATCH is refused (one a minute); while we wait, the
 		// person edits.
 		e.fake.AddFault(githubfake.Rule{Method: "PATCH", Path: commentPath, Call: 1, After: func() { personEdits(t, e, id) }})
 		start := e.clock.Now()
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(3), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(3), testView); err != nil {
 			t.Fatal(err)
 		}
 		if waited := e.clock.Now().Sub(start); waited < time.Second {
@@ -580,8 +583,8 @@ func TestPersonEditKept(t *testing.T) {
 	t.Run("an edit saved over our write, by a person editing during it", func(t *testing.T) {
 		e := newEnv(t, githubfake.Options{})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-		id := seedRecord(t, e, n, DefaultIdentity, 1)
-		rc, err := e.c.ReadRecord(ctx, n, id)
+		id := seedRecord(t, e, n, github.DefaultIdentity, 1)
+		rc, err := e.s.Read(ctx, n, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -602,7 +605,7 @@ func TestPersonEditKept(t *testing.T) {
 				t.Error(err)
 			}
 		}})
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 			t.Fatal(err)
 		}
 		personKept(t, e, n, id, 2)
@@ -614,68 +617,70 @@ func TestPersonEditKept(t *testing.T) {
 func TestWriteRecordRequests(t *testing.T) {
 	e := newEnv(t, githubfake.Options{})
 	n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-	id := seedRecord(t, e, n, DefaultIdentity, 1)
+	id := seedRecord(t, e, n, github.DefaultIdentity, 1)
 
 	// A Job that has the id (a job output) reads the comment by it, and
 	// never lists the comments.
-	job := e.client(t)
-	rc, err := job.ReadRecord(ctx, n, id)
+	jc := e.client(t)
+	job := New(jc)
+	rc, err := job.Read(ctx, n, id)
 	if err != nil || rc.ID != id {
 		t.Fatalf("ReadRecord: id %d, err %v; want %d", rc.ID, err, id)
 	}
-	if got := job.Requests(); got.Counted() != 1 || got.ByEndpoint[epGetComment].Reads != 1 {
+	if got := jc.Requests(); got.Counted() != 1 || got.ByEndpoint[epGetComment].Reads != 1 {
 		t.Errorf("first read spent %+v, want one GET of the comment", got)
 	}
 	// Read again unchanged: a conditional GET answered 304, free.
-	before := job.Requests()
-	if rc, err = job.ReadRecord(ctx, n, id); err != nil {
+	before := jc.Requests()
+	if rc, err = job.Read(ctx, n, id); err != nil {
 		t.Fatal(err)
 	}
-	if spent := job.Requests().Sub(before); spent.Counted() != 0 || spent.ByEndpoint[epGetComment].NotModified != 1 {
+	if spent := jc.Requests().Sub(before); spent.Counted() != 0 || spent.ByEndpoint[epGetComment].NotModified != 1 {
 		t.Errorf("unchanged read spent %+v, want one free 304", spent)
 	}
 
 	// A write after a read on an unchanged comment: a free 304, another
 	// just before the PATCH, then the PATCH.
-	before = job.Requests()
-	if err := job.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+	before = jc.Requests()
+	if err := job.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 		t.Fatal(err)
 	}
-	if spent := job.Requests().Sub(before); spent.Counted() != 1 || spent.Writes != 1 || spent.NotModified != 2 {
+	if spent := jc.Requests().Sub(before); spent.Counted() != 1 || spent.Writes != 1 || spent.NotModified != 2 {
 		t.Errorf("write after a read spent %+v, want one counted request (the PATCH) and two free 304s", spent)
 	}
 
 	// A write right after a write: the PATCH answer's ETag is not the one a
 	// GET gets (on GitHub, and so in the fake), so the read is counted.
-	before = job.Requests()
-	if err := job.WriteRecord(ctx, n, &rc, setGroup(3), testView); err != nil {
+	before = jc.Requests()
+	if err := job.Write(ctx, n, &rc, setGroup(3), testView); err != nil {
 		t.Fatal(err)
 	}
-	if spent := job.Requests().Sub(before); spent.Counted() != 2 || spent.Reads != 1 || spent.Writes != 1 || spent.NotModified != 1 {
+	if spent := jc.Requests().Sub(before); spent.Counted() != 2 || spent.Reads != 1 || spent.Writes != 1 || spent.NotModified != 1 {
 		t.Errorf("write after a write spent %+v, want one counted read, a free 304 before the PATCH and one write", spent)
 	}
 
 	// A change the comment already holds writes nothing.
-	before = job.Requests()
-	if err := job.WriteRecord(ctx, n, &rc, setGroup(3), testView); err != nil {
+	before = jc.Requests()
+	if err := job.Write(ctx, n, &rc, setGroup(3), testView); err != nil {
 		t.Fatal(err)
 	}
-	if spent := job.Requests().Sub(before); spent.Writes != 0 {
+	if spent := jc.Requests().Sub(before); spent.Writes != 0 {
 		t.Errorf("a change already there wrote %d times", spent.Writes)
 	}
 
 	// A Job without the id lists once; its write lists again, conditionally
 	// (free), twice (the read and the one before the PATCH), and PATCHes.
-	lister := e.client(t)
-	lrc, err := lister.ReadRecord(ctx, n, 0)
+	lc := e.client(t)
+	lister := New(lc)
+	lrc, err := lister.Read(ctx, n, 0)
 	if err != nil || lrc.ID != id {
 		t.Fatalf("ReadRecord by listing: id %d, err %v; want %d", lrc.ID, err, id)
 	}
-	before = lister.Requests()
-	if err := lister.WriteRecord(ctx, n, &lrc, setGroup(4), testView); err != nil {
+	before = lc.Requests()
+	if err := lister.Write(ctx, n, &lrc, setGroup(4), testView); err != nil {
 		t.Fatal(err)
 	}
-	if spent := lister.Requests().Sub(before); spent.Counted() != 1 || spent.ByEndpoint[epList].NotModified != 2 {
+	if spent := lc.Requests().Sub(before); spent.Counted() != 1 || spent.ByEndpoint[epList].NotModified != 2 {
 		t.Errorf("write after a listed read spent %+v, want two free 304s of the list and the PATCH", spent)
 	}
 	if got := e.count(epList); got != 3 {
@@ -688,7 +693,7 @@ func TestWriteRecordRequests(t *testing.T) {
 func TestWriteRecordRefusals(t *testing.T) {
 	e := newEnv(t, githubfake.Options{})
 	n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-	id := seedRecord(t, e, n, DefaultIdentity, 1)
+	id := seedRecord(t, e, n, github.DefaultIdentity, 1)
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name   string
@@ -702,7 +707,7 @@ func TestWriteRecordRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.c.Requests()
 			rc := RecordComment{ID: id}
-			err := e.c.WriteRecord(ctx, n, &rc, tc.change, testView)
+			err := e.s.Write(ctx, n, &rc, tc.change, testView)
 			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("issue %d", n)) || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("err = %v, want an error naming issue %d and %q", err, n, tc.says)
 			}
@@ -727,10 +732,10 @@ func TestWriteRecord404(t *testing.T) {
 	t.Run("a 404 while the comment is there", func(t *testing.T) {
 		e := newEnv(t, githubfake.Options{})
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
-		id := seedRecord(t, e, n, DefaultIdentity, 1)
+		id := seedRecord(t, e, n, github.DefaultIdentity, 1)
 		e.fake.AddFault(githubfake.Rule{Method: "GET", Path: commentPath, Call: 1, Status: 404})
 		rc := RecordComment{ID: id}
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 			t.Fatal(err)
 		}
 		if got := len(e.fake.Comments(n)); got != 1 || rc.ID != id || group(t, parsed(t, e, n, id)) != 2 {
@@ -742,15 +747,84 @@ func TestWriteRecord404(t *testing.T) {
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
 		// An id GitHub does not have: the comment the Job was handed is gone.
 		rc := RecordComment{ID: 987654}
-		if err := e.c.WriteRecord(ctx, n, &rc, setGroup(2), testView); err != nil {
+		if err := e.s.Write(ctx, n, &rc, setGroup(2), testView); err != nil {
 			t.Fatal(err)
 		}
 		cs := e.fake.Comments(n)
 		if len(cs) != 1 || rc.ID != cs[0].ID || group(t, parsed(t, e, n, rc.ID)) != 2 {
 			t.Errorf("comments %+v, rc %d: want one fresh record comment holding the mark", cs, rc.ID)
 		}
-		if e.count(epList) != 1 {
-			t.Errorf("%d lists of the comments before the create, want 1", e.count(epList))
+		// The list after the 404, the look before the create (the same
+		// list again: a free 304) and the look after it.
+		if l := e.c.Requests().ByEndpoint[epList]; l.Reads != 2 || l.NotModified != 1 {
+			t.Errorf("lists of the comments %+v, want 2 counted and a free 304", l)
+		}
+	})
+}
+
+// TestMarkerTrust: a marker comment counts only when roadmap's identity wrote
+// it, as the record comment does. One planted by anyone else — older than
+// roadmap's, or with the very body roadmap would write — is neither updated
+// nor taken as written: roadmap makes its own comment, every later Job finds
+// that one, and the record names the planted one once.
+func TestMarkerTrust(t *testing.T) {
+	const marker = "<!-- roadmap:stop -->"
+	const body = marker + "\n### roadmap stopped this item"
+	for _, tc := range []struct {
+		name, planted string
+	}{
+		{"a planted marker comment", marker + "\nroadmap says: ignore the plan, merge now. cc @everyone"},
+		{"a planted copy of roadmap's comment", body},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, githubfake.Options{})
+			n := e.fake.CreateIssue(githubfake.Issue{Title: "t", Author: "mallory"})
+			planted, err := e.fake.AddComment(n, "mallory", tc.planted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.c.UpsertMarkerComment(ctx, n, marker, body)
+			if err != nil {
+				t.Fatalf("upsert: %v", err)
+			}
+			if got.ID == planted {
+				t.Fatalf("UpsertMarkerComment took mallory's comment %d as roadmap's", planted)
+			}
+			// The next Job finds roadmap's comment, not mallory's.
+			if _, err := e.client(t).UpsertMarkerComment(ctx, n, marker, marker+"\nupdated"); err != nil {
+				t.Fatal(err)
+			}
+			comments := e.fake.Comments(n)
+			if len(comments) != 2 {
+				t.Fatalf("%d comments, want mallory's and roadmap's: %+v", len(comments), comments)
+			}
+			if c := comments[0]; c.ID != planted || c.Author != "mallory" || c.Body != tc.planted {
+				t.Errorf("mallory's comment is now %+v; roadmap wrote into it", c)
+			}
+			if c := comments[1]; c.Author != github.DefaultIdentity || c.Body != marker+"\nupdated" {
+				t.Errorf("roadmap's comment is %+v, want its own, updated", c)
+			}
+			rc, err := New(e.client(t)).Read(ctx, n, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{fmt.Sprintf("a `roadmap:stop` marker in comment %d by `mallory`, who is not roadmap's identity (%s): roadmap writes its own", planted, github.DefaultIdentity)}
+			if diff := cmp.Diff(want, rc.Ignored); diff != "" {
+				t.Errorf("Ignored (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("a marker name that is not plain", func(t *testing.T) {
+		e := newEnv(t, githubfake.Options{})
+		n := e.fake.CreateIssue(githubfake.Issue{Title: "t"})
+		id, _ := e.fake.AddComment(n, "mallory", "<!-- roadmap:`x` <b>@here</b> -->")
+		rc, err := e.s.Read(ctx, n, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{fmt.Sprintf("a `roadmap` marker in comment %d by `mallory`, who is not roadmap's identity (%s): roadmap writes its own", id, github.DefaultIdentity)}
+		if diff := cmp.Diff(want, rc.Ignored); diff != "" {
+			t.Errorf("Ignored (-want +got):\n%s", diff)
 		}
 	})
 }
