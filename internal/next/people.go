@@ -2,7 +2,6 @@ package next
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -23,8 +22,13 @@ type Trigger struct {
 // the Job does not start (no mark, no number, no spend). Labelling again
 // starts a new one.
 func Unlabelled(t Trigger) (Ending, bool) {
-	if t.Label == "" || slices.Contains(t.Labels, t.Label) {
+	if t.Label == "" {
 		return Ending{}, false
+	}
+	for _, l := range t.Labels {
+		if l == t.Label {
+			return Ending{}, false
+		}
 	}
 	return Ending{Result: record.ResultYielded, Class: failure.LabelRemoved, Step: "start",
 		Reason: fmt.Sprintf("the label %s was removed before the Job started; nothing is done until it is added again", t.Label)}, true
