@@ -39,6 +39,9 @@ const (
 	// while it was worked on; the item holds until they reopen it.
 	PRClosed    Class = "pr_closed"
 	IssueClosed Class = "issue_closed"
+	// PRMerged: a person merged the item's PR before it was ready; the
+	// item ends with the groups left named.
+	PRMerged Class = "pr_merged"
 	// LabelRemoved: the label that started the Job was removed before the
 	// Job started; the Job did nothing.
 	LabelRemoved Class = "label_removed"
@@ -90,6 +93,10 @@ const (
 	// ActionSkip does nothing: the person took the request back before the
 	// Job started; labelling again starts a new one.
 	ActionSkip Action = "skip"
+	// ActionEnd ends the item where a person's act finished it (the PR
+	// merged before ready): nothing is pushed or dispatched; the groups left
+	// are named, and labelling again starts them on a new PR.
+	ActionEnd Action = "end"
 	// ActionStop stops the item: stop comment, roadmap:stopped, a failing
 	// commit status, all state kept. A person decides what happens next.
 	ActionStop Action = "stop"
@@ -284,6 +291,13 @@ var table = []Row{
 		Action:     ActionHold,
 		Does:       "hold at that safe point: no further push or ready, and the spend stops; the record comment says why; reopening the issue starts the next Job, which resumes from the last mark",
 		Result:     ResultYielded,
+	},
+	{
+		Class:      PRMerged,
+		Recognised: "the runner's typed line class=pr_merged: the item's PR, read at a safe point (before a group, a push or ready; the same conditional read as pr_closed), is merged",
+		Action:     ActionEnd,
+		Does:       "end the item: nothing more is pushed to the merged branch and nothing is dispatched; the record and the record comment on the issue name the groups left, which a person may start on a new PR by labelling the issue again",
+		Result:     ResultReturned,
 	},
 	{
 		Class:      LabelRemoved,

@@ -1,10 +1,14 @@
 package implement_test
 
 import (
+	"context"
+
 	"encoding/json"
 	"fmt"
+	gogithub "github.com/google/go-github/v66/github"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -213,5 +217,76 @@ func TestLabelRemovedBeforeJob(t *testing.T) {
 	}
 	if got := j.outputs["failure"]; got != string(failure.LabelRemoved) {
 		t.Errorf("the failure output is %q, want label_removed", got)
+	}
+}
+
+// merge is alice marking the item's PR ready (GitHub merges no draft) and
+// merging it, through the fake's HTTP API with go-github.
+func merge(t *testing.T, w *world, pr int) {
+	t.Helper()
+	node, _ := person(t, w, "GET", fmt.Sprintf("/pulls/%d", pr), "")["node_id"].(string)
+	q := `{"query":"mutation($input:MarkPullRequestReadyForReviewInput!){markPullRequestReadyForReview(input:$input){pullRequest{isDraft}}}","variables":{"input":{"pullRequestId":"` + node + `"}}}`
+	req, _ := http.NewRequest("POST", w.base.GitHubURL()+"/graphql", strings.NewReader(q))
+	personAuth(w, req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	hc := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		personAuth(w, r)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	gh := gogithub.NewClient(hc)
+	if gh.BaseURL, err = url.Parse(w.base.GitHubURL() + "/"); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := gh.PullRequests.Merge(context.Background(), owner, repo, pr, "", nil)
+	if err != nil || !res.GetMerged() {
+		t.Fatalf("alice merges PR #%d: %v", pr, err)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestPersonMergesPR: alice merges the item's PR after group 1 of 3; the Job
+// pushes nothing more to the merged branch, ends returned/pr_merged, and
+// the record and the note on the issue name the groups left.
+func TestPersonMergesPR(t *testing.T) {
+	w := newWorld(t, 3, "")
+	pr := 0
+	j := w.newJob(w.conversations())
+	j.model.Before = func(n int, _ agent.ModelRequest) {
+		if n == 3 { // group 2's first call: group 1 is pushed and marked
+			pr = theirPR(t, w)
+			merge(t, w, pr)
+		}
+	}
+	res := j.runWithGreenCI()
+	if res.Result != record.ResultReturned || res.Failure != string(failure.PRMerged) {
+		t.Fatalf("result %s/%s (%s), want returned/pr_merged\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	left := "groups 2, 3 were left"
+	if !strings.Contains(res.Reason, left) {
+		t.Errorf("the reason does not name the groups left (%q): %s", left, res.Reason)
+	}
+	branch := fmt.Sprintf("roadmap/%d-add-greetings", w.issue)
+	if files := remoteFiles(t, w, branch); strings.Contains(files, "greeting-2.txt") {
+		t.Errorf("group 2 was pushed to the merged branch:\n%s", files)
+	}
+	rec := w.record()
+	if got, _ := rec.Result(); got != record.ResultReturned {
+		t.Errorf("implement.result %s, want returned", got)
+	}
+	if got, _ := rec.Failure(); got != string(failure.PRMerged) {
+		t.Errorf("implement.failure %q, want pr_merged", got)
+	}
+	if cm, _ := w.recordComment(); !strings.Contains(cm.Body, left) {
+		t.Errorf("the note on the issue does not name the groups left:\n%s", cm.Body)
+	}
+	if calls := len(j.model.Requests()); calls != 4 {
+		t.Errorf("%d model calls, want 4: group 3 was not to start", calls)
 	}
 }

@@ -78,8 +78,11 @@ type runner struct {
 	branch    string
 	head      string
 	lastGroup int
-	groupSecs []int
-	pr        github.PullRequest
+	// planGroups are the plan's group numbers (people: the groups a merge
+	// leaves).
+	planGroups []int
+	groupSecs  []int
+	pr         github.PullRequest
 	// pending holds changes that ride on the next mark (stage.pr).
 	pending record.Changes
 	// ready is the checks before ready (internal/ready): each group's
@@ -242,6 +245,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	for _, g := range change.Tasks.Groups {
 		gv.Groups = append(gv.Groups, g.Number)
 	}
+	r.planGroups = gv.Groups
 	step = next.ImplementGroups(gv)
 	if end, ok := r.reconcile(ctx, step.Mark); !ok {
 		return end

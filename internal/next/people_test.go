@@ -102,3 +102,23 @@ func TestLabelRemovedBeforeJob(t *testing.T) {
 		})
 	}
 }
+
+func TestPersonMergesPR(t *testing.T) {
+	merged := func(left string) Ending {
+		return Ending{Result: record.ResultReturned, Class: failure.PRMerged, Step: "pr merged",
+			Reason: "a person merged PR #8 before it was ready: the item ends and nothing more is pushed; " + left}
+	}
+	checkPeople(t, []peopleRow{
+		{"merged after group 1: the item ends, groups 2 and 3 named",
+			PeopleView{Issue: 7, IssueState: "open", PR: 8, PRState: "closed", PRMerged: true, Left: []int{2, 3}},
+			merged("groups 2, 3 were left: label the issue again to finish them on a new PR"), true},
+		{"merged with the issue closed by it: the merge decides, not the issue's hold",
+			PeopleView{Issue: 7, IssueState: "closed", PR: 8, PRState: "closed", PRMerged: true, Left: []int{3}},
+			merged("group 3 was left: label the issue again to finish it on a new PR"), true},
+		{"merged before ready with every group on it: nothing left",
+			PeopleView{Issue: 7, IssueState: "open", PR: 8, PRState: "closed", PRMerged: true},
+			merged("no group was left"), true},
+		{"closed without a merge: the hold, not the end",
+			PeopleView{Issue: 7, IssueState: "open", PR: 8, PRState: "closed", Left: []int{2}}, prClosed, true},
+	})
+}

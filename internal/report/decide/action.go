@@ -59,6 +59,10 @@ func ActionFor(c failure.Class) Action {
 		// person's reopening starts the next Job; label_removed: the person
 		// took the request back. Nothing is dispatched.
 		return None
+	case failure.ActionEnd:
+		// pr_merged: the item ends where the person's merge finished it;
+		// the Job's last mark named the groups left on the issue.
+		return None
 	}
 	return Stop
 }

@@ -36,6 +36,7 @@ func TestActionFor(t *testing.T) {
 		failure.PRClosed:           None,
 		failure.IssueClosed:        None,
 		failure.LabelRemoved:       None,
+		failure.PRMerged:           None,
 		failure.Unknown:            Stop,
 	}
 	seen := map[failure.Class]int{}
