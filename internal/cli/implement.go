@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -63,7 +64,7 @@ func implementRun(ctx context.Context, f *Factory, o *implementOptions) int {
 		return code
 	}
 	defer k.Close()
-	res, err := k.Implement(ctx, job.ImplementRun{PlanDir: o.Plan})
+	res, err := k.Implement(ctx, job.ImplementRun{PlanDir: o.Plan, TriggerLabel: triggerLabel(s.ev, s.cfg.Labels.Implement)})
 	if err != nil {
 		env.Errorf("implement: %v", err)
 		s.io.Error("", 0, k.Masker.Mask(err.Error()))
@@ -84,6 +85,16 @@ func implementRun(ctx context.Context, f *Factory, o *implementOptions) int {
 		return ExitFindings
 	}
 	return ExitOK
+}
+
+// triggerLabel is the implement label when the run's event is that label
+// being added to the issue; "" for any other start (a dispatch, a
+// continuation), which has no label to check.
+func triggerLabel(ev *event.Event, implementLabel string) string {
+	if ev != nil && ev.Name == "issues" && ev.Action == "labeled" && implementLabel != "" && ev.Label == implementLabel {
+		return implementLabel
+	}
+	return ""
 }
 
 // implementSummary is the step summary: the outcome, the table of steps and

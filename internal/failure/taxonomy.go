@@ -35,7 +35,17 @@ const (
 	// survive, or none could be measured, after the repair rounds
 	// (docs/strength.md).
 	TestsWeak Class = "tests_weak"
-	Unknown   Class = "unknown"
+	// PRClosed and IssueClosed: a person closed the item's PR or its issue
+	// while it was worked on; the item holds until they reopen it.
+	PRClosed    Class = "pr_closed"
+	IssueClosed Class = "issue_closed"
+	// PRMerged: a person merged the item's PR before it was ready; the
+	// item ends with the groups left named.
+	PRMerged Class = "pr_merged"
+	// LabelRemoved: the label that started the Job was removed before the
+	// Job started; the Job did nothing.
+	LabelRemoved Class = "label_removed"
+	Unknown      Class = "unknown"
 )
 
 // Action is the one thing the product does when a class is met.
@@ -75,6 +85,18 @@ const (
 	// ActionWaitWoken waits, holding nothing, until the item it waits for
 	// gives its claims back; that item's report dispatches this one again.
 	ActionWaitWoken Action = "wait_woken"
+	// ActionHold holds the item where a person's act left it (the PR or the
+	// issue closed): no push, no ready, no spend, nothing dispatched; the
+	// person's reopening starts the next Job, which resumes from the last
+	// mark.
+	ActionHold Action = "hold"
+	// ActionSkip does nothing: the person took the request back before the
+	// Job started; labelling again starts a new one.
+	ActionSkip Action = "skip"
+	// ActionEnd ends the item where a person's act finished it (the PR
+	// merged before ready): nothing is pushed or dispatched; the groups left
+	// are named, and labelling again starts them on a new PR.
+	ActionEnd Action = "end"
 	// ActionStop stops the item: stop comment, roadmap:stopped, a failing
 	// commit status, all state kept. A person decides what happens next.
 	ActionStop Action = "stop"
@@ -255,6 +277,34 @@ var table = []Row{
 		Does:       "stop with the surviving mutants in the PR comment and the score in the record (implement.strength): a person adds the tests the survivors show, or lowers the floor, and retries",
 		Result:     ResultStopped,
 		Stop:       true,
+	},
+	{
+		Class:      PRClosed,
+		Recognised: "the runner's typed line class=pr_closed: the item's PR, read at a safe point (before a group, a push or ready; a conditional read, free while nothing changed), is closed",
+		Action:     ActionHold,
+		Does:       "hold at that safe point: no further push, the PR is not marked ready, no spend; the record comment on the issue says why; reopening the PR starts the next Job, which resumes from the last mark",
+		Result:     ResultYielded,
+	},
+	{
+		Class:      IssueClosed,
+		Recognised: "the runner's typed line class=issue_closed: the item's issue, read at the Job's start or at a safe point (a conditional read, free while nothing changed), is closed",
+		Action:     ActionHold,
+		Does:       "hold at that safe point: no further push or ready, and the spend stops; the record comment says why; reopening the issue starts the next Job, which resumes from the last mark",
+		Result:     ResultYielded,
+	},
+	{
+		Class:      PRMerged,
+		Recognised: "the runner's typed line class=pr_merged: the item's PR, read at a safe point (before a group, a push or ready; the same conditional read as pr_closed), is merged",
+		Action:     ActionEnd,
+		Does:       "end the item: nothing more is pushed to the merged branch and nothing is dispatched; the record and the record comment on the issue name the groups left, which a person may start on a new PR by labelling the issue again",
+		Result:     ResultReturned,
+	},
+	{
+		Class:      LabelRemoved,
+		Recognised: "the runner's typed line class=label_removed: a Job started by the implement label found the issue without it (read at its start, a read it makes anyway)",
+		Action:     ActionSkip,
+		Does:       "nothing: the Job writes no mark, takes no number and spends nothing, and report dispatches nothing; labelling again starts a new Job",
+		Result:     ResultYielded,
 	},
 	{
 		Class:      Unknown,

@@ -31,6 +31,9 @@ type IssueState struct {
 	StateReason string
 	// SubIssues is sub_issues_summary.total: how many native sub-issues it has.
 	SubIssues int
+	// Merged: the issue is a pull request a person merged
+	// (pull_request.merged_at is set).
+	Merged bool
 	// Missing: GitHub answered that the issue does not exist or that the
 	// token cannot see it (deleted, another repository, no access).
 	Missing bool
@@ -51,6 +54,9 @@ type issueWire struct {
 	Summary       struct {
 		Total int `json:"total"`
 	} `json:"sub_issues_summary"`
+	PullRequest *struct {
+		MergedAt *string `json:"merged_at"`
+	} `json:"pull_request"`
 }
 
 func (c *Client) toState(w issueWire) IssueState {
@@ -61,7 +67,8 @@ func (c *Client) toState(w issueWire) IssueState {
 		repo = parts[len(parts)-2] + "/" + parts[len(parts)-1]
 	}
 	return IssueState{Repo: repo, Number: w.Number, Title: w.Title, Body: w.Body, State: w.State,
-		StateReason: w.StateReason, SubIssues: w.Summary.Total}
+		StateReason: w.StateReason, SubIssues: w.Summary.Total,
+		Merged: w.PullRequest != nil && w.PullRequest.MergedAt != nil && *w.PullRequest.MergedAt != ""}
 }
 
 // IssueState reads issue n of the Client's repository with its sub-issue

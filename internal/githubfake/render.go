@@ -168,7 +168,7 @@ func (f *Fake) issueJSON(base string, is *Issue, single bool) map[string]any {
 		html := fmt.Sprintf("%s/pull/%d", f.repoHTML(base), is.Number)
 		m["draft"] = is.Pull.Draft
 		m["pull_request"] = map[string]any{
-			"url": pu, "html_url": html, "diff_url": html + ".diff", "patch_url": html + ".patch", "merged_at": nil,
+			"url": pu, "html_url": html, "diff_url": html + ".diff", "patch_url": html + ".patch", "merged_at": ts(is.Pull.MergedAt),
 		}
 	}
 	return m

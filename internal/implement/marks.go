@@ -84,7 +84,7 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 		ch.SetQuestion(o.Mask(end.question))
 		ch.Delete(record.KeyImplementAnswer)
 	}
-	if end.result != record.ResultReady && end.result != "" {
+	if end.result != record.ResultReady && end.result != "" && !held(end) {
 		if sha := r.wip(ctx); sha != "" {
 			ch.SetWIP(record.SHA(sha))
 		}
@@ -194,6 +194,9 @@ func doing(end ending, pr int) string {
 		}
 		return fmt.Sprintf("returned (%s)%s", end.class, why)
 	case record.ResultYielded:
+		if held(end) {
+			return heldDoing(end)
+		}
 		if end.class == failure.ClaimWait {
 			// "waiting for #N: …": woken when #N gives its claims back.
 			return end.reason

@@ -25,6 +25,11 @@ type Options struct {
 	// openspec/changes/ inside the repository.
 	PlanDir string
 
+	// TriggerLabel is the label whose `labeled` event started this Job
+	// ("" for a dispatch): a Job that finds the issue without it does not
+	// start (next.Unlabelled).
+	TriggerLabel string
+
 	// WaitingLabel marks an item waiting for the day's budget (configuration
 	// labels.waiting): a Job that starts on such an item, whatever started
 	// it, takes it out of the wait, so roadmap wake does not dispatch it too.

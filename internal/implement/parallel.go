@@ -98,6 +98,9 @@ func (r *runner) runWave(ctx context.Context, change *plan.Change, w waves.Wave,
 	if end, ok := r.checkTime(ctx, "groups "+strings.Join(nums, ", ")); !ok {
 		return end, false
 	}
+	if end, ok := r.people(ctx, "groups "+strings.Join(nums, ", ")); !ok {
+		return end, false
+	}
 	base := r.head
 	sides, err := r.openSides(ctx, change, w.Groups[1:], base)
 	defer func() {

@@ -182,6 +182,10 @@ func planText(change *plan.Change) string {
 // draft and the Job yields, and the next Job checks and reviews that head.
 func (r *runner) markReady(ctx context.Context, body string) (ending, bool) {
 	o := r.o
+	// Never ready on a closed PR or issue (people.go).
+	if end, ok := r.people(ctx, "mark ready"); !ok {
+		return end, false
+	}
 	// Never ready on a stale base: the base's tip, read once more now, is
 	// the one the merged check passed on (merged.go).
 	if end, ok := r.baseStill(ctx); !ok {

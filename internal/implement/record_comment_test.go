@@ -502,8 +502,11 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 		// last group's mark riding with the checked mark, then the
 		// result); the PR looked for and opened; its checks polled twice;
 		// the PR comment listed and posted; the PR body not written for a
-		// yield (a continuation follows).
-		{getIssue: 1, listComments: 2, getComment: 1, patchComment: 2, postComment: 1,
+		// yield (a continuation follows). The issue is read again before
+		// the group's push (a person may have closed it): the record
+		// comment's create changed it, so that read is the one paid; the
+		// others are free 304s.
+		{getIssue: 2, listComments: 2, getComment: 1, patchComment: 2, postComment: 1,
 			listPRs: 1, createPR: 1, status: 2, checkRuns: 1},
 		// Same head: the record read by its id; nothing to do but watch; the
 		// result written; the PR comment listed and edited.

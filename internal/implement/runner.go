@@ -82,8 +82,11 @@ type runner struct {
 	branch    string
 	head      string
 	lastGroup int
-	groupSecs []int
-	pr        github.PullRequest
+	// planGroups are the plan's group numbers (people: the groups a merge
+	// leaves).
+	planGroups []int
+	groupSecs  []int
+	pr         github.PullRequest
 	// pending holds changes that ride on the next mark (stage.pr).
 	pending record.Changes
 	// ready is the checks before ready (internal/ready): each group's
@@ -97,6 +100,11 @@ type runner struct {
 
 	// merge is the merged check's (merged.go).
 	merge mergeState
+
+	// gone: the trigger label was removed before the Job started; the Job
+	// ended with unlabelledResult and wrote nothing (people.go).
+	gone             bool
+	unlabelledResult Result
 
 	// side is set on the copy of the runner that runs a group beside the
 	// first of its wave, in a scratch tree (parallel.go).
@@ -119,6 +127,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	if r.j.Busy != nil {
 		return r.leave(), nil
+	}
+	if r.gone {
+		return r.unlabelledResult, nil
 	}
 	end := r.groups(ctx)
 	return r.finish(ctx, end)
@@ -146,6 +157,9 @@ func (r *runner) start(ctx context.Context) error {
 	}
 	r.j = j
 	if j.Busy != nil {
+		return nil
+	}
+	if r.unlabelledResult, r.gone = r.unlabelled(ctx); r.gone {
 		return nil
 	}
 	r.title = j.Issue.Title
@@ -187,6 +201,10 @@ func (r *runner) groups(ctx context.Context) ending {
 	switch step.Kind {
 	case next.Yield, next.Stop:
 		return stepEnding(step.Ending)
+	}
+	// The issue as read at the start: a closed one spends nothing.
+	if e, held := next.People(next.PeopleView{Issue: o.Issue, IssueState: r.j.Issue.State}); held {
+		return stepEnding(e)
 	}
 	r.branch = git.WorkBranch(o.Issue, r.title)
 	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
@@ -239,6 +257,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	for _, g := range change.Tasks.Groups {
 		gv.Groups = append(gv.Groups, g.Number)
 	}
+	r.planGroups = gv.Groups
 	step = next.ImplementGroups(gv)
 	if end, ok := r.reconcile(ctx, step.Mark); !ok {
 		return end
@@ -273,6 +292,9 @@ func (r *runner) groups(ctx context.Context) ending {
 func (r *runner) oneGroup(ctx context.Context, change *plan.Change, g plan.Group, first bool, last, total int) (ending, bool) {
 	o := r.o
 	if end, ok := r.checkTime(ctx, fmt.Sprintf("group %d", g.Number)); !ok {
+		return end, false
+	}
+	if end, ok := r.people(ctx, groupStep(g)); !ok {
 		return end, false
 	}
 	start := o.Clock.Now()
@@ -570,6 +592,9 @@ func (r *runner) push(ctx context.Context, g plan.Group) (ending, bool) {
 	defer func() {
 		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhasePush, Group: g.Number, Step: groupStep(g), Duration: o.Clock.Now().Sub(start)})
 	}()
+	if end, ok := r.people(ctx, "push"); !ok {
+		return end, false
+	}
 	rebases := 0
 	for attempt := 1; ; attempt++ {
 		remoteSHA, found, err := o.Repo.LsRemote(ctx, o.Remote, r.branch)

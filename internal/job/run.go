@@ -60,6 +60,9 @@ type ImplementRun struct {
 	// PlanDir is the OpenSpec change directory ("" takes the record's
 	// stage.plan).
 	PlanDir string
+	// TriggerLabel is the implement label when its `labeled` event started
+	// this Job: a Job whose issue no longer has it does not start.
+	TriggerLabel string
 	// NoChecksGrace is how long the watch waits for a first check on the
 	// head (0: implement's default).
 	NoChecksGrace time.Duration
@@ -70,7 +73,7 @@ func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result
 	cfg := k.cfg
 	return implement.Run(ctx, implement.Options{
 		Options: k.JobOptions(),
-		Attempt: k.s.Number, PlanDir: run.PlanDir, Models: k.Tiers,
+		Attempt: k.s.Number, PlanDir: run.PlanDir, TriggerLabel: run.TriggerLabel, Models: k.Tiers,
 		CheckRunner: k.CheckRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands, CheckTimeout: cfg.Checks.Timeout,
 		BeforeTree: k.beforeTree(), TempDir: k.s.getenv("RUNNER_TEMP"),
 		ParallelGroups: cfg.Implement.ParallelGroups, GroupTree: k.groupTree(),

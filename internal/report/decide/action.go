@@ -53,6 +53,16 @@ func ActionFor(c failure.Class) Action {
 		// claim_wait: the item that holds the claim wakes this one when it
 		// gives it back (ClaimWaiters); nothing is dispatched now.
 		return None
+	case failure.ActionHold, failure.ActionSkip:
+		// pr_closed, issue_closed: the Job's last mark put the note on the
+		// issue (the record comment says why and how to resume) and the
+		// person's reopening starts the next Job; label_removed: the person
+		// took the request back. Nothing is dispatched.
+		return None
+	case failure.ActionEnd:
+		// pr_merged: the item ends where the person's merge finished it;
+		// the Job's last mark named the groups left on the issue.
+		return None
 	}
 	return Stop
 }

@@ -33,6 +33,10 @@ func TestActionFor(t *testing.T) {
 		failure.TestsWeak:          Stop,
 		failure.Busy:               None,
 		failure.ClaimWait:          None,
+		failure.PRClosed:           None,
+		failure.IssueClosed:        None,
+		failure.LabelRemoved:       None,
+		failure.PRMerged:           None,
 		failure.Unknown:            Stop,
 	}
 	seen := map[failure.Class]int{}

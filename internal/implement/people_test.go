@@ -1,0 +1,292 @@
+package implement_test
+
+import (
+	"context"
+
+	"encoding/json"
+	"fmt"
+	gogithub "github.com/google/go-github/v66/github"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// personToken is a person's token (alice, the issue's author, with write
+// access): what they do through the fake's HTTP API is a person's act.
+const personToken = "ghp_alicepersonaltoken00000000000000000"
+
+// person acts as alice through the fake's HTTP API and returns the answer's
+// JSON.
+func person(t *testing.T, w *world, method, path, body string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(method, w.base.GitHubURL()+"/repos/"+owner+"/"+repo+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	personAuth(w, req)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("alice: %s %s: %d %s", method, path, resp.StatusCode, data)
+	}
+	var out map[string]any
+	json.Unmarshal(data, &out)
+	return out
+}
+
+// personAuth makes req alice's, with write access.
+func personAuth(w *world, req *http.Request) {
+	w.fake.AddIdentity(personToken, githubfake.Identity{Login: "alice", Kind: githubfake.PersonalToken})
+	w.fake.SetPermission("alice", "write")
+	req.Header.Set("Authorization", "token "+personToken)
+}
+
+// theirPR is the item's PR number, as a person finds it.
+func theirPR(t *testing.T, w *world) int {
+	t.Helper()
+	branch := fmt.Sprintf("roadmap/%d-add-greetings", w.issue)
+	req, _ := http.NewRequest("GET", w.base.GitHubURL()+"/repos/"+owner+"/"+repo+"/pulls?head="+owner+":"+branch, nil)
+	personAuth(w, req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list []struct {
+		Number int  `json:"number"`
+		Draft  bool `json:"draft"`
+	}
+	json.NewDecoder(resp.Body).Decode(&list)
+	if len(list) != 1 {
+		t.Fatalf("%d PRs for %s, want 1", len(list), branch)
+	}
+	return list[0].Number
+}
+
+// closeBetweenGroups runs a two-group Job in which alice acts (act: the path
+// and the state to set) when group 2's agent step starts: group 1 is
+// committed, pushed and marked. It returns the Job's result and the Job.
+func closeBetweenGroups(t *testing.T, w *world, act func() (string, string)) (implement.Result, *job) {
+	t.Helper()
+	j := w.newJob(w.conversations())
+	j.model.Before = func(n int, _ agent.ModelRequest) {
+		if n == 3 { // group 2's first call (two calls a group)
+			path, state := act()
+			person(t, w, "PATCH", path, `{"state":"`+state+`"}`)
+		}
+	}
+	res := j.runWithGreenCI()
+	return res, j
+}
+
+// heldAt checks what a person sees of an item held by their act: the typed
+// result, no push after group 1, the PR still a draft, and the note on the
+// issue (the record comment says why and how to resume).
+func heldAt(t *testing.T, w *world, j *job, res implement.Result, class failure.Class, pr int, note string) {
+	t.Helper()
+	if res.Result != record.ResultYielded || res.Failure != string(class) {
+		t.Fatalf("result %s/%s (%s), want yielded/%s\n%s", res.Result, res.Failure, res.Reason, class, j.log.String())
+	}
+	if res.Group != 1 {
+		t.Errorf("group %d, want 1: group 2 was not to be published", res.Group)
+	}
+	branch := fmt.Sprintf("roadmap/%d-add-greetings", w.issue)
+	if files := remoteFiles(t, w, branch); strings.Contains(files, "greeting-2.txt") {
+		t.Errorf("group 2 reached the remote after the person's act:\n%s", files)
+	}
+	is, _ := w.fake.Issue(pr)
+	if is.Pull == nil || !is.Pull.Draft {
+		t.Errorf("the PR is not a draft: marked ready after the person's act")
+	}
+	rec := w.record()
+	if got, _ := rec.Result(); got != record.ResultYielded {
+		t.Errorf("implement.result %s, want yielded", got)
+	}
+	if got, _ := rec.Failure(); got != string(class) {
+		t.Errorf("implement.failure %q, want %s", got, class)
+	}
+	cm, _ := w.recordComment()
+	if !strings.Contains(cm.Body, note) {
+		t.Errorf("the record comment does not say %q:\n%s", note, cm.Body)
+	}
+	if calls := len(j.model.Requests()); calls != 4 {
+		t.Errorf("%d model calls, want 4: the spend stops at the hold", calls)
+	}
+}
+
+// paidIssueReads counts the counted (not 304) reads of issue n's endpoint.
+func paidIssueReads(w *world, n int) int {
+	c := 0
+	for _, r := range w.fake.Requests() {
+		if r.Method == "GET" && r.Status == 200 && r.Path == fmt.Sprintf("/repos/%s/%s/issues/%d", owner, repo, n) {
+			c++
+		}
+	}
+	return c
+}
+
+func TestPersonClosesPR(t *testing.T) {
+	w := newWorld(t, 2, "")
+	pr := 0
+	res, j := closeBetweenGroups(t, w, func() (string, string) {
+		pr = theirPR(t, w)
+		return fmt.Sprintf("/pulls/%d", pr), "closed"
+	})
+	heldAt(t, w, j, res, failure.PRClosed, pr, fmt.Sprintf("held: a person closed PR #%d", pr))
+	// One paid read of the PR learns its state; the later ones are free
+	// 304s until the person's act changes it, and that read notices it.
+	if n := paidIssueReads(w, pr); n > 2 {
+		t.Errorf("the PR was read %d times at a cost, want at most 2 (its state, then the person's act)", n)
+	}
+}
+
+func TestPersonClosesIssue(t *testing.T) {
+	w := newWorld(t, 2, "")
+	pr := 0
+	res, j := closeBetweenGroups(t, w, func() (string, string) {
+		pr = theirPR(t, w)
+		return fmt.Sprintf("/issues/%d", w.issue), "closed"
+	})
+	heldAt(t, w, j, res, failure.IssueClosed, pr, fmt.Sprintf("held: a person closed issue #%d", w.issue))
+	// The start's read, and at most one more to notice the close.
+	if n := paidIssueReads(w, w.issue); n > 2 {
+		t.Errorf("the issue was read %d times at a cost, want at most 2", n)
+	}
+}
+
+// TestPersonReopensResumes: the PR closed between groups holds the item;
+// reopened, the next Job resumes where the hold left it (group 2, not
+// group 1 again) and the PR ends ready.
+func TestPersonReopensResumes(t *testing.T) {
+	w := newWorld(t, 2, "")
+	pr := 0
+	res, first := closeBetweenGroups(t, w, func() (string, string) {
+		pr = theirPR(t, w)
+		return fmt.Sprintf("/pulls/%d", pr), "closed"
+	})
+	if res.Failure != string(failure.PRClosed) {
+		t.Fatalf("Job 1: %s/%s (%s), want yielded/pr_closed\n%s", res.Result, res.Failure, res.Reason, first.log.String())
+	}
+	person(t, w, "PATCH", fmt.Sprintf("/pulls/%d", pr), `{"state":"open"}`)
+	j := w.newJob(w.conversations())
+	res = j.runWithGreenCI()
+	if res.Result != record.ResultReady {
+		t.Fatalf("Job 2 after the reopening: %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	if strings.Contains(j.log.String(), "roadmap: group 1:") {
+		t.Errorf("Job 2 ran group 1 again; it was to resume at group 2:\n%s", j.log.String())
+	}
+	is, _ := w.fake.Issue(pr)
+	if is.State != "open" || is.Pull == nil || is.Pull.Draft {
+		t.Errorf("the PR is %s (draft %v), want open and ready", is.State, is.Pull != nil && is.Pull.Draft)
+	}
+}
+
+// TestLabelRemovedBeforeJob: a Job started by the implement label on an
+// issue that no longer has it (the person removed it while the Job was
+// queued) does not start: no record comment, no model call, no write.
+func TestLabelRemovedBeforeJob(t *testing.T) {
+	w := newWorld(t, 1, "")
+	before := len(w.fake.Requests())
+	j := w.newJob(w.conversations())
+	j.opts.TriggerLabel = "roadmap:implement"
+	res := j.run()
+	if res.Result != record.ResultYielded || res.Failure != string(failure.LabelRemoved) {
+		t.Fatalf("result %s/%s (%s), want yielded/label_removed\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	if calls := len(j.model.Requests()); calls != 0 {
+		t.Errorf("%d model calls, want none", calls)
+	}
+	for _, r := range w.fake.Requests()[before:] {
+		if r.Method != "GET" {
+			t.Errorf("the Job wrote: %s %s", r.Method, r.Path)
+		}
+	}
+	if got := j.outputs["failure"]; got != string(failure.LabelRemoved) {
+		t.Errorf("the failure output is %q, want label_removed", got)
+	}
+}
+
+// merge is alice marking the item's PR ready (GitHub merges no draft) and
+// merging it, through the fake's HTTP API with go-github.
+func merge(t *testing.T, w *world, pr int) {
+	t.Helper()
+	node, _ := person(t, w, "GET", fmt.Sprintf("/pulls/%d", pr), "")["node_id"].(string)
+	q := `{"query":"mutation($input:MarkPullRequestReadyForReviewInput!){markPullRequestReadyForReview(input:$input){pullRequest{isDraft}}}","variables":{"input":{"pullRequestId":"` + node + `"}}}`
+	req, _ := http.NewRequest("POST", w.base.GitHubURL()+"/graphql", strings.NewReader(q))
+	personAuth(w, req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	hc := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		personAuth(w, r)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	gh := gogithub.NewClient(hc)
+	if gh.BaseURL, err = url.Parse(w.base.GitHubURL() + "/"); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := gh.PullRequests.Merge(context.Background(), owner, repo, pr, "", nil)
+	if err != nil || !res.GetMerged() {
+		t.Fatalf("alice merges PR #%d: %v", pr, err)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestPersonMergesPR: alice merges the item's PR after group 1 of 3; the Job
+// pushes nothing more to the merged branch, ends returned/pr_merged, and
+// the record and the note on the issue name the groups left.
+func TestPersonMergesPR(t *testing.T) {
+	w := newWorld(t, 3, "")
+	pr := 0
+	j := w.newJob(w.conversations())
+	j.model.Before = func(n int, _ agent.ModelRequest) {
+		if n == 3 { // group 2's first call: group 1 is pushed and marked
+			pr = theirPR(t, w)
+			merge(t, w, pr)
+		}
+	}
+	res := j.runWithGreenCI()
+	if res.Result != record.ResultReturned || res.Failure != string(failure.PRMerged) {
+		t.Fatalf("result %s/%s (%s), want returned/pr_merged\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	left := "groups 2, 3 were left"
+	if !strings.Contains(res.Reason, left) {
+		t.Errorf("the reason does not name the groups left (%q): %s", left, res.Reason)
+	}
+	branch := fmt.Sprintf("roadmap/%d-add-greetings", w.issue)
+	if files := remoteFiles(t, w, branch); strings.Contains(files, "greeting-2.txt") {
+		t.Errorf("group 2 was pushed to the merged branch:\n%s", files)
+	}
+	rec := w.record()
+	if got, _ := rec.Result(); got != record.ResultReturned {
+		t.Errorf("implement.result %s, want returned", got)
+	}
+	if got, _ := rec.Failure(); got != string(failure.PRMerged) {
+		t.Errorf("implement.failure %q, want pr_merged", got)
+	}
+	if cm, _ := w.recordComment(); !strings.Contains(cm.Body, left) {
+		t.Errorf("the note on the issue does not name the groups left:\n%s", cm.Body)
+	}
+	if calls := len(j.model.Requests()); calls != 4 {
+		t.Errorf("%d model calls, want 4: group 3 was not to start", calls)
+	}
+}
