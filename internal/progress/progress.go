@@ -65,26 +65,27 @@ func Checklist(v View) string {
 	return redact.NeutraliseIn(b.String(), v.Server, v.Repo)
 }
 
-// Interval is the least time between two writes of the PR comment for its
-// now line alone. GitHub's secondary rate limits bound content-creating
-// requests (a comment's edit is one: 80 a minute, 500 an hour, and a second
-// between writes is its advice), and every write is a counted request of
-// the item's budget (docs/record.md); a person watching a Job whose steps
-// take minutes loses nothing to a two-minute step.
-const Interval = 2 * time.Minute
+// Interval is the least time between two writes of the PR comment, and
+// between the Job's start and its first. GitHub's secondary rate limits
+// bound content-creating requests (a comment's edit is one: 80 a minute,
+// 500 an hour, and a second between writes is its advice), and every write
+// is a counted request of the item's budget (docs/record.md). A group of an
+// agent's work takes minutes, so each is ticked as it passes; groups that
+// pass within a minute of each other are ticked together, and a Job that
+// ends within a minute spends nothing before its end's write.
+const Interval = time.Minute
 
-// MaxWrites bounds the progress writes of the PR comment in one Job, ticks
-// and now lines together, besides the write at the Job's end it already
-// made: 3, so a 3-group plan has each group ticked as it passes and a
-// plan of any size costs at most 3 counted requests more per Job (a larger
-// plan's later ticks wait for the write at the end).
+// MaxWrites bounds the progress writes of the PR comment in one Job, besides
+// the write at the Job's end it always made: 3, so each group of a 3-group
+// plan is ticked as it passes, and a plan of any size costs at most 3
+// counted requests more per Job (a larger plan's later ticks wait for the
+// end's write).
 const MaxWrites = 3
 
-// Throttle decides when the PR comment is written between marks. A write is
-// due when a group passed since the last write (its tick), or when the now
-// line changed and Interval has passed since the last write (or since the
-// Job started: a short Job spends nothing on it); never more than Max
-// writes a Job. The zero Throttle allows none: Start it.
+// Throttle decides when the PR comment is written between marks: when what
+// it shows changed (a group passed, or the now line) and Interval has
+// passed since the last write or the Job's start; never more than Max
+// writes a Job. A nil Throttle allows none.
 type Throttle struct {
 	Interval time.Duration
 	Max      int
@@ -108,10 +109,10 @@ func (th *Throttle) Due(t time.Time, passed int, now string) bool {
 	if th == nil || th.writes >= th.Max {
 		return false
 	}
-	if passed > th.passed {
-		return true
+	if passed == th.passed && now == th.now {
+		return false
 	}
-	return now != th.now && t.Sub(th.last) >= th.Interval
+	return t.Sub(th.last) >= th.Interval
 }
 
 // Wrote records a write at t of the comment with passed groups ticked and

@@ -62,13 +62,15 @@ func TestThrottle(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"each tick writes, up to the cap", []step{
-			{0, 1, "g2", true}, {time.Second, 2, "g3", true}, {2 * time.Second, 3, "checks", true}, {3 * time.Second, 4, "g5", false}}},
-		{"a now line alone waits for the interval since the start", []step{
-			{time.Minute, 0, "checks", false}, {Interval, 0, "checks", true}}},
-		{"a now line alone waits for the interval since the last write", []step{
-			{0, 1, "g2", true}, {Interval - time.Second, 1, "checks", false}, {2 * Interval, 1, "review", true}}},
-		{"an unchanged now line never writes", []step{
+		{"a tick per interval, up to the cap", []step{
+			{Interval, 1, "g2", true}, {2 * Interval, 2, "g3", true}, {3 * Interval, 3, "checks", true}, {4 * Interval, 4, "g5", false}}},
+		{"nothing within the interval since the start", []step{
+			{Interval - time.Second, 1, "g2", false}, {Interval, 1, "g2", true}}},
+		{"nothing within the interval since the last write", []step{
+			{Interval, 1, "g2", true}, {2*Interval - time.Second, 2, "checks", false}, {2 * Interval, 2, "checks", true}}},
+		{"a now line alone is enough", []step{
+			{Interval, 0, "checks", true}}},
+		{"nothing changed, nothing written", []step{
 			{10 * Interval, 0, "start", false}}},
 	}
 	for _, tt := range tests {
