@@ -19,8 +19,8 @@ import (
 // requests more than the list and the write the Job's end always made:
 // N = 3, one write at the start of group 2 (group 1 ticked: the PR exists
 // from group 1's push), one at the start of group 3, one at the scoped
-// checks (group 3 ticked). Then the cap is reached: the watch's now line
-// waits for the end's write.
+// checks (group 3 ticked). The checked mark comes within a minute of it:
+// the watch's now line waits for the end's write.
 func TestProgressChecklist(t *testing.T) {
 	w := newWorld(t, 3, "")
 	before := len(w.fake.Requests())
