@@ -75,6 +75,9 @@ var allowed = map[string][]string{
 	"internal/citriage": {"internal/failure", "internal/github", "internal/verdict"},
 	"internal/ready":    {"internal/failure", "internal/record", "internal/review", "internal/strength", "internal/verdict"},
 	"internal/waves":    {"internal/claims", "internal/gates", "internal/plan"},
+	// The progress a person watches in the PR comment: the checklist and
+	// when to write it, from the plan's groups and the time it is given.
+	"internal/progress": {"internal/redact", "internal/text"},
 	// report's decisions in rooms of their own (TestReportConcernsApart):
 	// how a Job's ending is decided, from the taxonomy and the record's
 	// lines, and a person's commands read from a comment.
@@ -89,7 +92,8 @@ var allowed = map[string][]string{
 // too, the standard packages it may import: a pure decision reads no file,
 // network or clock.
 var stdAllowed = map[string][]string{
-	"internal/next": {"fmt"},
+	"internal/next":     {"fmt"},
+	"internal/progress": {"fmt", "strings", "time"},
 }
 
 type pkg struct {

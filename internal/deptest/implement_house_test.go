@@ -13,8 +13,8 @@ import (
 
 // concerns are implement's concerns in rooms of their own (issue 45): the
 // CI watch and triage, the checks before ready, the plan of the waves, and
-// the verdict they give the loop.
-var concerns = []string{"internal/citriage", "internal/ready", "internal/waves", "internal/verdict"}
+// the verdict they give the loop, and the progress the PR comment shows.
+var concerns = []string{"internal/citriage", "internal/ready", "internal/waves", "internal/verdict", "internal/progress"}
 
 // maxRunnerFields bounds implement.runner: the loop's own state and one
 // field per concern, not each concern's private state.

@@ -123,6 +123,7 @@ func (r *runner) runWave(ctx context.Context, change *plan.Change, w waves.Wave,
 	g0 := w.Groups[0]
 	r.j.Group = g0.Number
 	r.j.Doing = fmt.Sprintf("implementing groups %s of %d at once", strings.Join(nums, ", "), total)
+	r.showProgress(ctx)
 	o.Trace.SetGroup(g0.Number)
 	for _, g := range w.Groups {
 		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})

@@ -118,6 +118,7 @@ func (r *runner) reviewHead(ctx context.Context, change *plan.Change, round int)
 	}
 	defer r.j.Section("roadmap: review at %s", short(r.head))()
 	r.j.Doing = fmt.Sprintf("reviewing the diff at %s", short(r.head))
+	r.showProgress(ctx)
 	diff, err := o.Repo.Diff(ctx, o.Remote+"/"+o.Base)
 	if err != nil {
 		return r.fail(ctx, "review", err), false

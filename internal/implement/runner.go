@@ -106,6 +106,10 @@ type runner struct {
 	gone             bool
 	unlabelledResult Result
 
+	// shown is the PR comment's checklist and now line between marks
+	// (comment.go, internal/progress).
+	shown watchState
+
 	// side is set on the copy of the runner that runs a group beside the
 	// first of its wave, in a scratch tree (parallel.go).
 	side *side
@@ -259,6 +263,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	}
 	r.planGroups = gv.Groups
 	step = next.ImplementGroups(gv)
+	r.shown.start(change, passed, o.Clock.Now(), r.j.Doing)
 	if end, ok := r.reconcile(ctx, step.Mark); !ok {
 		return end
 	}
@@ -285,6 +290,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	r.j.Group = 0
 	o.Trace.SetGroup(0)
 	r.j.Doing = "running the scoped checks at the head"
+	r.showProgress(ctx)
 	return r.atHead(ctx, change, first)
 }
 
@@ -300,6 +306,7 @@ func (r *runner) oneGroup(ctx context.Context, change *plan.Change, g plan.Group
 	start := o.Clock.Now()
 	r.j.Group = g.Number
 	r.j.Doing = fmt.Sprintf("implementing group %d of %d: %s", g.Number, total, g.Title)
+	r.showProgress(ctx)
 	o.Trace.SetGroup(g.Number)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseGroupStarted, Group: g.Number, Step: g.Title})
 	end := r.j.Section("roadmap: group %d of %d: %s", g.Number, total, g.Title)
@@ -365,6 +372,7 @@ func (r *runner) scopedChecks(ctx context.Context, change *plan.Change) (ending,
 	if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark checked", err), false
 	}
+	r.showProgress(ctx)
 	return ending{}, true
 }
 
@@ -555,6 +563,7 @@ func (r *runner) publishGroup(ctx context.Context, g plan.Group, deferMark bool)
 		return end, false
 	}
 	r.lastGroup = g.Number
+	r.shown.pass(g.Number)
 	var ch record.Changes
 	ch.SetGroup(g.Number)
 	ch.SetSHA(record.SHA(r.head))
