@@ -10,7 +10,6 @@ package recordstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,6 +40,11 @@ type RecordComment struct {
 	// looked: the issue's comments were listed for this record and none
 	// held one; the look before a create is then a conditional list.
 	looked bool
+	// version is the record pointer's version as last read or saved ("":
+	// none, or no pointer); pointerDown: the pointer could not be read,
+	// so the store does without it (Pointer).
+	version     string
+	pointerDown bool
 }
 
 // Client is what the store asks of GitHub: comments got, listed, created
@@ -64,6 +68,9 @@ type Store struct {
 	// readOnly: a duplicate found is merged in what Read returns, never
 	// written (explain, a check on a PR).
 	readOnly bool
+	// pointer, when set, keeps which comment is each issue's record
+	// (pointer.go).
+	pointer Pointer
 }
 
 // New is the store of the records gh's repository holds.
@@ -80,7 +87,8 @@ func (s *Store) own(cm github.Comment) bool { return strings.EqualFold(cm.Author
 
 // Read reads issue n's record comment. With the comment's id (a job output
 // handed to the next job) it reads that comment, a conditional GET; without
-// it, or when that comment is gone or is not roadmap's record, it lists the
+// it, or when that comment is gone or is not roadmap's record, it reads the
+// comment the record pointer names (Pointer), and without one it lists the
 // comments and takes the oldest comment by the Client's identity that holds
 // a record block. A list that holds no record is read once more before the
 // store says there is none: GitHub's lists are eventually consistent, and a
@@ -89,20 +97,27 @@ func (s *Store) own(cm github.Comment) bool { return strings.EqualFold(cm.Author
 // else are named in Ignored.
 func (s *Store) Read(ctx context.Context, n int, id int64) (RecordComment, error) {
 	if id > 0 {
-		cm, err := s.gh.GetComment(ctx, id)
-		switch {
-		case err == nil && s.own(cm) && record.HasBlock(cm.Body) && (cm.Issue == n || cm.Issue == 0):
-			rec, perr := record.Parse(cm.Body)
-			if perr != nil {
-				return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, id, perr)
-			}
-			return RecordComment{ID: id, Record: rec}, nil
-		case err != nil && !errors.Is(err, github.ErrNotFound):
-			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, id, err)
+		rc, ok, err := s.byID(ctx, n, id)
+		if err != nil || ok {
+			return rc, err
 		}
 		// Deleted (a person reset the item), or not the record: look for it.
 	}
-	return s.find(ctx, n, 2)
+	pointed, ok, err := s.byPointer(ctx, n)
+	if err != nil || ok {
+		return pointed, err
+	}
+	out, err := s.find(ctx, n, 2)
+	if err != nil {
+		return out, err
+	}
+	out.version, out.pointerDown = pointed.version, pointed.pointerDown
+	if out.ID != 0 && !s.readOnly {
+		// A record the pointer did not name (made before there was one, or
+		// a pointer left behind): the next fresh reader finds it by it.
+		s.keepPointer(ctx, n, &out)
+	}
+	return out, nil
 }
 
 // find lists issue n's comments, at most looks times while none holds a

@@ -92,7 +92,7 @@ rounds:
 			// After a list of its own (rc.looked) it is a conditional
 			// list: free when nothing changed.
 			lookedAgain = true
-			found, err := s.find(ctx, n, 1)
+			found, err := s.lookBeforeCreate(ctx, n, rc)
 			if err != nil {
 				return fmt.Errorf("write issue %d record: look again before creating it: %w", n, err)
 			}
@@ -227,8 +227,8 @@ rounds:
 			rc.Record = rb
 			if created {
 				// The check after a create: another writer's first record
-				// older than ours takes ours (one record).
-				if err := s.afterCreate(ctx, n, rc); err != nil {
+				// takes ours (one record).
+				if err := s.checkCreate(ctx, n, rc); err != nil {
 					return fmt.Errorf("write issue %d record: %w", n, err)
 				}
 				return nil
