@@ -85,6 +85,9 @@ type Client struct {
 	mu         sync.Mutex
 	issueLocks map[int]*sync.Mutex
 	markers    map[markerKey]markerState
+	// uncommented are the issues read with no comment at all (IssueState):
+	// a marker comment on one is made without a list to find it first.
+	uncommented map[int]bool
 }
 
 type markerKey struct {
@@ -145,7 +148,7 @@ func New(opts Options) (*Client, error) {
 	c := &Client{
 		owner: opts.Owner, repo: opts.Repo,
 		rec: &recorder{}, mask: opts.Masker.Mask, clock: opts.Clock, deadline: opts.Deadline, identity: opts.Identity,
-		issueLocks: map[int]*sync.Mutex{}, markers: map[markerKey]markerState{}, server: serverHost(base.Host),
+		issueLocks: map[int]*sync.Mutex{}, markers: map[markerKey]markerState{}, uncommented: map[int]bool{}, server: serverHost(base.Host),
 		recovered: opts.OnRecovery,
 	}
 	if c.recovered == nil {

@@ -158,13 +158,14 @@ func (c *Client) UpsertMarkerComment(ctx context.Context, n int, marker, body st
 	key := markerKey{n, marker}
 	c.mu.Lock()
 	st, known := c.markers[key]
+	none := c.uncommented[n]
 	c.mu.Unlock()
 	id := st.id
 	if known && id != 0 && st.comment.Body == body {
 		// Already there, as this Client last wrote it: nothing to spend.
 		return st.comment, nil
 	}
-	if !known {
+	if !known && !none {
 		found, err := c.findMarker(ctx, n, marker)
 		if err != nil {
 			return Comment{}, fmt.Errorf("upsert comment %s on issue %d: find: %w", marker, n, err)

@@ -51,6 +51,7 @@ type issueWire struct {
 	State         string `json:"state"`
 	StateReason   string `json:"state_reason"`
 	RepositoryURL string `json:"repository_url"`
+	Comments      int    `json:"comments"`
 	Summary       struct {
 		Total int `json:"total"`
 	} `json:"sub_issues_summary"`
@@ -83,6 +84,13 @@ func (c *Client) IssueState(ctx context.Context, n int) (IssueState, error) {
 	var w issueWire
 	if _, err := c.gh.Do(c.ctx(ctx), req, &w); err != nil {
 		return IssueState{}, fmt.Errorf("get issue %d: %w", n, c.fail(err))
+	}
+	if w.Number == n {
+		// An issue with no comment has no marker comment: the first
+		// UpsertMarkerComment on it creates one without listing.
+		c.mu.Lock()
+		c.uncommented[n] = w.Comments == 0
+		c.mu.Unlock()
 	}
 	return c.toState(w), nil
 }

@@ -51,6 +51,9 @@ type childConfig struct {
 	// HangPush, when set, hangs the Job before its HangPush-th git push:
 	// no model call is in flight.
 	HangPush int
+	// MarkEvery writes every group's mark at once (the mark interval at
+	// its least) instead of letting it wait for the Job's next write.
+	MarkEvery bool
 }
 
 // modelPrice is what the replay model costs in the child, per million
@@ -152,14 +155,15 @@ func childJob(cfgJSON string) int {
 	tr, _ := trace.NewRecorder(os.Stderr, masker, time.Now, c.Attempt)
 	_, err = implement.Run(ctx, implement.Options{
 		Options: kernel.Options{
-			Issue:   c.Issue,
-			RunID:   500,
-			GitHub:  gh,
-			Repo:    gitRepo,
-			Sandbox: toolSandbox{sb},
-			Log:     os.Stdout,
-			Trace:   tr,
-			Mask:    masker.Mask,
+			Issue:        c.Issue,
+			RunID:        500,
+			GitHub:       gh,
+			Repo:         gitRepo,
+			Sandbox:      toolSandbox{sb},
+			Log:          os.Stdout,
+			Trace:        tr,
+			Mask:         masker.Mask,
+			MarkInterval: markInterval(c.MarkEvery),
 		},
 		Attempt:      c.Attempt,
 		Models:       []agent.Tier{{Name: "replay-model", Model: spy, USDPerMTokIn: modelPrice.Input, USDPerMTokOut: modelPrice.Output}},
@@ -172,6 +176,15 @@ func childJob(cfgJSON string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
+	}
+	return 0
+}
+
+// markInterval is the child's mark interval: the least there is when every
+// mark is written at once, else the default.
+func markInterval(every bool) time.Duration {
+	if every {
+		return time.Nanosecond
 	}
 	return 0
 }
@@ -203,8 +216,12 @@ func TestSpendSurvivesKill(t *testing.T) {
 	killed := w.newJob(convs)
 	fixtures := filepath.Join(w.dir, "fixtures-1")
 	ready := filepath.Join(w.dir, "hanging")
+	// Every group's mark is written at once here: the record holds group
+	// 1's spend when the kill lands. (With the default interval the mark
+	// waits, and report brings the killed Job's spend back from its log:
+	// TestRequestsIndependentOfGroups in internal/faults.)
 	cfg, _ := json.Marshal(childConfig{FakeURL: w.base.GitHubURL(), Workspace: killed.ws, Fixtures: fixtures, Issue: w.issue, Attempt: 1,
-		HangOn: "task group 2 of", HangTurn: 1, Ready: ready})
+		HangOn: "task group 2 of", HangTurn: 1, Ready: ready, MarkEvery: true})
 	logPath := filepath.Join(w.dir, "job-1.log")
 	logFile, _ := os.Create(logPath)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -457,10 +474,15 @@ func TestPublishedSHAReconcile(t *testing.T) {
 	if res.Result == record.ResultStopped {
 		t.Fatalf("stopped: %s %s\n%s", res.Failure, res.Reason, next.log.String())
 	}
-	// The first write is the reconciled mark for the push that happened.
+	// The first write holds the reconciled mark for the push that happened
+	// (it rides on the Job's first write, as a group's mark does): group 1,
+	// at the commit the killed Job pushed.
 	p := w.patches()
-	if len(p) == 0 || !strings.Contains(p[0], "implement.published_sha: "+pushed) {
-		t.Errorf("the first write does not reconcile published_sha to %s:\n%v", pushed, p)
+	if len(p) == 0 || !strings.Contains(p[0], "implement.group: 2") {
+		t.Errorf("the first write does not hold the reconciled group mark with group 2's:\n%v", p)
+	}
+	if out, err := exec.Command("git", "-C", w.remote, "merge-base", "--is-ancestor", pushed, branch).CombinedOutput(); err != nil {
+		t.Errorf("the killed Job's push %s is not under the branch's head: %v %s", pushed, err, out)
 	}
 	pushes, _ := os.ReadFile(filepath.Join(w.dir, "pushes"))
 	if n := strings.Count(string(pushes), "push"); n != 2 {

@@ -8,10 +8,10 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
-// unlabelled ends, before anything is written, a Job whose trigger label a
+// unlabelledEnd ends, before anything is written, a Job whose trigger label a
 // person removed before it started (next.Unlabelled): no mark, no number,
 // no spend; the issue was read at the start anyway.
-func (r *runner) unlabelled(ctx context.Context) (Result, bool) {
+func (r *runner) unlabelledEnd(ctx context.Context) (Result, bool) {
 	e, gone := next.Unlabelled(next.Trigger{Label: r.o.TriggerLabel, Labels: r.j.Issue.Labels})
 	if !gone {
 		return Result{}, false

@@ -501,24 +501,27 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 		// Fresh: the record comment found by one list; two writes (the
 		// last group's mark riding with the checked mark, then the
 		// result); the PR looked for and opened; its checks polled twice;
-		// the PR comment listed and posted; the PR body not written for a
-		// yield (a continuation follows). The issue is read again before
-		// the group's push (a person may have closed it): the record
-		// comment's create changed it, so that read is the one paid; the
-		// others are free 304s.
-		{getIssue: 2, listComments: 2, getComment: 1, patchComment: 2, postComment: 1,
+		// the PR comment posted with no list (the PR, read as an issue,
+		// had no comment); the PR body not written for a yield (a
+		// continuation follows). The issue is read again before the
+		// group's push (a person may have closed it): the record comment's
+		// create changed it, so that read is the one paid; the others are
+		// free 304s.
+		{getIssue: 2, listComments: 1, getComment: 1, patchComment: 2, postComment: 1,
 			listPRs: 1, createPR: 1, status: 2, checkRuns: 1},
 		// Same head: the record read by its id; nothing to do but watch; the
 		// result written; the PR comment listed and edited.
 		{getIssue: 1, getComment: 1, patchComment: 2, listComments: 1, getPR: 1, status: 1, checkRuns: 1},
-		// New head: the person's push reconciled (published_sha), the scoped
-		// checks passed there (checked_sha), the result; the PR comment.
-		{getIssue: 1, getComment: 3, patchComment: 4, listComments: 1, getPR: 1, status: 2, checkRuns: 1},
+		// New head: the person's push reconciled (published_sha, riding on
+		// the checked mark as a group's mark does), the scoped checks
+		// passed there (checked_sha), the result; the PR comment.
+		{getIssue: 1, getComment: 2, patchComment: 3, listComments: 1, getPR: 1, status: 2, checkRuns: 1},
 	}
 	// fixed is each Job's record cost before seed 001's extras: the issue
 	// read, the record read (fresh: its list), the marks the work itself
-	// needs (fresh: the group mark; new head: the reconcile) and the result.
-	fixed := []int{1 + 1 + 1 + 2, 1 + 1 + 1, 1 + 1 + 1 + 2}
+	// needs (fresh: the group mark, riding on the checked mark; new head:
+	// none, the reconcile rides on the checked mark) and the result.
+	fixed := []int{1 + 1 + 1 + 2, 1 + 1 + 1, 1 + 1 + 1}
 	names := []string{"fresh Job", "continuation at the same head", "continuation at a new head"}
 	for i, got := range jobs {
 		if countsText(got) != countsText(want[i]) {

@@ -101,10 +101,9 @@ type runner struct {
 	// merge is the merged check's (merged.go).
 	merge mergeState
 
-	// gone: the trigger label was removed before the Job started; the Job
-	// ended with unlabelledResult and wrote nothing (people.go).
-	gone             bool
-	unlabelledResult Result
+	// unlabelled, when set, is how a Job ended whose trigger label a
+	// person removed before it started: it wrote nothing (people.go).
+	unlabelled *Result
 
 	// shown is the PR comment's checklist and now line between marks
 	// (comment.go, internal/progress).
@@ -132,8 +131,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if r.j.Busy != nil {
 		return r.leave(), nil
 	}
-	if r.gone {
-		return r.unlabelledResult, nil
+	if r.unlabelled != nil {
+		return *r.unlabelled, nil
 	}
 	end := r.groups(ctx)
 	return r.finish(ctx, end)
@@ -163,7 +162,8 @@ func (r *runner) start(ctx context.Context) error {
 	if j.Busy != nil {
 		return nil
 	}
-	if r.unlabelledResult, r.gone = r.unlabelled(ctx); r.gone {
+	if res, gone := r.unlabelledEnd(ctx); gone {
+		r.unlabelled = &res
 		return nil
 	}
 	r.title = j.Issue.Title
@@ -390,9 +390,9 @@ func (r *runner) reconcile(ctx context.Context, m *next.Mark) (ending, bool) {
 		ch.SetGroup(m.Group)
 		ch.SetSHA(record.SHA(m.SHA))
 	}
-	if err := r.mark(ctx, ch); err != nil {
-		return r.fail(ctx, "reconcile", err), false
-	}
+	// Git holds what the mark says: it rides on the Job's next write, as a
+	// group's mark does.
+	r.pending.Merge(ch)
 	return ending{}, true
 }
 
@@ -573,7 +573,11 @@ func (r *runner) publishGroup(ctx context.Context, g plan.Group, deferMark bool)
 		recorded, _ := r.j.Rec.Strength()
 		ch.SetStrength(r.ready.Rows(recorded))
 	}
-	if deferMark {
+	if deferMark || !r.j.MarkDue() {
+		// The group's commits are on the remote: its mark rides on the
+		// next write (the checked mark, the end, or the first group mark
+		// after the mark interval), and a Job killed before it is
+		// reconciled from git by the next (docs/record.md).
 		r.pending.Merge(ch)
 	} else if err := r.mark(ctx, ch); err != nil {
 		return r.fail(ctx, "mark group", err), false

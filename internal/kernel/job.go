@@ -65,6 +65,7 @@ type Job struct {
 	calls  int               // model calls of this Job, numbered for the spend lines
 	booked *trace.SpendEntry // the call in flight: booked, not yet settled
 	marks  int               // marks this Job has written
+	wrote  time.Time         // when this Job last wrote the record (its start until it does)
 
 	// mu keeps the log's lines, the trace's events, the call numbers and
 	// Spend whole while group sessions run at once (SessionObserver,
@@ -124,6 +125,7 @@ func Start(ctx context.Context, o Options, number int) (*Job, error) {
 	if j.Number == 0 {
 		j.Number = j.nextNumber()
 	}
+	j.wrote = o.Clock.Now()
 	return j, nil
 }
 
@@ -138,7 +140,7 @@ func (j *Job) read(ctx context.Context) error {
 	if o.RecordComment != 0 || is.Comments > 0 {
 		// An issue with no comment has no record comment: the list that
 		// would look for it is skipped (a new item's first Job).
-		if rc, err = recordstore.New(o.GitHub).Read(ctx, o.Issue, o.RecordComment); err != nil {
+		if rc, err = j.store().Read(ctx, o.Issue, o.RecordComment); err != nil {
 			return fmt.Errorf("issue %d: %w", o.Issue, err)
 		}
 	}
@@ -165,6 +167,15 @@ func (j *Job) total() record.Spend {
 	return j.Prior.Add(j.Spend)
 }
 
+// MarkDue reports whether a mark that may wait is written now: the mark
+// interval (Options.MarkInterval) has passed since this Job last wrote the
+// record, or since it started. A mark that may wait is one whose work is
+// kept elsewhere until it is written (a group's commits are on the remote,
+// and the next Job reconciles their mark from git): it rides on the next
+// write instead, and a Job whose log is lost loses at most the spend of
+// the calls since its last write.
+func (j *Job) MarkDue() bool { return !j.O.Clock.Now().Before(j.wrote.Add(j.O.MarkInterval)) }
+
 // Marks is how many marks this Job has written.
 func (j *Job) Marks() int { return j.marks }
 
@@ -174,7 +185,7 @@ func (j *Job) EnsureRecord(ctx context.Context) error {
 	if j.RC.ID != 0 {
 		return nil
 	}
-	if err := recordstore.New(j.O.GitHub).Write(ctx, j.O.Issue, &j.RC,
+	if err := j.store().Write(ctx, j.O.Issue, &j.RC,
 		func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, j.View); err != nil {
 		return fmt.Errorf("issue %d: create the record comment: %w", j.O.Issue, err)
 	}
@@ -205,11 +216,12 @@ func (j *Job) Mark(ctx context.Context, ch record.Changes, line record.JobOutcom
 		phase.SetJobs(&c, record.WithJob(phase.Jobs(cur), line))
 		return c, nil
 	}
-	if err := recordstore.New(j.O.GitHub).Write(ctx, j.O.Issue, &j.RC, change, j.View); err != nil {
+	if err := j.store().Write(ctx, j.O.Issue, &j.RC, change, j.View); err != nil {
 		return fmt.Errorf("write marks %s: %w", keyList(all), err)
 	}
 	j.Rec = j.RC.Record
 	j.marks++
+	j.wrote = j.O.Clock.Now()
 	return nil
 }
 

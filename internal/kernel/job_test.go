@@ -61,3 +61,39 @@ func TestLastMarkContextFitsTheGrace(t *testing.T) {
 		t.Errorf("LastMarkContext of a signalled context: deadline set %v, err %v; want a live context with a deadline", ok, ctx.Err())
 	}
 }
+
+// stepClock is a Job's clock a test moves by hand.
+type stepClock struct{ now time.Time }
+
+func (c *stepClock) Now() time.Time { return c.now }
+func (c *stepClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.now = c.now.Add(d)
+	return nil
+}
+
+// TestMarkDueAfterTheInterval: a mark that may wait is due once the mark
+// interval has passed since the Job's last write (its start until then),
+// and not before; a write starts the interval again.
+func TestMarkDueAfterTheInterval(t *testing.T) {
+	c := &stepClock{now: time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)}
+	j := &Job{O: Options{Clock: c, MarkInterval: 10 * time.Minute}, wrote: c.now}
+	for _, step := range []struct {
+		after time.Duration
+		wrote bool
+		due   bool
+	}{
+		{0, false, false},
+		{9*time.Minute + 59*time.Second, false, false},
+		{time.Second, false, true}, // 10 min since the start
+		{time.Hour, true, false},   // a write: the interval starts again
+		{10 * time.Minute, false, true},
+	} {
+		c.now = c.now.Add(step.after)
+		if step.wrote {
+			j.wrote = c.now
+		}
+		if got := j.MarkDue(); got != step.due {
+			t.Errorf("%s after the last write: MarkDue() = %v, want %v", c.now.Sub(j.wrote), got, step.due)
+		}
+	}
+}

@@ -77,7 +77,16 @@ type Options struct {
 	SetOutput func(name, value string)
 	// Marker is the PR comment's marker line (default: Phase.Marker).
 	Marker string
+	// MarkInterval is the least time between two writes of the record for
+	// marks that may wait (MarkDue; default DefaultMarkInterval).
+	MarkInterval time.Duration
 }
+
+// DefaultMarkInterval is how long a mark that may wait (a group's, whose
+// work git already holds) waits for the next write of the record: a Job's
+// requests for its marks follow its time, not its plan's groups
+// (docs/record.md, "What a Job costs").
+const DefaultMarkInterval = 10 * time.Minute
 
 // Defaults sets the phase the Job runs for, checks what a phase cannot run
 // without and fills the rest; phase names the phase in errors and gives the
@@ -114,6 +123,9 @@ func (o *Options) Defaults(phase Phase) error {
 	}
 	if o.Marker == "" {
 		o.Marker = phase.Marker
+	}
+	if o.MarkInterval <= 0 {
+		o.MarkInterval = DefaultMarkInterval
 	}
 	return nil
 }
