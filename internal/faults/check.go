@@ -58,9 +58,13 @@ func check(l *life, sc scenario, base, got State) outcome {
 	// Passed groups repeated.
 	for _, j := range l.jobs {
 		for _, g := range j.Started {
-			if g <= j.Passed {
+			switch {
+			case g <= j.Passed:
 				o.Repeated++
 				bad("job %d ran group %d again after its mark (implement.group %d)", j.Attempt, g, j.Passed)
+			case j.OnRemote[g]:
+				o.Repeated++
+				bad("job %d ran group %d again, whose commit the work branch held", j.Attempt, g)
 			}
 		}
 	}
@@ -239,7 +243,7 @@ func injected(l *life, sc scenario) bool {
 	case sc.Kind == "model_429" || sc.Kind == "model_500":
 		return l.w.replay.Stats().Errors > 0
 	case sc.Kind == "model_malformed_tool_call":
-		return l.w.replay.Stats().Calls > 2*Groups
+		return l.w.replay.Stats().Calls > 2*l.w.groups
 	case sc.Kind == "model_context_overflow":
 		return l.w.fitted.Load() > 0
 	case sc.Kind == "sigint_sigterm":

@@ -33,10 +33,14 @@ type jobEnd struct {
 	Attempt int
 	Killed  string // the kill point; "" when the Job ended by itself
 	Result  implement.Result
-	// Passed is implement.group when the Job started: the groups it must
-	// not repeat. Started are the groups whose agent step it began.
-	Passed  int
-	Started []int
+	// Passed is implement.group when the Job started, OnRemote the groups
+	// whose commits the work branch held then (git's trailers: a group
+	// whose mark waits for the Job's next write is there before it is in
+	// the record): the groups it must not repeat. Started are the groups
+	// whose agent step it began.
+	Passed   int
+	OnRemote map[int]bool
+	Started  []int
 	Log     string
 }
 
@@ -239,6 +243,7 @@ func (l *life) job(attempt int, runID, rc int64) (je jobEnd, err error) {
 	if rec, err := w.record(); err == nil {
 		je.Passed, _ = rec.Group()
 	}
+	je.OnRemote = w.remoteGroups()
 	served := len(w.replay.Stats().Served)
 	ws, err := w.workspace(fmt.Sprintf("job-%d-%d", attempt, len(l.jobs)))
 	if err != nil {

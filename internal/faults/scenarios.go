@@ -46,6 +46,8 @@ type scenario struct {
 	// then implement); mutateStage changes stage's conversations.
 	Stage       bool
 	mutateStage func(name string, c *llm.Conversation)
+	// groups is the plan's group count (0: Groups).
+	groups int
 }
 
 // request is a write the fake received in the crash-free run.

@@ -58,9 +58,9 @@ const stageSpec = "## ADDED Requirements\n\n### Requirement: Greeting files\n\n"
 
 // round1Tasks is the plan the verifier objects to: its verify commands only
 // check that the files exist.
-func round1Tasks() string {
+func round1Tasks(n int) string {
 	var b strings.Builder
-	for i := 1; i <= Groups; i++ {
+	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "## %d. Greeting %d\n\n- [ ] %d.1 Write greeting-%d.txt saying hello %d; verify: `%s%d.txt`\n\n", i, i, i, i, i, stagePlanMarker, i)
 	}
 	return b.String()
@@ -68,7 +68,7 @@ func round1Tasks() string {
 
 // stageConversations are stage's recorded answers; every call costs 1,000
 // tokens in and 100 out, as implement's do.
-func stageConversations(mutate func(name string, c *llm.Conversation)) ([]*llm.Conversation, error) {
+func stageConversations(n int, mutate func(name string, c *llm.Conversation)) ([]*llm.Conversation, error) {
 	type call struct {
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
@@ -87,12 +87,12 @@ func stageConversations(mutate func(name string, c *llm.Conversation)) ([]*llm.C
 	}{
 		{convPlanner1, map[string]string{"match": "Write the plan for issue"}, []map[string]any{
 			turn("read_file", map[string]any{"path": "README.md"}),
-			write("proposal.md", stageProposal), write("tasks.md", round1Tasks()), write("specs/greetings/spec.md", stageSpec),
+			write("proposal.md", stageProposal), write("tasks.md", round1Tasks(n)), write("specs/greetings/spec.md", stageSpec),
 			turn("finish", map[string]any{"summary": "wrote the plan"})}},
 		{convVerifier1, map[string]string{"match_regexp": `(?s)Review the plan for issue.*` + stagePlanMarker}, []map[string]any{
 			turn("verdict", map[string]any{"objections": PlanDir + "/tasks.md:3: the verify command only checks that greeting-1.txt exists, not that it says hello 1"})}},
 		{convPlanner2, map[string]string{"match": "Revise the plan for issue"}, []map[string]any{
-			write("tasks.md", tasksMD()),
+			write("tasks.md", tasksMD(n)),
 			turn("finish", map[string]any{"summary": "the verify commands check the text"})}},
 		{convVerifier2, map[string]string{"match_regexp": `(?s)Review the plan for issue.*grep -q "hello 2"`}, []map[string]any{
 			turn("verdict", map[string]any{"objections": "none"})}},

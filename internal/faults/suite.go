@@ -239,18 +239,22 @@ func play(ctx context.Context, dir string, sc scenario, noRetry bool) (*played, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	convs, err := Conversations(sc.mutate)
+	groups := sc.groups
+	if groups == 0 {
+		groups = Groups
+	}
+	convs, err := conversations(groups, sc.mutate)
 	if err != nil {
 		return nil, err
 	}
 	if sc.Stage {
-		sconvs, err := stageConversations(sc.mutateStage)
+		sconvs, err := stageConversations(groups, sc.mutateStage)
 		if err != nil {
 			return nil, err
 		}
 		convs = append(convs, sconvs...)
 	}
-	w, err := newWorld(dir, convs, sc.Stage)
+	w, err := newWorld(dir, convs, sc.Stage, groups)
 	if err != nil {
 		return nil, err
 	}

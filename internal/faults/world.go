@@ -58,6 +58,8 @@ type world struct {
 	body string
 	// staging: the issue has no plan yet; stage Jobs write it first.
 	staging bool
+	// groups is the plan's group count (Groups unless a history says).
+	groups int
 }
 
 // gitEnv is internal/world's, with every commit dated at the epoch, so a
@@ -66,14 +68,19 @@ func gitEnv() []string { return theworld.GitEnvAt(Epoch) }
 
 func gitIn(dir string, args ...string) (string, error) { return theworld.Git(gitEnv(), dir, args...) }
 
-// tasksMD is the plan: group i writes greeting-i.txt.
-func tasksMD() string { return theworld.SampleRepo(Groups)[PlanDir+"/tasks.md"] }
+// tasksMD is the plan of n groups: group i writes greeting-i.txt.
+func tasksMD(n int) string { return theworld.SampleRepo(n)[PlanDir+"/tasks.md"] }
 
 // Conversations are the model's recorded answers: per group, write the file
 // and finish; each call costs 1,000 tokens in and 100 out. mutate changes
 // them for a model fault.
 func Conversations(mutate func(group int, c *llm.Conversation)) ([]*llm.Conversation, error) {
-	convs, err := theworld.SampleConversations(Groups)
+	return conversations(Groups, mutate)
+}
+
+// conversations are Conversations for a plan of n groups.
+func conversations(n int, mutate func(group int, c *llm.Conversation)) ([]*llm.Conversation, error) {
+	convs, err := theworld.SampleConversations(n)
 	if err != nil {
 		return nil, err
 	}
@@ -89,16 +96,21 @@ func Conversations(mutate func(group int, c *llm.Conversation)) ([]*llm.Conversa
 // its model answering convs: the in-process histories' and the process
 // suite's alike.
 func SampleWorld(dir string, convs []*llm.Conversation) theworld.Options {
+	return sampleWorld(dir, convs, Groups)
+}
+
+// sampleWorld is SampleWorld with a plan of n groups.
+func sampleWorld(dir string, convs []*llm.Conversation, n int) theworld.Options {
 	return theworld.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token, PushToken: PushToken, CommitDate: Epoch,
-		Files:         theworld.SampleRepo(Groups),
+		Files:         theworld.SampleRepo(n),
 		Issue:         &githubfake.Issue{Title: "Add greetings", Body: PersonBody, Author: "alice", Labels: []string{"roadmap:implement"}},
 		RecordComment: "**roadmap** · staged\n\n<!-- roadmap:record v1\nstage.plan: " + PlanDir + "\nstage.state: staged\n-->",
 		Replay:        llm.NewReplay(convs)}
 }
 
-func newWorld(dir string, convs []*llm.Conversation, staging bool) (*world, error) {
-	w := &world{dir: dir, body: PersonBody, staging: staging}
-	o := SampleWorld(dir, convs)
+func newWorld(dir string, convs []*llm.Conversation, staging bool, groups int) (*world, error) {
+	w := &world{dir: dir, body: PersonBody, staging: staging, groups: groups}
+	o := sampleWorld(dir, convs, groups)
 	o.Start, o.OnModelRequest = Epoch, w.noteFitted
 	if staging {
 		// No plan yet and no record comment: stage writes the plan (the
@@ -133,6 +145,23 @@ func (w *world) workspace(name string) (string, error) { return w.base.Workspace
 
 // remoteHead is the work branch's sha on the remote ("" when absent).
 func (w *world) remoteHead() string { return w.base.RemoteHead(w.branch) }
+
+// remoteGroups are the groups whose commits the work branch holds on the
+// remote, by their Roadmap-Group trailers (none before the first push).
+func (w *world) remoteGroups() map[int]bool {
+	out, err := gitIn(w.remote, "log", "--format=%(trailers:key="+git.TrailerGroup+",valueonly)", "main.."+w.branch, "--")
+	if err != nil {
+		return nil
+	}
+	groups := map[int]bool{}
+	for _, line := range strings.Fields(out) {
+		var n int
+		if _, err := fmt.Sscan(line, &n); err == nil {
+			groups[n] = true
+		}
+	}
+	return groups
+}
 
 // playCI gives a pushed head a passing status, as the repository's CI would.
 func (w *world) playCI() { w.base.PassCI(w.branch, "tests passed") }
