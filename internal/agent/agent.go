@@ -74,9 +74,10 @@ type Observer interface {
 	Retry(RetryEvent)
 }
 
-// ModelBookedEvent is a model call about to be sent, at its estimate: the
-// request's input tokens as the Estimator counts them, the request's
-// max_tokens out, and their price on the tier.
+// ModelBookedEvent is a model call about to be sent, at the most it can
+// cost: the most input tokens a server can count for the request
+// (MaxInputTokens, or the Estimator's count when that is higher), the
+// request's max_tokens out, and their price on the tier.
 type ModelBookedEvent struct {
 	Model     string
 	TokensIn  int64
@@ -98,6 +99,10 @@ type ModelCallEvent struct {
 	// retries): the request may have been served and charged, so its
 	// booking stands as its spend. A refusal (an HTTP status) is an answer.
 	Unanswered bool
+	// Attempts is, for an unanswered call, how many of its attempts may
+	// have been served (each a request the provider's retries sent again
+	// after the connection dropped); each counts at the booking. 0 means 1.
+	Attempts int
 }
 
 // Tool result classes, as ToolCallEvent.ResultClass reports them.

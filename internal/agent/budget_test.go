@@ -223,10 +223,12 @@ type endsWith struct {
 	observer *bookingObserver
 	// bookedFirst: each request found its booking already made.
 	bookedFirst bool
+	reqs        []agent.ModelRequest
 }
 
 func (m *endsWith) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelResponse, error) {
 	m.calls++
+	m.reqs = append(m.reqs, req)
 	m.bookedFirst = len(m.observer.booked) == m.calls
 	if m.calls > 1 {
 		return agent.ModelResponse{}, m.err
@@ -237,8 +239,9 @@ func (m *endsWith) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 }
 
 // TestModelCallBookedBeforeRequest: the observer hears of each model call
-// before its request goes out, at the call's estimate (the estimated input,
-// the request's max_tokens out, their price on the tier), and again when it
+// before its request goes out, at the most it can cost (the larger of the
+// estimated input and the most a server can count for the request, the
+// request's max_tokens out, their price on the tier), and again when it
 // ended; a call that ended with no answer says so, a refusal does not.
 func TestModelCallBookedBeforeRequest(t *testing.T) {
 	for _, tc := range []struct {
@@ -270,10 +273,11 @@ func TestModelCallBookedBeforeRequest(t *testing.T) {
 			if got, want := strings.Join(obs.events, " "), "booked ended booked ended"; got != want {
 				t.Errorf("events %q, want %q", got, want)
 			}
-			want := agent.ModelBookedEvent{Model: "m", TokensIn: 1000, TokensOut: 100, USD: (1000*1 + 100*10) / 1e6}
 			for i, b := range obs.booked {
+				in := max(1000, agent.MaxInputTokens(model.reqs[i]))
+				want := agent.ModelBookedEvent{Model: "m", TokensIn: in, TokensOut: 100, USD: (float64(in)*1 + 100*10) / 1e6}
 				if b != want {
-					t.Errorf("booking %d = %+v, want the estimate %+v", i+1, b, want)
+					t.Errorf("booking %d = %+v, want the bound %+v", i+1, b, want)
 				}
 			}
 			if obs.ended[0].Unanswered || obs.ended[0].TokensIn != 700 {

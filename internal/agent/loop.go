@@ -207,8 +207,10 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 			return ending{status: StatusBudgetExhausted, reason: reason}, nil
 		}
 		// Booked before it is sent: a kill before the answer is recorded
-		// leaves this as the call's spend, never nothing.
-		book := estimateSpend(estIn, tier, maxOut)
+		// leaves this as the call's spend, never nothing, so it is booked at
+		// the most the server can count for the request (MaxInputTokens),
+		// not at the estimate the window and the budgets use.
+		book := estimateSpend(max(estIn, MaxInputTokens(req)), tier, maxOut)
 		s.cfg.Observer.ModelBooked(ModelBookedEvent{Model: tier.Name, TokensIn: book.TokensIn, TokensOut: book.TokensOut, USD: book.USD})
 		t0 := s.cfg.Clock.Now()
 		resp, err := tier.Model.Complete(ctx, req)
@@ -218,8 +220,9 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 			if ctx.Err() != nil {
 				outcome = "cancelled"
 			}
+			lost := unansweredAttempts(err, ctx.Err() != nil)
 			s.cfg.Observer.ModelCall(ModelCallEvent{Model: tier.Name, Duration: took, Outcome: outcome,
-				Unanswered: ctx.Err() != nil || !refusal(err)})
+				Unanswered: lost > 0, Attempts: lost})
 			if ctx.Err() != nil {
 				return ending{status: StatusModelError, reason: "cancelled"}, ctx.Err()
 			}
@@ -318,6 +321,23 @@ func estimateSpend(estIn int64, tier Tier, maxOut int) Spend {
 func refusal(err error) bool {
 	var st interface{ HTTPStatus() int }
 	return errors.As(err, &st) && st.HTTPStatus() >= 400
+}
+
+// unansweredAttempts is how many attempts of a failed call may have been
+// served with their answer lost: what the provider says
+// (UnansweredAttempts, one per dropped attempt of its retries), else one
+// when the call ended with no answer (the context ended, a transport
+// error), none for a refusal.
+func unansweredAttempts(err error, cancelled bool) int {
+	var u interface{ UnansweredAttempts() int }
+	n := 0
+	if errors.As(err, &u) {
+		n = u.UnansweredAttempts()
+	}
+	if n == 0 && (cancelled || !refusal(err)) {
+		n = 1
+	}
+	return n
 }
 
 // overBudget names the first budget the next call would pass, or "". The

@@ -111,7 +111,9 @@ func (j *Job) settle(slot **trace.SpendEntry, group int, e agent.ModelCallEvent)
 	}
 	tin, tout, usd := e.TokensIn, e.TokensOut, e.USD
 	if e.Unanswered && book.Booked {
-		tin, tout, usd = book.TokensIn, book.TokensOut, book.USD
+		// Each attempt that may have been served counts at the booking.
+		n := max(e.Attempts, 1)
+		tin, tout, usd = int64(n)*book.TokensIn, int64(n)*book.TokensOut, float64(n)*book.USD
 		j.Estimated++
 	}
 	j.Spend = j.Spend.Add(record.Spend{TokensIn: tin, TokensOut: tout, USD: usd, ModelCalls: 1})

@@ -107,43 +107,80 @@ func transportClass(err error) string {
 // withRetries runs one call per attempt until it succeeds, fails for good, or
 // the bound is reached. Every retry is reported before its wait is slept, so a
 // kill during the wait still leaves the event in the trace.
+//
+// An attempt that ended with no answer (a transport error: the connection
+// dropped, the attempt timed out) may have been served and charged, so it is
+// counted: the answer that follows carries, on top of its own usage, each
+// such attempt at agent.MaxInputTokens in and max_tokens out; a call that
+// fails says how many of its attempts were unanswered (UnansweredAttempts),
+// and the caller counts each at its booking.
 func (c *Client) withRetries(ctx context.Context, req agent.ModelRequest) (agent.ModelResponse, error) {
+	lost := 0
 	for attempt := 0; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 		resp, err := c.backend.send(actx, req)
 		cancel()
 		if err == nil {
+			resp.Usage.TokensIn += int64(lost) * agent.MaxInputTokens(req)
+			resp.Usage.TokensOut += int64(lost) * int64(req.MaxTokens)
 			return resp, nil
 		}
 		err = c.mask.scrub(err)
 		if ctx.Err() != nil {
-			return agent.ModelResponse{}, fmt.Errorf("%s: %w", c.cfg.Provider, ctx.Err())
+			return agent.ModelResponse{}, unanswered(fmt.Errorf("%s: %w", c.cfg.Provider, ctx.Err()), lost+1)
 		}
 		reason, wait, ok := retryable(err)
 		if !ok {
-			return agent.ModelResponse{}, err
+			return agent.ModelResponse{}, unanswered(err, lost)
+		}
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) {
+			lost++
 		}
 		if attempt >= c.opts.maxRetries {
 			if attempt == 0 {
-				return agent.ModelResponse{}, err
+				return agent.ModelResponse{}, unanswered(err, lost)
 			}
-			return agent.ModelResponse{}, fmt.Errorf("%s: gave up after %d attempts: %w", c.cfg.Provider, attempt+1, err)
+			return agent.ModelResponse{}, unanswered(fmt.Errorf("%s: gave up after %d attempts: %w", c.cfg.Provider, attempt+1, err), lost)
 		}
 		if wait == 0 {
 			wait = backoff(attempt)
 		}
 		if wait > maxWait {
-			return agent.ModelResponse{}, fmt.Errorf("%s: the server asks for a %s wait, longer than the %s a call may wait: %w",
-				c.cfg.Provider, wait, maxWait, err)
+			return agent.ModelResponse{}, unanswered(fmt.Errorf("%s: the server asks for a %s wait, longer than the %s a call may wait: %w",
+				c.cfg.Provider, wait, maxWait, err), lost)
 		}
 		if deadline, ok := ctx.Deadline(); ok && c.opts.clock.Now().Add(wait).After(deadline) {
-			return agent.ModelResponse{}, fmt.Errorf("%s: a %s wait would pass the deadline: %w", c.cfg.Provider, wait, err)
+			return agent.ModelResponse{}, unanswered(fmt.Errorf("%s: a %s wait would pass the deadline: %w", c.cfg.Provider, wait, err), lost)
 		}
 		if c.opts.observe != nil {
 			c.opts.observe(agent.RetryEvent{Reason: reason, Attempt: attempt + 1, Wait: wait})
 		}
 		if err := c.opts.clock.Sleep(ctx, wait); err != nil {
-			return agent.ModelResponse{}, fmt.Errorf("%s: wait %s before retry: %w", c.cfg.Provider, wait, err)
+			return agent.ModelResponse{}, unanswered(fmt.Errorf("%s: wait %s before retry: %w", c.cfg.Provider, wait, err), lost)
 		}
 	}
+}
+
+// UnansweredError is a failed call some of whose attempts ended with no
+// answer and may have been served. Its text is the error's own.
+type UnansweredError struct {
+	Err      error
+	Attempts int
+}
+
+func (e *UnansweredError) Error() string { return e.Err.Error() }
+func (e *UnansweredError) Unwrap() error { return e.Err }
+
+// UnansweredAttempts is how many attempts of the call may have been served
+// unanswered; the agent counts each at the call's booking.
+func (e *UnansweredError) UnansweredAttempts() int { return e.Attempts }
+
+// unanswered wraps err with the count of its unanswered attempts, when there
+// were any: a refusal after a dropped attempt still charges that attempt.
+func unanswered(err error, attempts int) error {
+	if attempts == 0 {
+		return err
+	}
+	return &UnansweredError{Err: err, Attempts: attempts}
 }
