@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,6 +120,11 @@ func TestReviewFeedbackAndReply(t *testing.T) {
 	}
 	if want := []string{"alice: off by one", "github-actions[bot]: Addressed in 1111111: the bound is now inclusive."}; !cmp.Equal(thread, want) {
 		t.Errorf("the thread = %q, want %q", thread, want)
+	}
+	// A reply is masked like every text roadmap writes.
+	const ghp = "ghp_R8x2kQ7vT1mZ9wLp4sYc6bNf3hJd0aGe5uVi"
+	if masked, err := e.c.ReplyToReviewComment(ctx, n, fb.Lines[0].ID, "the log said "+ghp); err != nil || strings.Contains(masked.Body, ghp) {
+		t.Errorf("a reply holding a token: %q, %v; want it masked", masked.Body, err)
 	}
 	if _, err := e.c.ReplyToReviewComment(ctx, n, reply.ID, "again"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a reply to a reply: %v, want ErrNotFound", err)
