@@ -86,6 +86,9 @@ var allowed = map[string][]string{
 	// What a phase does next, given the record and what git shows: a pure
 	// decision in the record's and the taxonomy's words (stdAllowed too).
 	"internal/next": {"internal/failure", "internal/record"},
+	// What a repair Job does about people's comments on the PR: a pure
+	// decision in the record's words (stdAllowed too).
+	"internal/prfix": {"internal/record"},
 }
 
 // stdAllowed lists, for a package whose rule covers the standard library
@@ -93,6 +96,7 @@ var allowed = map[string][]string{
 // network or clock.
 var stdAllowed = map[string][]string{
 	"internal/next":     {"fmt"},
+	"internal/prfix":    {"fmt", "slices", "strings", "time"},
 	"internal/progress": {"fmt", "strings", "time"},
 }
 

@@ -160,7 +160,7 @@ func (r *Record) JSON(k Key) (json.RawMessage, bool) {
 	}
 	if sp, known := specOf(k); known {
 		switch sp.kind {
-		case kindCount, kindSpend, kindFiles, kindJobs, kindTrace, kindSeconds, kindReview, kindStrength:
+		case kindCount, kindSpend, kindFiles, kindJobs, kindTrace, kindSeconds, kindReview, kindStrength, kindComments:
 			return json.RawMessage(raw), true
 		}
 		s, _ := r.str(k)
@@ -210,6 +210,13 @@ func (r *Record) Parallelism() int {
 func (r *Record) Review() (ReviewLedger, bool) {
 	var v ReviewLedger
 	ok := r.get(KeyImplementReview, &v)
+	return v, ok
+}
+
+// Comments returns implement.comments, the comment ledger.
+func (r *Record) Comments() (CommentLedger, bool) {
+	var v CommentLedger
+	ok := r.get(KeyImplementComments, &v)
 	return v, ok
 }
 

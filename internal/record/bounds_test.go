@@ -72,6 +72,11 @@ func worstCase(t *testing.T) *Record {
 			TimedOut: MaxCount, Score: 0.123456789, Unmeasured: escaped(500)}
 	}
 	c.SetStrength(strengths)
+	done := make([]CommentDone, MaxCommentEntries+5)
+	for i := range done {
+		done[i] = CommentDone{Kind: CommentReview, ID: MaxRunID, Answered: escaped(500)}
+	}
+	c.SetComments(CommentLedger{Through: MaxUnix, Done: done})
 	c.SetStagePlan("openspec/changes/" + strings.Repeat("p", MaxLine-len("openspec/changes/")))
 	r := &Record{}
 	if err := r.Apply(c); err != nil {
@@ -108,7 +113,7 @@ func TestRecordRenderedBound(t *testing.T) {
 		t.Errorf("the worst case reads back different")
 	}
 	// Each bounded text key is bounded as written, not only as decoded.
-	for _, k := range []Key{KeyImplementCheckLog, KeyImplementQuestion, KeyImplementAnswer, KeyImplementStopped, KeyImplementConflict, KeyImplementReview, KeyImplementStrength} {
+	for _, k := range []Key{KeyImplementCheckLog, KeyImplementQuestion, KeyImplementAnswer, KeyImplementStopped, KeyImplementConflict, KeyImplementReview, KeyImplementStrength, KeyImplementComments} {
 		raw, _ := back.Raw(k)
 		sp, _ := specOf(k)
 		if got := utf8.RuneCountInString(raw); got > sp.bound {

@@ -92,6 +92,9 @@ const (
 	// review read, the blocking findings standing there and the finding
 	// ids never raised again (a ReviewLedger).
 	KeyImplementReview Key = "implement.review"
+	// KeyImplementComments is the comment ledger: what repair Jobs did
+	// with the comments people left on the PR (a CommentLedger).
+	KeyImplementComments Key = "implement.comments"
 	// KeyImplementStrength is the test strength of each group measured: a
 	// list of GroupStrength.
 	KeyImplementStrength Key = "implement.strength"
@@ -104,6 +107,7 @@ func AllKeys() []Key {
 		KeyImplementAttempt,
 		KeyImplementCheckLog,
 		KeyImplementCheckedSHA,
+		KeyImplementComments,
 		KeyImplementConflict,
 		KeyImplementFailure,
 		KeyImplementGroup,
@@ -159,6 +163,7 @@ const (
 	kindPlan                     // a plan path: a directory under openspec/changes/
 	kindReview                   // a ReviewLedger as a JSON object
 	kindStrength                 // a JSON array of GroupStrength
+	kindComments                 // a CommentLedger as a JSON object
 )
 
 // Bounds. Text bounds count characters (code points) of the value as it is
@@ -272,6 +277,8 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindCount, what: "a parallelism (an integer >= 1)"}, true
 	case KeyImplementReview:
 		return spec{kind: kindReview, bound: MaxReviewChars, what: `a review ledger ({"sha":"…","open":[{"id":"…","file":"…"}],"closed":[{"id":"…","why":"repaired"}]})`}, true
+	case KeyImplementComments:
+		return spec{kind: kindComments, bound: MaxCommentsChars, what: `a comment ledger ({"through":N,"done":[{"kind":"line","id":N,"sha":"…"}]})`}, true
 	case KeyImplementStrength:
 		return spec{kind: kindStrength, bound: MaxStrengthChars, what: `group strengths (a JSON array of {"group":N,"generated":N,"killed":N,...,"score":X})`}, true
 	case KeyStagePlan:

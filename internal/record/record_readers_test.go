@@ -66,6 +66,7 @@ func readers() map[Key]reader {
 		KeyImplementParallelism:    {fn: "implement.(*runner).parallelism"},
 		KeyImplementReview:         {fn: "report.(*reporter).personDismiss"},
 		KeyImplementStrength:       {fn: "implement.(*runner).publishGroup"},
+		KeyImplementComments:       {fn: "prfix.Decide"},
 	}
 }
 

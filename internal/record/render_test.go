@@ -71,6 +71,8 @@ func everyKey() Changes {
 	c.SetReview(ReviewLedger{SHA: "0123456789abcdef0123456789abcdef01234567", Open: []OpenFinding{{ID: "a1b2c3d4e5f6", File: "calc/add.go", Line: 7, Title: "off by one"}},
 		Closed: []ClosedFinding{{ID: "00ff00ff00ff", Why: "dismissed by octocat"}}})
 	c.SetStrength([]GroupStrength{{Group: 1, Generated: 4, Killed: 3, Survived: 1, Score: 0.75}})
+	c.SetComments(CommentLedger{Through: 1777629600, Done: []CommentDone{{Kind: CommentLine, ID: 31, SHA: "0123456789abcdef0123"},
+		{Kind: CommentReview, ID: 30, Answered: "the bound is <= by the spec"}, {Kind: CommentPR, ID: 50, Ignored: "mallory"}}})
 	c.SetStagePR(41)
 	c.SetStageState("planned")
 	c.SetStageRound(2)

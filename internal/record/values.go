@@ -279,19 +279,9 @@ func decode(sp spec, raw string, out any) error {
 			*p = secs
 		}
 	case kindReview:
-		if n := utf8.RuneCountInString(raw); n > sp.bound {
-			return fmt.Errorf("%d characters as written, at most %d", n, sp.bound)
-		}
-		var l ReviewLedger
-		if err := decodeJSON(raw, '{', &l); err != nil {
-			return err
-		}
-		if err := l.check(); err != nil {
-			return err
-		}
-		if p, ok := out.(*ReviewLedger); ok {
-			*p = l
-		}
+		return decodeObject[ReviewLedger](sp, raw, out)
+	case kindComments:
+		return decodeObject[CommentLedger](sp, raw, out)
 	case kindStrength:
 		if n := utf8.RuneCountInString(raw); n > sp.bound {
 			return fmt.Errorf("%d characters as written, at most %d", n, sp.bound)
@@ -528,6 +518,25 @@ func plainSafe(s string) bool {
 }
 
 // encodeJSON writes v as compact one-line JSON with HTML characters escaped.
+// decodeObject decodes a ledger (a JSON object bounded as written, its
+// own check) into out when out is a *T.
+func decodeObject[T interface{ check() error }](sp spec, raw string, out any) error {
+	if n := utf8.RuneCountInString(raw); n > sp.bound {
+		return fmt.Errorf("%d characters as written, at most %d", n, sp.bound)
+	}
+	var v T
+	if err := decodeJSON(raw, '{', &v); err != nil {
+		return err
+	}
+	if err := v.check(); err != nil {
+		return err
+	}
+	if p, ok := out.(*T); ok {
+		*p = v
+	}
+	return nil
+}
+
 func encodeJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
