@@ -89,37 +89,40 @@ func (s *Store) byID(ctx context.Context, n int, id int64) (RecordComment, bool,
 // create made, when it names something else. It is best effort: a pointer
 // left behind costs the next fresh reader a list, never a second record.
 // It reports the comment the pointer holds when another writer's save came
-// first (moved), for the create's check.
-func (s *Store) keepPointer(ctx context.Context, n int, rc *RecordComment) (other int64, moved bool) {
+// first (moved), for the create's check, and whether the pointer names rc
+// now (kept).
+func (s *Store) keepPointer(ctx context.Context, n int, rc *RecordComment) (other int64, moved, kept bool) {
 	if s.pointer == nil || rc.ID == 0 || rc.pointerDown {
-		return 0, false
+		return 0, false, false
 	}
 	ver, err := s.pointer.Save(ctx, n, rc.ID, rc.version)
 	switch {
 	case err == nil:
 		rc.version = ver
-		return 0, false
+		return 0, false, true
 	case errors.Is(err, ErrPointerMoved):
 		id, ver, lerr := s.pointer.Load(ctx, n)
-		if lerr == nil && id != 0 && id != rc.ID {
-			return id, true
-		}
-		if lerr == nil && id != rc.ID {
-			// Moved to none (a person deleted the ref): point it here.
-			if nv, serr := s.pointer.Save(ctx, n, rc.ID, ver); serr == nil {
-				rc.version = nv
-				return 0, false
-			}
-		}
-		if lerr == nil && id == rc.ID {
+		switch {
+		case lerr != nil:
+			err = errors.Join(err, lerr)
+		case id == rc.ID:
 			rc.version = ver
-			return 0, false
+			return 0, false, true
+		case id != 0:
+			return id, true, false
+		default:
+			// Moved to none (a person deleted the ref): point it here.
+			nv, serr := s.pointer.Save(ctx, n, rc.ID, ver)
+			if serr == nil {
+				rc.version = nv
+				return 0, false, true
+			}
+			err = errors.Join(err, serr)
 		}
-		err = errors.Join(err, lerr)
 	}
 	s.gh.Recovered(github.Recovery{Kind: RecoverPointer, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: 1,
 		Reason: "keep the record pointer: " + err.Error()})
-	return 0, false
+	return 0, false, false
 }
 
 // RecoverPointer is the recovery line of a record pointer that could not be
@@ -156,13 +159,13 @@ func (s *Store) checkCreate(ctx context.Context, n int, rc *RecordComment) error
 	if s.pointer == nil || rc.pointerDown {
 		return s.afterCreate(ctx, n, rc)
 	}
-	other, moved := s.keepPointer(ctx, n, rc)
-	if !moved {
-		if rc.version == "" {
-			// The pointer could not be kept: the list checks instead.
-			return s.afterCreate(ctx, n, rc)
-		}
+	other, moved, kept := s.keepPointer(ctx, n, rc)
+	switch {
+	case kept:
 		return nil
+	case !moved:
+		// The pointer could not be kept: the list checks instead.
+		return s.afterCreate(ctx, n, rc)
 	}
 	theirs, ok, err := s.byID(ctx, n, other)
 	if err != nil {
