@@ -41,7 +41,7 @@ type jobEnd struct {
 	Passed   int
 	OnRemote map[int]bool
 	Started  []int
-	Log     string
+	Log      string
 }
 
 // reportEnd is one report run.
