@@ -120,7 +120,9 @@ func (s *Store) reconcile(ctx context.Context, n int, out *RecordComment) error 
 func mergeComments(recs []github.Comment) (*record.Record, error) {
 	parsed := make([]*record.Record, len(recs))
 	for i, cm := range recs {
-		rec, err := record.Parse(cm.Body)
+		// A block a person broke merges as far as it reads; the oldest's
+		// repair is said on the issue (From, Read).
+		rec, _, err := record.Salvage(cm.Body, nil)
 		if err != nil {
 			return nil, fmt.Errorf("comment %d: %w", cm.ID, err)
 		}

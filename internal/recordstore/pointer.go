@@ -74,11 +74,15 @@ func (s *Store) byID(ctx context.Context, n int, id int64) (RecordComment, bool,
 	cm, err := s.gh.GetComment(ctx, id)
 	switch {
 	case err == nil && s.own(cm) && record.HasBlock(cm.Body) && (cm.Issue == n || cm.Issue == 0):
-		rec, perr := record.Parse(cm.Body)
+		rec, sv, perr := record.Salvage(cm.Body, nil)
 		if perr != nil {
 			return RecordComment{}, false, fmt.Errorf("read issue %d record comment %d: %w", n, id, perr)
 		}
-		return RecordComment{ID: id, Record: rec}, true, nil
+		out := RecordComment{ID: id, Record: rec}
+		if sv.Broken() {
+			out.repair = &sv
+		}
+		return out, true, nil
 	case err != nil && !errors.Is(err, github.ErrNotFound):
 		return RecordComment{}, false, fmt.Errorf("read issue %d record comment %d: %w", n, id, err)
 	}

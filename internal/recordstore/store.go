@@ -45,6 +45,10 @@ type RecordComment struct {
 	// so the store does without it (Pointer).
 	version     string
 	pointerDown bool
+	// repair: the comment's record block was broken (a person's edit) and
+	// Record is what the store salvaged of it (record.Salvage); the write
+	// that lands the repaired block says so on the issue (repair.go).
+	repair *record.Salvaged
 }
 
 // Client is what the store asks of GitHub: comments got, listed, created
@@ -55,6 +59,9 @@ type Client interface {
 	Comments(ctx context.Context, n int) ([]github.Comment, error)
 	CreateComment(ctx context.Context, n int, body string) (github.Comment, error)
 	EditComment(ctx context.Context, id int64, body string) (github.Comment, error)
+	// UpsertMarkerComment keeps the one comment that says what the store
+	// repaired (RepairMarker).
+	UpsertMarkerComment(ctx context.Context, n int, marker, body string) (github.Comment, error)
 	Identity() string
 	LockIssue(n int) func()
 	Sleep(ctx context.Context, d time.Duration) error
@@ -96,6 +103,19 @@ func (s *Store) own(cm github.Comment) bool { return strings.EqualFold(cm.Author
 // comments are merged into the older (reconcile). Marker comments by anyone
 // else are named in Ignored.
 func (s *Store) Read(ctx context.Context, n int, id int64) (RecordComment, error) {
+	out, err := s.read(ctx, n, id)
+	if err != nil || out.repair == nil || s.readOnly {
+		return out, err
+	}
+	// A block a person broke: the repaired block is written now, so no
+	// reader after this one meets the break (repair.go).
+	if err := s.Write(ctx, n, &out, func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, nil); err != nil {
+		return RecordComment{}, fmt.Errorf("repair issue %d record: %w", n, err)
+	}
+	return out, nil
+}
+
+func (s *Store) read(ctx context.Context, n int, id int64) (RecordComment, error) {
 	if id > 0 {
 		rc, ok, err := s.byID(ctx, n, id)
 		if err != nil || ok {
@@ -144,6 +164,10 @@ func (s *Store) find(ctx context.Context, n, looks int) (RecordComment, error) {
 		if err := s.reconcile(ctx, n, &out); err != nil {
 			return RecordComment{}, err
 		}
+		if out.repair != nil && !s.readOnly && ctx.Value(noReconcileKey{}) == nil {
+			// The merge wrote the oldest's block whole again: a repair.
+			s.announce(ctx, n, &out)
+		}
 	}
 	return out, nil
 }
@@ -181,11 +205,14 @@ func From(n int, comments []github.Comment, identity string) (RecordComment, err
 		if out.ID != 0 {
 			continue // the oldest is the record
 		}
-		rec, perr := record.Parse(cm.Body)
+		rec, sv, perr := record.Salvage(cm.Body, nil)
 		if perr != nil {
 			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, cm.ID, perr)
 		}
 		out.ID, out.Record = cm.ID, rec
+		if sv.Broken() {
+			out.repair = &sv
+		}
 	}
 	if out.ID == 0 {
 		out.Record, _ = record.Parse("")
