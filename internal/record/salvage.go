@@ -28,6 +28,8 @@ type Unread struct {
 type Salvaged struct {
 	// Unread are the lines not read, in the order of the body.
 	Unread []Unread
+	// Read are the keys read from the block's lines, sorted.
+	Read []Key
 	// Restored are the keys taken from the last good record because the
 	// block lost them: a line naming the key did not read, or a line that
 	// did not read names no key the last record held (so whatever it was,
@@ -194,6 +196,7 @@ func salvage(body string, last *Record) (*Record, Salvaged, error) {
 // restored. A key the block does not name is otherwise the person's to
 // delete.
 func restore(r *Record, sv Salvaged, last *Record, all bool) (*Record, Salvaged, error) {
+	sv.Read = r.Keys()
 	if last == nil {
 		return r, sv, nil
 	}

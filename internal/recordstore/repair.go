@@ -38,7 +38,7 @@ func (s *Store) announce(ctx context.Context, n int, rc *RecordComment) {
 	rc.repair = nil
 	reason := fmt.Sprintf("record comment %d: a broken record block repaired: %d lines not read, %d keys kept from the last good read",
 		rc.ID, len(sv.Unread), len(sv.Restored))
-	if _, err := s.gh.UpsertMarkerComment(ctx, n, RepairMarker, repairComment(rc.ID, sv, rc.Record)); err != nil {
+	if _, err := s.gh.UpsertMarkerComment(ctx, n, RepairMarker, repairComment(rc.ID, sv)); err != nil {
 		reason += "; the comment saying so was not posted: " + err.Error()
 	}
 	s.gh.Recovered(github.Recovery{Kind: RecoverRecordRepaired, Endpoint: fmt.Sprintf("issue %d record", n), Attempt: 1, Reason: reason})
@@ -47,7 +47,7 @@ func (s *Store) announce(ctx context.Context, n int, rc *RecordComment) {
 // repairComment is the comment that says what the repair of record comment
 // id did. The lines quoted are a person's text: they stand in a code block,
 // with no '<' or '>', so they render as text and forge no marker.
-func repairComment(id int64, sv record.Salvaged, rec *record.Record) string {
+func repairComment(id int64, sv record.Salvaged) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n**roadmap** · repaired this item's record (comment %d): an edit left lines in its record block "+
 		"that roadmap could not read, so it wrote the block again from what it could read.\n\n", RepairMarker, id)
@@ -60,15 +60,9 @@ func repairComment(id int64, sv record.Salvaged, rec *record.Record) string {
 		fmt.Fprintf(&b, "line %d: %s\n  → %s\n", u.Err.Line, quoted(u.Text), quoted(u.Err.Msg))
 	}
 	b.WriteString("~~~\n\n")
-	var read []string
-	restored := map[record.Key]bool{}
-	for _, k := range sv.Restored {
-		restored[k] = true
-	}
-	for _, k := range rec.Keys() {
-		if !restored[k] {
-			read = append(read, "`"+string(k)+"`")
-		}
+	read := make([]string, len(sv.Read))
+	for i, k := range sv.Read {
+		read[i] = "`" + string(k) + "`"
 	}
 	fmt.Fprintf(&b, "Kept: every line of the block that still reads (%d keys", len(read))
 	if len(read) > 0 {

@@ -131,7 +131,7 @@ func TestPersonBreaksRecordAfterWrite(t *testing.T) {
 	if !r.Equal(rc.Record) {
 		t.Errorf("rc.Record is not the record the comment holds")
 	}
-	oneRepairComment(t, e, n, fmt.Sprintf("line %d: implement.attempt: one", lineOf(t, saved, "implement.attempt: one")), "`implement.attempt`", "`implement.answer`")
+	oneRepairComment(t, e, n, fmt.Sprintf("line %d: implement.attempt: one", lineOf(t, saved, "implement.attempt: one")), "what the block lost: `implement.attempt`", "`implement.answer`")
 	if len(heard) != 1 || heard[0].Kind != RecoverRecordRepaired {
 		t.Errorf("recoveries %+v, want one %s", heard, RecoverRecordRepaired)
 	}
@@ -195,7 +195,7 @@ func TestPersonBreaksRecordBeforeWrite(t *testing.T) {
 			t.Fatalf("Write: %v", err)
 		}
 		check(t, e, n, rc)
-		oneRepairComment(t, e, n, `implement.spend: {"tokens_in":5200,`, "`implement.spend`")
+		oneRepairComment(t, e, n, `implement.spend: {"tokens_in":5200,`, "what the block lost: `implement.spend`")
 	})
 	t.Run("unseen, in the window", func(t *testing.T) {
 		e, n, rc := setup(t)
