@@ -16,8 +16,24 @@ import (
 // from the record as it last read or wrote it — and the next write lands
 // the repaired block. The store then says on the issue, in one comment it
 // keeps up to date (RepairMarker), which lines it could not read and what
-// it kept, and logs a repair_record recovery line. A read-only store
-// returns the salvage and writes nothing.
+// it kept, and logs a repair_record recovery line. A read-only store writes
+// nothing: it reads a broken block as an error that names the line.
+
+// readBlock reads a record comment's body. With salvage (a writing store) a
+// broken block is salvaged and the repair it needs returned; without (a
+// read-only store, From) it is Parse's error, which names the line, as
+// `roadmap record show` and `roadmap explain` tell a person.
+func readBlock(body string, salvage bool) (*record.Record, *record.Salvaged, error) {
+	if !salvage {
+		r, err := record.Parse(body)
+		return r, nil, err
+	}
+	r, sv, err := record.Salvage(body, nil)
+	if err != nil || !sv.Broken() {
+		return r, nil, err
+	}
+	return r, &sv, nil
+}
 
 // RepairMarker marks roadmap's comment on the issue that says what the
 // store repaired in the record; a second repair updates it.

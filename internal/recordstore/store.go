@@ -155,7 +155,7 @@ func (s *Store) find(ctx context.Context, n, looks int) (RecordComment, error) {
 			break
 		}
 	}
-	out, err := From(n, comments, s.gh.Identity())
+	out, err := from(n, comments, s.gh.Identity(), !s.readOnly)
 	if err != nil {
 		return out, err
 	}
@@ -187,7 +187,16 @@ func NoRecord() RecordComment {
 // markers in comments by anyone else are named in Ignored. Read applies it
 // to the comments it lists; a reader of comments kept elsewhere (a saved
 // demo state) applies it too, so both find the same record.
+//
+// From reads a broken record block as Parse does: an error that names the
+// line. The writing store salvages it instead (repair.go).
 func From(n int, comments []github.Comment, identity string) (RecordComment, error) {
+	return from(n, comments, identity, false)
+}
+
+// from is From; with salvage, a broken record block is salvaged
+// (readBlock) and RecordComment.repair says so.
+func from(n int, comments []github.Comment, identity string, salvage bool) (RecordComment, error) {
 	out := RecordComment{}
 	for _, cm := range comments {
 		if !record.HasBlock(cm.Body) {
@@ -205,20 +214,17 @@ func From(n int, comments []github.Comment, identity string) (RecordComment, err
 		if out.ID != 0 {
 			continue // the oldest is the record
 		}
-		rec, sv, perr := record.Salvage(cm.Body, nil)
+		rec, repair, perr := readBlock(cm.Body, salvage)
 		if perr != nil {
 			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, cm.ID, perr)
 		}
-		out.ID, out.Record = cm.ID, rec
-		if sv.Broken() {
-			out.repair = &sv
-		}
+		out.ID, out.Record, out.repair = cm.ID, rec, repair
 	}
 	if out.ID == 0 {
 		out.Record, _ = record.Parse("")
 	}
 	if recs := records(comments, identity); len(recs) > 1 {
-		merged, err := mergeComments(recs)
+		merged, err := mergeComments(recs, salvage)
 		if err != nil {
 			return RecordComment{}, fmt.Errorf("merge issue %d record comments: %w", n, err)
 		}
