@@ -156,27 +156,38 @@ func parseBlock(body string, lines []line, open int, vals map[Key]string) (int, 
 			return 0, &ParseError{Line: open + 1, Kind: KindUnterminated,
 				Msg: fmt.Sprintf("the record block has no closing `-->` line before another block opens at line %d", j+1)}
 		}
-		k, v, msg := splitKeyLine(strings.TrimLeft(s, " \t"))
-		if msg != "" {
-			return 0, &ParseError{Line: j + 1, Kind: KindMalformed, Msg: msg}
+		k, v, perr := keyLine(s, j+1, seen)
+		if perr != nil {
+			return 0, perr
 		}
-		if msg := sizeProblem(v); msg != "" {
-			return 0, &ParseError{Line: j + 1, Kind: KindTooLarge, Msg: fmt.Sprintf("%s: %s", k, msg)}
-		}
-		if first, dup := seen[k]; dup {
-			return 0, &ParseError{Line: j + 1, Kind: KindMalformed,
-				Msg: fmt.Sprintf("key %s is set twice (first at line %d)", k, first)}
-		}
-		if sp, ok := specOf(k); ok {
-			if err := check(sp, v); err != nil {
-				return 0, &ParseError{Line: j + 1, Kind: KindType, Msg: fmt.Sprintf("%s: %v", k, err)}
-			}
-		}
-		seen[k] = j + 1
 		vals[k] = v
 	}
 	return 0, &ParseError{Line: open + 1, Kind: KindUnterminated,
 		Msg: "the record block has no closing `-->` line"}
+}
+
+// keyLine reads s, line n (1-based) of a block, as `key: value`, checked by
+// its key's type; seen holds the keys read so far and their lines, and
+// takes this one.
+func keyLine(s string, n int, seen map[Key]int) (Key, string, *ParseError) {
+	k, v, msg := splitKeyLine(strings.TrimLeft(s, " \t"))
+	if msg != "" {
+		return "", "", &ParseError{Line: n, Kind: KindMalformed, Msg: msg}
+	}
+	if msg := sizeProblem(v); msg != "" {
+		return "", "", &ParseError{Line: n, Kind: KindTooLarge, Msg: fmt.Sprintf("%s: %s", k, msg)}
+	}
+	if first, dup := seen[k]; dup {
+		return "", "", &ParseError{Line: n, Kind: KindMalformed,
+			Msg: fmt.Sprintf("key %s is set twice (first at line %d)", k, first)}
+	}
+	if sp, ok := specOf(k); ok {
+		if err := check(sp, v); err != nil {
+			return "", "", &ParseError{Line: n, Kind: KindType, Msg: fmt.Sprintf("%s: %v", k, err)}
+		}
+	}
+	seen[k] = n
+	return k, v, nil
 }
 
 // checkText refuses a block line holding a NUL byte or bytes that are not

@@ -36,7 +36,7 @@ func (s *Store) afterCreate(ctx context.Context, n int, rc *RecordComment) error
 		body, _ := record.RenderComment(rc.Record)
 		comments = append(comments, github.Comment{ID: rc.ID, Author: s.gh.Identity(), Body: body, Issue: n})
 	}
-	found, err := From(n, comments, s.gh.Identity())
+	found, err := from(n, comments, s.gh.Identity(), true)
 	if err != nil || len(found.Merged) == 0 {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Store) mergeInto(ctx context.Context, n int, rc *RecordComment, found R
 	if err != nil {
 		return fmt.Errorf("write issue %d record: %w", n, err)
 	}
-	merged, err := mergeComments([]github.Comment{{ID: found.ID, Body: theirs}, {Body: ours, UpdatedAt: time.Unix(1, 0)}})
+	merged, err := mergeComments([]github.Comment{{ID: found.ID, Body: theirs}, {Body: ours, UpdatedAt: time.Unix(1, 0)}}, true)
 	if err != nil {
 		return fmt.Errorf("write issue %d record: merge into comment %d: %w", n, found.ID, err)
 	}
@@ -116,11 +116,13 @@ func (s *Store) reconcile(ctx context.Context, n int, out *RecordComment) error 
 	return nil
 }
 
-// mergeComments parses record comments (oldest first) and merges them.
-func mergeComments(recs []github.Comment) (*record.Record, error) {
+// mergeComments parses record comments (oldest first) and merges them;
+// with salvage, a block a person broke merges as far as it reads (the
+// oldest's repair is said on the issue: find).
+func mergeComments(recs []github.Comment, salvage bool) (*record.Record, error) {
 	parsed := make([]*record.Record, len(recs))
 	for i, cm := range recs {
-		rec, err := record.Parse(cm.Body)
+		rec, _, err := readBlock(cm.Body, salvage)
 		if err != nil {
 			return nil, fmt.Errorf("comment %d: %w", cm.ID, err)
 		}

@@ -74,11 +74,11 @@ func (s *Store) byID(ctx context.Context, n int, id int64) (RecordComment, bool,
 	cm, err := s.gh.GetComment(ctx, id)
 	switch {
 	case err == nil && s.own(cm) && record.HasBlock(cm.Body) && (cm.Issue == n || cm.Issue == 0):
-		rec, perr := record.Parse(cm.Body)
+		rec, repair, perr := readBlock(cm.Body, !s.readOnly)
 		if perr != nil {
 			return RecordComment{}, false, fmt.Errorf("read issue %d record comment %d: %w", n, id, perr)
 		}
-		return RecordComment{ID: id, Record: rec}, true, nil
+		return RecordComment{ID: id, Record: rec, repair: repair}, true, nil
 	case err != nil && !errors.Is(err, github.ErrNotFound):
 		return RecordComment{}, false, fmt.Errorf("read issue %d record comment %d: %w", n, id, err)
 	}
@@ -189,10 +189,10 @@ func (s *Store) checkCreate(ctx context.Context, n int, rc *RecordComment) error
 	if err != nil {
 		return err
 	}
-	found, err := From(n, []github.Comment{
+	found, err := from(n, []github.Comment{
 		{ID: other, Author: s.gh.Identity(), Body: tb, Issue: n},
 		{ID: rc.ID, Author: s.gh.Identity(), Body: ours, Issue: n},
-	}, s.gh.Identity())
+	}, s.gh.Identity(), true)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,10 @@ type RecordComment struct {
 	// so the store does without it (Pointer).
 	version     string
 	pointerDown bool
+	// repair: the comment's record block was broken (a person's edit) and
+	// Record is what the store salvaged of it (record.Salvage); the write
+	// that lands the repaired block says so on the issue (repair.go).
+	repair *record.Salvaged
 }
 
 // Client is what the store asks of GitHub: comments got, listed, created
@@ -55,6 +59,9 @@ type Client interface {
 	Comments(ctx context.Context, n int) ([]github.Comment, error)
 	CreateComment(ctx context.Context, n int, body string) (github.Comment, error)
 	EditComment(ctx context.Context, id int64, body string) (github.Comment, error)
+	// UpsertMarkerComment keeps the one comment that says what the store
+	// repaired (RepairMarker).
+	UpsertMarkerComment(ctx context.Context, n int, marker, body string) (github.Comment, error)
 	Identity() string
 	LockIssue(n int) func()
 	Sleep(ctx context.Context, d time.Duration) error
@@ -96,6 +103,19 @@ func (s *Store) own(cm github.Comment) bool { return strings.EqualFold(cm.Author
 // comments are merged into the older (reconcile). Marker comments by anyone
 // else are named in Ignored.
 func (s *Store) Read(ctx context.Context, n int, id int64) (RecordComment, error) {
+	out, err := s.read(ctx, n, id)
+	if err != nil || out.repair == nil || s.readOnly {
+		return out, err
+	}
+	// A block a person broke: the repaired block is written now, so no
+	// reader after this one meets the break (repair.go).
+	if err := s.Write(ctx, n, &out, func(*record.Record) (record.Changes, error) { return record.Changes{}, nil }, nil); err != nil {
+		return RecordComment{}, fmt.Errorf("repair issue %d record: %w", n, err)
+	}
+	return out, nil
+}
+
+func (s *Store) read(ctx context.Context, n int, id int64) (RecordComment, error) {
 	if id > 0 {
 		rc, ok, err := s.byID(ctx, n, id)
 		if err != nil || ok {
@@ -135,7 +155,7 @@ func (s *Store) find(ctx context.Context, n, looks int) (RecordComment, error) {
 			break
 		}
 	}
-	out, err := From(n, comments, s.gh.Identity())
+	out, err := from(n, comments, s.gh.Identity(), !s.readOnly)
 	if err != nil {
 		return out, err
 	}
@@ -143,6 +163,10 @@ func (s *Store) find(ctx context.Context, n, looks int) (RecordComment, error) {
 	if len(out.Merged) > 0 {
 		if err := s.reconcile(ctx, n, &out); err != nil {
 			return RecordComment{}, err
+		}
+		if out.repair != nil && !s.readOnly && ctx.Value(noReconcileKey{}) == nil {
+			// The merge wrote the oldest's block whole again: a repair.
+			s.announce(ctx, n, &out)
 		}
 	}
 	return out, nil
@@ -163,7 +187,16 @@ func NoRecord() RecordComment {
 // markers in comments by anyone else are named in Ignored. Read applies it
 // to the comments it lists; a reader of comments kept elsewhere (a saved
 // demo state) applies it too, so both find the same record.
+//
+// From reads a broken record block as Parse does: an error that names the
+// line. The writing store salvages it instead (repair.go).
 func From(n int, comments []github.Comment, identity string) (RecordComment, error) {
+	return from(n, comments, identity, false)
+}
+
+// from is From; with salvage, a broken record block is salvaged
+// (readBlock) and RecordComment.repair says so.
+func from(n int, comments []github.Comment, identity string, salvage bool) (RecordComment, error) {
 	out := RecordComment{}
 	for _, cm := range comments {
 		if !record.HasBlock(cm.Body) {
@@ -181,17 +214,17 @@ func From(n int, comments []github.Comment, identity string) (RecordComment, err
 		if out.ID != 0 {
 			continue // the oldest is the record
 		}
-		rec, perr := record.Parse(cm.Body)
+		rec, repair, perr := readBlock(cm.Body, salvage)
 		if perr != nil {
 			return RecordComment{}, fmt.Errorf("read issue %d record comment %d: %w", n, cm.ID, perr)
 		}
-		out.ID, out.Record = cm.ID, rec
+		out.ID, out.Record, out.repair = cm.ID, rec, repair
 	}
 	if out.ID == 0 {
 		out.Record, _ = record.Parse("")
 	}
 	if recs := records(comments, identity); len(recs) > 1 {
-		merged, err := mergeComments(recs)
+		merged, err := mergeComments(recs, salvage)
 		if err != nil {
 			return RecordComment{}, fmt.Errorf("merge issue %d record comments: %w", n, err)
 		}

@@ -51,7 +51,13 @@ func (s *Store) Write(ctx context.Context, n int, rc *RecordComment,
 	change func(cur *record.Record) (record.Changes, error), view func(cur *record.Record) record.View) error {
 	unlock := s.gh.LockIssue(n)
 	defer unlock()
-	return s.write(ctx, n, rc, change, view)
+	if err := s.write(ctx, n, rc, change, view); err != nil {
+		return err
+	}
+	if rc.repair != nil {
+		s.announce(ctx, n, rc)
+	}
+	return nil
 }
 
 func (s *Store) write(ctx context.Context, n int, rc *RecordComment,
@@ -79,8 +85,15 @@ func (s *Store) write(ctx context.Context, n int, rc *RecordComment,
 			return "", nil, false, fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
 		}
 		body = cm.Body
-		if cur, err = record.Parse(body); err != nil {
+		// A block a person broke is salvaged over the record as this
+		// writer last knew it (repair.go); the write lands the repair.
+		cur, sv, err := record.Salvage(body, known)
+		if err != nil {
 			return "", nil, false, fmt.Errorf("write issue %d record: read comment %d: %w", n, rc.ID, err)
+		}
+		rc.repair = nil
+		if sv.Broken() {
+			rc.repair = &sv
 		}
 		return body, cur, false, nil
 	}
@@ -277,7 +290,11 @@ func (s *Store) recordBody(n int, cur *record.Record, change func(cur *record.Re
 	if err := next.Apply(ch); err != nil {
 		return ch, "", fmt.Errorf("write issue %d record: %w", n, err)
 	}
-	next.SetView(view(next))
+	if view != nil {
+		// nil keeps the text around the block as it is: a repair on a
+		// read, which has no view of its own.
+		next.SetView(view(next))
+	}
 	body, err := record.RenderComment(next)
 	if err != nil {
 		return ch, "", fmt.Errorf("write issue %d record: %w", n, err)
