@@ -1,9 +1,16 @@
 package faultproc
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/faults"
@@ -40,6 +47,7 @@ func issueScenarios() []pscenario {
 				}
 			}},
 		{Name: fmt.Sprintf("an issue with %d comments by people", faults.ManyComments), Kind: "proc_many_comments", budget: true},
+		{Name: "the first comment list leaves out the record (a Job handed no record id, no pointer)", Kind: "proc_list_omits_record", omitList: true},
 	}
 }
 
@@ -88,4 +96,51 @@ func (p *plife) checkIssue(got pstate, bad func(string, ...any)) {
 			bad("the item's life cost %d counted GitHub requests (promise: at most %d whatever the issue's comments)", n, faults.ItemRequestBudget)
 		}
 	}
+}
+
+// listProxy stands between the processes and the fake GitHub: the first
+// list of the issue's comments it passes on leaves out the record comment,
+// as GitHub's eventually consistent lists may (list_omits_record). The
+// item's first Job is handed no record id and finds no pointer (the world's
+// record predates it), so the list is its only way to the record.
+func (p *plife) listProxy() (string, error) {
+	target, err := url.Parse(p.w.GitHubURL())
+	if err != nil {
+		return "", err
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	list := fmt.Sprintf("/repos/%s/%s/issues/%d/comments", faults.Owner, faults.Repo, p.w.Issue)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodGet || resp.Request.URL.Path != list || resp.StatusCode != http.StatusOK || p.faulted.Load() {
+			return nil
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		var all []map[string]any
+		if json.Unmarshal(data, &all) == nil {
+			kept := all[:0]
+			for _, c := range all {
+				if body, _ := c["body"].(string); strings.Contains(body, "roadmap:record") {
+					p.faulted.Store(true)
+					continue
+				}
+				kept = append(kept, c)
+			}
+			data, _ = json.Marshal(kept)
+			// A stale list has its own ETag: the next conditional list is
+			// not answered from this one.
+			resp.Header.Del("ETag")
+			resp.Header.Del("Last-Modified")
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+		resp.ContentLength = int64(len(data))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(data)))
+		return nil
+	}
+	srv := httptest.NewServer(rp)
+	p.closeProxy = srv.Close
+	return srv.URL, nil
 }

@@ -134,6 +134,8 @@ type pscenario struct {
 	class  string
 	mutate func(group int, c *llm.Conversation)
 	budget bool
+	// omitList puts listProxy between the processes and the fake.
+	omitList bool
 }
 
 // processScenarios are the sweep's histories, from the crash-free run's
@@ -269,6 +271,10 @@ type plife struct {
 	// maxModelRequest the largest request the model server got.
 	actCalls        int
 	maxModelRequest atomic.Int64
+	// apiURL is where the processes find GitHub (the fake, or listProxy
+	// before it); closeProxy stops the proxy.
+	apiURL     string
+	closeProxy func()
 }
 
 type pjobEnd struct {
@@ -452,6 +458,9 @@ func RunProcess(ctx context.Context, o ProcessOptions) (*ProcessSummary, error) 
 		}
 		fmt.Fprintf(o.Progress, "process %3d/%d %-9s %s  [%s]\n", i+1, len(play), verdict, sc.Name, strings.Join(p.trace, "; "))
 		p.w.Close()
+		if p.closeProxy != nil {
+			p.closeProxy()
+		}
 		os.RemoveAll(p.dir)
 	}
 	s.Seconds = time.Since(start).Seconds()
@@ -697,6 +706,8 @@ func (p *plife) injected() bool {
 		return p.fired.Load() > 0
 	case p.sc.rules != nil:
 		return p.faulted.Load()
+	case p.sc.omitList:
+		return p.faulted.Load()
 	case p.sc.tornOutput, p.sc.twoJobs:
 		return len(p.jobs) > 0
 	}
@@ -731,6 +742,12 @@ func playProcess(ctx context.Context, o ProcessOptions, dir string, sc pscenario
 	p.w = tw
 	if p.cfg, err = p.config(); err != nil {
 		return p, err
+	}
+	p.apiURL = tw.GitHubURL()
+	if sc.omitList {
+		if p.apiURL, err = p.listProxy(); err != nil {
+			return p, err
+		}
 	}
 	if sc.budget {
 		p.faulted.Store(true)
@@ -826,7 +843,7 @@ func (p *plife) stepEnv(runID int64, attempt int, output string) []string {
 	}
 	tmp := filepath.Join(p.dir, fmt.Sprintf("runner-temp-%d-%d", runID, attempt))
 	_ = os.MkdirAll(tmp, 0o755)
-	return append(env, "GITHUB_API_URL="+p.w.GitHubURL(), "GITHUB_TOKEN="+faults.Token, "ROADMAP_PUSH_TOKEN="+faults.PushToken, github.EnvTimeout+"="+stepGitHubTimeout.String(), "GITHUB_REPOSITORY="+faults.Owner+"/"+faults.Repo,
+	return append(env, "GITHUB_API_URL="+p.apiURL, "GITHUB_TOKEN="+faults.Token, "ROADMAP_PUSH_TOKEN="+faults.PushToken, github.EnvTimeout+"="+stepGitHubTimeout.String(), "GITHUB_REPOSITORY="+faults.Owner+"/"+faults.Repo,
 		fmt.Sprintf("GITHUB_RUN_ID=%d", runID), fmt.Sprintf("GITHUB_RUN_ATTEMPT=%d", attempt), "GITHUB_OUTPUT="+output,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(tmp, "summary.md"), "GITHUB_REF_NAME=main", "RUNNER_TEMP="+tmp)
 }
