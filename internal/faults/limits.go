@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -103,30 +104,35 @@ func (l *life) answered(req *http.Request, resp *http.Response) {
 	if l.omitLists.Load() == 0 || req.Method != http.MethodGet || m == nil || m[1] != fmt.Sprint(l.w.issue) || resp.StatusCode != http.StatusOK {
 		return
 	}
+	l.omitLists.Add(-1)
+	l.omitted.Add(int64(OmitRecord(resp)))
+}
+
+// OmitRecord takes the record comment out of resp, an answer listing an
+// issue's comments, as a stale list of GitHub's would leave it, and says
+// how many comments it took out. The answer loses its ETag: a stale list
+// has its own, so the next conditional list is not answered from this one.
+func OmitRecord(resp *http.Response) int {
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var list []map[string]any
 	if err != nil || json.Unmarshal(data, &list) != nil {
 		resp.Body = io.NopCloser(bytes.NewReader(data))
-		return
+		return 0
 	}
 	kept := list[:0]
 	for _, c := range list {
-		if body, _ := c["body"].(string); strings.Contains(body, "roadmap:record") {
-			l.omitted.Add(1)
-			continue
+		if body, _ := c["body"].(string); !strings.Contains(body, "roadmap:record") {
+			kept = append(kept, c)
 		}
-		kept = append(kept, c)
 	}
-	l.omitLists.Add(-1)
 	data, _ = json.Marshal(kept)
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	resp.ContentLength = int64(len(data))
-	resp.Header.Del("Content-Length")
-	// A stale list has its own ETag on GitHub: the next conditional list
-	// must not be answered from this one.
+	resp.Header.Set("Content-Length", strconv.Itoa(len(data)))
 	resp.Header.Del("ETag")
 	resp.Header.Del("Last-Modified")
+	return len(list) - len(kept)
 }
 
 // dropPointer deletes the item's record pointer from the remote, as a
