@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/trace"
@@ -35,6 +37,9 @@ func check(l *life, sc scenario, base, got State) outcome {
 	if l.hookErr != nil {
 		bad("the scenario could not act: %v", l.hookErr)
 	}
+	if l.playErr != nil {
+		bad("the history could not go on: %v", l.playErr)
+	}
 
 	// The final state.
 	switch sc.Expect {
@@ -53,7 +58,10 @@ func check(l *life, sc scenario, base, got State) outcome {
 		if got.PRs > 1 {
 			bad("%d PRs", got.PRs)
 		}
+	case expectEnd:
+		checkPersonEnd(l, sc, base, got, bad)
 	}
+	checkLimits(l, sc, got, bad)
 
 	// Passed groups repeated.
 	for _, j := range l.jobs {
@@ -143,7 +151,12 @@ func check(l *life, sc scenario, base, got State) outcome {
 	// Tokens must match exactly; calls may exceed the answered ones by the
 	// refusals that reached the agent (a context-length refusal is a call
 	// recorded with no tokens), never fall short.
-	if got.Spend.TokensIn != got.Served.TokensIn || got.Spend.TokensOut != got.Served.TokensOut ||
+	// An answer refused unread (answer_over_limit) counts at the estimate
+	// booked before its call (docs/models.md), flagged estimated: the
+	// record holds at least what was served, never less.
+	estimated := sc.Kind == "answer_over_limit" && got.SpendEstimated > 0 &&
+		got.Spend.TokensIn >= got.Served.TokensIn && got.Spend.TokensOut >= got.Served.TokensOut
+	if !estimated && (got.Spend.TokensIn != got.Served.TokensIn || got.Spend.TokensOut != got.Served.TokensOut) ||
 		got.Spend.ModelCalls < got.Served.ModelCalls {
 		o.SpendLost = (got.Served.TokensIn + got.Served.TokensOut) - (got.Spend.TokensIn + got.Spend.TokensOut)
 		bad("spend lost: the record holds %d in/%d out/%d calls, the model server answered %d/%d/%d",
@@ -155,7 +168,9 @@ func check(l *life, sc scenario, base, got State) outcome {
 	if err != nil {
 		bad("the record: %v", err)
 	} else {
-		if _, ok := rec.PublishedSHA(); ok {
+		// An item a person's act ended mid-plan has its pushed groups
+		// marked and a head nothing checks any more (expectEnd).
+		if _, ok := rec.PublishedSHA(); ok && sc.Expect != expectEnd {
 			if _, ok := rec.CheckedSHA(); !ok {
 				bad("implement.published_sha without implement.checked_sha")
 			}
@@ -250,6 +265,16 @@ func injected(l *life, sc scenario) bool {
 		return l.signalled()
 	case sc.Kind == "git_push_rejected":
 		return fileExists(l.w.dir + "/rejected-once")
+	case sc.Kind == "list_omits_record":
+		return l.omitted.Load() > 0
+	case sc.Kind == "many_comments":
+		return len(l.w.fake.Comments(l.w.issue)) > ManyComments
+	case sc.Kind == "disk_full":
+		return l.diskFilled
+	case sc.Kind == "answer_over_limit":
+		return l.overGroup > 0 && slices.ContainsFunc(l.w.replay.Stats().Served, func(s llm.Served) bool {
+			return s.Conversation == fmt.Sprintf("group-%d", l.overGroup) && s.Turn == 0
+		})
 	case sc.Kind == "config_item_budget":
 		// The "fault" is the configuration itself: it is in force once a
 		// Job ran with it.
@@ -323,6 +348,19 @@ func reachedBranch(l *life, sc scenario) bool {
 		return false
 	case "trim_context":
 		return l.w.fitted.Load() > 0 // the retried request had old output cut
+	case "continue_disk_full":
+		// Report continued a Job of class killed whose reason is a full
+		// disk: read from a killed Job's log, or the Job's own reason.
+		for _, r := range l.reps {
+			if r.Killed != "" || r.Stage || r.Outcome.Class != failure.Killed || r.Outcome.Action != report.ActionContinue {
+				continue
+			}
+			if r.Outcome.KillReason == failure.ReasonDiskFull ||
+				failure.Classify(failure.Input{Log: strings.NewReader(r.Outcome.Reason)}).Reason == failure.ReasonDiskFull {
+				return true
+			}
+		}
+		return false
 
 	}
 	return true
@@ -388,4 +426,71 @@ func (l *life) traced(ok func(trace.Event) bool) bool {
 		}
 	}
 	return false
+}
+
+// checkPersonEnd holds a history in which a person closed or merged the PR,
+// or closed the issue, mid-run (issue 47): the item ends with the result and
+// class the taxonomy gives the act (closed: held, yielded pr_closed or
+// issue_closed; merged: returned pr_merged), never ready, with nothing
+// pushed, marked ready or spent after the Job noticed, and nothing
+// continued.
+func checkPersonEnd(l *life, sc scenario, base, got State, bad func(string, ...any)) {
+	if got.Result != string(sc.End) || got.Failure != sc.Class {
+		bad("ended %s/%s after a person's act (%s), want %s/%s", got.Result, got.Failure, l.acted, sc.End, sc.Class)
+	}
+	for _, j := range l.jobs {
+		if j.Result.Result == record.ResultReady {
+			bad("job %d ended ready after a person's act (%s)", j.Attempt, l.acted)
+		}
+	}
+	if got.Group >= base.Group {
+		bad("the item reached group %d of %d after a person's act (%s): work went on", got.Group, base.Group, l.acted)
+	}
+	for g := got.Group + 1; g <= l.w.groups; g++ {
+		if _, ok := got.Files[fmt.Sprintf("greeting-%d.txt", g)]; ok {
+			bad("group %d was pushed after a person's act (%s)", g, l.acted)
+		}
+	}
+	if l.acted != ActMergePR && !got.PRDraft {
+		bad("the PR was marked ready after a person's act (%s)", l.acted)
+	}
+	if n := l.w.replay.Stats().Calls - l.actCalls; n > 2 {
+		bad("%d model calls after a person's act (%s), want at most one group's (2): the spend stops", n, l.acted)
+	}
+	for _, r := range l.reps {
+		if r.Killed == "" && r.Outcome.Action == report.ActionContinue {
+			bad("report continued the item after job %d (%s: %s) after a person's act", r.Job, r.Outcome.Class, r.Outcome.Reason)
+		}
+	}
+}
+
+// checkLimits holds the histories of issue 46's bounds: a 1,000-comment
+// issue's item within the item's request budget, and a model answer over
+// the limit refused once and never sent back to the model.
+func checkLimits(l *life, sc scenario, got State, bad func(string, ...any)) {
+	if l.budget {
+		n := 0
+		for _, r := range l.w.fake.Requests() {
+			if r.Status != http.StatusNotModified && !strings.HasPrefix(r.Path, "/_logs/") {
+				n++
+			}
+		}
+		if n > ItemRequestBudget {
+			bad("the item's life cost %d counted GitHub requests on an issue with %d comments, want at most %d", n, ManyComments, ItemRequestBudget)
+		}
+	}
+	if sc.Kind == "answer_over_limit" {
+		served := 0
+		for _, s := range l.w.replay.Stats().Served {
+			if s.Conversation == fmt.Sprintf("group-%d", l.overGroup) && s.Turn == 0 {
+				served++
+			}
+		}
+		if served > 1 {
+			bad("the over-limit answer was asked for %d times, want once (never re-sent)", served)
+		}
+		if m := l.w.maxModelRequest.Load(); m >= llm.MaxAnswerBytes {
+			bad("a model request of %d bytes: the refused answer went back to the model", m)
+		}
+	}
 }

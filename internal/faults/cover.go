@@ -32,20 +32,30 @@ type coverPick struct {
 
 // coverScenarios picks from all (in their order): for each recovery branch
 // the histories expect, then for each fault kind not yet picked, one
-// history chosen by key; then extra more, chosen by key among the rest. The
+// history chosen by key; then extra more, chosen by key among the rest. A
+// history with a known defect stands for a kind or branch only when no
+// other does, and is never an extra: the cover shows each kind recovering,
+// the sweep plays the known ones. The
 // extra ones are played twice, so the check that two plays leave the same
 // trace runs on every change too; the others once.
 func coverScenarios(all []scenario, key string, extra int) []coverPick {
 	picked := make([]bool, len(all))
 	pickOne := func(label string, match func(scenario) bool) {
-		var idx []int
+		var idx, known []int
 		for i, sc := range all {
 			if match(sc) {
 				if picked[i] {
 					return // already stood for by an earlier pick
 				}
+				if sc.Known != "" {
+					known = append(known, i)
+					continue
+				}
 				idx = append(idx, i)
 			}
+		}
+		if len(idx) == 0 {
+			idx = known // nothing else stands for it
 		}
 		if len(idx) > 0 {
 			picked[idx[Keyed(key, label, len(idx))]] = true
@@ -68,7 +78,7 @@ func coverScenarios(all []scenario, key string, extra int) []coverPick {
 	}
 	var rest []int
 	for i := range all {
-		if !picked[i] {
+		if !picked[i] && all[i].Known == "" {
 			rest = append(rest, i)
 		}
 	}

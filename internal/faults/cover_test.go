@@ -89,3 +89,28 @@ func TestCoverPicksEveryKindAndBranch(t *testing.T) {
 }
 
 func kindsTable() []string { return kinds }
+
+// TestCoverLeavesKnownToTheSweep: a history with a known defect never
+// stands for its kind in the cover while another history does, and is never
+// an extra: the cover shows every kind recovering (TestFaultsRun wants no
+// known defect), the sweep plays the known ones.
+func TestCoverLeavesKnownToTheSweep(t *testing.T) {
+	all := coverFixture()
+	known := 0
+	for _, sc := range all {
+		if sc.Known != "" {
+			known++
+		}
+	}
+	if known == 0 {
+		t.Fatal("the fixture has no history with a known defect: the test proves nothing")
+	}
+	for i := range 20 {
+		key := fmt.Sprintf("commit-%d", i)
+		for _, p := range coverScenarios(all, key, len(all)) {
+			if p.sc.Known != "" {
+				t.Errorf("key %s: the cover plays %q, a known defect (%s)", key, p.sc.Name, p.sc.Known)
+			}
+		}
+	}
+}

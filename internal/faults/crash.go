@@ -113,6 +113,8 @@ type transport struct {
 	p     *proc
 	base  http.RoundTripper
 	issue int
+	// answered, when set, sees (and may change) each read's answer.
+	answered func(*http.Request, *http.Response)
 }
 
 var (
@@ -177,7 +179,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.p.dead.Load() {
 			panic(killed{point: "a read after the kill"})
 		}
-		return t.base.RoundTrip(req)
+		resp, err := t.base.RoundTrip(req)
+		if err == nil && t.answered != nil {
+			t.answered(req, resp)
+		}
+		return resp, err
 	}
 	point := t.p.before(name)
 	resp, err := t.base.RoundTrip(req)

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 
+	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
@@ -96,6 +98,7 @@ type life struct {
 	// window: the record write protocol cannot keep them (docs/github.md).
 	windowKeys []string
 	hookErr    error
+	playErr    error
 	preHead    string
 	dupPushes  int
 	// stages are the stage Jobs of a history that starts with no plan;
@@ -110,6 +113,23 @@ type life struct {
 	// logs and traces are every Job's and report run's log and trace:
 	// the evidence of the recovery branches they took.
 	logs, traces []*lockedBuffer
+	// Issue 46's and 47's faults. omitLists is how many lists of the
+	// issue's comments still leave the record out, omitted how many record
+	// comments they left out; fresh hands every Job no record id;
+	// beforeJob runs before each implement Job (attempt 1, 2, …); budget
+	// holds the life to ItemRequestBudget; checks wraps a Job's check
+	// runner (a full disk), diskFilled says it failed; acted is a person's
+	// act on the item; broken: a person broke the record block.
+	omitLists, omitted atomic.Int64
+	fresh              bool
+	beforeJob          func(l *life, attempt int) error
+	budget             bool
+	checks             func(checks.Runner) checks.Runner
+	diskFilled         bool
+	acted              string
+	actCalls           int
+	broken             bool
+	overGroup          int
 	// stageLast is what report did after the last stage Job: none after
 	// staged (implement goes on), a stop (the history ends stopped).
 	stageLast report.Outcome
@@ -179,7 +199,16 @@ func (l *life) play() error {
 	runID := w.fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	attempt := 1
 	for n := 0; n < MaxJobs; n++ {
-		je, err := l.job(attempt, runID, rc)
+		if l.beforeJob != nil {
+			if err := l.beforeJob(l, attempt); err != nil {
+				return err
+			}
+		}
+		jrc := rc
+		if l.fresh {
+			jrc = 0 // a Job handed no record id
+		}
+		je, err := l.job(attempt, runID, jrc)
 		if err != nil {
 			return err
 		}
@@ -216,7 +245,7 @@ func (l *life) open(ctx context.Context, phase kernel.Phase, number int, runID, 
 	w := l.w
 	s := w.base.Setup(phase, ws, "")
 	s.Number, s.RunID, s.RecordComment, s.Log = number, runID, rc, log
-	s.Transport = &transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue}
+	s.Transport = &transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue, answered: l.answered}
 	s.GitHook = p.gitHook()
 	s.GitHubNoRetry = l.noRetry
 	tr := &lockedBuffer{}
@@ -233,7 +262,11 @@ func (l *life) open(ctx context.Context, phase kernel.Phase, number int, runID, 
 	if l.configure != nil {
 		l.configure(cfg)
 	}
-	return job.Open(ctx, s)
+	kit, err := job.Open(ctx, s)
+	if err == nil && l.checks != nil {
+		kit.CheckRunner = l.checks(kit.CheckRunner)
+	}
+	return kit, err
 }
 
 // job runs one implement Job in this process; a kill unwinds it.
@@ -349,7 +382,7 @@ func (l *life) reportOn(rep0 reportEnd, name string, dead bool, log string, o re
 		p := &proc{c: l.c}
 		rlog := &lockedBuffer{}
 		l.logs = append(l.logs, rlog)
-		gh, err := w.reportClient(&transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue}, rlog, l.noRetry)
+		gh, err := w.reportClient(&transport{p: p, base: &http.Transport{DisableKeepAlives: true}, issue: w.issue, answered: l.answered}, rlog, l.noRetry)
 		if err != nil {
 			return out, err
 		}
@@ -392,19 +425,22 @@ func (l *life) reportOn(rep0 reportEnd, name string, dead bool, log string, o re
 
 // state is what a history leaves: the parts the invariants compare.
 type State struct {
-	Result     string            `json:"result"`
-	Failure    string            `json:"failure,omitempty"`
-	Group      int               `json:"group"`
-	Files      map[string]string `json:"files"`
-	PRs        int               `json:"prs"`
-	PRDraft    bool              `json:"pr_draft"`
-	PRState    string            `json:"pr_state"`
-	Archived   bool              `json:"archived"`
-	Status     string            `json:"status"`
-	StopLabel  bool              `json:"stop_label"`
-	Spend      record.Spend      `json:"spend"`
-	Served     record.Spend      `json:"served"`
-	RecordKeys []string          `json:"record_keys"`
+	Result    string            `json:"result"`
+	Failure   string            `json:"failure,omitempty"`
+	Group     int               `json:"group"`
+	Files     map[string]string `json:"files"`
+	PRs       int               `json:"prs"`
+	PRDraft   bool              `json:"pr_draft"`
+	PRState   string            `json:"pr_state"`
+	Archived  bool              `json:"archived"`
+	Status    string            `json:"status"`
+	StopLabel bool              `json:"stop_label"`
+	Spend     record.Spend      `json:"spend"`
+	// SpendEstimated is implement.spend_estimated: calls counted at their
+	// booking, with no answer read.
+	SpendEstimated int          `json:"spend_estimated,omitempty"`
+	Served         record.Spend `json:"served"`
+	RecordKeys     []string     `json:"record_keys"`
 	// Staged is what the stage part left (histories with no plan at first).
 	Staged *stagedState `json:"staged,omitempty"`
 }
@@ -414,7 +450,11 @@ func (l *life) final() (State, error) {
 	w := l.w
 	var s State
 	rec, err := w.record()
-	if err != nil {
+	if err != nil && l.broken {
+		// A person broke the block and nothing repaired it: the checks
+		// say so (check reads the record again).
+		rec, _ = record.Parse("")
+	} else if err != nil {
 		return s, err
 	}
 	res, _ := rec.Result()
@@ -422,6 +462,7 @@ func (l *life) final() (State, error) {
 	s.Failure, _ = rec.Failure()
 	s.Group, _ = rec.Group()
 	s.Spend, _ = rec.Spend()
+	s.SpendEstimated = rec.SpendEstimated()
 	s.Staged = l.stagedAt
 	st := w.replay.Stats()
 	s.Served = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}

@@ -12,11 +12,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
-// ItemRequestBudget is the counted GitHub requests an item's whole life may
-// cost, whatever its plan's size (issue 46, docs/record.md "What a Job
-// costs").
-const ItemRequestBudget = 30
-
 // TestRequestsIndependentOfGroups plays an item's whole life from an issue
 // with no plan — stage (its verifier sends round 1 back), stage's report,
 // the implement Job killed before its push of the middle group, report on

@@ -12,6 +12,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
 // Expected endings of a history.
@@ -21,6 +22,9 @@ const (
 	// expectStop: the fault has no automatic action; the item must stop
 	// with the class below, keeping every mark (no work lost, none repeated).
 	expectStop = "stop"
+	// expectEnd: a person's act ends the item (issue 47): it must end with
+	// the result End and the class below, never ready.
+	expectEnd = "end"
 )
 
 // scenario is one fault placed in one history.
@@ -31,9 +35,11 @@ type scenario struct {
 	// Branch is the recovery branch the history must reach.
 	Branch string
 	Expect string
-	// Class is the stop's class (expectStop) or report's class of the killed
-	// Job (process faults).
+	// Class is the stop's class (expectStop, expectEnd) or report's class of
+	// the killed Job (process faults).
 	Class string
+	// End is the result an expectEnd history ends with.
+	End record.Result
 	// Known names a defect this history still exposes: its violations are
 	// reported as known, not counted, and the suite fails once they vanish
 	// (so the entry is removed with the fix).
@@ -140,13 +146,15 @@ var kinds = []string{
 	"git_non_fast_forward", "git_push_rejected", "git_merge_conflict",
 	"model_429", "model_500", "model_malformed_tool_call", "model_context_overflow",
 	"exit_137", "exit_137_oom", "sigint_sigterm", "concurrent_writers", "person_edits", "config_item_budget",
+	"list_omits_record", "many_comments", "disk_full", "answer_over_limit",
+	"person_closes_pr", "person_merges_pr", "person_closes_issue", "person_breaks_record",
 }
 
 // Recovery branches the suite must reach.
 var branches = []string{
 	"resume_from_mark", "reconcile", "retry", "wait_rate_limit", "rebase", "stop_auth",
 	"conflict_handoff", "stop_needs_person", "agent_repair", "continue_killed", "continue_oom",
-	"yield_on_signal", "reapply_record", "trim_context",
+	"yield_on_signal", "reapply_record", "trim_context", "continue_disk_full",
 }
 
 // scenarios builds the histories of one seed from the crash-free run: its
@@ -347,7 +355,10 @@ func scenarios(seed int64, effects []string, writes []Request, record func(Reque
 				})
 			}},
 	)
-	return out
+	// Issue 46's faults on what roadmap does not control, and issue 47's
+	// people (limits.go, people.go).
+	out = append(out, limitScenarios(g)...)
+	return append(out, peopleScenarios()...)
 }
 
 // personRedispatch is a person answering a stop: the fault is gone (the

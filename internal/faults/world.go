@@ -51,8 +51,10 @@ type world struct {
 	clock    *githubfake.ManualClock
 	issue    int
 	branch   string
-	// fitted counts model requests that had to be cut to the input window.
-	fitted atomic.Int64
+	// fitted counts model requests that had to be cut to the input window;
+	// maxModelRequest is the largest request body the model server got.
+	fitted          atomic.Int64
+	maxModelRequest atomic.Int64
 	// body is the person's issue text as it must be at the end (their own
 	// edits included).
 	body string
@@ -133,6 +135,12 @@ func newWorld(dir string, convs []*llm.Conversation, staging bool, groups int) (
 // noteFitted counts a model request whose old output was cut to fit the
 // window.
 func (w *world) noteFitted(body []byte) {
+	for n := int64(len(body)); ; {
+		m := w.maxModelRequest.Load()
+		if n <= m || w.maxModelRequest.CompareAndSwap(m, n) {
+			break
+		}
+	}
 	if bytes.Contains(body, []byte("to fit the input window")) || bytes.Contains(body, []byte("to fit the model's input window")) {
 		w.fitted.Add(1)
 	}

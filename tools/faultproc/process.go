@@ -25,6 +25,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/faults"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/report"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
@@ -124,6 +125,17 @@ type pscenario struct {
 	logGone bool
 	// twoJobs: the first Job runs twice at once.
 	twoJobs bool
+	// end, when set, is the result the item must end with, of class class
+	// (a person's act, a refused answer), instead of the crash-free run's;
+	// mutate changes the model's answers; budget adds faults.ManyComments
+	// people's comments and holds the item to faults.ItemRequestBudget
+	// (issues.go).
+	end    record.Result
+	class  string
+	mutate func(group int, c *llm.Conversation)
+	budget bool
+	// omitList puts listProxy between the processes and the fake.
+	omitList bool
 }
 
 // processScenarios are the sweep's histories, from the crash-free run's
@@ -228,7 +240,7 @@ func processScenarios(writes, reads []faults.Request, calls int, recordPatch str
 			}}}
 		}},
 	)
-	return out
+	return append(out, issueScenarios()...)
 }
 
 // plife is one process history being played.
@@ -255,6 +267,14 @@ type plife struct {
 	// reportFailed is the last log line of a report step that ended with
 	// no outcome.
 	reportFailed string
+	// actCalls are the model calls made before a person's act;
+	// maxModelRequest the largest request the model server got.
+	actCalls        int
+	maxModelRequest atomic.Int64
+	// apiURL is where the processes find GitHub (the fake, or listProxy
+	// before it); closeProxy stops the proxy.
+	apiURL     string
+	closeProxy func()
 }
 
 type pjobEnd struct {
@@ -423,7 +443,7 @@ func RunProcess(ctx context.Context, o ProcessOptions) (*ProcessSummary, error) 
 			s.WorkRepeated += p.repeated()
 			s.SpendLost += got.spendLost()
 			s.Duplicates += p.duplicates(got)
-			if p.ended != string(record.ResultReady) {
+			if p.ended != string(record.ResultReady) && sc.end == "" {
 				s.Stuck++
 			}
 		}
@@ -438,6 +458,9 @@ func RunProcess(ctx context.Context, o ProcessOptions) (*ProcessSummary, error) 
 		}
 		fmt.Fprintf(o.Progress, "process %3d/%d %-9s %s  [%s]\n", i+1, len(play), verdict, sc.Name, strings.Join(p.trace, "; "))
 		p.w.Close()
+		if p.closeProxy != nil {
+			p.closeProxy()
+		}
 		os.RemoveAll(p.dir)
 	}
 	s.Seconds = time.Since(start).Seconds()
@@ -594,11 +617,12 @@ func (p *plife) check(want pstate) []string {
 	got := p.final()
 	var vs []string
 	bad := func(format string, args ...any) { vs = append(vs, fmt.Sprintf(format, args...)) }
-	if got.Result != want.Result || got.Group != want.Group || got.PRs != want.PRs || got.PRDraft != want.PRDraft ||
-		got.Archived != want.Archived || got.Status != want.Status || got.StopLabel != want.StopLabel {
+	p.checkIssue(got, bad)
+	if p.sc.end == "" && (got.Result != want.Result || got.Group != want.Group || got.PRs != want.PRs || got.PRDraft != want.PRDraft ||
+		got.Archived != want.Archived || got.Status != want.Status || got.StopLabel != want.StopLabel) {
 		bad("the final state (promise: as the crash-free run): got %s, want %s", got.Brief(), want.Brief())
 	}
-	if !maps.Equal(got.Files, want.Files) {
+	if p.sc.end == "" && !maps.Equal(got.Files, want.Files) {
 		bad("the branch's tree (promise: as the crash-free run) differs: got %v, want %v", got.Files, want.Files)
 	}
 	if n := p.repeated(); n > 0 {
@@ -612,7 +636,7 @@ func (p *plife) check(want pstate) []string {
 		bad("duplicate effects (promise: 0): %d (pushes of a known head %d, record comments %d, PR comments %d, PRs %d, dispatches %v)",
 			n, p.duplicatePushes(), got.RecordComments, got.PRComments, got.PRs, got.Dispatches)
 	}
-	if p.ended != string(record.ResultReady) {
+	if p.ended != string(record.ResultReady) && p.sc.end == "" {
 		bad("the item is stuck (promise: it ends ready): %s", p.ended)
 	}
 	// A 502 or a timeout on a read is retried by roadmap's transport, which
@@ -682,6 +706,8 @@ func (p *plife) injected() bool {
 		return p.fired.Load() > 0
 	case p.sc.rules != nil:
 		return p.faulted.Load()
+	case p.sc.omitList:
+		return p.faulted.Load()
 	case p.sc.tornOutput, p.sc.twoJobs:
 		return len(p.jobs) > 0
 	}
@@ -693,14 +719,17 @@ func playProcess(ctx context.Context, o ProcessOptions, dir string, sc pscenario
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	convs, err := faults.Conversations(nil)
+	convs, err := faults.Conversations(sc.mutate)
 	if err != nil {
 		return nil, err
 	}
 	p := &plife{o: o, sc: sc, dir: dir}
 	wo := faults.SampleWorld(dir, convs)
 	wo.ModelLatency = 100 * time.Millisecond
-	wo.OnModelRequest = func([]byte) {
+	wo.OnModelRequest = func(body []byte) {
+		if n := int64(len(body)); n > p.maxModelRequest.Load() {
+			p.maxModelRequest.Store(n)
+		}
 		n := int(p.calls.Add(1))
 		if sc.model != nil {
 			sc.model(p, n)
@@ -713,6 +742,20 @@ func playProcess(ctx context.Context, o ProcessOptions, dir string, sc pscenario
 	p.w = tw
 	if p.cfg, err = p.config(); err != nil {
 		return p, err
+	}
+	p.apiURL = tw.GitHubURL()
+	if sc.omitList {
+		if p.apiURL, err = p.listProxy(); err != nil {
+			return p, err
+		}
+	}
+	if sc.budget {
+		p.faulted.Store(true)
+		for i := range faults.ManyComments {
+			if _, err := tw.Fake.AddComment(tw.Issue, "bob", fmt.Sprintf("comment %d of the discussion", i+1)); err != nil {
+				return p, err
+			}
+		}
 	}
 	if sc.rules != nil {
 		for _, r := range sc.rules(p) {
@@ -800,7 +843,7 @@ func (p *plife) stepEnv(runID int64, attempt int, output string) []string {
 	}
 	tmp := filepath.Join(p.dir, fmt.Sprintf("runner-temp-%d-%d", runID, attempt))
 	_ = os.MkdirAll(tmp, 0o755)
-	return append(env, "GITHUB_API_URL="+p.w.GitHubURL(), "GITHUB_TOKEN="+faults.Token, "ROADMAP_PUSH_TOKEN="+faults.PushToken, github.EnvTimeout+"="+stepGitHubTimeout.String(), "GITHUB_REPOSITORY="+faults.Owner+"/"+faults.Repo,
+	return append(env, "GITHUB_API_URL="+p.apiURL, "GITHUB_TOKEN="+faults.Token, "ROADMAP_PUSH_TOKEN="+faults.PushToken, github.EnvTimeout+"="+stepGitHubTimeout.String(), "GITHUB_REPOSITORY="+faults.Owner+"/"+faults.Repo,
 		fmt.Sprintf("GITHUB_RUN_ID=%d", runID), fmt.Sprintf("GITHUB_RUN_ATTEMPT=%d", attempt), "GITHUB_OUTPUT="+output,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(tmp, "summary.md"), "GITHUB_REF_NAME=main", "RUNNER_TEMP="+tmp)
 }

@@ -1,0 +1,119 @@
+package faultproc
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/faults"
+	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// The process kinds of issues 46 and 47, played from outside. Not played
+// here: a full disk (disk_full): the process suite has no seam in the
+// Job's sandbox or check runner, and a check command that prints the ENOSPC
+// text is the change's failing check, not the machine's disk; the
+// in-process suite plays it at the check runner.
+func issueScenarios() []pscenario {
+	act := func(kind, act string, end record.Result, class string) pscenario {
+		return pscenario{Name: fmt.Sprintf("a person acts (%s) when group 2's agent step starts", act), Kind: kind, end: end, class: class,
+			model: func(p *plife, n int) {
+				if n == 3 { // group 2's first call: group 1 is pushed, its PR open
+					p.faulted.Store(true)
+					p.actCalls = n - 1
+					if err := faults.PersonActs(p.w, act); err != nil {
+						p.note("the person could not act: %v", err)
+					}
+				}
+			}}
+	}
+	return []pscenario{
+		act("proc_person_closes_pr", faults.ActClosePR, record.ResultYielded, "pr_closed"),
+		act("proc_person_merges_pr", faults.ActMergePR, record.ResultReturned, "pr_merged"),
+		act("proc_person_closes_issue", faults.ActCloseIssue, record.ResultYielded, "issue_closed"),
+		{Name: "the model answers group 1 with a body over llm.MaxAnswerBytes", Kind: "proc_answer_over_limit", end: record.ResultStopped, class: "unknown",
+			mutate: func(group int, c *llm.Conversation) {
+				if group == 1 {
+					c.Turns[0].Response.Content = strings.Repeat("all work and no play ", llm.MaxAnswerBytes/20+1)
+				}
+			}},
+		{Name: fmt.Sprintf("an issue with %d comments by people", faults.ManyComments), Kind: "proc_many_comments", budget: true},
+		{Name: "the first comment list leaves out the record (a Job handed no record id, no pointer)", Kind: "proc_list_omits_record", omitList: true},
+	}
+}
+
+// checkIssue holds the histories of issueScenarios to their promises: a
+// person's act ends the item as the taxonomy says, never ready, with no
+// group pushed and no spend after it; an over-limit answer stops the item
+// and is never sent back; a 1,000-comment issue's item stays within the
+// item's request budget.
+func (p *plife) checkIssue(got pstate, bad func(string, ...any)) {
+	if p.sc.end != "" {
+		if got.Result != string(p.sc.end) || got.Failure != p.sc.class {
+			bad("the item ended %s (promise: %s/%s)", got.Brief(), p.sc.end, p.sc.class)
+		}
+		if p.ended == string(record.ResultReady) || got.Result == string(record.ResultReady) {
+			bad("the item ended ready (promise: never ready after a person's act or a refused answer)")
+		}
+	}
+	if p.actCalls > 0 {
+		if _, ok := got.Files["greeting-2.txt"]; ok {
+			bad("group 2 was pushed after the person's act (promise: nothing more is pushed)")
+		}
+		if p.sc.Kind != "proc_person_merges_pr" && !got.PRDraft {
+			bad("the PR was marked ready after the person's act (promise: never ready)")
+		}
+		if n := int(p.calls.Load()) - p.actCalls; n > 2 {
+			bad("%d model calls after the person's act (promise: the spend stops within the group)", n)
+		}
+	}
+	if p.sc.mutate != nil {
+		asked := slices.IndexFunc(p.w.Replay.Stats().Served, func(s llm.Served) bool { return s.Conversation == "group-1" && s.Turn == 0 })
+		if asked < 0 {
+			bad("the over-limit answer was never served")
+		}
+		if m := p.maxModelRequest.Load(); m >= llm.MaxAnswerBytes {
+			bad("a model request of %d bytes (promise: a refused answer is never sent again)", m)
+		}
+	}
+	if p.sc.budget {
+		n := 0
+		for _, r := range p.w.Fake.Requests() {
+			if r.Status != http.StatusNotModified && !strings.HasPrefix(r.Path, "/_logs/") {
+				n++
+			}
+		}
+		if n > faults.ItemRequestBudget {
+			bad("the item's life cost %d counted GitHub requests (promise: at most %d whatever the issue's comments)", n, faults.ItemRequestBudget)
+		}
+	}
+}
+
+// listProxy stands between the processes and the fake GitHub: the first
+// list of the issue's comments it passes on leaves out the record comment,
+// as GitHub's eventually consistent lists may (list_omits_record). The
+// item's first Job is handed no record id and finds no pointer (the world's
+// record predates it), so the list is its only way to the record.
+func (p *plife) listProxy() (string, error) {
+	target, err := url.Parse(p.w.GitHubURL())
+	if err != nil {
+		return "", err
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	list := fmt.Sprintf("/repos/%s/%s/issues/%d/comments", faults.Owner, faults.Repo, p.w.Issue)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method == http.MethodGet && resp.Request.URL.Path == list && resp.StatusCode == http.StatusOK && !p.faulted.Load() &&
+			faults.OmitRecord(resp) > 0 {
+			p.faulted.Store(true)
+		}
+		return nil
+	}
+	srv := httptest.NewServer(rp)
+	p.closeProxy = srv.Close
+	return srv.URL, nil
+}
