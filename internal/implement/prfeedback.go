@@ -119,15 +119,26 @@ func (r *runner) addressComment(ctx context.Context, change *plan.Change, it prf
 	r.j.Doing = fmt.Sprintf("answering %s by %s", it.Ref, it.Author)
 	r.j.Logf("roadmap: review: %s by %s", it.Ref, it.Author)
 	cmds := headCommands(change, o.CheckCommands)
+	last := lastPlanGroup(change, r.lastGroup)
 	check := func(ctx context.Context) (bool, string, error) {
+		r.ready.Round()
 		rep, err := r.runChecks(ctx, plan.Group{}, cmds)
-		return rep.Passed, rep.Log, err
+		if err != nil || !rep.Passed || !o.Strength.On || last.Number == 0 {
+			return rep.Passed, rep.Log, err
+		}
+		// The comment's change is committed in the last group (its
+		// trailer): its tests are measured with that group's, as a
+		// group's are (quality.go).
+		return r.strengthCheck(ctx, last)
 	}
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, r.j.AgentConfig(o.Models),
 		agent.Step{Task: commentTask(change, it), Context: r.stepContext(ctx, change, change.Tasks)}, check, o.RepairRounds)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: feedbackStep,
 		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
+	if err == nil && out.Status == agent.StatusChecksFailed && r.ready.StrengthFailed() {
+		return outcome, r.strengthEnding(last, out.Attempts), false
+	}
 	if end, ok := r.agentEnded(ctx, out, err, feedbackStep, "after a review comment", ""); !ok {
 		return outcome, end, false
 	}
@@ -170,6 +181,21 @@ func (r *runner) addressComment(ctx context.Context, change *plan.Change, it prf
 	outcome.SHA = sha
 	r.j.Logf("roadmap: review: %s addressed in %s", it.Ref, short(sha))
 	return outcome, ending{}, true
+}
+
+// lastPlanGroup is the plan's group numbered n, else its last (the zero
+// group for a plan with none).
+func lastPlanGroup(change *plan.Change, n int) plan.Group {
+	gs := change.Tasks.Groups
+	for _, g := range gs {
+		if g.Number == n {
+			return g
+		}
+	}
+	if len(gs) == 0 {
+		return plan.Group{}
+	}
+	return gs[len(gs)-1]
 }
 
 // reply answers a comment where its author reads it: in the thread of a
