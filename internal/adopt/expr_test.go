@@ -11,7 +11,8 @@ import (
 // A small evaluator of GitHub Actions expressions, for the tests that check
 // what the workflows' expressions give in each case (a killed Job, a skipped
 // one). It knows the part of the language the workflows use here: literals,
-// context properties, ! == != && || and parentheses, with GitHub's rules
+// context properties, object filters (x.*.y), contains(), startsWith(), ! == != && || and
+// parentheses, with GitHub's rules
 // (docs: "Evaluate expressions in workflows and actions"): && and || return
 // an operand, not a boolean; falsy is false, 0, "", null and NaN; strings
 // compare case-insensitively, other mixed types as numbers; a missing
@@ -247,10 +248,33 @@ func (p *exprParser) primary() any {
 		case "null":
 			return nil
 		}
+		if (name == "contains" || name == "startsWith") && p.pos < len(p.src) && p.src[p.pos] == '(' {
+			p.pos++
+			a := p.or()
+			if !p.eat(",") {
+				p.fail("want , in %s", name)
+			}
+			b := p.or()
+			if !p.eat(")") {
+				p.fail("want ) after %s", name)
+			}
+			if name == "startsWith" {
+				return strings.HasPrefix(strings.ToLower(exprString(a)), strings.ToLower(exprString(b)))
+			}
+			return contains(a, b)
+		}
 		var v any = map[string]any(p.ctx)
 		v = prop(v, name)
 		for p.pos < len(p.src) && p.src[p.pos] == '.' {
 			p.pos++
+			if p.pos < len(p.src) && p.src[p.pos] == '*' {
+				// An object filter: the property that follows is read of
+				// each element.
+				p.pos++
+				list, _ := v.([]any)
+				v = filtered(list)
+				continue
+			}
 			v = prop(v, p.ident())
 		}
 		if p.pos < len(p.src) && strings.ContainsRune("([*", rune(p.src[p.pos])) {
@@ -277,8 +301,39 @@ func (p *exprParser) ident() string {
 	return p.src[start:p.pos]
 }
 
+// filtered is the array an object filter (x.*) gives: a property read of
+// it is read of each element.
+type filtered []any
+
+// contains is GitHub's contains(search, item): an element of an array equal
+// to item, or a substring of a string, case-insensitive.
+func contains(hay, needle any) bool {
+	var list []any
+	switch h := hay.(type) {
+	case filtered:
+		list = h
+	case []any:
+		list = h
+	default:
+		return strings.Contains(strings.ToLower(exprString(hay)), strings.ToLower(exprString(needle)))
+	}
+	for _, x := range list {
+		if exprEqual(x, needle) {
+			return true
+		}
+	}
+	return false
+}
+
 // prop is v.name, case-insensitive as GitHub's contexts are; null when absent.
 func prop(v any, name string) any {
+	if f, ok := v.(filtered); ok {
+		out := filtered{}
+		for _, x := range f {
+			out = append(out, prop(x, name))
+		}
+		return out
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil

@@ -50,7 +50,8 @@ var verbCalls = map[string][]Call{
 		Call{"GET " + repo + "/pulls/{n}", pullsRead},
 		Call{"POST " + repo + "/pulls", pullsWrite},
 		Call{"PATCH " + repo + "/pulls/{n}", pullsWrite},
-		// markPullRequestReadyForReview, and the PR's checks.
+		// markPullRequestReadyForReview (convertPullRequestToDraft for a
+		// repair), and the PR's checks.
 		Call{"POST /graphql", pullsWrite},
 		Call{"GET " + repo + "/commits/{ref}/status", statusesRead},
 		Call{"GET " + repo + "/commits/{ref}/statuses", statusesRead},
@@ -66,6 +67,14 @@ var verbCalls = map[string][]Call{
 		// the holder.
 		Call{"GET " + repo + "/actions/runs/{run_id}", actionsRead},
 		Call{"POST " + repo + "/issues/{n}/labels", issuesWrite},
+		// A repair Job (docs/review.md): the PR's reviews and comments on
+		// lines (its comments are the record's calls above), each
+		// author's permission, and the reply in a line comment's thread
+		// (pull-requests: write); back to a draft is the GraphQL call above.
+		Call{"GET " + repo + "/pulls/{n}/reviews", pullsRead},
+		Call{"GET " + repo + "/pulls/{n}/comments", pullsRead},
+		Call{"GET " + repo + "/collaborators/{user}/permission", metadata},
+		Call{"POST " + repo + "/pulls/{n}/comments/{id}/replies", pullsWrite},
 	),
 	"stage": append(append([]Call(nil), record...),
 		Call{"GET " + repo, metadata},

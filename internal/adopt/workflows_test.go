@@ -781,6 +781,61 @@ func TestCallerPhase(t *testing.T) {
 	}
 }
 
+// TestCallerPeopleTriggers: the people's acts the caller routes to a Job
+// (docs/install.md, "Triggers"). A reopened issue that carries the
+// implement label resumes the item, any other reopened issue starts
+// nothing; on a roadmap PR, an approval starts implement, a review asking
+// for changes (or commenting on lines) starts the repair Job on the ready PR
+// only, never on the draft (the plan under review), and a /roadmap fix
+// comment on a PR starts it, another comment does not.
+func TestCallerPeopleTriggers(t *testing.T) {
+	reopened := func(labels ...any) exprCtx {
+		return exprCtx{"github": map[string]any{"event_name": "issues", "event": map[string]any{"action": "reopened",
+			"issue": map[string]any{"number": 7.0, "labels": labelObjects(labels)}}}, "inputs": map[string]any{}}
+	}
+	review := func(state string, draft bool) exprCtx {
+		return exprCtx{"github": map[string]any{"event_name": "pull_request_review", "repository": "acme/widgets", "event": map[string]any{
+			"action": "submitted", "review": map[string]any{"state": state},
+			"pull_request": map[string]any{"draft": draft, "head": map[string]any{"ref": "roadmap/7-greet", "repo": map[string]any{"full_name": "acme/widgets"}}}}}}
+	}
+	prComment := func(body string) exprCtx {
+		return exprCtx{"github": map[string]any{"event_name": "issue_comment", "event": map[string]any{"action": "created",
+			"issue": map[string]any{"number": 9.0, "pull_request": map[string]any{"url": "x"}}, "comment": map[string]any{"body": body}}}}
+	}
+	for _, path := range []string{"docs/examples/roadmap-caller.yml", "internal/adopt/caller.yml"} {
+		w := readRaw(t, path)
+		for _, tt := range []struct {
+			name string
+			job  string
+			ctx  exprCtx
+			want bool
+		}{
+			{"an implement item's issue reopened", "roadmap", reopened("roadmap:implement"), true},
+			{"another issue reopened", "roadmap", reopened("bug"), false},
+			{"a plan approved", "approved", review("approved", true), true},
+			{"changes requested on the ready PR", "approved", review("changes_requested", false), true},
+			{"lines commented on the ready PR", "approved", review("commented", false), true},
+			{"changes requested on the draft", "approved", review("changes_requested", true), false},
+			{"/roadmap fix on a PR", "approved", prComment("/roadmap fix the typo"), true},
+			{"a comment on a PR", "approved", prComment("looks good"), false},
+			{"/roadmap fix on a PR, for the answer job", "answer", prComment("/roadmap fix the typo"), false},
+		} {
+			if got := cond(t, w.Jobs[tt.job].If, tt.ctx); got != tt.want {
+				t.Errorf("%s: %s: job %s runs = %v, want %v", path, tt.name, tt.job, got, tt.want)
+			}
+		}
+	}
+}
+
+// labelObjects are an issue's labels as the event carries them.
+func labelObjects(names []any) []any {
+	var out []any
+	for _, n := range names {
+		out = append(out, map[string]any{"name": n})
+	}
+	return out
+}
+
 // jobUses is a job's uses: line.
 func jobUses(t *testing.T, path, id string) string {
 	t.Helper()

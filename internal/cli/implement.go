@@ -10,6 +10,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
+	"github.com/roadmap-dev/roadmap/internal/prfix"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
@@ -64,7 +65,8 @@ func implementRun(ctx context.Context, f *Factory, o *implementOptions) int {
 		return code
 	}
 	defer k.Close()
-	res, err := k.Implement(ctx, job.ImplementRun{PlanDir: o.Plan, TriggerLabel: triggerLabel(s.ev, s.cfg.Labels.Implement)})
+	res, err := k.Implement(ctx, job.ImplementRun{PlanDir: o.Plan, TriggerLabel: triggerLabel(s.ev, s.cfg.Labels.Implement),
+		Feedback: feedbackTrigger(s.ev)})
 	if err != nil {
 		env.Errorf("implement: %v", err)
 		s.io.Error("", 0, k.Masker.Mask(err.Error()))
@@ -95,6 +97,27 @@ func triggerLabel(ev *event.Event, implementLabel string) string {
 		return implementLabel
 	}
 	return ""
+}
+
+// feedbackTrigger reports whether the run's event is a person's feedback on
+// the PR that starts a repair Job (docs/review.md): a review submitted
+// that is not an approval (an approval of a plan PR starts the groups), a
+// review comment on a line, or a comment whose first line is /roadmap fix.
+// Whose feedback counts is the Job's decision (internal/prfix), not the
+// event's.
+func feedbackTrigger(ev *event.Event) bool {
+	if ev == nil {
+		return false
+	}
+	switch ev.Name {
+	case "pull_request_review":
+		return ev.Action == "submitted" && ev.ReviewState != "approved"
+	case "pull_request_review_comment":
+		return ev.Action == "created"
+	case "issue_comment":
+		return ev.Action == "created" && ev.Comment != nil && prfix.AsksFix(ev.Comment.Body)
+	}
+	return false
 }
 
 // implementSummary is the step summary: the outcome, the table of steps and

@@ -28,6 +28,9 @@ type Event struct {
 	Inputs map[string]string
 	// PullRequest is set for pull_request events.
 	PullRequest *PullRequest
+	// ReviewState is a pull_request_review event's review state
+	// (approved, changes_requested, commented).
+	ReviewState string
 }
 
 // Comment is the comment of an issue_comment event.
@@ -119,7 +122,10 @@ type payload struct {
 			Type  string `json:"type"`
 		} `json:"user"`
 	} `json:"comment"`
-	Inputs      map[string]json.RawMessage `json:"inputs"`
+	Inputs map[string]json.RawMessage `json:"inputs"`
+	Review *struct {
+		State string `json:"state"`
+	} `json:"review"`
 	PullRequest *struct {
 		Number int `json:"number"`
 		Head   struct {
@@ -178,6 +184,9 @@ func decodePayload(r io.Reader, ev *Event) error {
 			c.AuthorIsBot = p.Comment.User.Type == "Bot"
 		}
 		ev.Comment = c
+	}
+	if p.Review != nil {
+		ev.ReviewState = strings.ToLower(p.Review.State)
 	}
 	if p.PullRequest != nil {
 		ev.PullRequest = &PullRequest{

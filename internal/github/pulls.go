@@ -248,6 +248,27 @@ func (c *Client) markReady(ctx context.Context, pr PullRequest, body, head strin
 	return nil
 }
 
+// MarkDraft converts pull request pr back to a draft (a repair Job before
+// it pushes onto a ready PR: the PR is ready again only at the new,
+// reviewed head). pr.NodeID is used when set, else the pull request is read
+// to learn it.
+//
+// GitHub API docs: https://docs.github.com/graphql/reference/mutations#convertpullrequesttodraft
+func (c *Client) MarkDraft(ctx context.Context, pr PullRequest) error {
+	id := pr.NodeID
+	if id == "" {
+		p, err := c.PR(ctx, pr.Number)
+		if err != nil {
+			return fmt.Errorf("convert pull request %d to a draft: %w", pr.Number, err)
+		}
+		id = p.NodeID
+	}
+	if err := c.toDraft(ctx, id); err != nil {
+		return fmt.Errorf("convert pull request %d to a draft: %w", pr.Number, err)
+	}
+	return nil
+}
+
 // toDraft converts a pull request back to a draft.
 func (c *Client) toDraft(ctx context.Context, id string) error {
 	var m struct {

@@ -109,30 +109,8 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	out, err := agent.RunWithRepair(ctx, cfg, agent.Step{Task: task, Context: r.stepContext(ctx, change, change.Tasks), CheckLog: log}, check, o.RepairRounds)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: step,
 		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
-	if err != nil {
-		if ctx.Err() != nil {
-			return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: kernel.Signalled, checkLog: log}, false
-		}
-		return r.fail(ctx, step, err), false
-	}
-	switch out.Status {
-	case agent.StatusFinished:
-	case agent.StatusChecksFailed:
-		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: step,
-			reason: fmt.Sprintf("the checks still fail at the head after %d rounds", out.Attempts), checkLog: out.CheckLog}, false
-	case agent.StatusNeedsInput:
-		return ending{result: record.ResultReturned, class: failure.NeedsInput, step: step, reason: "a decision is needed", question: out.Question}, false
-	case agent.StatusPlanWrong:
-		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: step, reason: out.Reason}, false
-	case agent.StatusBudgetExhausted:
-		return ending{result: record.ResultStopped, class: failure.BudgetExhausted, step: step, reason: out.Reason}, false
-	case agent.StatusModelError:
-		if ctx.Err() != nil {
-			return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: kernel.Signalled, checkLog: log}, false
-		}
-		return r.classEnding(failure.ClassifyError(errors.New(out.Reason)), step, "model: "+out.Reason), false
-	default:
-		return ending{result: record.ResultStopped, class: failure.Unknown, step: step, reason: fmt.Sprintf("agent ended with %s: %s", out.Status, out.Reason)}, false
+	if end, ok := r.agentEnded(ctx, out, err, step, "at the head", log); !ok {
+		return end, false
 	}
 	if err := r.keepPlan(ctx, change, step); err != nil {
 		return r.fail(ctx, step, err), false
@@ -167,6 +145,38 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	}
 	r.ci.Note(fmt.Sprintf("repaired the head in %s after: %s", short(sha), verdict.OneLine(o.Mask(why))))
 	return ending{}, true
+}
+
+// agentEnded maps an agent step at the head (a repair, a person's review
+// comment) to how the Job goes on: a finished step goes on; any other ends
+// the loop as its status says. where names the place in a check failure's
+// reason; log is handed on when the Job is killed.
+func (r *runner) agentEnded(ctx context.Context, out agent.Outcome, err error, step, where, log string) (ending, bool) {
+	if err != nil {
+		if ctx.Err() != nil {
+			return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: kernel.Signalled, checkLog: log}, false
+		}
+		return r.fail(ctx, step, err), false
+	}
+	switch out.Status {
+	case agent.StatusFinished:
+		return ending{}, true
+	case agent.StatusChecksFailed:
+		return ending{result: record.ResultStopped, class: failure.ChecksFailed, step: step,
+			reason: fmt.Sprintf("the checks still fail %s after %d rounds", where, out.Attempts), checkLog: out.CheckLog}, false
+	case agent.StatusNeedsInput:
+		return ending{result: record.ResultReturned, class: failure.NeedsInput, step: step, reason: "a decision is needed", question: out.Question}, false
+	case agent.StatusPlanWrong:
+		return ending{result: record.ResultReturned, class: failure.PlanWrong, step: step, reason: out.Reason}, false
+	case agent.StatusBudgetExhausted:
+		return ending{result: record.ResultStopped, class: failure.BudgetExhausted, step: step, reason: out.Reason}, false
+	case agent.StatusModelError:
+		if ctx.Err() != nil {
+			return ending{result: record.ResultYielded, class: failure.Killed, step: step, reason: kernel.Signalled, checkLog: log}, false
+		}
+		return r.classEnding(failure.ClassifyError(errors.New(out.Reason)), step, "model: "+out.Reason), false
+	}
+	return ending{result: record.ResultStopped, class: failure.Unknown, step: step, reason: fmt.Sprintf("agent ended with %s: %s", out.Status, out.Reason)}, false
 }
 
 // current is change where it is now: the archive moves it within the Job.

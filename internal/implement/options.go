@@ -30,6 +30,12 @@ type Options struct {
 	// start (next.Unlabelled).
 	TriggerLabel string
 
+	// Feedback: a person's review of the PR or a `/roadmap fix` comment on
+	// it started this Job (a repair Job): it answers what people with
+	// write access asked of the PR before the head's checks (prfeedback.go,
+	// docs/review.md).
+	Feedback bool
+
 	// WaitingLabel marks an item waiting for the day's budget (configuration
 	// labels.waiting): a Job that starts on such an item, whatever started
 	// it, takes it out of the wait, so roadmap wake does not dispatch it too.

@@ -16,6 +16,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
+	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -288,5 +289,164 @@ func TestPersonMergesPR(t *testing.T) {
 	}
 	if calls := len(j.model.Requests()); calls != 4 {
 		t.Errorf("%d model calls, want 4: group 3 was not to start", calls)
+	}
+}
+
+// readyItem runs the world's one-group item to ready, the review on (one
+// clean review), and returns its PR and the ready head.
+func readyItem(t *testing.T, w *world) (int, string) {
+	t.Helper()
+	j := w.newJob(append(w.conversations(), reviewConv(t, "review-1", "[]")))
+	j.withReview(1)
+	res := j.runWithGreenCI()
+	if res.Result != record.ResultReady {
+		t.Fatalf("Job 1: %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	return res.PR, res.HeadSHA
+}
+
+// requestChanges is alice's review of pr: changes requested, with body and
+// a line comment on greeting-1.txt's first line for each of lines.
+func requestChanges(t *testing.T, w *world, pr int, body string, lines ...string) {
+	t.Helper()
+	var cs []map[string]any
+	for _, l := range lines {
+		cs = append(cs, map[string]any{"path": "greeting-1.txt", "line": 1, "body": l})
+	}
+	in, err := json.Marshal(map[string]any{"event": "REQUEST_CHANGES", "body": body, "comments": cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	person(t, w, "POST", fmt.Sprintf("/pulls/%d/reviews", pr), string(in))
+}
+
+// repairJob is the Job a person's review starts, the review on.
+func repairJob(w *world, rounds int, convs ...*llm.Conversation) *job {
+	j := w.newJob(convs)
+	j.withReview(rounds)
+	j.opts.Feedback = true
+	return j
+}
+
+// TestReviewChangesRequestedRepaired: a person requests changes on the
+// ready PR with two line comments. One repair Job addresses each comment by
+// a commit and pushes, replies in both threads naming the commit, answers
+// the review's body on the PR, writes the comment ledger, reviews the new
+// head and marks the PR ready there.
+func TestReviewChangesRequestedRepaired(t *testing.T) {
+	w := newWorld(t, 1, "")
+	pr, before := readyItem(t, w)
+	requestChanges(t, w, pr, "Two things, below.", "Name the team on a second line.", "Add a farewell file too.")
+
+	body := toolConv(t, "body", "Two things, below.",
+		call(t, "finish", map[string]string{"summary": "the line comments carry the changes; nothing to change for the body"}))
+	team := toolConv(t, "team", "Name the team on a second line.",
+		call(t, "write_file", map[string]string{"path": "greeting-1.txt", "content": "hello 1\nfrom the widgets team\n"}),
+		call(t, "finish", map[string]string{"summary": "the greeting names the team"}))
+	farewell := toolConv(t, "farewell", "Add a farewell file too.",
+		call(t, "write_file", map[string]string{"path": "farewell.txt", "content": "goodbye\n"}),
+		call(t, "finish", map[string]string{"summary": "added farewell.txt"}))
+	j := repairJob(w, 1, body, team, farewell, reviewConv(t, "review-2", "[]"))
+	res := j.runWithGreenCI()
+	if res.Result != record.ResultReady || res.HeadSHA == before {
+		t.Fatalf("the repair Job: %s/%s at %s (%s), want ready at a new head\n%s", res.Result, res.Failure, short(res.HeadSHA), res.Reason, j.log.String())
+	}
+	branch := fmt.Sprintf("roadmap/%d-add-greetings", w.issue)
+	commits := strings.Fields(run(t, w.remote, "git", "rev-list", before+".."+res.HeadSHA))
+	if len(commits) != 2 {
+		t.Fatalf("%d commits after the ready head, want 2 (one a comment)", len(commits))
+	}
+	if files := remoteFiles(t, w, branch); !strings.Contains(files, "farewell.txt") {
+		t.Errorf("the branch lacks the farewell the comment asked for:\n%s", files)
+	}
+
+	lines, err := j.gh.ReviewComments(context.Background(), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := map[int64]string{}
+	var roots []int64
+	for _, lc := range lines {
+		if lc.InReplyTo == 0 {
+			roots = append(roots, lc.ID)
+		} else if lc.Author == j.gh.Identity() {
+			replies[lc.InReplyTo] += lc.Body
+		}
+	}
+	if len(roots) != 2 {
+		t.Fatalf("%d line comments, want alice's 2", len(roots))
+	}
+	named := map[string]bool{}
+	for _, id := range roots {
+		sha := ""
+		for _, c := range commits {
+			if strings.Contains(replies[id], c) {
+				sha = c
+			}
+		}
+		if sha == "" || !strings.Contains(replies[id], "@alice") {
+			t.Errorf("line comment %d: reply %q names no commit of the repair (%v) or not alice", id, replies[id], commits)
+		}
+		named[sha] = true
+	}
+	if len(named) != 2 {
+		t.Errorf("the replies name %d distinct commits, want one per comment", len(named))
+	}
+	comments, err := j.gh.Comments(context.Background(), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := false
+	for _, c := range comments {
+		answered = answered || strings.Contains(c.Body, "changed nothing") && strings.Contains(c.Body, "the line comments carry the changes")
+	}
+	if !answered {
+		t.Error("the review's body got no answer on the PR")
+	}
+
+	is, _ := w.fake.Issue(pr)
+	if is.Pull == nil || is.Pull.Draft {
+		t.Error("the PR is not ready again after the repair")
+	}
+	rec := w.record()
+	if l, _ := rec.Review(); string(l.SHA) != res.HeadSHA {
+		t.Errorf("the review passed at %s, want the repaired head %s", short(string(l.SHA)), short(res.HeadSHA))
+	}
+	l, ok := rec.Comments()
+	if !ok || l.Through == 0 {
+		t.Fatalf("no comment ledger settling the review: %+v", l)
+	}
+	for _, lc := range lines {
+		if lc.Author == "alice" && lc.CreatedAt.Unix() >= l.Through && !l.Has(record.CommentLine, lc.ID) {
+			t.Errorf("line comment %d is not settled by the ledger %+v", lc.ID, l)
+		}
+	}
+}
+
+// TestReadyAgainOnlyAtReviewedHead: the repair Job's head is reviewed
+// again; when the review blocks it (no round left), the PR, ready before
+// the person's review, is not ready at the new head: it stays a draft.
+func TestReadyAgainOnlyAtReviewedHead(t *testing.T) {
+	w := newWorld(t, 1, "")
+	pr, _ := readyItem(t, w)
+	requestChanges(t, w, pr, "One thing, below.", "Name the team on a second line.")
+	findings, id := greetingFinding(t)
+	upheld := fmt.Sprintf(`[{"id":%q,"verdict":"upheld","reason":"the file says only hello 1"}]`, id)
+	body := toolConv(t, "body", "One thing, below.",
+		call(t, "finish", map[string]string{"summary": "the line comment carries the change"}))
+	team := toolConv(t, "team", "Name the team on a second line.",
+		call(t, "write_file", map[string]string{"path": "greeting-1.txt", "content": "hello 1\nfrom the widgets team\n"}),
+		call(t, "finish", map[string]string{"summary": "the greeting names the team"}))
+	j := repairJob(w, 0, body, team, reviewConv(t, "review-2", findings), refuteConv(t, "refute-2", upheld))
+	res := j.runWithGreenCI()
+	if res.Result != record.ResultStopped || res.Failure != "review_blocked" {
+		t.Fatalf("the repair Job: %s/%s (%s), want stopped review_blocked\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	is, _ := w.fake.Issue(pr)
+	if is.Pull == nil || !is.Pull.Draft {
+		t.Error("the PR is ready at a head the review blocked")
+	}
+	if !strings.Contains(j.log.String(), "addressed in") {
+		t.Errorf("the comment was not addressed:\n%s", j.log.String())
 	}
 }

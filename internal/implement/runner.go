@@ -289,6 +289,11 @@ func (r *runner) groups(ctx context.Context) ending {
 	}
 	r.j.Group = 0
 	o.Trace.SetGroup(0)
+	// A person's review is answered before the head is checked: the new
+	// head is checked, reviewed and watched as any (prfeedback.go).
+	if e, ok := r.answerFeedback(ctx, change); !ok {
+		return e
+	}
 	r.j.Doing = "running the scoped checks at the head"
 	r.showProgress(ctx)
 	return r.atHead(ctx, change, first)
