@@ -129,10 +129,6 @@ func peopleScenarios() []scenario {
 				}
 				return l.afterPoint(EffRecord+"#1", f)
 			}}
-		if when == "after" {
-			sc.Known = "no repair of a broken record block: the Job's next write fails on it " +
-				"(the record store's repair, internal/recordstore on branch i46-repair, is not on this branch)"
-		}
 		out = append(out, sc)
 	}
 	return out
