@@ -199,6 +199,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	key := "--plan"
 	if v.PlanDir == "" {
 		v.PlanDir, _ = r.j.Rec.StagePlan()
+		v.PlanUnread = r.j.RC.DroppedKey(record.KeyStagePlan)
 		key = string(record.KeyStagePlan)
 	}
 	step := next.ImplementStart(v)

@@ -15,6 +15,9 @@ type ImplementView struct {
 	Unisolated string
 	// PlanDir is the plan's directory: --plan, else stage.plan.
 	PlanDir string
+	// PlanUnread, when set, is why stage.plan is missing: a person's edit
+	// left a line the record's repair could not read and dropped.
+	PlanUnread string
 }
 
 // ImplementStep is what an implement Job does next.
@@ -48,6 +51,12 @@ type Mark struct {
 func ImplementStart(v ImplementView) ImplementStep {
 	if kind, end, ok := held(v.StoppedBy, v.Unisolated, "start", "isolation"); ok {
 		return ImplementStep{Kind: kind, Ending: end}
+	}
+	if v.PlanDir == "" && v.PlanUnread != "" {
+		// A hand edit the repair dropped: the person who made it decides
+		// where the plan is, not stage.
+		return ImplementStep{Kind: Stop, Ending: Ending{Result: record.ResultStopped, Class: failure.Unknown, Step: "plan",
+			Reason: "stage.plan could not be read, and the record's repair dropped it (" + v.PlanUnread + "): set it to the plan's directory under openspec/changes/"}}
 	}
 	if v.PlanDir == "" {
 		return ImplementStep{Kind: Return, Ending: Ending{Result: record.ResultReturned, Class: failure.PlanWrong, Step: "plan",

@@ -51,7 +51,7 @@ const maxRepairLines = 20
 // nothing: the recovery line says so.
 func (s *Store) announce(ctx context.Context, n int, rc *RecordComment) {
 	sv := *rc.repair
-	rc.repair = nil
+	rc.repair, rc.Dropped = nil, sv.Unread
 	reason := fmt.Sprintf("record comment %d: a broken record block repaired: %d lines not read, %d keys kept from the last good read",
 		rc.ID, len(sv.Unread), len(sv.Restored))
 	if _, err := s.gh.UpsertMarkerComment(ctx, n, RepairMarker, repairComment(rc.ID, sv)); err != nil {

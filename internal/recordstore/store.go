@@ -45,6 +45,10 @@ type RecordComment struct {
 	// so the store does without it (Pointer).
 	version     string
 	pointerDown bool
+	// Dropped are the lines of a broken record block the last repair of
+	// this record dropped (a person's edit that did not read): a reader
+	// whose key was among them can say why it lacks it.
+	Dropped []record.Unread
 	// repair: the comment's record block was broken (a person's edit) and
 	// Record is what the store salvaged of it (record.Salvage); the write
 	// that lands the repaired block says so on the issue (repair.go).
@@ -246,4 +250,15 @@ func records(comments []github.Comment, identity string) []github.Comment {
 		}
 	}
 	return out
+}
+
+// DroppedKey is the error of the line naming k that the last repair of the
+// record dropped ("" when none did).
+func (rc RecordComment) DroppedKey(k record.Key) string {
+	for _, u := range rc.Dropped {
+		if u.Key == k && u.Err != nil {
+			return u.Err.Error()
+		}
+	}
+	return ""
 }
