@@ -26,6 +26,12 @@ import (
 // whose first step is the repair. noGroupRan says this Job ran no group, so
 // a check log an earlier Job handed on is for the head.
 func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan bool) ending {
+	// A safe point before the head's checks, review and watch: a PR or an
+	// issue a person closed spends nothing more, even for a Job that only
+	// watches (a continuation at a checked head).
+	if end, ok := r.people(ctx, "scoped checks"); !ok {
+		return end
+	}
 	log, why := "", ""
 	if noGroupRan && r.handoff.log != "" {
 		log, why = r.handoff.log, "the check log an earlier Job handed on"

@@ -513,19 +513,23 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 		// free 304s.
 		{getIssue: 2, listComments: 1, getComment: 1, patchComment: 2, postComment: 1,
 			listPRs: 1, createPR: 1, status: 2, checkRuns: 1},
-		// Same head: the record read by its id; nothing to do but watch; the
-		// result written; the PR comment listed and edited.
-		{getIssue: 1, getComment: 1, patchComment: 2, listComments: 1, getPR: 1, status: 1, checkRuns: 1},
+		// Same head: the record read by its id; the PR read as an issue
+		// once (a person may have closed it: the safe point before the
+		// head's checks); nothing to do but watch; the result written; the
+		// PR comment listed and edited.
+		{getIssue: 2, getComment: 1, patchComment: 2, listComments: 1, getPR: 1, status: 1, checkRuns: 1},
 		// New head: the person's push reconciled (published_sha, riding on
 		// the checked mark as a group's mark does), the scoped checks
 		// passed there (checked_sha), the result; the PR comment.
-		{getIssue: 1, getComment: 2, patchComment: 3, listComments: 1, getPR: 1, status: 2, checkRuns: 1},
+		{getIssue: 2, getComment: 2, patchComment: 3, listComments: 1, getPR: 1, status: 2, checkRuns: 1},
 	}
 	// fixed is each Job's record cost before seed 001's extras: the issue
 	// read, the record read (fresh: its list), the marks the work itself
 	// needs (fresh: the group mark, riding on the checked mark; new head:
-	// none, the reconcile rides on the checked mark) and the result.
-	fixed := []int{1 + 1 + 1 + 2, 1 + 1 + 1, 1 + 1 + 1}
+	// none, the reconcile rides on the checked mark), the result and, for
+	// a Job that runs no group, the PR read as an issue once (a person's
+	// close, noticed before the head's checks).
+	fixed := []int{1 + 1 + 1 + 2, 1 + 1 + 1 + 1, 1 + 1 + 1 + 1}
 	names := []string{"fresh Job", "continuation at the same head", "continuation at a new head"}
 	for i, got := range jobs {
 		if countsText(got) != countsText(want[i]) {
