@@ -145,7 +145,7 @@ func TestE2EReviewRound(t *testing.T) {
 	readyHead := is.Pull.HeadSHA
 	it.noMoreRuns("after ready")
 
-	alice.requestChanges(pr, "Two small things in the README.",
+	alice.requestChanges(pr, demotest.ReviewBody,
 		lineComment{Path: "README.md", Line: demotest.ReviewLineHello, Side: "RIGHT", Body: demotest.ReviewCommentHello},
 		lineComment{Path: "README.md", Line: demotest.ReviewLineExample, Side: "RIGHT", Body: demotest.ReviewCommentExample})
 	repair := it.nextRun("repair", it.workflowFile(), "pull_request_review", nil)

@@ -41,6 +41,19 @@ var scheduled = map[string][]string{
 		"e2e.TestActSmoke",
 		"e2e.TestE2EYieldAndContinue",
 	},
+	// Four runs (about 100 s): Job 1 asks (needs_input), a reader's reply
+	// is ignored, a maintainer's answer resumes the item to ready.
+	// TestNeedsInput holds report's question, label and resume on a
+	// maintainer's reply; TestCommentCommandsWritersOnly that a reader's
+	// comment does nothing; TestAnswerReachesTheFirstStepOnce that the
+	// answer reaches the next Job's first step once; TestE2EStopByPerson
+	// runs a person's comment through the caller's answer job under act.
+	"TestE2EAnswerResumes": {
+		"internal/report.TestNeedsInput",
+		"internal/report.TestCommentCommandsWritersOnly",
+		"internal/implement.TestAnswerReachesTheFirstStepOnce",
+		"e2e.TestE2EStopByPerson",
+	},
 	// Six runs: a stop label, the continuations it meets, then /roadmap
 	// retry. TestE2EStopByPerson runs the same stop, its race with a
 	// continuation and a comment's run under act; report's retry from a

@@ -14,6 +14,9 @@ import (
 // world's item (README.md as group 3 leaves it: lines 5 and 6 are the list
 // the group added), and what the agent does for each.
 const (
+	// ReviewBody is the review's own text: the agent changes nothing for
+	// it and answers that the line comments say what to change.
+	ReviewBody           = "Two small things in the README."
 	ReviewCommentHello   = "Say in which package Hello lives."
 	ReviewCommentExample = "Add a usage example after the list."
 	// ReviewLineHello and ReviewLineExample are the lines of README.md the
@@ -55,6 +58,20 @@ func NewReviewWorld(ctx context.Context, dir string, latency time.Duration) (*de
 				return err
 			}
 		}
-		return nil
+		// The review's body asks for nothing of its own: the agent changes
+		// nothing, and its finish is the answer.
+		data, err := json.MarshalIndent(map[string]any{
+			"comment": "Written by hand for the review round (e2e): the review's body asks for nothing the line comments do not.",
+			"source":  "hand",
+			"match":   ReviewBody,
+			"turns": []any{map[string]any{"response": map[string]any{
+				"tool_calls": []map[string]any{{"name": "finish", "arguments": map[string]any{
+					"summary": "Nothing to change for the review itself: each line comment is answered in its thread."}}},
+				"usage": map[string]int{"tokens_in": 1800, "tokens_out": 30}}}},
+		}, "", " ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(fixtures, "review-body.json"), data, 0o644)
 	})
 }
