@@ -116,7 +116,7 @@ FAULT_COVER ?= 0
 FAULT_KEY ?= $(shell git rev-parse HEAD 2>/dev/null)
 FAULT_EXTRA ?= 2
 faults-test:
-	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -trimpath -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce|TestRequestsIndependentOfGroups)$$' ./internal/faults ./tools/faultproc
+	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -trimpath -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce|TestRequestsIndependentOfGroups|TestFreshJobManyComments)$$' ./internal/faults ./tools/faultproc
 
 # roadmap-dev's own tests (the proving floor's binary: its eval fetch runs a module's tests
 # behind the boundary); .ci/run plays them beside make e2e.

@@ -119,7 +119,7 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 	job "internal/sandbox (-race)" 47w $(race) ./internal/sandbox
 	job "internal/demo (-race)" 47 $(race) -skip '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
 	job "internal/stage (-race)" 38 $(race) ./internal/stage
-	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce|TestRequestsIndependentOfGroups)$' ./internal/faults
+	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce|TestRequestsIndependentOfGroups|TestFreshJobManyComments)$' ./internal/faults
 	# The process histories' tests run real roadmap processes: make faults-test plays them.
 	job "tools/faultproc (-race)" 5 $(race) -skip '^(TestProcessSample|TestProcessFindsPending)$' ./tools/faultproc
 	job "the small packages without concurrency" 25 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow ./internal/text ./internal/retry ./internal/unidiff ./internal/verdict ./internal/inputerr ./internal/waves ./internal/ledger ./internal/citriage ./internal/ready ./internal/report/decide ./internal/report/command ./internal/symbols ./internal/event ./internal/record ./internal/items ./internal/metrics ./internal/prbody ./internal/config ./internal/explain ./internal/tracker ./internal/next
