@@ -15,7 +15,7 @@ BIN         := bin/roadmap
 # set's fetcher, kept out of the roadmap binary users run.
 DEV_BIN     := bin/roadmap-dev
 
-.PHONY: build test eval release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process build-dev dev-test
+.PHONY: build test eval eval-test release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process build-dev dev-test
 
 # -trimpath: the binary names no checkout's folder, and a clean clone in a new one reuses the
 # build cache (scripts/unit.sh).
@@ -30,7 +30,14 @@ build-dev: build
 # so the two cores stay busy to the end. The release snapshot (make release-check) is not a
 # test of the code: .ci/run builds it beside the e2e.
 test: npm-tools
-	GO=$(GO) RACE_ALL=0 TIMEOUT=$(UNIT_TIMEOUT) scripts/unit.sh lint eval
+	GO=$(GO) RACE_ALL=0 TIMEOUT=$(UNIT_TIMEOUT) scripts/unit.sh lint
+
+# The golden suites on the replay model (make eval), then TestEvalImplementReport on the
+# implement report they kept, so each golden implement case plays once per run. .ci/run plays
+# it beside the e2e (docs/testing.md): it left make test to keep that inside its 10 minutes.
+eval-test: npm-tools
+	$(MAKE) --no-print-directory eval EVAL_REPORT=bin/eval-implement.json
+	ROADMAP_EVAL_IMPLEMENT_REPORT=$(CURDIR)/bin/eval-implement.json $(GO) test -trimpath -vet=off -race -count=1 -timeout $(UNIT_TIMEOUT) -run '^TestEvalImplementReport$$' ./internal/eval
 
 # The three golden suites (docs/eval.md) on the replay model, each held to its floor in
 # .github/roadmap.yml (eval.gates.floor, eval.stage.floor, eval.implement.floor): exit 1 below.

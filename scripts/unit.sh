@@ -5,7 +5,7 @@
 #
 #   scripts/unit.sh [make-target ...]
 #
-# The make targets named (lint and eval, from `make test`) join the queue as
+# The make targets named (lint, from `make test`; eval, when named, as make eval-test runs it) join the queue as
 # jobs of their own, placed by how long each takes.
 #
 # What runs under -race: every package but internal/cli and those in NORACE. The NORACE

@@ -208,7 +208,18 @@ func scenarios(seed int64, effects []string, writes []Request, record func(Reque
 				Body: `{"message":"API rate limit exceeded for installation.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`}))
 			return nil
 		}})
+	// A plain 403 stops the item where the item needs the write. A marker
+	// comment (the PR's comment, report's comments on the issue) is best
+	// effort: its failure is logged and the item goes on, so the auth stop
+	// is placed on another write.
+	marker := func(r Request) bool {
+		return !record(r) && (r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/comments") ||
+			r.Method == http.MethodPatch && strings.Contains(r.Path, "/issues/comments/"))
+	}
 	auth := pick()
+	for tries := 0; marker(auth) && tries < 20; tries++ {
+		auth = pick()
+	}
 	out = append(out, scenario{Name: fmt.Sprintf("plain 403 on %s %s (call %d)", auth.Method, auth.Path, auth.Call), Kind: "github_403_auth",
 		Branch: "stop_auth", Expect: expectReady, Class: "auth", setup: func(l *life) error {
 			l.w.fake.AddFault(rule(auth, githubfake.Rule{Status: 403, Body: `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}`}))
