@@ -282,7 +282,7 @@ var table = []Row{
 		Class:      PRClosed,
 		Recognised: "the runner's typed line class=pr_closed: the item's PR, read at a safe point (before a group, a push or ready; a conditional read, free while nothing changed), is closed",
 		Action:     ActionHold,
-		Does:       "hold at that safe point: no further push, the PR is not marked ready, no spend; the record comment on the issue says why; reopening the PR starts the next Job, which resumes from the last mark",
+		Does:       "hold at that safe point: no further push, the PR is not marked ready, no spend; the record comment on the issue says why; a person who reopens the PR labels the issue `roadmap:implement` again (a reopened PR starts no run of its own), and that Job resumes from the last mark",
 		Result:     ResultYielded,
 	},
 	{

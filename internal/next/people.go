@@ -76,7 +76,7 @@ func People(v PeopleView) (Ending, bool) {
 			Reason: fmt.Sprintf("a person closed issue #%d: nothing more is pushed or spent; reopening it resumes the item where it stopped", v.Issue)}, true
 	case v.PR != 0 && v.PRState == "closed":
 		return Ending{Result: record.ResultYielded, Class: failure.PRClosed, Step: "pr closed",
-			Reason: fmt.Sprintf("a person closed PR #%d: nothing more is pushed and it is not marked ready; reopening it resumes the item where it stopped", v.PR)}, true
+			Reason: fmt.Sprintf("a person closed PR #%d: nothing more is pushed and it is not marked ready; reopen it and label the issue for implement again to resume the item where it stopped (a reopened PR starts no run)", v.PR)}, true
 	}
 	return Ending{}, false
 }

@@ -32,7 +32,7 @@ func checkPeople(t *testing.T, rows []peopleRow) {
 }
 
 var prClosed = Ending{Result: record.ResultYielded, Class: failure.PRClosed, Step: "pr closed",
-	Reason: "a person closed PR #8: nothing more is pushed and it is not marked ready; reopening it resumes the item where it stopped"}
+	Reason: "a person closed PR #8: nothing more is pushed and it is not marked ready; reopen it and label the issue for implement again to resume the item where it stopped (a reopened PR starts no run)"}
 
 var issueClosed = Ending{Result: record.ResultYielded, Class: failure.IssueClosed, Step: "issue closed",
 	Reason: "a person closed issue #7: nothing more is pushed or spent; reopening it resumes the item where it stopped"}
