@@ -168,9 +168,10 @@ func check(l *life, sc scenario, base, got State) outcome {
 	if err != nil {
 		bad("the record: %v", err)
 	} else {
-		// An item a person's act ended mid-plan has its pushed groups
-		// marked and a head nothing checks any more (expectEnd).
-		if _, ok := rec.PublishedSHA(); ok && sc.Expect != expectEnd {
+		// It holds for an item that ends ready: a stop or a person's act
+		// mid-plan leaves its pushed groups marked and a head nothing
+		// checks any more (expectStop, expectEnd).
+		if _, ok := rec.PublishedSHA(); ok && sc.Expect == expectReady {
 			if _, ok := rec.CheckedSHA(); !ok {
 				bad("implement.published_sha without implement.checked_sha")
 			}
