@@ -1,11 +1,14 @@
 package world
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/git"
@@ -265,16 +268,65 @@ func (w *World) Workspace(name string) (string, error) {
 	return ws, nil
 }
 
-// RemoteHead is branch's sha on the remote ("" when it has none).
+// RemoteHead is branch's sha on the remote ("" when it has none). The
+// worlds' CI players ask it every tick (PassCI), so it reads the bare
+// remote's ref files itself, as git does (a loose ref, else packed-refs),
+// with no process; a remote in another ref format is asked through git.
 func (w *World) RemoteHead(branch string) string {
 	if branch == "" {
 		return ""
 	}
-	sha, err := Git(w.env, w.Remote, "rev-parse", "-q", "--verify", "refs/heads/"+branch)
+	ref := "refs/heads/" + branch
+	if sha, ok := readRef(w.Remote, ref); ok {
+		return sha
+	}
+	sha, err := Git(w.env, w.Remote, "rev-parse", "-q", "--verify", ref)
 	if err != nil {
 		return ""
 	}
 	return sha
+}
+
+// readRef reads ref of the files-backend repository gitDir: its loose file
+// (git replaces it by a rename, so a read sees the old or the new sha),
+// else its line in packed-refs. ok is false when the answer needs git: a
+// symbolic ref, an unreadable file, another ref format.
+func readRef(gitDir, ref string) (sha string, ok bool) {
+	if _, err := os.Stat(filepath.Join(gitDir, "reftable")); err == nil {
+		return "", false
+	}
+	data, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref)))
+	switch {
+	case err == nil:
+		sha = strings.TrimSpace(string(data))
+		return sha, isSHA(sha)
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", false
+	}
+	packed, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", true
+	} else if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(packed), "\n") {
+		if s, name, found := strings.Cut(line, " "); found && name == ref && isSHA(s) {
+			return s, true
+		}
+	}
+	return "", true
+}
+
+func isSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // PassCI gives branch's head on the remote a passing status when it has no

@@ -113,6 +113,17 @@ func TestWorkspaceAndCI(t *testing.T) {
 	if got := w.RemoteHead(w.Branch()); got != head {
 		t.Fatalf("RemoteHead = %q, want the pushed %q", got, head)
 	}
+	// A remote whose refs git packed answers the same (packed-refs).
+	git(t, w, w.Remote, "pack-refs", "--all")
+	if _, err := os.Stat(filepath.Join(w.Remote, "refs", "heads", filepath.FromSlash(w.Branch()))); err == nil {
+		t.Fatal("git pack-refs --all left the branch's loose ref")
+	}
+	if got := w.RemoteHead(w.Branch()); got != head {
+		t.Fatalf("RemoteHead of a packed ref = %q, want %q", got, head)
+	}
+	if got := w.RemoteHead("no-such-branch"); got != "" {
+		t.Fatalf("RemoteHead of a branch the remote has not = %q, want none", got)
+	}
 	w.PassCI(w.Branch(), "tests passed")
 	w.PassCI(w.Branch(), "tests passed")
 	if st := w.Fake.Statuses(head); len(st) != 1 {
