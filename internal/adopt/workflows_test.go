@@ -784,7 +784,8 @@ func TestCallerPhase(t *testing.T) {
 // TestCallerPeopleTriggers: the people's acts the caller routes to a Job
 // (docs/install.md, "Triggers"). A reopened issue that carries the
 // implement label resumes the item, any other reopened issue starts
-// nothing; on a roadmap PR, an approval starts implement, a review asking
+// nothing; a reopened roadmap PR starts implement (the Job resumes only an
+// item its closing held); on a roadmap PR, an approval starts implement, a review asking
 // for changes (or commenting on lines) starts the repair Job on the ready PR
 // only, never on the draft (the plan under review), and a /roadmap fix
 // comment on a PR starts it, another comment does not.
@@ -797,6 +798,10 @@ func TestCallerPeopleTriggers(t *testing.T) {
 		return exprCtx{"github": map[string]any{"event_name": "pull_request_review", "repository": "acme/widgets", "event": map[string]any{
 			"action": "submitted", "review": map[string]any{"state": state},
 			"pull_request": map[string]any{"draft": draft, "head": map[string]any{"ref": "roadmap/7-greet", "repo": map[string]any{"full_name": "acme/widgets"}}}}}}
+	}
+	prReopened := func(ref, repo string) exprCtx {
+		return exprCtx{"github": map[string]any{"event_name": "pull_request", "repository": "acme/widgets", "event": map[string]any{
+			"action": "reopened", "pull_request": map[string]any{"draft": true, "head": map[string]any{"ref": ref, "repo": map[string]any{"full_name": repo}}}}}}
 	}
 	prComment := func(body string) exprCtx {
 		return exprCtx{"github": map[string]any{"event_name": "issue_comment", "event": map[string]any{"action": "created",
@@ -819,6 +824,10 @@ func TestCallerPeopleTriggers(t *testing.T) {
 			{"/roadmap fix on a PR", "approved", prComment("/roadmap fix the typo"), true},
 			{"a comment on a PR", "approved", prComment("looks good"), false},
 			{"/roadmap fix on a PR, for the answer job", "answer", prComment("/roadmap fix the typo"), false},
+			{"a roadmap PR reopened", "approved", prReopened("roadmap/7-greet", "acme/widgets"), true},
+			{"another PR reopened", "approved", prReopened("fix-typo", "acme/widgets"), false},
+			{"a fork's roadmap/ branch reopened", "approved", prReopened("roadmap/7-greet", "mallory/widgets"), false},
+			{"a roadmap PR reopened, for the roadmap job", "roadmap", prReopened("roadmap/7-greet", "acme/widgets"), false},
 		} {
 			if got := cond(t, w.Jobs[tt.job].If, tt.ctx); got != tt.want {
 				t.Errorf("%s: %s: job %s runs = %v, want %v", path, tt.name, tt.job, got, tt.want)

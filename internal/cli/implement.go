@@ -66,7 +66,7 @@ func implementRun(ctx context.Context, f *Factory, o *implementOptions) int {
 	}
 	defer k.Close()
 	res, err := k.Implement(ctx, job.ImplementRun{PlanDir: o.Plan, TriggerLabel: triggerLabel(s.ev, s.cfg.Labels.Implement),
-		Feedback: feedbackTrigger(s.ev)})
+		Reopened: reopened(s.ev), Feedback: feedbackTrigger(s.ev)})
 	if err != nil {
 		env.Errorf("implement: %v", err)
 		s.io.Error("", 0, k.Masker.Mask(err.Error()))
@@ -97,6 +97,13 @@ func triggerLabel(ev *event.Event, implementLabel string) string {
 		return implementLabel
 	}
 	return ""
+}
+
+// reopened reports whether the run's event is a person's reopening of the
+// issue or of a pull request (the caller routes only the item's own PR):
+// the Job resumes an item a closing held, and nothing else (next.NotHeld).
+func reopened(ev *event.Event) bool {
+	return ev != nil && ev.Action == "reopened" && (ev.Name == "issues" || ev.Name == "pull_request")
 }
 
 // feedbackTrigger reports whether the run's event is a person's feedback on

@@ -61,3 +61,31 @@ func TestFeedbackTrigger(t *testing.T) {
 		t.Error("no event: feedbackTrigger = true")
 	}
 }
+
+// TestReopenedTrigger: a person's reopening of the issue or of a PR (the
+// caller routes only the item's own) makes the Job a resumption, which runs
+// only on an item a closing held (TestReopenResumesOnlyAHold); closing,
+// labelling and a dispatch do not. Decoded from webhook payloads.
+func TestReopenedTrigger(t *testing.T) {
+	for _, tc := range []struct {
+		name, event, payload string
+		want                 bool
+	}{
+		{"the issue reopened", "issues", `{"action":"reopened","issue":{"number":7}}`, true},
+		{"the PR reopened", "pull_request", `{"action":"reopened","pull_request":{"number":8,"head":{"ref":"roadmap/7-greet"}}}`, true},
+		{"the PR closed", "pull_request", `{"action":"closed","pull_request":{"number":8}}`, false},
+		{"a label", "issues", `{"action":"labeled","label":{"name":"roadmap:implement"}}`, false},
+		{"a dispatch", "workflow_dispatch", `{"inputs":{"issue":"7"}}`, false},
+	} {
+		ev := &event.Event{Name: tc.event}
+		if err := event.Decode(strings.NewReader(tc.payload), ev); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := reopened(ev); got != tc.want {
+			t.Errorf("%s: reopened = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if reopened(nil) {
+		t.Error("no event: reopened = true")
+	}
+}

@@ -45,7 +45,10 @@ const (
 	// LabelRemoved: the label that started the Job was removed before the
 	// Job started; the Job did nothing.
 	LabelRemoved Class = "label_removed"
-	Unknown      Class = "unknown"
+	// NotHeld: a Job started by a person reopening the issue or the PR
+	// found the item not held by a closing; the Job did nothing.
+	NotHeld Class = "not_held"
+	Unknown Class = "unknown"
 )
 
 // Action is the one thing the product does when a class is met.
@@ -282,7 +285,7 @@ var table = []Row{
 		Class:      PRClosed,
 		Recognised: "the runner's typed line class=pr_closed: the item's PR, read at a safe point (before a group, a push or ready; a conditional read, free while nothing changed), is closed",
 		Action:     ActionHold,
-		Does:       "hold at that safe point: no further push, the PR is not marked ready, no spend; the record comment on the issue says why; a person who reopens the PR labels the issue `roadmap:implement` again (a reopened PR starts no run of its own), and that Job resumes from the last mark",
+		Does:       "hold at that safe point: no further push, the PR is not marked ready, no spend; the record comment on the issue says why; a person's reopening of the PR starts the next Job (the caller's `pull_request: reopened`), which resumes from the last mark",
 		Result:     ResultYielded,
 	},
 	{
@@ -305,6 +308,14 @@ var table = []Row{
 		Action:     ActionSkip,
 		Does:       "nothing: the Job writes no mark, takes no number and spends nothing, and report dispatches nothing; labelling again starts a new Job",
 		Result:     ResultYielded,
+	},
+	{
+		Class:      NotHeld,
+		Recognised: "the runner's typed line class=not_held: a Job started by a person reopening the issue or the item's PR found the record's last ending other than pr_closed or issue_closed (read at its start, a read it makes anyway): a plan PR reopened before its approval, an item that ended ready, stopped or is still at work",
+		Action:     ActionLeave,
+		Does:       "nothing: the Job writes no mark, takes no number and spends nothing, and report writes nothing and dispatches nothing; the item goes on as its record says",
+		Result:     ResultYielded,
+		Automatic:  true,
 	},
 	{
 		Class:      Unknown,

@@ -30,6 +30,11 @@ type Options struct {
 	// start (next.Unlabelled).
 	TriggerLabel string
 
+	// Reopened: a person's reopening of the issue or of the item's PR
+	// started this Job: it resumes an item a closing held and does nothing
+	// else (next.NotHeld).
+	Reopened bool
+
 	// Feedback: a person's review of the PR or a `/roadmap fix` comment on
 	// it started this Job (a repair Job): it answers what people with
 	// write access asked of the PR before the head's checks (prfeedback.go,

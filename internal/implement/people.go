@@ -8,11 +8,18 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
-// unlabelledEnd ends, before anything is written, a Job whose trigger label a
-// person removed before it started (next.Unlabelled): no mark, no number,
-// no spend; the issue was read at the start anyway.
+// unlabelledEnd ends, before anything is written, a Job a person's act
+// took back before it started: its trigger label removed (next.Unlabelled),
+// or a reopening that finds no closing holding the item (next.NotHeld). No
+// mark, no number, no spend; the issue and the record were read at the
+// start anyway.
 func (r *runner) unlabelledEnd(ctx context.Context) (Result, bool) {
-	e, gone := next.Unlabelled(next.Trigger{Label: r.o.TriggerLabel, Labels: r.j.Issue.Labels})
+	last, _ := r.j.Rec.Failure()
+	t := next.Trigger{Label: r.o.TriggerLabel, Labels: r.j.Issue.Labels, Reopened: r.o.Reopened, Last: last}
+	e, gone := next.Unlabelled(t)
+	if !gone {
+		e, gone = next.NotHeld(t)
+	}
 	if !gone {
 		return Result{}, false
 	}

@@ -183,6 +183,7 @@ func TestPersonReopensResumes(t *testing.T) {
 	}
 	person(t, w, "PATCH", fmt.Sprintf("/pulls/%d", pr), `{"state":"open"}`)
 	j := w.newJob(w.conversations())
+	j.opts.Reopened = true // the caller's pull_request: reopened
 	res = j.runWithGreenCI()
 	if res.Result != record.ResultReady {
 		t.Fatalf("Job 2 after the reopening: %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, j.log.String())
@@ -193,6 +194,29 @@ func TestPersonReopensResumes(t *testing.T) {
 	is, _ := w.fake.Issue(pr)
 	if is.State != "open" || is.Pull == nil || is.Pull.Draft {
 		t.Errorf("the PR is %s (draft %v), want open and ready", is.State, is.Pull != nil && is.Pull.Draft)
+	}
+}
+
+// TestReopenedPlanPRStartsNothing: a Job started by a person's reopening of
+// a roadmap PR (the plan's draft, reopened before its approval: no implement
+// Job ever held the item) resumes nothing: no model call, no write, the
+// class not_held, which report leaves alone.
+func TestReopenedPlanPRStartsNothing(t *testing.T) {
+	w := newWorld(t, 1, "")
+	before := len(w.fake.Requests())
+	j := w.newJob(w.conversations())
+	j.opts.Reopened = true
+	res := j.run()
+	if res.Result != record.ResultYielded || res.Failure != string(failure.NotHeld) {
+		t.Fatalf("result %s/%s (%s), want yielded/not_held\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	if calls := len(j.model.Requests()); calls != 0 {
+		t.Errorf("%d model calls, want none", calls)
+	}
+	for _, r := range w.fake.Requests()[before:] {
+		if r.Method != "GET" {
+			t.Errorf("the Job wrote: %s %s", r.Method, r.Path)
+		}
 	}
 }
 

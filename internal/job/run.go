@@ -63,6 +63,9 @@ type ImplementRun struct {
 	// TriggerLabel is the implement label when its `labeled` event started
 	// this Job: a Job whose issue no longer has it does not start.
 	TriggerLabel string
+	// Reopened: a person's reopening of the issue or of the item's PR
+	// started this Job (it resumes only an item a closing held).
+	Reopened bool
 	// Feedback: a person's review of the PR, or a /roadmap fix comment on
 	// it, started this Job (a repair Job, docs/review.md).
 	Feedback bool
@@ -76,7 +79,7 @@ func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result
 	cfg := k.cfg
 	return implement.Run(ctx, implement.Options{
 		Options: k.JobOptions(),
-		Attempt: k.s.Number, PlanDir: run.PlanDir, TriggerLabel: run.TriggerLabel, Feedback: run.Feedback, Models: k.Tiers,
+		Attempt: k.s.Number, PlanDir: run.PlanDir, TriggerLabel: run.TriggerLabel, Reopened: run.Reopened, Feedback: run.Feedback, Models: k.Tiers,
 		CheckRunner: k.CheckRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands, CheckTimeout: cfg.Checks.Timeout,
 		BeforeTree: k.beforeTree(), TempDir: k.s.getenv("RUNNER_TEMP"),
 		ParallelGroups: cfg.Implement.ParallelGroups, GroupTree: k.groupTree(),

@@ -15,6 +15,11 @@ type Trigger struct {
 	Label string
 	// Labels are the issue's labels as read at the start.
 	Labels []string
+	// Reopened: a person's reopening of the issue or of the item's PR
+	// started the Job; Last is the record's implement.failure as read at
+	// the start (the class the item's last Job ended with).
+	Reopened bool
+	Last     string
 }
 
 // Unlabelled decides whether a Job started by a label runs at all: a person
@@ -32,6 +37,24 @@ func Unlabelled(t Trigger) (Ending, bool) {
 	}
 	return Ending{Result: record.ResultYielded, Class: failure.LabelRemoved, Step: "start",
 		Reason: fmt.Sprintf("the label %s was removed before the Job started; nothing is done until it is added again", t.Label)}, true
+}
+
+// NotHeld decides whether a Job started by a person's reopening runs: a
+// reopening resumes an item a closing held (pr_closed, issue_closed) and
+// nothing else. A plan PR reopened before its approval, or an item that
+// ended ready or stopped, or one another Job is working on, is not the
+// reopening's to start: the Job does nothing (no mark, no number, no spend)
+// and the item goes on as its record says.
+func NotHeld(t Trigger) (Ending, bool) {
+	if !t.Reopened || t.Last == string(failure.PRClosed) || t.Last == string(failure.IssueClosed) {
+		return Ending{}, false
+	}
+	last := t.Last
+	if last == "" {
+		last = "none"
+	}
+	return Ending{Result: record.ResultYielded, Class: failure.NotHeld, Step: "start",
+		Reason: fmt.Sprintf("started by a person's reopening, but no closing held the item (its last Job's class: %s): nothing to resume", last)}, true
 }
 
 // PeopleView is what the item's issue and PR say of what people did, read
@@ -76,7 +99,7 @@ func People(v PeopleView) (Ending, bool) {
 			Reason: fmt.Sprintf("a person closed issue #%d: nothing more is pushed or spent; reopening it resumes the item where it stopped", v.Issue)}, true
 	case v.PR != 0 && v.PRState == "closed":
 		return Ending{Result: record.ResultYielded, Class: failure.PRClosed, Step: "pr closed",
-			Reason: fmt.Sprintf("a person closed PR #%d: nothing more is pushed and it is not marked ready; reopen it and label the issue for implement again to resume the item where it stopped (a reopened PR starts no run)", v.PR)}, true
+			Reason: fmt.Sprintf("a person closed PR #%d: nothing more is pushed and it is not marked ready; reopening it resumes the item where it stopped", v.PR)}, true
 	}
 	return Ending{}, false
 }

@@ -32,7 +32,7 @@ func checkPeople(t *testing.T, rows []peopleRow) {
 }
 
 var prClosed = Ending{Result: record.ResultYielded, Class: failure.PRClosed, Step: "pr closed",
-	Reason: "a person closed PR #8: nothing more is pushed and it is not marked ready; reopen it and label the issue for implement again to resume the item where it stopped (a reopened PR starts no run)"}
+	Reason: "a person closed PR #8: nothing more is pushed and it is not marked ready; reopening it resumes the item where it stopped"}
 
 var issueClosed = Ending{Result: record.ResultYielded, Class: failure.IssueClosed, Step: "issue closed",
 	Reason: "a person closed issue #7: nothing more is pushed or spent; reopening it resumes the item where it stopped"}
@@ -93,6 +93,38 @@ func TestLabelRemovedBeforeJob(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, gone := Unlabelled(tt.t)
+			if gone != tt.gone {
+				t.Errorf("gone = %v, want %v", gone, tt.gone)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ending (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReopenResumesOnlyAHold: a Job started by a person's reopening of
+// the issue or the PR resumes an item a closing held, and does nothing to
+// any other: a plan PR reopened before its approval starts no groups.
+func TestReopenResumesOnlyAHold(t *testing.T) {
+	notHeld := func(last string) Ending {
+		return Ending{Result: record.ResultYielded, Class: failure.NotHeld, Step: "start",
+			Reason: "started by a person's reopening, but no closing held the item (its last Job's class: " + last + "): nothing to resume"}
+	}
+	for _, tt := range []struct {
+		name string
+		t    Trigger
+		want Ending
+		gone bool
+	}{
+		{"the PR's closing held the item: the reopening resumes it", Trigger{Reopened: true, Last: "pr_closed"}, Ending{}, false},
+		{"the issue's closing held the item: the reopening resumes it", Trigger{Reopened: true, Last: "issue_closed"}, Ending{}, false},
+		{"a plan PR reopened before its approval (no implement Job yet)", Trigger{Reopened: true}, notHeld("none"), true},
+		{"an item that stopped: a retry is a person's command, not a reopening", Trigger{Reopened: true, Last: "checks_failed"}, notHeld("checks_failed"), true},
+		{"not a reopening: a continuation's dispatch", Trigger{Last: "killed"}, Ending{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, gone := NotHeld(tt.t)
 			if gone != tt.gone {
 				t.Errorf("gone = %v, want %v", gone, tt.gone)
 			}

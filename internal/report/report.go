@@ -35,7 +35,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if o.Phase == PhaseStage {
 		run = r.runStage
 	}
-	if o.Result == string(record.ResultYielded) && o.Failure == string(failure.Busy) {
+	if o.Result == string(record.ResultYielded) && (o.Failure == string(failure.Busy) || o.Failure == string(failure.NotHeld)) {
 		run = r.leave
 	}
 	err := run(ctx)
@@ -67,13 +67,19 @@ type reporter struct {
 	heldBy string
 }
 
-// leave reports a Job that found a live Job holding the item's lease: it
-// made no mark and took no number, and the holder's own report decides what
-// follows, so report reads nothing, writes nothing and dispatches nothing.
+// leave reports a Job that did nothing: it found a live Job holding the
+// item's lease (busy; the holder's own report decides what follows), or it
+// was started by a reopening with no closing to lift (not_held; the item
+// goes on as its record says). It made no mark and took no number, so
+// report reads nothing, writes nothing and dispatches nothing.
 func (r *reporter) leave(context.Context) error {
-	r.out.Result, r.out.Class, r.out.Action = r.o.Result, failure.Busy, ActionNone
+	r.out.Result, r.out.Class, r.out.Action = r.o.Result, failure.Class(r.o.Failure), ActionNone
 	r.out.Reason = r.o.Mask(r.o.Reason)
-	r.logf("report: issue #%d: the Job left the item to the Job holding its lease (%s): nothing to do", r.o.Issue, r.out.Reason)
+	what := "left the item to the Job holding its lease"
+	if r.out.Class == failure.NotHeld {
+		what = "found no closing to resume from"
+	}
+	r.logf("report: issue #%d: the Job %s (%s): nothing to do", r.o.Issue, what, r.out.Reason)
 	return nil
 }
 
