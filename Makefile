@@ -115,8 +115,8 @@ fuzz:
 # one history of every fault kind and recovery branch, chosen by FAULT_KEY (the commit), and
 # FAULT_EXTRA more played twice. .ci/run plays seed 1's cover as a test (make faults-test:
 # TestFaultsRun, with the same key, which also fails on a kind of the tables never injected),
-# with the suite's other whole-history tests, and seed 2's (FAULT_FIRST_SEED=2 FAULT_SEEDS=1
-# FAULT_COVER=1).
+# with the suite's other whole-history tests; another seed's cover is
+# `make faults FAULT_FIRST_SEED=2 FAULT_SEEDS=1 FAULT_COVER=1` (the nightly sweep plays whole seeds).
 FAULT_SEEDS ?= 2
 FAULT_FIRST_SEED ?= 1
 FAULT_COVER ?= 0
