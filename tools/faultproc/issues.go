@@ -50,13 +50,23 @@ func issueScenarios(recordPatch string) []pscenario {
 		{Name: "the first comment list leaves out the record (a Job handed no record id, no pointer)", Kind: "proc_list_omits_record", omitList: true},
 		breaks(recordPatch, "before"),
 		breaks(recordPatch, "after"),
-		{Name: "the Job's disk fills at group 2's first model call (a tmpfs of its own, filled from outside)", Kind: "proc_disk_full", diskFull: true,
-			model: func(p *plife, n int) {
-				if n == 3 { // group 2's first call: group 1 is pushed
-					p.fillDisk()
-				}
-			}},
+		// Group 2's first call: group 1 is pushed, the agent's write meets
+		// the full disk. Its last call: the file is written, git's commit
+		// meets it.
+		diskFull(3, "first model call (the agent's write meets it)"),
+		diskFull(4, "last model call (git's commit meets it)"),
 	}
+}
+
+// diskFull is a real full disk from outside: the first Job's own small disk
+// fills when the model server gets its call-th call.
+func diskFull(call int, when string) pscenario {
+	return pscenario{Name: "the Job's disk fills at group 2's " + when, Kind: "proc_disk_full", diskFull: true,
+		model: func(p *plife, n int) {
+			if n == call {
+				p.fillDisk()
+			}
+		}}
 }
 
 // breaks is a person breaking the record block (faults.BreakRecord) just
