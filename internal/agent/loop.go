@@ -96,8 +96,10 @@ type conversation struct {
 // the model calls finish, ask or plan_wrong, or a budget, the malformed-call
 // limit or a model error ends it.
 //
-// The error is non-nil only for a configuration error or when ctx ends; the
-// Outcome's Usage is valid either way, so no spend is lost.
+// The error is non-nil only for a configuration error, when ctx ends, or
+// when a tool meets a full disk (it wraps syscall.ENOSPC: the machine's
+// failure, which the model is not asked to work around); the Outcome's
+// Usage is valid either way, so no spend is lost.
 func Run(ctx context.Context, cfg Config, step Step) (Outcome, error) {
 	return RunWithRepair(ctx, cfg, step, nil, 1)
 }
@@ -283,8 +285,11 @@ func (s *session) round(ctx context.Context, conv *conversation) (ending, error)
 			t0 := s.cfg.Clock.Now()
 			res, err := s.dispatch(ctx, call)
 			s.cfg.Observer.ToolCall(ToolCallEvent{Name: call.Name, ArgsDigest: digest(call.Arguments), ResultClass: res.class, Duration: s.cfg.Clock.Now().Sub(t0)})
-			if err != nil {
+			if err != nil && ctx.Err() != nil {
 				return ending{status: StatusModelError, reason: "cancelled"}, err
+			}
+			if err != nil {
+				return ending{status: StatusModelError, reason: err.Error()}, err
 			}
 			conv.msgs = append(conv.msgs, Message{Role: RoleTool, ToolCallID: call.ID, Content: res.content})
 			if res.class == ResultMalformed {

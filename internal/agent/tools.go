@@ -51,6 +51,9 @@ type toolResult struct {
 	content string
 	class   string
 	end     *ending
+	// machine is an error of the machine, not of the model's call (a full
+	// disk): it ends the step, and the model is not told.
+	machine error
 }
 
 type tool struct {
@@ -303,6 +306,9 @@ func (s *session) dispatch(ctx context.Context, call ToolCall) (toolResult, erro
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
+	if res.machine != nil {
+		return res, fmt.Errorf("%s: the machine's disk is full: %w", t.name, res.machine)
+	}
 	return res, nil
 }
 
@@ -313,7 +319,13 @@ func errorResult(err error) toolResult {
 	if isRefusal(err) {
 		return toolResult{class: ResultRefused, content: "Refused: " + err.Error()}
 	}
-	return toolResult{class: ResultError, content: "Error: " + err.Error()}
+	res := toolResult{class: ResultError, content: "Error: " + err.Error()}
+	if errors.Is(err, syscall.ENOSPC) {
+		// A full disk is the machine's, not the change's: no answer of the
+		// model's mends it, a fresh runner does (failure's disk_full).
+		res.machine = err
+	}
+	return res
 }
 
 // isRefusal recognises a policy refusal without importing the policy.

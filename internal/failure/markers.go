@@ -174,4 +174,5 @@ var markers = []marker{
 	{text: "enospc", sig: sigDiskFull, source: "Node error code ENOSPC ('npm ERR! code ENOSPC', 'Error: ENOSPC, write')"},
 	{text: "running out of disk space", sig: sigDiskFull, source: "runner annotation 'You are running out of disk space. The runner will stop working when the machine runs out of disk space.'"},
 	{text: "not enough space on the disk", sig: sigDiskFull, source: "Windows ERROR_DISK_FULL text 'There is not enough space on the disk.'"},
+	{text: "out of diskspace", sig: sigDiskFull, source: "git's own ENOSPC text (\"fatal: sha1 file '.git/index.lock' write error. Out of diskspace\")"},
 }

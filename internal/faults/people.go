@@ -141,8 +141,13 @@ func (l *life) breakRecord() {
 	if !ok {
 		return
 	}
-	l.w.fake.EditComment(c.ID, func(cur string) string {
-		cur = strings.Replace(cur, "<!-- roadmap:record v1\n", "<!-- roadmap:record v1\nimplement.group:\n", 1)
-		return strings.Replace(cur, "\n-->", "\n", 1)
-	})
+	l.w.fake.EditComment(c.ID, BreakRecord)
+}
+
+// BreakRecord is a person's malformed edit of a record comment's body: a
+// key with no value, and the block's closing line cut. The process suite
+// makes the same edit.
+func BreakRecord(body string) string {
+	body = strings.Replace(body, "<!-- roadmap:record v1\n", "<!-- roadmap:record v1\nimplement.group:\n", 1)
+	return strings.Replace(body, "\n-->", "\n", 1)
 }

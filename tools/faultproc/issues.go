@@ -9,17 +9,21 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/faults"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
+	"github.com/roadmap-dev/roadmap/internal/report"
 )
 
-// The process kinds of issues 46 and 47, played from outside. Not played
-// here: a full disk (disk_full): the process suite has no seam in the
-// Job's sandbox or check runner, and a check command that prints the ENOSPC
-// text is the change's failing check, not the machine's disk; the
-// in-process suite plays it at the check runner.
-func issueScenarios() []pscenario {
+// The process kinds of issues 46 and 47, played from outside: people's
+// acts mid-run, an answer over the limit, a 1,000-comment issue, a list
+// that leaves out the record, a person breaking the record block just
+// before and just after the Job's first write of it, and a real full disk
+// mid-group (disk.go).
+func issueScenarios(recordPatch string) []pscenario {
 	act := func(kind, act string, end record.Result, class string) pscenario {
 		return pscenario{Name: fmt.Sprintf("a person acts (%s) when group 2's agent step starts", act), Kind: kind, end: end, class: class,
 			model: func(p *plife, n int) {
@@ -44,7 +48,47 @@ func issueScenarios() []pscenario {
 			}},
 		{Name: fmt.Sprintf("an issue with %d comments by people", faults.ManyComments), Kind: "proc_many_comments", budget: true},
 		{Name: "the first comment list leaves out the record (a Job handed no record id, no pointer)", Kind: "proc_list_omits_record", omitList: true},
+		breaks(recordPatch, "before"),
+		breaks(recordPatch, "after"),
+		// Group 2's first call: group 1 is pushed, the agent's write meets
+		// the full disk. Its last call: the file is written, git's commit
+		// meets it.
+		diskFull(3, "first model call (the agent's write meets it)"),
+		diskFull(4, "last model call (git's commit meets it)"),
 	}
+}
+
+// diskFull is a real full disk from outside: the first Job's own small disk
+// fills when the model server gets its call-th call.
+func diskFull(call int, when string) pscenario {
+	return pscenario{Name: "the Job's disk fills at group 2's " + when, Kind: "proc_disk_full", diskFull: true,
+		model: func(p *plife, n int) {
+			if n == call {
+				p.fillDisk()
+			}
+		}}
+}
+
+// breaks is a person breaking the record block (faults.BreakRecord) just
+// before or just after the fake applies the Job's first PATCH of it.
+func breaks(recordPatch, when string) pscenario {
+	return pscenario{Name: "a person breaks the record block just " + when + " the Job's first PATCH of it", Kind: "proc_person_breaks_record", breaks: when,
+		rules: func(p *plife) []githubfake.Rule {
+			f := func() {
+				if err := p.w.Fake.EditComment(p.recordID(), faults.BreakRecord); err != nil {
+					p.note("the person could not edit the record: %v", err)
+					return
+				}
+				p.broke.Store(true)
+			}
+			r := githubfake.Rule{Method: http.MethodPatch, Path: recordPatch, Call: 1}
+			if when == "before" {
+				r.Before = f
+			} else {
+				r.After = f
+			}
+			return []githubfake.Rule{r}
+		}}
 }
 
 // checkIssue holds the histories of issueScenarios to their promises: a
@@ -81,6 +125,15 @@ func (p *plife) checkIssue(got pstate, bad func(string, ...any)) {
 			bad("a model request of %d bytes (promise: a refused answer is never sent again)", m)
 		}
 	}
+	if p.sc.breaks != "" {
+		p.checkBroken(bad)
+	}
+	if p.sc.diskFull && !slices.ContainsFunc(p.outcomes, func(o report.Outcome) bool {
+		return o.Class == failure.Killed && o.Action == report.ActionContinue &&
+			(o.KillReason == failure.ReasonDiskFull || failure.Classify(failure.Input{Log: strings.NewReader(o.Reason)}).Reason == failure.ReasonDiskFull)
+	}) {
+		bad("no report continued the item as a full disk (promise: class killed, reason disk_full, a continuation on a fresh runner); reports: %s", briefOutcomes(p.outcomes))
+	}
 	if p.sc.budget {
 		n := 0
 		for _, r := range p.w.Fake.Requests() {
@@ -116,4 +169,43 @@ func (p *plife) listProxy() (string, error) {
 	srv := httptest.NewServer(rp)
 	p.closeProxy = srv.Close
 	return srv.URL, nil
+}
+
+// checkBroken holds a person's break of the record to its promises: the
+// record reads at the end, no report step failed, and the repair comment
+// is there once when the break was seen ("after": the Job's next write
+// reads it) and absent when the Job's write went over it unseen ("before":
+// the read→PATCH window, docs/record.md).
+func (p *plife) checkBroken(bad func(string, ...any)) {
+	c, ok := p.w.RecordComment()
+	if !ok {
+		bad("no record comment at the end")
+	} else if _, err := record.Parse(c.Body); err != nil {
+		bad("the record does not read at the end (promise: a broken block is repaired): %v", err)
+	}
+	if p.reportBad != "" {
+		bad("a report step failed (promise: report never fails on a broken record): %s", p.reportBad)
+	}
+	repairs := 0
+	for _, c := range p.w.Fake.Comments(p.w.Issue) {
+		if strings.Contains(c.Body, recordstore.RepairMarker) {
+			repairs++
+		}
+	}
+	want := 1
+	if p.sc.breaks == "before" {
+		want = 0
+	}
+	if repairs != want {
+		bad("%d repair comments on the issue (promise: %d, a break %s the PATCH)", repairs, want, p.sc.breaks)
+	}
+}
+
+// briefOutcomes is the report steps' outcomes in a line.
+func briefOutcomes(outs []report.Outcome) string {
+	var b []string
+	for _, o := range outs {
+		b = append(b, fmt.Sprintf("%s/%s/%s %s", o.Class, o.KillReason, o.Action, o.Reason))
+	}
+	return strings.Join(b, "; ")
 }

@@ -136,6 +136,12 @@ type pscenario struct {
 	budget bool
 	// omitList puts listProxy between the processes and the fake.
 	omitList bool
+	// breaks is when a person breaks the record block around the Job's
+	// first PATCH of it: "before" or "after" (issues.go).
+	breaks string
+	// diskFull runs the first Job on a small disk of its own and fills it
+	// at group 2's first model call (disk.go).
+	diskFull bool
 }
 
 // processScenarios are the sweep's histories, from the crash-free run's
@@ -240,7 +246,7 @@ func processScenarios(writes, reads []faults.Request, calls int, recordPatch str
 			}}}
 		}},
 	)
-	return append(out, issueScenarios()...)
+	return append(out, issueScenarios(recordPatch)...)
 }
 
 // plife is one process history being played.
@@ -275,6 +281,17 @@ type plife struct {
 	// before it); closeProxy stops the proxy.
 	apiURL     string
 	closeProxy func()
+	// broke: the person's break of the record landed; outcomes are the
+	// report steps' outcomes; exit the last process's exit code.
+	broke     atomic.Bool
+	outcomes  []report.Outcome
+	exit      int
+	reportBad string
+	// disk is the small disk of a diskFull history; filled: the harness
+	// filled it; unplayable says why the history could not be played.
+	disk       *smallDisk
+	filled     atomic.Bool
+	unplayable string
 }
 
 type pjobEnd struct {
@@ -614,6 +631,9 @@ func (p *plife) final() pstate {
 
 // check holds a process history to the promises, from outside.
 func (p *plife) check(want pstate) []string {
+	if p.unplayable != "" {
+		return []string{"not played: " + p.unplayable}
+	}
 	got := p.final()
 	var vs []string
 	bad := func(format string, args ...any) { vs = append(vs, fmt.Sprintf(format, args...)) }
@@ -700,6 +720,10 @@ func (p *plife) duplicates(got pstate) int {
 // the fake's logged answer, the torn file, the second Job.
 func (p *plife) injected() bool {
 	switch {
+	case p.sc.breaks != "":
+		return p.broke.Load()
+	case p.sc.diskFull:
+		return p.filled.Load()
 	case p.sc.Kill && p.sc.rules != nil:
 		return p.fired.Load() > 0 && p.faulted.Load()
 	case p.sc.Kill:
@@ -771,6 +795,12 @@ func playProcess(ctx context.Context, o ProcessOptions, dir string, sc pscenario
 	}
 	if err := p.installPostReceive(sc.postReceive); err != nil {
 		return p, err
+	}
+	if sc.diskFull {
+		if err := canMountSmallDisk(filepath.Join(dir, "disk")); err != nil {
+			p.unplayable, p.ended = err.Error(), "not played"
+			return p, nil
+		}
 	}
 	return p, p.play(ctx)
 }
@@ -851,7 +881,13 @@ func (p *plife) stepEnv(runID int64, attempt int, output string) []string {
 // run starts the binary with args and env, and waits for it; the suite
 // may SIGKILL it meanwhile (killed reports that).
 func (p *plife) run(ctx context.Context, args, env []string) (stdout, log string, killed bool, err error) {
-	cmd := exec.CommandContext(ctx, p.o.Binary, args...)
+	return p.runProgram(ctx, p.o.Binary, args, env)
+}
+
+// runProgram is run with another program before the binary (the small
+// disk's wrapper).
+func (p *plife) runProgram(ctx context.Context, program string, args, env []string) (stdout, log string, killed bool, err error) {
+	cmd := exec.CommandContext(ctx, program, args...)
 	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -876,6 +912,7 @@ func (p *plife) run(ctx context.Context, args, env []string) (stdout, log string
 	p.mu.Lock()
 	killed = p.kill
 	p.cur = nil
+	p.exit = cmd.ProcessState.ExitCode()
 	p.mu.Unlock()
 	p.logs = append(p.logs, b.String())
 	if werr != nil && !killed {
@@ -1004,7 +1041,18 @@ func (p *plife) implement(ctx context.Context, attempt int, runID, rc int64, tag
 	args := []string{"implement", "--issue", strconv.Itoa(p.w.Issue), "--attempt", strconv.Itoa(attempt), "--config", p.cfg,
 		"--workdir", ws, "--run-id", strconv.FormatInt(runID, 10), "--record-comment", strconv.FormatInt(rc, 10),
 		"--trace-file", filepath.Join(p.dir, "trace-"+tag+".jsonl"), "--json"}
-	_, log, killed, err := p.run(ctx, args, p.stepEnv(runID, 1, output))
+	var log string
+	var killed bool
+	if p.sc.diskFull && strings.HasSuffix(tag, "-0") {
+		// The faulted Job alone runs on the small disk; its continuation
+		// gets a fresh runner.
+		if p.disk, err = newSmallDisk(filepath.Join(p.dir, "disk"), ws); err == nil {
+			program, wrapped := p.disk.wrap(p.o.Binary, args)
+			_, log, killed, err = p.runProgram(ctx, program, wrapped, p.stepEnv(runID, 1, output))
+		}
+	} else {
+		_, log, killed, err = p.run(ctx, args, p.stepEnv(runID, 1, output))
+	}
 	if err != nil {
 		return nil, log, killed, fmt.Errorf("job %d: %w\n%s", attempt, err, log)
 	}
@@ -1062,18 +1110,27 @@ func (p *plife) report(ctx context.Context, runID, rc int64, outputs map[string]
 			continue
 		}
 		var out report.Outcome
+		if p.exit != 0 {
+			p.note("report exited %d", p.exit)
+			p.reportBad = fmt.Sprintf("exit %d: %s", p.exit, lastLine(rlog))
+		}
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 			// The step failed with no outcome: in a workflow nothing runs
 			// after it until a person re-runs the job.
-			lines := strings.Split(strings.TrimSpace(rlog), "\n")
-			p.reportFailed = lines[len(lines)-1]
+			p.reportFailed = lastLine(rlog)
 			p.note("report step failed")
 			return out, nil
 		}
 		p.note("report: %s %s → %s", out.Result, out.Class, out.Action)
+		p.outcomes = append(p.outcomes, out)
 		return out, nil
 	}
 	return report.Outcome{}, fmt.Errorf("report was killed three times")
+}
+
+func lastLine(log string) string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	return lines[len(lines)-1]
 }
 
 func or0(s string) string {
