@@ -11,6 +11,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/inputerr"
 	"github.com/roadmap-dev/roadmap/internal/items"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 )
 
 // dashboardOutput is `roadmap dashboard refresh --json`: what the update
@@ -94,7 +95,7 @@ func refreshRun(ctx context.Context, f *Factory, o *refreshOptions) int {
 	if o.Dashboard, err = dashboardIssue(ctx, f, gh, o.Dashboard); err != nil {
 		return exitFor(err)
 	}
-	recs, err := gh.Records(ctx, o.Since)
+	recs, err := recordstore.Records(ctx, gh, o.Since)
 	if err != nil {
 		env.Errorf("%s", masker.Mask(err.Error()))
 		return ExitInternal
@@ -121,7 +122,7 @@ func refreshRun(ctx context.Context, f *Factory, o *refreshOptions) int {
 // refreshLines are the items' lines from their records, the dashboard's own
 // left out; a record that does not parse is named in Skipped (its line
 // kept).
-func refreshLines(f *Factory, o *refreshOptions, recs []github.ItemRecord) (dashboardOutput, []dashboard.Line) {
+func refreshLines(f *Factory, o *refreshOptions, recs []recordstore.ItemRecord) (dashboardOutput, []dashboard.Line) {
 	out := dashboardOutput{Dashboard: o.Dashboard}
 	var lines []dashboard.Line
 	for _, ir := range recs {

@@ -14,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/items"
 	"github.com/roadmap-dev/roadmap/internal/metrics"
+	"github.com/roadmap-dev/roadmap/internal/recordstore"
 )
 
 // metricsOutput is `roadmap metrics --json`: the report, the counted GitHub
@@ -73,7 +74,7 @@ func metricsRun(ctx context.Context, f *Factory, o *metricsOptions) int {
 		return ExitUsage
 	}
 	masker := f.Masker()
-	recs, err := gh.Records(ctx, o.Since)
+	recs, err := recordstore.Records(ctx, gh, o.Since)
 	if err != nil {
 		env.Errorf("%s", masker.Mask(err.Error()))
 		return ExitInternal

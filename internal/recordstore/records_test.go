@@ -1,4 +1,4 @@
-package github
+package recordstore
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
@@ -43,7 +44,7 @@ func TestRecords(t *testing.T) {
 	e := newEnv(t, githubfake.Options{})
 	// An issue whose record comment is older than since.
 	old := e.fake.CreateIssue(githubfake.Issue{Title: "old"})
-	e.fake.AddComment(old, DefaultIdentity, recordBody(t, 9999))
+	e.fake.AddComment(old, github.DefaultIdentity, recordBody(t, 9999))
 	e.clock.Advance(time.Hour)
 	since := e.clock.Now()
 
@@ -51,25 +52,25 @@ func TestRecords(t *testing.T) {
 	for i := 1; i <= 148; i++ {
 		n := e.fake.CreateIssue(githubfake.Issue{Title: "item"})
 		e.fake.AddComment(n, "alice", "a person's comment")
-		e.fake.AddComment(n, DefaultIdentity, recordBody(t, int64(n)))
+		e.fake.AddComment(n, github.DefaultIdentity, recordBody(t, int64(n)))
 		want[n] = int64(n)
 	}
 	// Two record comments by roadmap on one issue: the oldest is the record.
 	dup := e.fake.CreateIssue(githubfake.Issue{Title: "dup"})
-	e.fake.AddComment(dup, DefaultIdentity, recordBody(t, 1))
-	e.fake.AddComment(dup, DefaultIdentity, recordBody(t, 2))
+	e.fake.AddComment(dup, github.DefaultIdentity, recordBody(t, 1))
+	e.fake.AddComment(dup, github.DefaultIdentity, recordBody(t, 2))
 	want[dup] = 1
 	// A record block written by someone else: not a record.
 	forged := e.fake.CreateIssue(githubfake.Issue{Title: "forged"})
 	e.fake.AddComment(forged, "mallory", recordBody(t, 666))
 	// A record comment that does not parse is reported, not dropped silently.
 	broken := e.fake.CreateIssue(githubfake.Issue{Title: "broken"})
-	e.fake.AddComment(broken, DefaultIdentity, "<!-- roadmap:record v1\nimplement.jobs: [not json\n-->")
+	e.fake.AddComment(broken, github.DefaultIdentity, "<!-- roadmap:record v1\nimplement.jobs: [not json\n-->")
 	want[broken] = -1
 
 	e.fake.ResetLog()
 	before := e.c.Requests()
-	got, err := e.c.Records(ctx, since)
+	got, err := Records(ctx, e.c, since)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestRecords(t *testing.T) {
 
 	// Nothing changed: every page is a conditional GET answered 304.
 	before = e.c.Requests()
-	if _, err := e.c.Records(ctx, since); err != nil {
+	if _, err := Records(ctx, e.c, since); err != nil {
 		t.Fatal(err)
 	}
 	if spent := e.c.Requests().Sub(before); spent.Counted() != 0 || spent.NotModified != 3 {
