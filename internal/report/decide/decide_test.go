@@ -37,6 +37,7 @@ func TestActionFor(t *testing.T) {
 		failure.IssueClosed:        None,
 		failure.LabelRemoved:       None,
 		failure.PRMerged:           None,
+		failure.NotHeld:            None,
 		failure.Unknown:            Stop,
 	}
 	seen := map[failure.Class]int{}
