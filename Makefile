@@ -15,7 +15,7 @@ BIN         := bin/roadmap
 # set's fetcher, kept out of the roadmap binary users run.
 DEV_BIN     := bin/roadmap-dev
 
-.PHONY: build test eval eval-test release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process build-dev dev-test
+.PHONY: build test hostile-test eval eval-test release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process build-dev dev-test
 
 # -trimpath: the binary names no checkout's folder, and a clean clone in a new one reuses the
 # build cache (scripts/unit.sh).
@@ -124,6 +124,11 @@ FAULT_KEY ?= $(shell git rev-parse HEAD 2>/dev/null)
 FAULT_EXTRA ?= 2
 faults-test:
 	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -trimpath -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce|TestRequestsIndependentOfGroups|TestFreshJobManyComments)$$' ./internal/faults ./tools/faultproc
+
+# The hostile agent's attacks (internal/cli TestHostileAgent: a whole Job behind the boundary for
+# each); .ci/run plays them beside the e2e, on every change (scripts/unit.sh leaves them to it).
+hostile-test:
+	$(GO) test -trimpath -vet=off -count=1 -timeout $(UNIT_TIMEOUT) -run '^TestHostileAgent$$' ./internal/cli
 
 # roadmap-dev's own tests (the proving floor's binary: its eval fetch runs a module's tests
 # behind the boundary); .ci/run plays them beside make e2e.
