@@ -634,3 +634,51 @@ func TestFailToPassOneAnswer(t *testing.T) {
 		t.Errorf("the PR check's fail-to-pass (-want +got):\n%s", diff)
 	}
 }
+
+// TestReviewRepairTestStrength: the test strength runs again on a repair
+// Job. The item is ready; a person's review asks for calc.Min. The agent adds Min with a test that checks nothing: the
+// scoped check passes, but Min's mutants survive, so the survivors go back
+// to the agent ("add a test that fails on this mutant") before anything is
+// committed; the agent pins Min, and the PR is ready again at the new head.
+func TestReviewRepairTestStrength(t *testing.T) {
+	write := func(path, content string) []llm.FixtureToolCall {
+		return call(t, "write_file", map[string]string{"path": path, "content": content})
+	}
+	const (
+		minGo      = "package calc\n\n// Min is the smaller of a and b.\nfunc Min(a, b int) int {\n\tif a < b {\n\t\treturn a\n\t}\n\treturn b\n}\n"
+		weakMin    = "package calc\n\nimport \"testing\"\n\nfunc TestMin(t *testing.T) { _ = Min(2, 1) }\n"
+		strongMin  = "package calc\n\nimport \"testing\"\n\nfunc TestMin(t *testing.T) {\n\tif Min(2, 1) != 1 || Min(1, 2) != 1 || Min(-3, -5) != -5 {\n\t\tt.Fatal(\"Min is not the smaller\")\n\t}\n}\n"
+		reviewBody = "Add calc.Min as well, with its test."
+	)
+	w := newWorldWith(t, 0, "", func(o *theworld.Options) { o.Files = calcRepo() })
+	first := w.newJob([]*llm.Conversation{
+		// Group 1 leaves no mutation site (a package comment): the repair's
+		// measure is Min's alone, the fewest mutants that show it.
+		toolConv(t, "group-1", "task group 1 of", write("calc/doc.go", "// Package calc does arithmetic.\npackage calc\n"),
+			call(t, "finish", map[string]string{"summary": "documented calc"})),
+		reviewConv(t, "review-1", "[]")})
+	first.withReview(1)
+	ready := first.runWithGreenCI()
+	if ready.Result != record.ResultReady {
+		t.Fatalf("Job 1: %s/%s (%s), want ready\n%s", ready.Result, ready.Failure, ready.Reason, first.log.String())
+	}
+	in, _ := json.Marshal(map[string]any{"event": "REQUEST_CHANGES", "body": reviewBody})
+	person(t, w, "POST", fmt.Sprintf("/pulls/%d/reviews", ready.PR), string(in))
+
+	fix := toolConv(t, "min", reviewBody, write("calc/min.go", minGo), write("calc/min_test.go", weakMin),
+		call(t, "finish", map[string]string{"summary": "added Min"}),
+		write("calc/min_test.go", strongMin), call(t, "finish", map[string]string{"summary": "pinned Min"}))
+	fix.Turns[3].Expect = "add a test that fails on this mutant"
+	j := repairJob(w, 1, fix, reviewConv(t, "review-2", "[]"))
+	j.opts.Strength = implement.StrengthOptions{On: true, Floor: 0.6, MaxMutants: 2}
+	res := j.runWithGreenCI()
+	if res.Result != record.ResultReady || res.HeadSHA == ready.HeadSHA {
+		t.Fatalf("the repair Job: %s/%s (%s), want ready at a new head\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	if got := run(t, w.remote, "git", "show", res.HeadSHA+":calc/min_test.go"); !strings.Contains(got, "Min is not the smaller") {
+		t.Errorf("the head's Min test is not the one the survivors asked for:\n%s\n%s", got, j.log.String())
+	}
+	if served := j.model.Requests(); len(served) < 4 {
+		t.Errorf("%d model requests, want the survivors' round (4 or more)", len(served))
+	}
+}
