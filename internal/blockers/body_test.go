@@ -74,7 +74,7 @@ func TestBlockersFromBodyText(t *testing.T) {
 func FuzzFromBody(f *testing.F) {
 	for _, s := range []string{"Blocked by #12", "blocked by #3677 (must merge first)", "Depends on owner/repo#4, #5 and #6",
 		"Start this issue after #3677 and after the issue #4070", "## Dependencies\n- [ ] #1\n- a/b#2", "```\nblocked by #1\n```",
-		"<!-- blocked by #1", "~~blocked by #1~~", "> blocked by #1", "It broke after #3.", "not blocked by #4", "blocked by https://h/a/b/issues/5"} {
+		"<!-- blocked by #1", "~~blocked by #1~~", "> blocked by #1", "It broke after #3.", "not blocked by #4", "blocked by https://h/a/b/issues/5", "blocked by #1, #1 and A/b#2, a/B#2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
