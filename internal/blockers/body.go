@@ -82,6 +82,9 @@ func FromBody(body string) []Ref {
 	var fence issueref.Fence
 	inList := false // under a heading of blockers, until the list ends
 	for _, line := range strings.Split(body, "\n") {
+		if c.full() {
+			break
+		}
 		line = strings.TrimRight(line, "\r")
 		if fence.Skip(line) {
 			continue
@@ -110,9 +113,6 @@ func FromBody(body string) []Ref {
 			}
 		}
 		c.phrases(line, lower)
-		if c.full() {
-			break
-		}
 	}
 	return c.out
 }
@@ -149,7 +149,7 @@ func (c *collector) phrases(line, lower string) {
 		if len(list) == 0 {
 			continue
 		}
-		if strings.HasPrefix(lower[loc[0]:], "after") && !order(before, lower[list[len(list)-1].End:]) {
+		if strings.HasPrefix(lower[loc[0]:], "after") && !order(before, window(lower, list[len(list)-1].End)) {
 			continue
 		}
 		for _, m := range list {
@@ -163,16 +163,20 @@ func (c *collector) phrases(line, lower string) {
 func listAt(line string, refs []issueref.Match, pos int) []issueref.Match {
 	var list []issueref.Match
 	for {
-		pos += len(fillerRE.FindString(line[pos:]))
+		pos += len(fillerRE.FindString(window(line, pos)))
 		i := sort.Search(len(refs), func(i int) bool { return refs[i].Start >= pos })
 		if i == len(refs) || refs[i].Start != pos {
 			return list
 		}
 		list = append(list, refs[i])
 		pos = refs[i].End
-		pos += len(sepRE.FindString(line[pos:]))
+		pos += len(sepRE.FindString(window(line, pos)))
 	}
 }
+
+// window is the few bytes after pos that a filler or a separator may
+// span: matching them on the rest of a long line costs its length each time.
+func window(line string, pos int) string { return line[pos:min(len(line), pos+64)] }
 
 // order: "after" here is an order to wait, from the words around it.
 func order(before, after string) bool {
