@@ -66,7 +66,7 @@ export GOMAXPROCS=${GOMAXPROCS:-1}
 # Packages whose own (non-test) code starts no goroutine, uses no channel and holds no lock.
 # PURE are the small ones of them; they share one job (2026-12-07: 18 more joined, -race's
 # compile and link of each test binary saved).
-PURE="internal/plan internal/redact internal/failure internal/nofollow internal/text internal/retry internal/unidiff internal/verdict internal/inputerr internal/waves internal/ledger internal/citriage internal/ready internal/report/decide internal/report/command internal/symbols internal/event internal/record internal/items internal/metrics internal/prbody internal/config internal/explain internal/tracker internal/next"
+PURE="internal/plan internal/redact internal/failure internal/nofollow internal/text internal/retry internal/unidiff internal/verdict internal/inputerr internal/waves internal/ledger internal/citriage internal/ready internal/report/decide internal/report/command internal/symbols internal/event internal/record internal/items internal/metrics internal/prbody internal/config internal/explain internal/tracker internal/next internal/issueref internal/blockers"
 NORACE="internal/git internal/strength $PURE"
 # Packages long enough to be jobs of their own; the rest share two jobs.
 # roadmap-dev's own tests (its eval fetch: go test of a third party's module behind the
@@ -128,7 +128,7 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce|TestRequestsIndependentOfGroups|TestFreshJobManyComments)$' ./internal/faults
 	# The process histories' tests run real roadmap processes: make faults-test plays them.
 	job "tools/faultproc (-race)" 5 $(race) -skip '^(TestProcessSample|TestProcessFindsPending)$' ./tools/faultproc
-	job "the small packages without concurrency" 25 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow ./internal/text ./internal/retry ./internal/unidiff ./internal/verdict ./internal/inputerr ./internal/waves ./internal/ledger ./internal/citriage ./internal/ready ./internal/report/decide ./internal/report/command ./internal/symbols ./internal/event ./internal/record ./internal/items ./internal/metrics ./internal/prbody ./internal/config ./internal/explain ./internal/tracker ./internal/next
+	job "the small packages without concurrency" 25 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow ./internal/text ./internal/retry ./internal/unidiff ./internal/verdict ./internal/inputerr ./internal/waves ./internal/ledger ./internal/citriage ./internal/ready ./internal/report/decide ./internal/report/command ./internal/symbols ./internal/event ./internal/record ./internal/items ./internal/metrics ./internal/prbody ./internal/config ./internal/explain ./internal/tracker ./internal/next ./internal/issueref ./internal/blockers
 }
 # make eval, then the tests that judge its implement report (bin/eval-implement.json): each
 # golden implement case plays once per run, and internal/eval's job skips the test.

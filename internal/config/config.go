@@ -54,6 +54,25 @@ type Config struct {
 	// Alerts are the dashboard's alert thresholds and who they mention
 	// (docs/dashboard.md).
 	Alerts Alerts `yaml:"alerts"`
+	// Blockers say when an item's blockers are met (docs/tracker.md).
+	Blockers Blockers `yaml:"blockers"`
+	// Tracker tunes how a tracker drives its sub-issues (docs/tracker.md).
+	Tracker Tracker `yaml:"tracker"`
+}
+
+// Blockers say when the issues an item waits for are met.
+type Blockers struct {
+	// NotPlannedMet counts a blocker closed as not planned (or as a
+	// duplicate) as met. Off by default: the work the item waits for was not
+	// delivered, so the item keeps waiting and the blocker is named on it.
+	NotPlannedMet bool `yaml:"not_planned_met"`
+}
+
+// Tracker tunes how a tracker drives its sub-issues.
+type Tracker struct {
+	// MaxActive is how many sub-issues of one tracker are active (staged or
+	// implemented, not yet ready) at once, from 1 to 50.
+	MaxActive int `yaml:"max_active"`
 }
 
 // Alerts say when the dashboard issue raises an alert (a comment on it) and
@@ -159,6 +178,10 @@ const (
 	DefaultDayBudgetShare = 0.8
 	// MaxOwners bounds alerts.owners: every alert comment mentions them all.
 	MaxOwners = 20
+	// DefaultTrackerMaxActive is tracker.max_active when unset;
+	// MaxTrackerActive bounds it (each active sub-issue runs its own Jobs).
+	DefaultTrackerMaxActive = 3
+	MaxTrackerActive        = 50
 )
 
 // Model is one tier of the ladder.
@@ -338,6 +361,7 @@ func Default() *Config {
 		Isolation: IsolationAuto,
 		Sandbox:   Sandbox{Network: "loopback"},
 		Alerts:    Alerts{StopsPerDay: DefaultStopsPerDay, DayBudgetShare: DefaultDayBudgetShare},
+		Tracker:   Tracker{MaxActive: DefaultTrackerMaxActive},
 	}
 }
 
@@ -721,6 +745,9 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 	}
 	if err := validateAlerts(file, doc, c.Alerts); err != nil {
 		return err
+	}
+	if n := c.Tracker.MaxActive; n < 1 || n > MaxTrackerActive {
+		return &Error{File: file, Line: lineOf(doc, "tracker", "max_active"), Key: "tracker.max_active", Msg: fmt.Sprintf("must be from 1 to %d", MaxTrackerActive)}
 	}
 	for _, p := range c.Sandbox.UnixSockets {
 		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\n") {

@@ -276,6 +276,9 @@ func TestConfigRejects(t *testing.T) {
 		{"negative day budget share", "alerts:\n  day_budget_share: -0.1\n", "2: alerts.day_budget_share: must be a number from 0 (off) to 1"},
 		{"NaN day budget share", "alerts:\n  day_budget_share: .nan\n", "2: alerts.day_budget_share: must be a number from 0 (off) to 1"},
 		{"unknown alerts key", "alerts:\n  mention: \"@octocat\"\n", "2: alerts.mention: unknown key (known: day_budget_share, owners, stops_per_day)"},
+		{"zero active sub-issues", "tracker:\n  max_active: 0\n", "2: tracker.max_active: must be from 1 to 50"},
+		{"unbounded active sub-issues", "tracker:\n  max_active: 51\n", "2: tracker.max_active: must be from 1 to 50"},
+		{"not planned met not a bool", "blockers:\n  not_planned_met: maybe\n", `2: blockers.not_planned_met: must be true or false, not "maybe"`},
 		{"explicit path that does not exist", "", " does not exist (an explicit --config must name a file)"},
 	}
 	for _, tt := range tests {
@@ -452,6 +455,33 @@ func TestAlerts(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, cfg.Alerts); diff != "" {
 				t.Errorf("alerts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBlockersAndTracker: the blockers' and the tracker's keys, their
+// defaults and the bounds a file may set.
+func TestBlockersAndTracker(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		met       bool
+		active    int
+	}{
+		{"defaults", "", false, 3},
+		{"as written", "blockers:\n  not_planned_met: true\ntracker:\n  max_active: 50\n", true, 50},
+		{"one at a time", "tracker:\n  max_active: 1\n", false, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse("roadmap.yml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Blockers.NotPlannedMet; got != tt.met {
+				t.Errorf("blockers.not_planned_met = %v, want %v", got, tt.met)
+			}
+			if got := cfg.Tracker.MaxActive; got != tt.active {
+				t.Errorf("tracker.max_active = %d, want %d", got, tt.active)
 			}
 		})
 	}

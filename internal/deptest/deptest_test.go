@@ -59,7 +59,13 @@ var allowed = map[string][]string{
 	// Pipeline outcomes across items: a pure function of their state.
 	"internal/metrics": {"internal/items", "internal/record"},
 	// The tracker check reads GitHub through internal/github's domain types only.
-	"internal/tracker": {"internal/github", "internal/text"},
+	"internal/tracker": {"internal/github", "internal/issueref", "internal/text"},
+	// The one grammar of issue references in a person's text: imports
+	// nothing (stdAllowed too).
+	"internal/issueref": {},
+	// What an item's blockers say: a pure decision on the reference
+	// grammar (stdAllowed too).
+	"internal/blockers": {"internal/issueref"},
 	// Claims on units: git refs, the plan's paths as the gates read them,
 	// a holder's run read through the GitHub client, bounds from the record.
 	// The day ledger: comments on the dashboard issue, read through the
@@ -98,6 +104,8 @@ var stdAllowed = map[string][]string{
 	"internal/next":     {"fmt"},
 	"internal/prfix":    {"fmt", "slices", "strings", "time"},
 	"internal/progress": {"fmt", "strings", "time"},
+	"internal/issueref": {"regexp", "strconv", "strings"},
+	"internal/blockers": {"fmt", "maps", "regexp", "slices", "sort", "strconv", "strings"},
 }
 
 type pkg struct {
