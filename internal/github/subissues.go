@@ -42,9 +42,12 @@ type IssueState struct {
 // FullName is the Client's repository as "owner/name".
 func (c *Client) FullName() string { return c.owner + "/" + c.repo }
 
-// issueWire is the part of GitHub's issue object the tracker reads; go-github
-// v66's Issue has no sub_issues_summary.
+// issueWire is the part of GitHub's issue object the tracker and the
+// blockers read; go-github v66's Issue has no sub_issues_summary.
 type issueWire struct {
+	ID            int64  `json:"id"`
+	URL           string `json:"url"`
+	HTMLURL       string `json:"html_url"`
 	Number        int    `json:"number"`
 	Title         string `json:"title"`
 	Body          string `json:"body"`
@@ -60,16 +63,36 @@ type issueWire struct {
 	} `json:"pull_request"`
 }
 
-func (c *Client) toState(w issueWire) IssueState {
-	repo := c.FullName()
-	// repository_url is …/repos/{owner}/{name}: a sub-issue may be in
-	// another repository of the same owner.
+// repoOf is the repository an issue object is in, as "owner/name":
+// repository_url is …/repos/{owner}/{name}, url …/repos/{owner}/{name}/issues/{n}
+// and html_url https://{host}/{owner}/{name}/issues/{n} (a sub-issue or a
+// blocker may be in another repository). "" when none of them reads.
+func repoOf(w issueWire) string {
 	if parts := strings.Split(strings.TrimRight(w.RepositoryURL, "/"), "/"); len(parts) >= 3 && parts[len(parts)-3] == "repos" {
-		repo = parts[len(parts)-2] + "/" + parts[len(parts)-1]
+		return parts[len(parts)-2] + "/" + parts[len(parts)-1]
+	}
+	for _, u := range []string{w.URL, w.HTMLURL} {
+		parts := strings.Split(strings.TrimRight(u, "/"), "/")
+		if k := len(parts); k >= 5 && (parts[k-2] == "issues" || parts[k-2] == "pull") && parts[k-4] != "" && parts[k-3] != "" {
+			return parts[k-4] + "/" + parts[k-3]
+		}
+	}
+	return ""
+}
+
+func (c *Client) toState(w issueWire) IssueState {
+	repo := repoOf(w)
+	if repo == "" {
+		repo = c.FullName()
 	}
 	return IssueState{Repo: repo, Number: w.Number, Title: w.Title, Body: w.Body, State: w.State,
 		StateReason: w.StateReason, SubIssues: w.Summary.Total,
-		Merged: w.PullRequest != nil && w.PullRequest.MergedAt != nil && *w.PullRequest.MergedAt != ""}
+		Merged: w.merged()}
+}
+
+// merged: the issue is a pull request a person merged.
+func (w issueWire) merged() bool {
+	return w.PullRequest != nil && w.PullRequest.MergedAt != nil && *w.PullRequest.MergedAt != ""
 }
 
 // IssueState reads issue n of the Client's repository with its sub-issue
@@ -101,9 +124,24 @@ func (c *Client) IssueState(ctx context.Context, n int) (IssueState, error) {
 //
 // GitHub API docs: https://docs.github.com/rest/issues/sub-issues#list-sub-issues
 func (c *Client) SubIssues(ctx context.Context, n int) ([]IssueState, error) {
+	list, err := c.issueList(ctx, fmt.Sprintf("issues/%d/sub_issues", n))
+	if err != nil {
+		return nil, fmt.Errorf("list sub-issues of issue %d: %w", n, err)
+	}
 	var out []IssueState
+	for _, w := range list {
+		out = append(out, c.toState(w))
+	}
+	return out, nil
+}
+
+// issueList reads every page of 100 of a list of issue objects under the
+// Client's repository (path is after repos/{owner}/{name}/): one request
+// per 100. Each GET is conditional, so an unchanged page is a free 304.
+func (c *Client) issueList(ctx context.Context, path string) ([]issueWire, error) {
+	var out []issueWire
 	for page := 1; ; {
-		u := fmt.Sprintf("repos/%s/%s/issues/%d/sub_issues?per_page=100&page=%d", c.owner, c.repo, n, page)
+		u := fmt.Sprintf("repos/%s/%s/%s?per_page=100&page=%d", c.owner, c.repo, path, page)
 		req, err := c.gh.NewRequest(http.MethodGet, u, nil)
 		if err != nil {
 			return nil, err
@@ -111,11 +149,9 @@ func (c *Client) SubIssues(ctx context.Context, n int) ([]IssueState, error) {
 		var list []issueWire
 		resp, err := c.gh.Do(c.ctx(ctx), req, &list)
 		if err != nil {
-			return nil, fmt.Errorf("list sub-issues of issue %d: %w", n, c.fail(err))
+			return nil, c.fail(err)
 		}
-		for _, w := range list {
-			out = append(out, c.toState(w))
-		}
+		out = append(out, list...)
 		if resp.NextPage == 0 || resp.NextPage <= page {
 			return out, nil
 		}

@@ -44,6 +44,9 @@ var newerFields = map[string]string{
 	"$[].sub_issues_summary": "issue names it; the issue recordings predate sub-issues",
 	"$.parent_issue_url":     "issue names it; the issue recordings predate sub-issues",
 	"$[].parent_issue_url":   "issue names it; the issue recordings predate sub-issues",
+	// Issue dependencies (GitHub, August 2025) came later still.
+	"$.issue_dependencies_summary":   "issue names it; the issue recordings predate issue dependencies",
+	"$[].issue_dependencies_summary": "issue names it; the issue recordings predate issue dependencies",
 }
 
 // headerShapes are the headers compared, with the form their value must

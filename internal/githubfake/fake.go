@@ -40,6 +40,14 @@ type Options struct {
 	// GitHub's limit). A test raises it to read a list past one page of
 	// 100, which GitHub's own limit never lets a parent reach.
 	MaxSubIssues int
+	// MaxBlockedBy is how many issues may block one issue (default 50,
+	// GitHub's limit). A test raises it to read a list past one page of
+	// 100, which GitHub's own limit never lets an issue reach.
+	MaxBlockedBy int
+	// NoIssueDependencies plays a GitHub without issue dependencies (an
+	// older GitHub Enterprise Server): the dependency endpoints answer 404
+	// and issues carry no issue_dependencies_summary.
+	NoIssueDependencies bool
 	// SecondaryLimit is the form of the answer over the secondary limit:
 	// 403 with Retry-After (default), 403 without it, or 429.
 	SecondaryLimit SecondaryLimit

@@ -119,6 +119,21 @@ func (f *Fake) issueNode(is *Issue, sel []gqlField, gqlErr func(typ, msg string)
 				}
 			}
 			obj[k] = out
+		case "issueDependenciesSummary":
+			if f.opts.NoIssueDependencies {
+				return nil, gqlErr("", "Field 'issueDependenciesSummary' doesn't exist on type 'Issue'"), false
+			}
+			sum := f.dependenciesSummary(is)
+			out := map[string]any{}
+			for _, ss := range s.sub {
+				key, ok := map[string]string{"blockedBy": "blocked_by", "blocking": "blocking",
+					"totalBlockedBy": "total_blocked_by", "totalBlocking": "total_blocking"}[ss.name]
+				if !ok {
+					return nil, gqlErr("", fmt.Sprintf("Field '%s' doesn't exist on type 'IssueDependenciesSummary'", ss.name)), false
+				}
+				out[nameOf(ss)] = sum[key]
+			}
+			obj[k] = out
 		default:
 			return nil, gqlErr("", fmt.Sprintf("Field '%s' doesn't exist on type 'Issue'", s.name)), false
 		}

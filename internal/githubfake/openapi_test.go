@@ -65,6 +65,13 @@ var productOps = []specOp{
 	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"},
 	{"GET", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"},
 	{"GET", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments"},
+	// Issue dependencies (issue 48): the product lists an issue's
+	// blockers (NewRequest+Do); tests and people add, remove and list
+	// the other way.
+	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by"},
+	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by"},
+	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by/{issue_id}"},
+	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocking"},
 }
 
 // bodyExceptions are request bodies the description's schema rejects but its
@@ -667,6 +674,99 @@ var apiCases = []apiCase{
 		}
 		must(t)(e.gh.PullRequests.ListReviewComments(e.ctx, "acme", "widgets", n, r.GetID(), nil))
 		e.raw(t, "GET", fmt.Sprintf("/repos/acme/widgets/pulls/%d/reviews/999/comments", n), "")
+	}},
+	{op: productOps[38], statuses: []int{200, 304, 404}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreateIssue(Issue{Title: "blocked"})
+		for i := range 3 {
+			b := e.h.f.CreateIssue(Issue{Title: fmt.Sprintf("blocker %d", i)})
+			if err := e.h.f.AddBlockedBy(n, b); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				e.h.f.CloseIssue(b, "completed")
+			}
+		}
+		// What internal/github sends, through go-github (per_page=100).
+		req, err := e.gh.NewRequest("GET", fmt.Sprintf("repos/acme/widgets/issues/%d/dependencies/blocked_by?per_page=2", n), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []*gogithub.Issue
+		resp, err := e.gh.Do(e.ctx, req, &page)
+		if err != nil || resp.NextPage != 2 || len(page) != 2 || page[0].GetState() != "closed" {
+			t.Fatalf("first page of blockers: %d issues, next %v, %v", len(page), resp, err)
+		}
+		p := fmt.Sprintf("/repos/acme/widgets/issues/%d/dependencies/blocked_by?per_page=2&page=2", n)
+		e.raw(t, "GET", p, "")
+		e.raw(t, "GET", p, "", "If-None-Match", e.lastETag())
+		e.raw(t, "GET", "/repos/acme/widgets/issues/999/dependencies/blocked_by", "")
+	}},
+	{op: productOps[39], statuses: []int{201, 404, 422}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreateIssue(Issue{Title: "blocked"})
+		b, _ := e.h.f.Issue(e.h.f.CreateIssue(Issue{Title: "blocker"}))
+		self, _ := e.h.f.Issue(n)
+		p := fmt.Sprintf("/repos/acme/widgets/issues/%d/dependencies/blocked_by", n)
+		if st := e.raw(t, "POST", p, fmt.Sprintf(`{"issue_id": %d}`, b.ID)); st != 201 {
+			t.Errorf("add a blocker by its id: %d, want 201", st)
+		}
+		for what, body := range map[string]string{
+			"the same blocker twice": fmt.Sprintf(`{"issue_id": %d}`, b.ID),
+			"the issue itself":       fmt.Sprintf(`{"issue_id": %d}`, self.ID),
+			"a string id":            fmt.Sprintf(`{"issue_id": "%d"}`, b.ID),
+			"no id":                  `{}`,
+		} {
+			if st := e.raw(t, "POST", p, body); st != 422 {
+				t.Errorf("%s: %d, want 422", what, st)
+			}
+		}
+		// A cycle other than the one-issue one is not refused: the
+		// blocker blocked by the issue it blocks.
+		if st := e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/dependencies/blocked_by", b.Number),
+			fmt.Sprintf(`{"issue_id": %d}`, self.ID)); st != 201 {
+			t.Errorf("a two-issue cycle: %d, want 201", st)
+		}
+		// GitHub's limit: 50 blockers an issue; the 51st is 422.
+		full := e.h.f.CreateIssue(Issue{Title: "full"})
+		for i := range 50 {
+			if err := e.h.f.AddBlockedBy(full, e.h.f.CreateIssue(Issue{Title: fmt.Sprintf("b%d", i)})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.h.f.AddBlockedBy(full, n); err == nil {
+			t.Error("AddBlockedBy: a 51st blocker was accepted")
+		}
+		if st := e.raw(t, "POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/dependencies/blocked_by", full), fmt.Sprintf(`{"issue_id": %d}`, b.ID)); st != 422 {
+			t.Errorf("a 51st blocker: %d, want 422", st)
+		}
+		if st := e.raw(t, "POST", p, `{"issue_id": 999999}`); st != 404 {
+			t.Errorf("an id no issue has: %d, want 404", st)
+		}
+		e.raw(t, "POST", "/repos/acme/widgets/issues/999/dependencies/blocked_by", fmt.Sprintf(`{"issue_id": %d}`, b.ID))
+	}},
+	{op: productOps[40], statuses: []int{200, 404}, drive: func(t *testing.T, e *apiEnv) {
+		n := e.h.f.CreateIssue(Issue{Title: "blocked"})
+		b := e.h.f.CreateIssue(Issue{Title: "blocker"})
+		e.h.f.AddBlockedBy(n, b)
+		bis, _ := e.h.f.Issue(b)
+		p := fmt.Sprintf("/repos/acme/widgets/issues/%d/dependencies/blocked_by/%d", n, bis.ID)
+		if st := e.raw(t, "DELETE", p, ""); st != 200 {
+			t.Errorf("remove a blocker: %d, want 200", st)
+		}
+		if got, _ := e.h.f.Issue(n); len(got.BlockedBy) != 0 {
+			t.Errorf("after the remove, blocked by %v, want none", got.BlockedBy)
+		}
+		e.raw(t, "DELETE", p, "") // no longer a blocker: 404
+		e.raw(t, "DELETE", fmt.Sprintf("/repos/acme/widgets/issues/%d/dependencies/blocked_by/999999", n), "")
+	}},
+	{op: productOps[41], statuses: []int{200, 404}, drive: func(t *testing.T, e *apiEnv) {
+		b := e.h.f.CreateIssue(Issue{Title: "blocker"})
+		for i := range 2 {
+			if err := e.h.f.AddBlockedBy(e.h.f.CreateIssue(Issue{Title: fmt.Sprintf("blocked %d", i)}), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.raw(t, "GET", fmt.Sprintf("/repos/acme/widgets/issues/%d/dependencies/blocking", b), "")
+		e.raw(t, "GET", "/repos/acme/widgets/issues/999/dependencies/blocking", "")
 	}},
 }
 

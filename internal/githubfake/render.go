@@ -157,6 +157,9 @@ func (f *Fake) issueJSON(base string, is *Issue, single bool) map[string]any {
 		"sub_issues_summary":       f.subIssuesSummary(is),
 		"parent_issue_url":         nil,
 	}
+	if !f.opts.NoIssueDependencies {
+		m["issue_dependencies_summary"] = f.dependenciesSummary(is)
+	}
 	if is.Parent != 0 {
 		m["parent_issue_url"] = fmt.Sprintf("%s/issues/%d", api, is.Parent)
 	}

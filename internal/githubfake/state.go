@@ -31,6 +31,9 @@ type Issue struct {
 	// are this issue's sub-issues, in order (subissues.go).
 	Parent    int   `json:"parent,omitempty"`
 	SubIssues []int `json:"sub_issues,omitempty"`
+	// BlockedBy are the issues this one is blocked by, in the order they
+	// were added (dependencies.go); what it blocks is read from the others.
+	BlockedBy []int `json:"blocked_by,omitempty"`
 }
 
 // Pull is what a pull request adds to its issue.

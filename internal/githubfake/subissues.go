@@ -225,7 +225,8 @@ func (f *Fake) CloseIssue(n int, reason string) error {
 }
 
 // DeleteIssue removes issue n, as deleting it on GitHub does: reading it
-// is 404 from then on, and it leaves its parent's sub-issues.
+// is 404 from then on, it leaves its parent's sub-issues, and it blocks
+// nothing any more.
 func (f *Fake) DeleteIssue(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -240,6 +241,10 @@ func (f *Fake) DeleteIssue(n int) {
 		if ch := f.st.Issues[c]; ch != nil {
 			ch.Parent = 0
 		}
+	}
+	// Its dependencies go with it.
+	for _, o := range f.st.Issues {
+		o.BlockedBy = slices.DeleteFunc(o.BlockedBy, func(b int) bool { return b == n })
 	}
 	delete(f.st.Issues, n)
 }

@@ -22,8 +22,8 @@ type Event struct {
 	ID int64 `json:"id"`
 	// Name is the webhook event: issues, issue_comment, pull_request,
 	// pull_request_review, pull_request_review_comment, push,
-	// workflow_dispatch, repository_dispatch or
-	// schedule.
+	// workflow_dispatch, repository_dispatch, schedule or
+	// issue_dependencies (which starts no run).
 	Name string `json:"name"`
 	// Action is the activity type (labeled, created, opened, synchronize,
 	// submitted, …); for repository_dispatch, the event_type.
@@ -50,6 +50,9 @@ type Event struct {
 	// closed event closed it by merging it.
 	Author string `json:"author,omitempty"`
 	Merged bool   `json:"merged,omitempty"`
+	// Blocking is the blocker of an issue_dependencies event (Number is
+	// the issue it blocks).
+	Blocking int `json:"blocking,omitempty"`
 	// Review and Comment are the review of a pull_request_review event
 	// and the review comment of a pull_request_review_comment event.
 	Review  int64 `json:"review,omitempty"`

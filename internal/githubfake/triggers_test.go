@@ -510,6 +510,25 @@ func TestTriggerRules(t *testing.T) {
 			want: []startedRun{queued("state.yml", "issues", "main", "alice"), queued("state.yml", "issues", "main", "alice")},
 		},
 		{
+			rule: "issue_dependencies is not an event that triggers workflows: a person's blocked-by change starts no run", source: srcEvents,
+			files: map[string]map[string]string{"": {"any.yml": wfOn("  issues:\n  issue_comment:")}},
+			act: func(w *triggerWorld) {
+				n, b := w.issue(w.bot), w.issue(w.bot)
+				is, _ := w.h.f.Issue(b)
+				for _, m := range []string{"POST", "DELETE"} {
+					u := fmt.Sprintf("repos/acme/widgets/issues/%d/dependencies/blocked_by", n)
+					var body any = map[string]any{"issue_id": is.ID}
+					if m == "DELETE" {
+						u, body = fmt.Sprintf("%s/%d", u, is.ID), nil
+					}
+					req, err := w.alice.NewRequest(m, u, body)
+					w.must(err, "request")
+					_, err = w.alice.Do(w.ctx, req, nil)
+					w.must(err, m+" blocked_by")
+				}
+			},
+		},
+		{
 			rule: "a person's merge: a push to the base and a pull_request closed start runs", source: srcEvents + "#running-your-pull_request-workflow-when-a-pull-request-merges",
 			files: map[string]map[string]string{"": {"merged.yml": wfOn("  push:\n    branches: [main]\n  pull_request:\n    types: [closed]")}},
 			act: func(w *triggerWorld) {
