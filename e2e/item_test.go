@@ -790,9 +790,10 @@ func (c *ci) play(ctx context.Context, it *item) {
 		case <-tick.C:
 		}
 		for _, branch := range c.branches {
-			out, err := git(ctx, "-C", it.w.Remote, "rev-parse", "-q", "--verify", "refs/heads/"+branch)
-			sha := strings.TrimSpace(out)
-			if err != nil || sha == "" {
+			// The remote's ref files, read with no process (ten times a
+			// second for the whole scenario).
+			sha := it.w.RemoteHead(branch)
+			if sha == "" {
 				continue
 			}
 			c.mu.Lock()

@@ -84,6 +84,10 @@ type Fake struct {
 	requests   atomic.Int64 // numbers x-github-request-id
 	// parseCache holds parsed workflow files by name and content.
 	parseCache map[[32]byte]workflow
+	// refsSeen is the git remote's refs as gitRefs last listed them, and
+	// refsStamp the ref files' stamp then (refsStamp).
+	refsSeen  map[string]string
+	refsStamp string
 }
 
 type token struct {
