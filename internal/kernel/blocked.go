@@ -46,8 +46,9 @@ type Blocked struct {
 //
 // Not met: the item gets BlockerOptions.Label (unless the issue read shows
 // it already) and item.blocked_by in one record write whose comment says
-// what it waits for and why each refused reference can never be met; the
-// returned Blocked ends the Job. Met: a label and an item.blocked_by an
+// what it waits for and why each refused reference can never be met (the
+// store writes nothing when the comment says so already); the returned
+// Blocked ends the Job. Met: a label and an item.blocked_by an
 // earlier Job left are taken off (no request when there are none).
 func (j *Job) Blockers(ctx context.Context) (*Blocked, error) {
 	o := j.O

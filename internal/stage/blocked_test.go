@@ -21,7 +21,8 @@ import (
 // line naming both blockers, and the check reads with two counted requests
 // (the dependencies, then one query for the body's reference). Once both
 // are closed as completed, the next Job starts: it takes the label and the
-// key off and stages the plan.
+// key off and stages the plan. A Job started while they are still open
+// writes nothing again.
 func TestBlockedItemWaits(t *testing.T) {
 	w := newWorld(t)
 	dep := w.fake.CreateIssue(githubfake.Issue{Title: "Parse greetings", Author: "alice"})
@@ -73,6 +74,19 @@ func TestBlockedItemWaits(t *testing.T) {
 	}
 	if total := len(w.fake.Requests()); total > 6 {
 		t.Errorf("the blocked Job made %d requests, want at most 6: %v", total, counts)
+	}
+
+	// Started again while both are still open (a wake, a label): it waits
+	// again and writes nothing, the label and the record say it already.
+	w.fake.ResetLog()
+	again := w.newJob(soundPlanner("Write the plan for issue"))
+	if res := again.run(context.Background()); res.Failure != string(failure.Blocked) {
+		t.Fatalf("the Job started again: %s (%s), want blocked\n%s", res.Result, res.Failure, again.log.String())
+	}
+	for _, r := range w.fake.Requests() {
+		if r.Method != "GET" && r.Endpoint != "POST /graphql" {
+			t.Errorf("the Job started again wrote: %s %s", r.Method, r.Path)
+		}
 	}
 
 	// Both closed as completed: the next Job starts and stages the plan.
