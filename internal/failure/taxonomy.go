@@ -263,7 +263,7 @@ var table = []Row{
 	},
 	{
 		Class:      Blocked,
-		Recognised: "the runner's typed line class=blocked: at the Job's start (stage or implement), an issue the item waits for (GitHub's issue dependencies, or a \"Blocked by #N\" line in its body) is open, closed as not planned while blockers.not_planned_met is off, or refused (a pull request, an issue roadmap's token cannot read, the item itself); item.blocked_by names the open ones",
+		Recognised: "the runner's typed line class=blocked: at the Job's start (stage or implement), an issue the item waits for (GitHub's issue dependencies, or a \"Blocked by #N\" line in its body) is open, closed as not planned while blockers.not_planned_met is off, or refused (a pull request, an issue roadmap's token cannot read, the item itself); item.blocked_by names them",
 		Action:     ActionWaitWoken,
 		Does:       "wait to be woken: the Job made no model call and took no number; it put roadmap:blocked on the issue and one line naming the blockers (and each refusal's reason) in the record comment; report dispatches nothing; the item starts again when its last blocker is met (a person closes it, or the wake schedule finds it)",
 		Result:     ResultYielded,
