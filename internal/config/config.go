@@ -260,6 +260,10 @@ type Labels struct {
 	// Waiting marks an item that yielded for the day's budget: roadmap wake
 	// lists the items with it.
 	Waiting string `yaml:"waiting"`
+	// Blocked marks an item that waits for its blockers (docs/tracker.md,
+	// "Blockers"): a Job that finds one open puts it on the issue, and the
+	// first Job that finds them met takes it off.
+	Blocked string `yaml:"blocked"`
 }
 
 // Implement tunes the implement loop.
@@ -353,7 +357,7 @@ func Default() *Config {
 		},
 		Checks: Checks{Timeout: 10 * time.Minute},
 		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped",
-			Stop: "roadmap:stop", Waiting: "roadmap:waiting"},
+			Stop: "roadmap:stop", Waiting: "roadmap:waiting", Blocked: "roadmap:blocked"},
 		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6, MaxGroups: DefaultMaxGroups,
 			BaseBranch: "main", CheckReruns: DefaultCheckReruns, TestStrengthFloor: DefaultTestStrengthFloor},
 		Stage:     Stage{Rounds: 3},
@@ -668,7 +672,7 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		key   string
 		value string
 	}{{"stage", c.Labels.Stage}, {"implement", c.Labels.Implement}, {"needs_input", c.Labels.NeedsInput}, {"stopped", c.Labels.Stopped},
-		{"stop", c.Labels.Stop}, {"waiting", c.Labels.Waiting}} {
+		{"stop", c.Labels.Stop}, {"waiting", c.Labels.Waiting}, {"blocked", c.Labels.Blocked}} {
 		n := lookup(doc, "labels", l.key)
 		if strings.TrimSpace(l.value) == "" || (n != nil && n.Tag == "!!null") {
 			return &Error{File: file, Line: lineOf(doc, "labels", l.key), Key: "labels." + l.key, Msg: "must not be empty"}

@@ -88,7 +88,7 @@ func TestParseErrors(t *testing.T) {
 		{"not a mapping", "- a\n- b\n", 1, "", "mapping"},
 		{"first problem in the file's order", "budgets:\n  step: {turns: many}\nmodles: []\n", 2, "budgets.step.turns", `must be an integer, not "many"`},
 		{"a scalar for a mapping", "budgets:\n  step: 5\n", 2, "budgets.step", "must be a mapping, not 5"},
-		{"unknown label lists every label", "labels:\n  stopp: x\n", 2, "labels.stopp", "(known: implement, needs_input, stage, stop, stopped, waiting)"},
+		{"unknown label lists every label", "labels:\n  stopp: x\n", 2, "labels.stopp", "(known: blocked, implement, needs_input, stage, stop, stopped, waiting)"},
 		{"isolation with no value", "isolation:\n", 1, "isolation", `"" is not auto, user or none`},
 		{"duration out of range", "checks:\n  timeout: 9999999999h\n", 2, "checks.timeout", "into time.Duration"},
 		{"alias that holds itself", "checks:\n  commands: &c [make, *c]\n", 2, "", "alias *c refers to its own value"},

@@ -30,6 +30,9 @@ type Output struct {
 	Group   int    `json:"group"`
 	// PR is stage.pr, the pull request the item works on (0: none yet).
 	PR int `json:"pr"`
+	// BlockedBy is item.blocked_by: the open blockers the item waits for
+	// ("#12, acme/lib#4"; "" when none).
+	BlockedBy string `json:"blocked_by"`
 	// Spend is implement.spend, the item's sum over every Job.
 	Spend record.Spend `json:"spend"`
 	// Requests sums the counted GitHub requests of every Job in Jobs.
@@ -71,6 +74,7 @@ const (
 	WaitsStage        = "stage"        // plan_wrong: the plan goes back for an amendment
 	WaitsReviewer     = "reviewer"     // ready: the PR waits for review
 	WaitsReport       = "report"       // the last Job wrote no result: report classifies it
+	WaitsBlockers     = "blockers"     // blocked: the item waits for its open blockers
 )
 
 // Waits says who or what the item waits for, and on what.
@@ -123,6 +127,13 @@ func FromRecord(issue int, title string, rec *record.Record) Output {
 		if w, ok := stageWaits(rec, stageJobs); ok {
 			out.Waits = w
 		}
+	}
+	if b, ok := rec.BlockedBy(); ok && b != "" {
+		// The last Job to start found them open: nothing runs until they
+		// are met, whatever the Job before it left.
+		out.BlockedBy = b
+		out.Waits = Waits{Who: WaitsBlockers, What: fmt.Sprintf(
+			"waiting for %s: stage and implement start once every blocker is closed as completed", b)}
 	}
 	return out
 }

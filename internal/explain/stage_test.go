@@ -30,6 +30,14 @@ func TestExplainStage(t *testing.T) {
 		}
 		return rec
 	}
+	blocked := func(rec *record.Record, refs string) *record.Record {
+		var ch record.Changes
+		ch.SetBlockedBy(refs)
+		if err := rec.Apply(ch); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
 	tests := []struct {
 		name     string
 		rec      *record.Record
@@ -50,6 +58,8 @@ func TestExplainStage(t *testing.T) {
 			WaitsPerson, "stage stopped on budget_exhausted"},
 		{"yielded", build("", []record.JobOutcome{{Job: 1, RunID: 5, Result: record.ResultYielded, Failure: "transient"}}, ""),
 			WaitsContinuation, "stage continuation resumes after round 2"},
+		{"blocked", blocked(build("staged", []record.JobOutcome{{Job: 1, RunID: 5, Result: record.ResultStaged}}, ""), "#12, acme/lib#4"),
+			WaitsBlockers, "waiting for #12, acme/lib#4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

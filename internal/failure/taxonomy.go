@@ -25,6 +25,10 @@ const (
 	// ClaimWait: a live Job of another item holds a claim on a unit this
 	// item's plan changes (docs/claims.md); this one holds nothing and waits.
 	ClaimWait Class = "claim_wait"
+	// Blocked: an issue the item waits for (GitHub's issue dependencies,
+	// or a "Blocked by #N" line in its body) is not met; the Job started
+	// nothing (docs/tracker.md, "Blockers").
+	Blocked Class = "blocked"
 	// Unisolated: no OS boundary for model-written commands could be set
 	// up, and the configuration did not say `isolation: none`.
 	Unisolated Class = "unisolated"
@@ -254,6 +258,14 @@ var table = []Row{
 		Recognised: "the runner's typed line class=claim_wait: a live Job of another item holds a claim (refs/roadmap/claims/<unit>) on a unit this item's plan changes; item.waiting_for names that item",
 		Action:     ActionWaitWoken,
 		Does:       "wait to be woken: the Job gave back every claim it took and ran no group; when the item it waits for ends (ready, stopped, returned) and gives its claims back, that item's report dispatches this one's next Job",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      Blocked,
+		Recognised: "the runner's typed line class=blocked: at the Job's start (stage or implement), an issue the item waits for (GitHub's issue dependencies, or a \"Blocked by #N\" line in its body) is open, closed as not planned while blockers.not_planned_met is off, or refused (a pull request, an issue roadmap's token cannot read, the item itself); item.blocked_by names them",
+		Action:     ActionWaitWoken,
+		Does:       "wait to be woken: the Job made no model call and took no number; it put roadmap:blocked on the issue and one line naming the blockers (and each refusal's reason) in the record comment; report dispatches nothing; the item starts again when its last blocker is met (a person closes it, or the wake schedule finds it)",
 		Result:     ResultYielded,
 		Automatic:  true,
 	},

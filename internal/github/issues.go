@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -22,6 +23,11 @@ type Issue struct {
 	UpdatedAt time.Time
 	// Comments is how many comments the issue has, as GitHub counts them.
 	Comments int
+	// DependenciesKnown: GitHub said how many issues block this one
+	// (issue_dependencies_summary), BlockedByTotal, open and closed. A
+	// GitHub without issue dependencies says nothing: read BlockedBy to know.
+	DependenciesKnown bool
+	BlockedByTotal    int
 }
 
 // Comment is an issue comment.
@@ -71,11 +77,25 @@ func (c *Client) GetComment(ctx context.Context, id int64) (Comment, error) {
 //
 // GitHub API docs: https://docs.github.com/rest/issues/issues#get-an-issue
 func (c *Client) Issue(ctx context.Context, n int) (Issue, error) {
-	is, _, err := c.gh.Issues.Get(c.ctx(ctx), c.owner, c.repo, n)
-	if err = c.fail(err); err != nil {
-		return Issue{}, fmt.Errorf("get issue %d: %w", n, err)
+	req, err := c.gh.NewRequest(http.MethodGet, fmt.Sprintf("repos/%s/%s/issues/%d", c.owner, c.repo, n), nil)
+	if err != nil {
+		return Issue{}, err
 	}
-	return toIssue(is), nil
+	// go-github v66's Issue has no issue_dependencies_summary.
+	var w struct {
+		gogithub.Issue
+		Deps *struct {
+			TotalBlockedBy int `json:"total_blocked_by"`
+		} `json:"issue_dependencies_summary"`
+	}
+	if _, err := c.gh.Do(c.ctx(ctx), req, &w); err != nil {
+		return Issue{}, fmt.Errorf("get issue %d: %w", n, c.fail(err))
+	}
+	is := toIssue(&w.Issue)
+	if w.Deps != nil {
+		is.DependenciesKnown, is.BlockedByTotal = true, w.Deps.TotalBlockedBy
+	}
+	return is, nil
 }
 
 // Comments lists every comment of issue n, oldest first (all pages).

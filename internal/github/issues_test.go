@@ -27,7 +27,8 @@ func TestIssue(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Issue: %v", err)
 	}
-	want := Issue{Number: n, Title: "Add backoff", Body: "Please add backoff.", State: "open", Labels: []string{"roadmap:stage"}, Author: "alice"}
+	want := Issue{Number: n, Title: "Add backoff", Body: "Please add backoff.", State: "open", Labels: []string{"roadmap:stage"}, Author: "alice",
+		DependenciesKnown: true}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Issue{}, "UpdatedAt")); diff != "" {
 		t.Errorf("Issue (-want +got):\n%s", diff)
 	}
@@ -56,6 +57,24 @@ func TestIssue(t *testing.T) {
 
 	if _, err := e.c.Issue(ctx, 999); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Issue(999): err = %v, want ErrNotFound", err)
+	}
+
+	// issue_dependencies_summary: how many block it, open and closed (the
+	// blockers check reads none when there are none).
+	b := e.fake.CreateIssue(githubfake.Issue{Title: "Parser", Author: "alice"})
+	if err := e.fake.AddBlockedBy(n, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fake.CloseIssue(b, "completed"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.c.Issue(ctx, n); err != nil || !got.DependenciesKnown || got.BlockedByTotal != 1 {
+		t.Errorf("blocked by a closed issue: known %v, total %d, err %v; want true, 1", got.DependenciesKnown, got.BlockedByTotal, err)
+	}
+	old := newEnv(t, githubfake.Options{NoIssueDependencies: true})
+	m := old.fake.CreateIssue(githubfake.Issue{Title: "Add backoff", Author: "alice"})
+	if got, err := old.c.Issue(ctx, m); err != nil || got.DependenciesKnown {
+		t.Errorf("a GitHub without issue dependencies: known %v, err %v; want false", got.DependenciesKnown, err)
 	}
 }
 

@@ -102,7 +102,8 @@ type runner struct {
 	merge mergeState
 
 	// unlabelled, when set, is how a Job ended whose trigger label a
-	// person removed before it started: it wrote nothing (people.go).
+	// person removed before it started: it wrote nothing (people.go); or
+	// one whose blockers are not met: it wrote only that (Job.Blockers).
 	unlabelled *Result
 
 	// shown is the PR comment's checklist and now line between marks
@@ -163,6 +164,18 @@ func (r *runner) start(ctx context.Context) error {
 		return nil
 	}
 	if res, gone := r.unlabelledEnd(ctx); gone {
+		r.unlabelled = &res
+		return nil
+	}
+	b, err := j.Blockers(ctx)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		// An open blocker: no number, no model call (people.go's ends).
+		res := Result{Result: record.ResultYielded, Failure: string(failure.Blocked), Reason: j.Wait(ctx, b), Spend: j.Total(),
+			RecordComment: j.RC.ID}
+		r.outputs(res)
 		r.unlabelled = &res
 		return nil
 	}

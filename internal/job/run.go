@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/agent"
+	"github.com/roadmap-dev/roadmap/internal/blockers"
 	"github.com/roadmap-dev/roadmap/internal/gates"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/kernel"
@@ -27,6 +28,7 @@ func (k *Kit) JobOptions() kernel.Options {
 		MaxOutput: cfg.Models[0].MaxOutput, Window: int64(cfg.Models[0].InputWindow),
 		Deadline: s.Deadline, Clock: s.Clock, Unisolated: k.Unisolated, IsolationNote: k.IsolationNote(),
 		Log: s.Log, Trace: k.Trace, Mask: k.Masker.Mask, SetOutput: s.SetOutput,
+		Blockers: kernel.BlockerOptions{Label: cfg.Labels.Blocked, Met: blockers.Options{NotPlannedMet: cfg.Blockers.NotPlannedMet}},
 	}
 }
 

@@ -77,6 +77,9 @@ type Options struct {
 	SetOutput func(name, value string)
 	// Marker is the PR comment's marker line (default: Phase.Marker).
 	Marker string
+	// Blockers is the check of the item's blockers at the Job's start
+	// (Job.Blockers; off when its Label is "").
+	Blockers BlockerOptions
 	// MarkInterval is the least time between two writes of the record for
 	// marks that may wait (MarkDue; default DefaultMarkInterval).
 	MarkInterval time.Duration

@@ -181,6 +181,10 @@ func (r *Record) JSON(k Key) (json.RawMessage, bool) {
 // StoppedBy returns item.stopped_by: the person who stopped the item.
 func (r *Record) StoppedBy() (string, bool) { return r.str(KeyItemStoppedBy) }
 
+// BlockedBy returns item.blocked_by: the open blockers the item waits for
+// ("#12, acme/lib#4").
+func (r *Record) BlockedBy() (string, bool) { return r.str(KeyItemBlockedBy) }
+
 // WaitingFor returns item.waiting_for: the issue whose claim this item waits for.
 func (r *Record) WaitingFor() (int, bool) { return r.count(KeyItemWaitingFor) }
 

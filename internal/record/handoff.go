@@ -10,6 +10,12 @@ func (c *Changes) SetStoppedBy(login string) {
 	c.set(KeyItemStoppedBy, fitHead(joinLines(login), MaxLine))
 }
 
+// SetBlockedBy sets item.blocked_by to the open blockers, as a person
+// writes them (one line, cut at MaxLine).
+func (c *Changes) SetBlockedBy(refs string) {
+	c.set(KeyItemBlockedBy, fitHead(joinLines(refs), MaxLine))
+}
+
 // SetWaitingFor sets item.waiting_for to the issue whose claim this item waits for.
 func (c *Changes) SetWaitingFor(issue int) { c.set(KeyItemWaitingFor, strconv.Itoa(issue)) }
 

@@ -84,6 +84,11 @@ const (
 	// plan changes made its Job wait (internal/claims): when that item gives
 	// its claims back, report dispatches this one again.
 	KeyItemWaitingFor Key = "item.waiting_for"
+	// KeyItemBlockedBy is the open blockers a Job found at its start, as a
+	// person writes them ("#12, acme/lib#4"): the item waits for them
+	// (class blocked, docs/tracker.md "Blockers"); deleted by the first Job
+	// that finds them met.
+	KeyItemBlockedBy Key = "item.blocked_by"
 	// KeyImplementParallelism is the parallelism the scoped checks run with
 	// (GOMAXPROCS, go test -p): set after an oom, so the continuation's checks
 	// use less memory.
@@ -127,6 +132,7 @@ func AllKeys() []Key {
 		KeyImplementTier,
 		KeyImplementTrace,
 		KeyImplementWIP,
+		KeyItemBlockedBy,
 		KeyItemStoppedBy,
 		KeyItemWaitingFor,
 		KeyItemWakeAt,
@@ -269,6 +275,8 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindText, bound: MaxCheckLog, what: "plan findings (text, a JSON string when it spans lines)"}, true
 	case KeyItemStoppedBy:
 		return spec{kind: kindLine, bound: MaxLine, what: "a login (one line of text)"}, true
+	case KeyItemBlockedBy:
+		return spec{kind: kindLine, bound: MaxLine, what: "issue references (one line, e.g. #12, acme/lib#4)"}, true
 	case KeyItemWaitingFor:
 		return spec{kind: kindCount, what: "an issue number (an integer >= 1)"}, true
 	case KeyItemWakeAt:

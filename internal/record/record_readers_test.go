@@ -63,6 +63,7 @@ func readers() map[Key]reader {
 		KeyItemStoppedBy:           {fn: "report.(*reporter).decided"},
 		KeyItemWakeAt:              {fn: "report.waitingFrom"},
 		KeyItemWaitingFor:          {fn: "report.ClaimWaiters"},
+		KeyItemBlockedBy:           {fn: "kernel.(*Job).unblock"},
 		KeyImplementParallelism:    {fn: "implement.(*runner).parallelism"},
 		KeyImplementReview:         {fn: "report.(*reporter).personDismiss"},
 		KeyImplementStrength:       {fn: "implement.(*runner).publishGroup"},

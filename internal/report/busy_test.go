@@ -12,7 +12,9 @@ import (
 // for stage: no request (the record is not even read), no write, no
 // dispatch, action none. The holder's report carries the item on. A Job
 // a reopening started on an item no closing held (not_held) is left the
-// same way: the item goes on as its record says (here: ready stays ready).
+// same way: the item goes on as its record says (here: ready stays ready);
+// and so is a Job that found an open blocker (blocked: it wrote the label
+// and item.blocked_by itself; nothing is dispatched until they are met).
 func TestReportLeavesBusy(t *testing.T) {
 	for _, tc := range []struct {
 		phase  string
@@ -22,6 +24,8 @@ func TestReportLeavesBusy(t *testing.T) {
 		{PhaseImplement, failure.Busy, "the implement Job of run 9001 holds the item's lease (its run 9001 is in_progress): this Job leaves the item to it"},
 		{PhaseStage, failure.Busy, "the implement Job of run 9001 holds the item's lease (its run 9001 is in_progress): this Job leaves the item to it"},
 		{PhaseImplement, failure.NotHeld, "started by a person's reopening, but no closing held the item (its last Job's class: none): nothing to resume"},
+		{PhaseImplement, failure.Blocked, "waiting for #12, acme/lib#4: stage and implement start when they are closed as completed"},
+		{PhaseStage, failure.Blocked, "waiting for #12: stage and implement start when they are closed as completed"},
 	} {
 		t.Run(tc.phase+" "+string(tc.class), func(t *testing.T) {
 			e := newEnv(t)

@@ -35,7 +35,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if o.Phase == PhaseStage {
 		run = r.runStage
 	}
-	if o.Result == string(record.ResultYielded) && (o.Failure == string(failure.Busy) || o.Failure == string(failure.NotHeld)) {
+	if o.Result == string(record.ResultYielded) && (o.Failure == string(failure.Busy) || o.Failure == string(failure.NotHeld) || o.Failure == string(failure.Blocked)) {
 		run = r.leave
 	}
 	err := run(ctx)
@@ -70,14 +70,19 @@ type reporter struct {
 // leave reports a Job that did nothing: it found a live Job holding the
 // item's lease (busy; the holder's own report decides what follows), or it
 // was started by a reopening with no closing to lift (not_held; the item
-// goes on as its record says). It made no mark and took no number, so
+// goes on as its record says), or it found an open blocker (blocked: it
+// wrote the label and item.blocked_by itself, and the item starts again
+// when its blockers are met). It made no mark and took no number, so
 // report reads nothing, writes nothing and dispatches nothing.
 func (r *reporter) leave(context.Context) error {
 	r.out.Result, r.out.Class, r.out.Action = r.o.Result, failure.Class(r.o.Failure), ActionNone
 	r.out.Reason = r.o.Mask(r.o.Reason)
 	what := "left the item to the Job holding its lease"
-	if r.out.Class == failure.NotHeld {
+	switch r.out.Class {
+	case failure.NotHeld:
 		what = "found no closing to resume from"
+	case failure.Blocked:
+		what = "found the item's blockers open"
 	}
 	r.logf("report: issue #%d: the Job %s (%s): nothing to do", r.o.Issue, what, r.out.Reason)
 	return nil

@@ -121,6 +121,9 @@ type runner struct {
 
 	// pendingRound holds a clean round's marks: they ride with the staged mark.
 	pendingRound record.Changes
+	// blocked, when set, is what the item waits for: the Job ends at its
+	// start (kernel.Job.Blockers).
+	blocked *kernel.Blocked
 	// pushed is the last round this Job pushed itself. A round an earlier
 	// Job pushed may have its draft PR and comment already (that Job lost
 	// its staged mark): only a PR for a round of this Job is surely new.
@@ -149,6 +152,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		return res, nil
 	}
+	if r.blocked != nil {
+		// An open blocker: no number, no model call; report dispatches nothing.
+		res := Result{Result: ResultYielded, Failure: string(failure.Blocked), Reason: r.j.Wait(ctx, r.blocked), Findings: []plan.Finding{},
+			Spend: r.j.Total(), RecordComment: r.j.RC.ID}
+		for k, v := range map[string]string{"result": res.Result, "failure": res.Failure, "spend": spendJSON(res.Spend), "job": "0",
+			"record_comment": intOutput(int(res.RecordComment))} {
+			o.SetOutput(k, v)
+		}
+		return res, nil
+	}
 	end := r.plan(ctx)
 	return r.finish(ctx, end), nil
 }
@@ -163,6 +176,9 @@ func (r *runner) start(ctx context.Context) error {
 	r.j = j
 	if j.Busy != nil {
 		return nil
+	}
+	if r.blocked, err = j.Blockers(ctx); err != nil || r.blocked != nil {
+		return err
 	}
 	r.pr, _ = j.Rec.StagePR()
 	if st, _ := j.Rec.StageState(); st == StateReturned {

@@ -51,7 +51,8 @@ func ActionFor(c failure.Class) Action {
 		return Ask
 	case failure.ActionLeave, failure.ActionWaitWoken:
 		// claim_wait: the item that holds the claim wakes this one when it
-		// gives it back (ClaimWaiters); nothing is dispatched now.
+		// gives it back (ClaimWaiters); blocked: the item starts again when
+		// its last blocker is met. Nothing is dispatched now.
 		return None
 	case failure.ActionHold, failure.ActionSkip:
 		// pr_closed, issue_closed: the Job's last mark put the note on the

@@ -33,6 +33,7 @@ func TestActionFor(t *testing.T) {
 		failure.TestsWeak:          Stop,
 		failure.Busy:               None,
 		failure.ClaimWait:          None,
+		failure.Blocked:            None,
 		failure.PRClosed:           None,
 		failure.IssueClosed:        None,
 		failure.LabelRemoved:       None,

@@ -1,0 +1,46 @@
+package implement_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/failure"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// TestImplementJobBlocked: an implement Job starts through the same check
+// as stage's (TestBlockedItemWaits, internal/stage): an item GitHub's issue
+// dependencies say an open issue blocks ends yielded, class blocked, with
+// no model call, no number and no line in implement.jobs; the outputs say
+// so for report, the issue has roadmap:blocked and the record
+// item.blocked_by.
+func TestImplementJobBlocked(t *testing.T) {
+	w := newWorld(t, 1, "")
+	blocker := w.fake.CreateIssue(githubfake.Issue{Title: "Parse greetings", Author: "alice"})
+	if err := w.fake.AddBlockedBy(w.issue, blocker); err != nil {
+		t.Fatal(err)
+	}
+	j := w.newJob(w.conversations())
+	res := j.run()
+	if res.Result != record.ResultYielded || res.Failure != string(failure.Blocked) {
+		t.Fatalf("result %s/%s (%s), want yielded/blocked\n%s", res.Result, res.Failure, res.Reason, j.log.String())
+	}
+	if calls := len(j.model.Requests()); calls != 0 {
+		t.Errorf("%d model calls, want none", calls)
+	}
+	if j.outputs["failure"] != string(failure.Blocked) || j.outputs["result"] != string(record.ResultYielded) {
+		t.Errorf("outputs %v, want result yielded, failure blocked", j.outputs)
+	}
+	if !slices.Contains(w.fake.Labels(w.issue), "roadmap:blocked") {
+		t.Errorf("labels %v; want roadmap:blocked", w.fake.Labels(w.issue))
+	}
+	rec := w.record()
+	if got, _ := rec.BlockedBy(); got != fmt.Sprintf("#%d", blocker) {
+		t.Errorf("item.blocked_by %q, want #%d", got, blocker)
+	}
+	if jobs, _ := rec.Jobs(); len(jobs) != 0 {
+		t.Errorf("implement.jobs %v; a blocked Job takes no number", jobs)
+	}
+}
