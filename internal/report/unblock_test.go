@@ -13,13 +13,17 @@ import (
 
 // blockedItem is an item a Job of phase left waiting for blockers: its
 // record has the Job's yielded line and item.blocked_by; its body is body.
+// Phase "plan" is an item whose plan was approved and no Job has a line for.
 func (e *env) blockedItem(t *testing.T, phase, body, blockedBy string) int {
 	t.Helper()
 	var ch record.Changes
 	line := []record.JobOutcome{{Job: 1, RunID: 9001, Result: record.ResultYielded, Failure: "blocked"}}
-	if phase == PhaseStage {
+	switch phase {
+	case PhaseStage:
 		ch.SetStageJobs(line)
-	} else {
+	case "plan":
+		ch.SetStagePlan("openspec/changes/add-backoff")
+	default:
 		ch.SetAttempt(1)
 		ch.SetJobs(line)
 	}
@@ -74,32 +78,35 @@ func (e *env) blockedBy(t *testing.T, issue, blocker int) {
 	}
 }
 
-// TestUnblockedStartsItself: B (stage) and G (implement) wait for A through
-// GitHub's dependencies; D waits for E (a dependency) and F (its body).
+// TestUnblockedStartsItself: B (stage), G (implement) and H (a plan, no
+// Job line) wait for A through GitHub's dependencies; D waits for E (a dependency) and F (its body).
 // While A is open nothing starts, and each waiting item costs at most 2
-// counted requests besides the one list. A closed as completed: B and G get
-// their next Job (stage; implement Job 2) and lose the label; D waits. A
+// counted requests besides the one list. A closed as completed: B, G and H
+// get their next Job (stage; implement Job 2; implement Job 1) and lose the
+// label; D waits. A
 // second wake dispatches nothing.
 func TestUnblockedStartsItself(t *testing.T) {
 	e := newEnv(t)
 	a := e.fake.CreateIssue(githubfake.Issue{Title: "A", Author: "maintainer"})
 	b := e.blockedItem(t, PhaseStage, "Needs A's change.\n", "#"+itoa(a))
 	g := e.blockedItem(t, PhaseImplement, "Also needs A.\n", "#"+itoa(a))
+	h := e.blockedItem(t, "plan", "Planned; needs A.\n", "#"+itoa(a))
 	ei := e.fake.CreateIssue(githubfake.Issue{Title: "E", Author: "maintainer"})
 	f := e.fake.CreateIssue(githubfake.Issue{Title: "F", Author: "maintainer"})
 	d := e.blockedItem(t, PhaseStage, "Blocked by #"+itoa(f)+".\n", "#"+itoa(ei)+", #"+itoa(f))
 	e.blockedBy(t, b, a)
 	e.blockedBy(t, g, a)
+	e.blockedBy(t, h, a)
 	e.blockedBy(t, d, ei)
 
 	out, log := e.unblock(t)
 	if out.Dispatched != 0 || len(e.fake.Dispatches()) != 0 {
 		t.Fatalf("with A open: %d dispatched\n%s", out.Dispatched, log)
 	}
-	// The list, then B 1 and G 1 (their dependencies), D 2 (its dependencies
-	// and its body's F).
-	if out.Requests != 5 {
-		t.Errorf("3 waiting items cost %d counted requests, want 5 (1 list + at most 2 each)\n%s", out.Requests, log)
+	// The list, then B, G and H 1 each (their dependencies), D 2 (its
+	// dependencies and its body's F).
+	if out.Requests != 6 {
+		t.Errorf("4 waiting items cost %d counted requests, want 6 (1 list + at most 2 each)\n%s", out.Requests, log)
 	}
 	if !strings.Contains(log, "waiting for #"+itoa(a)) || !strings.Contains(log, "waiting for #"+itoa(ei)+", #"+itoa(f)) {
 		t.Errorf("the log does not say what each item waits for:\n%s", log)
@@ -109,14 +116,14 @@ func TestUnblockedStartsItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, log = e.unblock(t)
-	want := []string{itoa(b) + "/stage", itoa(g) + "/implement/2"}
+	want := []string{itoa(b) + "/stage", itoa(g) + "/implement/2", itoa(h) + "/implement/1"}
 	if diff := cmp.Diff(want, e.dispatched(0)); diff != "" {
 		t.Errorf("dispatched (issue/phase/attempt) (-want +got):\n%s\n%s", diff, log)
 	}
-	if out.Dispatched != 2 {
-		t.Errorf("Dispatched = %d, want 2", out.Dispatched)
+	if out.Dispatched != 3 {
+		t.Errorf("Dispatched = %d, want 3", out.Dispatched)
 	}
-	for _, n := range []int{b, g} {
+	for _, n := range []int{b, g, h} {
 		if e.hasLabel(n, DefaultBlockedLabel) {
 			t.Errorf("issue %d keeps %s after its dispatch", n, DefaultBlockedLabel)
 		}
@@ -129,8 +136,8 @@ func TestUnblockedStartsItself(t *testing.T) {
 	}
 
 	out, log = e.unblock(t)
-	if out.Dispatched != 0 || len(e.fake.Dispatches()) != 2 {
-		t.Errorf("a second wake dispatched again: %v\n%s", e.dispatched(2), log)
+	if out.Dispatched != 0 || len(e.fake.Dispatches()) != 3 {
+		t.Errorf("a second wake dispatched again: %v\n%s", e.dispatched(3), log)
 	}
 	if out.Requests != 3 {
 		t.Errorf("a second wake with D waiting cost %d counted requests, want 3 (1 list + 2)\n%s", out.Requests, log)
@@ -215,7 +222,7 @@ func TestDependencyCycleRefused(t *testing.T) {
 			t.Errorf("after a second wake issue %d has %d cycle comments, want 1", n, count(n))
 		}
 	}
-	if w := e.fake.CountByEndpoint()["PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"]; w != 0 {
+	if w := e.fake.CountByEndpoint()["PATCH /repos/{owner}/{repo}/issues/comments/{id}"]; w != 0 {
 		t.Errorf("a second wake edited %d comments, want none", w)
 	}
 	if out.Requests > 1+2*2 {
