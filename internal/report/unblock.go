@@ -10,17 +10,12 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/blockers"
 	"github.com/roadmap-dev/roadmap/internal/github"
-	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/recordstore"
 )
 
 // DefaultBlockedLabel is the label of an item that waits for its blockers
 // (labels.blocked in the configuration).
 const DefaultBlockedLabel = "roadmap:blocked"
-
-// KeyItemBlockedBy is the record key naming what a waiting item waits for
-// ("#12, owner/repo#4"), written by the Job that yielded blocked.
-const KeyItemBlockedBy record.Key = "item.blocked_by"
 
 // CycleMarker marks the comment roadmap keeps on each issue of a dependency
 // cycle among waiting items: written once, the same on every wake.

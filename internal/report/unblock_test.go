@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/items"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
@@ -17,13 +19,15 @@ import (
 func (e *env) blockedItem(t *testing.T, phase, body, blockedBy string) int {
 	t.Helper()
 	var ch record.Changes
-	line := []record.JobOutcome{{Job: 1, RunID: 9001, Result: record.ResultYielded, Failure: "blocked"}}
+	line := []record.JobOutcome{{Job: 1, RunID: 9001, Result: record.ResultYielded, Failure: items.BlockedClass}}
 	switch phase {
 	case PhaseStage:
 		ch.SetStageJobs(line)
 	case "plan":
 		ch.SetStagePlan("openspec/changes/add-backoff")
 	default:
+		ch.SetResult(record.ResultYielded)
+		ch.SetFailure(items.BlockedClass)
 		ch.SetAttempt(1)
 		ch.SetJobs(line)
 	}
@@ -36,9 +40,10 @@ func (e *env) blockedItem(t *testing.T, phase, body, blockedBy string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text = strings.Replace(text, "\n-->", "\n"+string(KeyItemBlockedBy)+": "+blockedBy+"\n-->", 1)
-	if rec, err := record.Parse(text); err != nil || !rec.Has(KeyItemBlockedBy) {
-		t.Fatalf("the record does not hold %s (%v):\n%s", KeyItemBlockedBy, err, text)
+	// As the Job writes it: a value that starts with "#" is a JSON string.
+	text = strings.Replace(text, "\n-->", "\n"+string(items.KeyBlockedBy)+": "+strconv.Quote(blockedBy)+"\n-->", 1)
+	if rec, err := record.Parse(text); err != nil || items.Of(1, "", rec).BlockedBy != blockedBy {
+		t.Fatalf("the record does not hold %s %q (%v):\n%s", items.KeyBlockedBy, blockedBy, err, text)
 	}
 	n := e.fake.CreateIssue(githubfake.Issue{Title: "waits", Body: body, Author: "maintainer", Labels: []string{DefaultBlockedLabel}})
 	if _, err := e.fake.AddComment(n, github.DefaultIdentity, text); err != nil {
@@ -183,7 +188,7 @@ func TestUnblockOrderRespectsDependencies(t *testing.T) {
 // keeps, and a second wake writes nothing new.
 func TestDependencyCycleRefused(t *testing.T) {
 	e := newEnv(t)
-	x := e.blockedItem(t, PhaseStage, "X.\n", "#?")
+	x := e.blockedItem(t, PhaseStage, "X.\n", "#2")
 	y := e.blockedItem(t, PhaseStage, "Blocked by #"+itoa(x)+".\n", "#"+itoa(x))
 	e.blockedBy(t, x, y)
 
