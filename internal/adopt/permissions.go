@@ -106,9 +106,13 @@ var verbCalls = map[string][]Call{
 	// ledger, dispatches them and takes their waiting label off. The wake
 	// action's refresh-dashboard step (roadmap dashboard refresh) lists
 	// every record comment, reads and writes the dashboard issue's body, and
-	// posts and edits its alert comments.
+	// posts and edits its alert comments. Its unblock (report.Unblock)
+	// reads each blocked item's issue dependencies and the states of its
+	// body's references (one GraphQL query), and keeps a cycle's comment.
 	"wake": {
 		{"GET " + repo + "/issues", issuesRead},
+		{"GET " + repo + "/issues/{n}/dependencies/blocked_by", issuesRead},
+		{"POST /graphql", issuesRead},
 		{"GET " + repo + "/issues/{n}/comments", issuesRead},
 		{"POST " + repo + "/actions/workflows/{workflow}/dispatches", actionsWrite},
 		{"DELETE " + repo + "/issues/{n}/labels/{name}", issuesWrite},

@@ -47,7 +47,7 @@ type action struct {
 // roadmapAction matches a step's use of one of roadmap's verb actions.
 // Inside the reusable workflows they are roadmap's checkout at the pinned
 // commit (./.roadmap-run/roadmap, docs/install.md "A pin pins everything").
-var roadmapAction = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./(?:\.roadmap-run/roadmap/)?)actions/(stage|implement|report|checks|eval-dashboard|eval)(?:@|$)`)
+var roadmapAction = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./(?:\.roadmap-run/roadmap/)?)actions/(stage|implement|report|checks|eval-dashboard|eval|wake)(?:@|$)`)
 
 // reusable matches a job's call of one of roadmap's reusable workflows.
 var reusable = regexp.MustCompile(`^(?:roadmap-dev/roadmap/|\./)\.github/workflows/([a-z-]+\.yml)(?:@|$)`)
@@ -194,7 +194,7 @@ func TestWorkflowPermissions(t *testing.T) {
 	// roadmap.yml's three jobs, roadmap-checks.yml's, and the callers' jobs
 	// that run roadmap: the one that calls roadmap.yml for stage or
 	// implement (granting what all three of its jobs declare), the approved
-	// plan's, and the answer's.
+	// plan's, the answer's, and the unblock's (wake, as the wake workflow's).
 	for _, want := range []string{
 		".github/workflows/roadmap.yml: stage",
 		".github/workflows/roadmap.yml: implement",
@@ -205,9 +205,13 @@ func TestWorkflowPermissions(t *testing.T) {
 		"docs/examples/roadmap-caller.yml: roadmap",
 		"docs/examples/roadmap-caller.yml: implement-approved",
 		"docs/examples/roadmap-caller.yml: answer",
+		"docs/examples/roadmap-caller.yml: unblock",
 		"init/.github/workflows/roadmap.yml: roadmap",
 		"init/.github/workflows/roadmap.yml: implement-approved",
 		"init/.github/workflows/roadmap.yml: answer",
+		"init/.github/workflows/roadmap.yml: unblock",
+		"init/.github/workflows/roadmap-wake.yml: wake",
+		"docs/examples/roadmap-wake.yml: wake",
 		"init/.github/workflows/roadmap-eval.yml: eval",
 		"init/.github/workflows/roadmap-eval.yml: dashboard",
 		"docs/examples/roadmap-eval.yml: eval",
@@ -788,7 +792,8 @@ func TestCallerPhase(t *testing.T) {
 // item its closing held); on a roadmap PR, an approval starts implement, a review asking
 // for changes (or commenting on lines) starts the repair Job on the ready PR
 // only, never on the draft (the plan under review), and a /roadmap fix
-// comment on a PR starts it, another comment does not.
+// comment on a PR starts it, another comment does not. A person's close of
+// any issue starts the unblock job alone (the items waiting for it).
 func TestCallerPeopleTriggers(t *testing.T) {
 	reopened := func(labels ...any) exprCtx {
 		return exprCtx{"github": map[string]any{"event_name": "issues", "event": map[string]any{"action": "reopened",
@@ -803,6 +808,13 @@ func TestCallerPeopleTriggers(t *testing.T) {
 		return exprCtx{"github": map[string]any{"event_name": "pull_request", "repository": "acme/widgets", "event": map[string]any{
 			"action": "reopened", "pull_request": map[string]any{"draft": true, "head": map[string]any{"ref": ref, "repo": map[string]any{"full_name": repo}}}}}}
 	}
+	closed := func(labels ...any) exprCtx {
+		return exprCtx{"github": map[string]any{"event_name": "issues", "event": map[string]any{"action": "closed",
+			"issue": map[string]any{"number": 7.0, "labels": labelObjects(labels)}}}, "inputs": map[string]any{}}
+	}
+	labelled := exprCtx{"github": map[string]any{"event_name": "issues", "event": map[string]any{"action": "labeled",
+		"label": map[string]any{"name": "roadmap:stage"}, "issue": map[string]any{"number": 7.0, "labels": labelObjects([]any{"roadmap:stage"})}}},
+		"inputs": map[string]any{}}
 	prComment := func(body string) exprCtx {
 		return exprCtx{"github": map[string]any{"event_name": "issue_comment", "event": map[string]any{"action": "created",
 			"issue": map[string]any{"number": 9.0, "pull_request": map[string]any{"url": "x"}}, "comment": map[string]any{"body": body}}}}
@@ -828,6 +840,13 @@ func TestCallerPeopleTriggers(t *testing.T) {
 			{"another PR reopened", "approved", prReopened("fix-typo", "acme/widgets"), false},
 			{"a fork's roadmap/ branch reopened", "approved", prReopened("roadmap/7-greet", "mallory/widgets"), false},
 			{"a roadmap PR reopened, for the roadmap job", "roadmap", prReopened("roadmap/7-greet", "acme/widgets"), false},
+			{"an issue closed", "unblock", closed("bug"), true},
+			{"an implement item's issue closed", "unblock", closed("roadmap:implement"), true},
+			{"an implement item's issue closed, for the roadmap job", "roadmap", closed("roadmap:implement"), false},
+			{"an issue closed, for the answer job", "answer", closed("roadmap:stop"), false},
+			{"an issue labelled, for the unblock job", "unblock", labelled, false},
+			{"an issue reopened, for the unblock job", "unblock", reopened("bug"), false},
+			{"a roadmap PR reopened, for the unblock job", "unblock", prReopened("roadmap/7-greet", "acme/widgets"), false},
 		} {
 			if got := cond(t, w.Jobs[tt.job].If, tt.ctx); got != tt.want {
 				t.Errorf("%s: %s: job %s runs = %v, want %v", path, tt.name, tt.job, got, tt.want)

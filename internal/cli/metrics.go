@@ -166,6 +166,8 @@ func printMetrics(w io.Writer, o metricsOutput) error {
 	fmt.Fprintf(tw, "spend per ready item\t%s\n", per)
 	fmt.Fprintf(tw, "continuation rate\t%s (%d of %d implement Jobs)\n", percent(o.ContinuationRate), o.Continuations, o.ImplementJobs)
 	fmt.Fprintf(tw, "requests per item\t%s (%d requests by the Jobs)\n", number(o.RequestsPerItem), o.JobRequests)
+	fmt.Fprintf(tw, "time blocked\t%s (%d items waited for their blockers)\n",
+		(time.Duration(o.BlockedSeconds) * time.Second).String(), o.BlockedItems)
 	classes := make([]string, 0, len(o.StopsByClass))
 	for c := range o.StopsByClass {
 		classes = append(classes, c)

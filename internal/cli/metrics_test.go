@@ -137,7 +137,7 @@ func TestMetricsCommand(t *testing.T) {
 	want := got
 	want.Items = 150 // the month-old item and the forged block are not counted
 	want.ByState = map[items.State]int{items.Planning: 0, items.Staged: 0, items.Implementing: 0, items.WaitingChecks: 0,
-		items.NeedsInput: 0, items.WaitingBudget: 0, items.WaitingClaim: 0, items.Stopped: 10, items.Ready: 140, items.Unknown: 0}
+		items.NeedsInput: 0, items.WaitingBudget: 0, items.WaitingClaim: 0, items.WaitingBlockers: 0, items.Stopped: 10, items.Ready: 140, items.Unknown: 0}
 	want.Ended = 150
 	want.SuccessRate = 0.933333333 // 140 / 150, to nine decimals
 	want.MedianImplementJobs = 1   // 145 items took 1, 5 took 2

@@ -54,6 +54,10 @@ func TestWakeFlags(t *testing.T) {
 		t.Errorf("without --ref or GITHUB_REF_NAME the ref is %+v, want main", got)
 	}
 	f, _ = seamFactory()
+	if got, _ := parsed(t, wakeCmd, f, "--unblock-only"); got == nil || !got.UnblockOnly {
+		t.Errorf("--unblock-only parsed as %+v", got)
+	}
+	f, _ = seamFactory()
 	if got, code := parsed(t, wakeCmd, f, "--day-budget-usd", "-1"); got != nil || code != ExitUsage {
 		t.Errorf("a negative day budget ran the verb (%+v) or exited %d, want %d", got, code, ExitUsage)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/roadmap-dev/roadmap/internal/blockers"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/ledger"
@@ -16,13 +17,25 @@ type wakeOptions struct {
 	Dashboard     int
 	DayUSD        float64
 	DryRun, JSON  bool
+	// UnblockOnly runs only the unblock (a person closed an issue): the
+	// items waiting for the day's budget are the schedule's.
+	UnblockOnly bool
+}
+
+// wakeOutcome is what `roadmap wake --json` prints: the day-budget wake's
+// outcome (absent with --unblock-only) and the unblock's.
+type wakeOutcome struct {
+	*report.WakeOutcome
+	Unblocked report.UnblockOutcome `json:"unblocked"`
 }
 
 // runWake is `roadmap wake`, which the roadmap-wake workflow `roadmap init`
 // writes runs on a schedule: it lists the items waiting for the day's
 // budget (the waiting label; one request), checks the day's budget once and
 // dispatches the due items, waiting longest first, as far as the budget
-// goes. Exit 0 when it did its job (nothing to wake included), 2 on bad
+// goes. Then it starts the items waiting for their blockers (the blocked
+// label) whose last blocker is met (report.Unblock); --unblock-only, which
+// the caller runs when a person closes an issue, does only that. Exit 0 when it did its job (nothing to wake included), 2 on bad
 // input, 3 when GitHub failed it.
 func runWake(ctx context.Context, env *Env, args []string) int {
 	return wakeCmd(ctx, env.factory(), args, wakeRun)
@@ -40,6 +53,7 @@ func wakeCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 	fs.StringVar(&f.ConfigPath, "config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "say what would be dispatched, and dispatch nothing")
 	fs.BoolVar(&o.JSON, "json", false, "print the outcome as JSON on stdout")
+	fs.BoolVar(&o.UnblockOnly, "unblock-only", false, "only start the items waiting for their blockers whose last blocker is met (the caller runs it when a person closes an issue)")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -66,16 +80,32 @@ func wakeRun(ctx context.Context, f *Factory, o *wakeOptions) int {
 		return code
 	}
 	masker := f.Masker()
-	out, err := report.Wake(ctx, report.WakeOptions{GitHub: gh, Workflow: o.Workflow, Ref: o.Ref, Dashboard: o.Dashboard,
-		DayBudget: dayBudget(cfg, o.DayUSD), Labels: reportLabels(cfg), Mask: masker.Mask, Log: env.Stderr, DryRun: o.DryRun})
+	var out wakeOutcome
+	if !o.UnblockOnly {
+		w, err := report.Wake(ctx, report.WakeOptions{GitHub: gh, Workflow: o.Workflow, Ref: o.Ref, Dashboard: o.Dashboard,
+			DayBudget: dayBudget(cfg, o.DayUSD), Labels: reportLabels(cfg), Mask: masker.Mask, Log: env.Stderr, DryRun: o.DryRun})
+		if err != nil {
+			env.Errorf("wake: %s", masker.Mask(err.Error()))
+			return exitFor(err)
+		}
+		out.WakeOutcome = &w
+	}
+	u, err := report.Unblock(ctx, report.UnblockOptions{GitHub: gh, Workflow: o.Workflow, Ref: o.Ref, Label: cfg.Labels.Blocked,
+		Labels: reportLabels(cfg), Blockers: blockers.Options{NotPlannedMet: cfg.Blockers.NotPlannedMet},
+		Mask: masker.Mask, Log: env.Stderr, DryRun: o.DryRun})
+	out.Unblocked = u
 	if err != nil {
-		env.Errorf("wake: %s", masker.Mask(err.Error()))
+		env.Errorf("wake: unblock: %s", masker.Mask(err.Error()))
 		return exitFor(err)
 	}
 	if o.JSON {
 		return env.JSON(out)
 	}
-	fmt.Fprintf(env.Stdout, "roadmap wake: %d waiting, %d dispatched (%d requests)\n", len(out.Items), out.Dispatched, out.Requests)
+	if out.WakeOutcome != nil {
+		fmt.Fprintf(env.Stdout, "roadmap wake: %d waiting, %d dispatched (%d requests)\n", len(out.Items), out.Dispatched, out.Requests)
+	}
+	fmt.Fprintf(env.Stdout, "roadmap wake: %d waiting for blockers, %d unblocked and dispatched (%d requests)\n",
+		len(u.Items), u.Dispatched, u.Requests)
 	return ExitOK
 }
 

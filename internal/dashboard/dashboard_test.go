@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,5 +209,46 @@ func TestUpsertKeepsTitle(t *testing.T) {
 	st.Upsert(Line{Issue: 8, State: items.Planning})
 	if len(st.Items) != 2 || st.Items[1].Title != "" {
 		t.Errorf("a new untitled line: items %+v", st.Items)
+	}
+}
+
+// TestWaitingBlockersShown: an item whose Job found an open blocker shows
+// as waiting_blockers with what it waits for (item.blocked_by), among the
+// waiting items; the line reads back from the state block, and a
+// blocked_by edited into something else than references is kept to them.
+func TestWaitingBlockersShown(t *testing.T) {
+	body := "<!-- roadmap:record v1\n" +
+		`implement.result: yielded` + "\n" + `implement.failure: blocked` + "\n" +
+		`implement.jobs: [{"job":1,"run_id":600,"result":"yielded","failure":"blocked","at":` + fmt.Sprint(at(3*time.Hour)) + `}]` + "\n" +
+		`item.blocked_by: "#12, acme/lib#4 | <b>x</b>"` + "\n-->\n"
+	rec, err := record.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := items.Of(11, "Waits for the parser", rec)
+	if it.State != items.WaitingBlockers || it.BlockedSince != time.Unix(at(3*time.Hour), 0).UTC() {
+		t.Fatalf("state %s since %v, want waiting_blockers since 3h ago", it.State, it.BlockedSince)
+	}
+	if got := it.BlockedSeconds(now); got != 3*3600 {
+		t.Errorf("BlockedSeconds = %v, want 3h", got)
+	}
+	st := stateOf(t, append(tenItems(t)[:2], it))
+	out := Render(st, View{Now: now})
+	if want := "| waiting_blockers | #11 Waits for the parser | implement Job 1 (run 600) yielded (blocked), 2026-12-04 12:30 UTC; waits for #12, acme/lib#4  bx/b |"; !strings.Contains(out, want) {
+		t.Errorf("the body lacks %q:\n%s", want, out)
+	}
+	if strings.Index(out, "#11 ") > strings.Index(out, "#1 ") {
+		t.Errorf("the waiting item is not listed before the ready one:\n%s", out)
+	}
+	back, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(st, back); d != "" {
+		t.Errorf("the state block does not read back (-rendered +read):\n%s", d)
+	}
+	long := strings.Repeat("#12345, ", 60)
+	if got := refsText(long); len(got) > maxBlockedBy || refsText(got) != got || !strings.HasSuffix(got, ", ...") {
+		t.Errorf("refsText of %d characters = %q: over the bound, or not the same read back", len(long), got)
 	}
 }

@@ -123,7 +123,7 @@ func Render(s *State, v View) string {
 // ordered is the lines in the order a person acts on them: by state (the
 // pipeline's order, stops and questions first), then by issue.
 func ordered(ls []Line) []Line {
-	rank := map[items.State]int{items.Stopped: 0, items.NeedsInput: 1, items.WaitingBudget: 2, items.WaitingClaim: 2, items.Staged: 3,
+	rank := map[items.State]int{items.Stopped: 0, items.NeedsInput: 1, items.WaitingBudget: 2, items.WaitingClaim: 2, items.WaitingBlockers: 2, items.Staged: 3,
 		items.WaitingChecks: 4, items.Implementing: 5, items.Planning: 6, items.Ready: 7, items.Unknown: 8}
 	out := append([]Line(nil), ls...)
 	sort.SliceStable(out, func(a, b int) bool {
@@ -170,6 +170,9 @@ func row(l Line) string {
 	}
 	if l.State == items.WaitingBudget && !l.WakeAt.IsZero() {
 		last += "; wakes " + stamp(l.WakeAt)
+	}
+	if l.State == items.WaitingBlockers && l.BlockedBy != "" {
+		last += "; waits for " + cell(l.BlockedBy)
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %d |\n", st, item, last, usd(l.USD), l.Requests)
 }

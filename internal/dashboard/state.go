@@ -84,6 +84,8 @@ type Line struct {
 	Stops    []Stop    `json:"stops,omitempty"`
 	Requests int       `json:"requests,omitempty"`
 	WakeAt   time.Time `json:"wake_at,omitzero"`
+	// BlockedBy is what a waiting_blockers item waits for (item.blocked_by).
+	BlockedBy string `json:"blocked_by,omitempty"`
 	// Updated is when the item's newest Job line changed: a line derived
 	// again from an unchanged record is the same line, so it costs no write.
 	Updated time.Time `json:"updated,omitzero"`
@@ -112,6 +114,9 @@ func LineOf(it items.Item, now time.Time, clean func(string) string) Line {
 		Requests: it.Requests(), WakeAt: it.WakeAt}
 	if clean != nil {
 		l.Title = clip(clean(it.Title), maxTitle)
+	}
+	if it.State == items.WaitingBlockers {
+		l.BlockedBy = refsText(it.BlockedBy)
 	}
 	if j, ok := it.Last(); ok {
 		l.Last = &LastJob{Phase: j.Phase, Job: j.Job, RunID: j.RunID, Result: j.Result, Class: j.Class, At: j.At}
@@ -272,6 +277,8 @@ func (s *State) check() error {
 			return fmt.Errorf("item %d: a value is out of its bounds", l.Issue)
 		case !word(l.Class):
 			return fmt.Errorf("item %d: %q is not a class", l.Issue, clip(l.Class, 20))
+		case refsText(l.BlockedBy) != l.BlockedBy:
+			return fmt.Errorf("item %d: %q is not a list of issue references", l.Issue, clip(l.BlockedBy, 20))
 		}
 		seen[l.Issue] = true
 		for d, v := range l.Days {
@@ -313,6 +320,31 @@ func knownState(st items.State) bool {
 
 func money(v float64) bool {
 	return v >= 0 && v <= record.MaxUSD && !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+// maxBlockedBy bounds a line's blocked_by.
+const maxBlockedBy = 200
+
+// refsText is a list of issue references as item.blocked_by writes it
+// ("#12, owner/repo#4"), kept to the characters references are made of and
+// clipped at a reference's end: the record is a comment anyone with write
+// access can edit, and the text goes into a table cell.
+func refsText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("#/_.-, ", r) {
+			b.WriteRune(r)
+		}
+	}
+	out := strings.TrimSpace(b.String())
+	if len(out) > maxBlockedBy {
+		out = out[:maxBlockedBy-len(", ...")]
+		if i := strings.LastIndex(out, ","); i > 0 {
+			out = out[:i]
+		}
+		out = strings.TrimSpace(out) + ", ..." // within the bound: the same text when read back
+	}
+	return out
 }
 
 // word: a class or result name (lower case, digits, underscores), or "".

@@ -27,7 +27,8 @@ var errConflict = errors.New("merge conflict")
 // branch moves to a new commit (a real one on the git remote), the pull
 // request is closed as merged, and the push to the base and the
 // pull_request closed event (merged) are recorded, both caused by the
-// merger, so a person's merge starts runs and GITHUB_TOKEN's does not.
+// merger, so a person's merge starts runs and GITHUB_TOKEN's does not; the
+// issues its title or body closes ("Fixes #12") close, by the merger too.
 func (f *Fake) mergePull(c *call) reply {
 	is, ok := f.pull(c)
 	if !ok {
@@ -120,6 +121,7 @@ func (f *Fake) mergePull(c *call) reply {
 	ev := f.prEvent("pull_request", "closed", is)
 	ev.Merged = true
 	f.emit(c, ev)
+	f.closeLinked(c, is)
 	return reply{status: http.StatusOK, body: map[string]any{
 		"sha": after, "merged": true, "message": "Pull Request successfully merged"}}
 }

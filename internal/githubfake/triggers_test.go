@@ -160,6 +160,7 @@ const (
 	srcForks        = "https://docs.github.com/actions/managing-workflow-runs/approving-workflow-runs-from-public-forks"
 	srcApproveAPI   = "https://docs.github.com/rest/actions/workflow-runs#approve-a-workflow-run-for-a-fork-pull-request"
 	srcDisable      = "https://docs.github.com/actions/how-tos/manage-workflow-runs/disable-and-enable-workflows"
+	srcLinking      = "https://docs.github.com/issues/tracking-your-work-with-issues/using-issues/linking-a-pull-request-to-an-issue"
 )
 
 // TestTriggerRules holds the fake to GitHub's documented rules for which
@@ -537,6 +538,39 @@ func TestTriggerRules(t *testing.T) {
 				w.must(err, "merge")
 			},
 			want: []startedRun{queued("merged.yml", "push", "main", "alice"), queued("merged.yml", "pull_request", "roadmap/issue-2", "alice")},
+		},
+		{
+			rule: "a person's merge closes the issues its body fixes: issues closed by the merger starts runs", source: srcLinking,
+			files: map[string]map[string]string{"": {"state.yml": wfOn("  issues:\n    types: [closed]")}},
+			act: func(w *triggerWorld) {
+				fixed, other := w.issue(w.bot), w.issue(w.bot)
+				pr, _, err := w.bot.PullRequests.Create(w.ctx, "acme", "widgets", &github.NewPullRequest{Title: github.String("a change"),
+					Head: github.String("roadmap/issue-2"), Base: github.String("main"), Body: github.String(fmt.Sprintf("Fixes #%d. See #%d.", fixed, other))})
+				w.must(err, "open pull request")
+				_, _, err = w.alice.PullRequests.Merge(w.ctx, "acme", "widgets", pr.GetNumber(), "", nil)
+				w.must(err, "merge")
+				for n, want := range map[int]string{fixed: "closed", other: "open"} {
+					if is, _ := w.h.f.Issue(n); is.State != want || (want == "closed" && is.StateReason != "completed") {
+						w.t.Errorf("issue %d after the merge: %s (%s), want %s", n, is.State, is.StateReason, want)
+					}
+				}
+			},
+			want: []startedRun{queued("state.yml", "issues", "main", "alice")},
+		},
+		{
+			rule: "GITHUB_TOKEN's merge closes the issues its body fixes and starts no run", source: srcFromWorkflow,
+			files: map[string]map[string]string{"": {"state.yml": wfOn("  issues:\n    types: [closed]")}},
+			act: func(w *triggerWorld) {
+				fixed := w.issue(w.bot)
+				pr, _, err := w.bot.PullRequests.Create(w.ctx, "acme", "widgets", &github.NewPullRequest{Title: github.String("a change"),
+					Head: github.String("roadmap/issue-2"), Base: github.String("main"), Body: github.String(fmt.Sprintf("Closes #%d", fixed))})
+				w.must(err, "open pull request")
+				_, _, err = w.bot.PullRequests.Merge(w.ctx, "acme", "widgets", pr.GetNumber(), "", nil)
+				w.must(err, "merge")
+				if is, _ := w.h.f.Issue(fixed); is.State != "closed" {
+					w.t.Errorf("issue %d after the merge: %s, want closed", fixed, is.State)
+				}
+			},
 		},
 		{
 			rule: "GITHUB_TOKEN's merge starts no run", source: srcFromWorkflow,

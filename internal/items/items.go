@@ -29,6 +29,10 @@ const (
 	// WaitingClaim: the last Job found another item's live claim on a unit
 	// its plan changes (claim_wait); it is woken when that item ends.
 	WaitingClaim State = "waiting_claim"
+	// WaitingBlockers: the last Job found an open blocker (class blocked,
+	// the roadmap:blocked label); it starts by itself when the last one is
+	// met (report.Unblock).
+	WaitingBlockers State = "waiting_blockers"
 	// Stopped: the item stopped on a class (Item.Class), or a person stopped it.
 	Stopped State = "stopped"
 	// Ready: every group passed; the PR is ready for review.
@@ -38,7 +42,12 @@ const (
 )
 
 // States is every state, in the order a person reads them (the pipeline's).
-var States = []State{Planning, Staged, Implementing, WaitingChecks, NeedsInput, WaitingBudget, WaitingClaim, Stopped, Ready, Unknown}
+var States = []State{Planning, Staged, Implementing, WaitingChecks, NeedsInput, WaitingBudget, WaitingClaim, WaitingBlockers, Stopped, Ready, Unknown}
+
+// BlockedClass is the class of a Job that yielded because the item has an
+// open blocker: failure.Blocked, which this package cannot import
+// (internal/report's TestBlockedClassAgrees holds the two equal).
+const BlockedClass = "blocked"
 
 // Job is one Job of the item, stage's or implement's.
 type Job struct {
@@ -84,6 +93,34 @@ type Item struct {
 	// ReadyAt when the Job that marked the PR ready ended. Zero: unknown.
 	StagedAt time.Time `json:"staged_at,omitzero"`
 	ReadyAt  time.Time `json:"ready_at,omitzero"`
+	// BlockedBy is what a WaitingBlockers item waits for, as its record
+	// says (item.blocked_by: "#12, owner/repo#4"); BlockedSince is when the
+	// Job that found it blocked ended (zero: unknown).
+	BlockedBy    string    `json:"blocked_by,omitempty"`
+	BlockedSince time.Time `json:"blocked_since,omitzero"`
+}
+
+// BlockedSeconds is how long the item waited for its blockers, up to now:
+// from each Job line of class blocked to the next Job line after it (the
+// Job that started once they were met), or to now while it still waits.
+// Lines with no time are not counted.
+func (it Item) BlockedSeconds(now time.Time) float64 {
+	total := 0.0
+	for _, j := range it.Jobs {
+		if j.Class != BlockedClass || j.At.IsZero() {
+			continue
+		}
+		end := now
+		for _, k := range it.Jobs {
+			if k.At.After(j.At) && k.At.Before(end) {
+				end = k.At
+			}
+		}
+		if end.After(j.At) {
+			total += end.Sub(j.At).Seconds()
+		}
+	}
+	return total
 }
 
 // Last is the item's newest Job (by its line's time, then run id), and
@@ -163,6 +200,10 @@ func Of(issue int, title string, rec *record.Record) Item {
 		return it.Jobs[a].Job < it.Jobs[b].Job
 	})
 	it.State, it.Class = state(rec, stage, impl)
+	if len(stage) == 0 && len(impl) == 0 && blockedBy(rec) != "" {
+		// Found blocked before any Job wrote a line.
+		it.State, it.Class = WaitingBlockers, BlockedClass
+	}
 	if it.State == Stopped && len(impl) > 0 {
 		// The stop of a killed Job is its line's: mark it so Stop says so.
 		for i := range it.Jobs {
@@ -175,7 +216,20 @@ func Of(issue int, title string, rec *record.Record) Item {
 	if it.StoppedBy != "" {
 		it.State = Stopped
 	}
+	if it.State == WaitingBlockers {
+		it.BlockedBy = blockedBy(rec)
+		if j, ok := it.Last(); ok {
+			it.BlockedSince = j.At
+		}
+	}
 	return it
+}
+
+// blockedBy is item.blocked_by: what a waiting item waits for ("#12,
+// owner/repo#4"), written by the Job that yielded blocked.
+func blockedBy(rec *record.Record) string {
+	s, _ := rec.BlockedBy()
+	return s
 }
 
 func job(phase string, l record.JobOutcome) Job {
@@ -223,6 +277,9 @@ func state(rec *record.Record, stage, impl []record.JobOutcome) (State, string) 
 		if class == "claim_wait" {
 			return WaitingClaim, class
 		}
+		if class == BlockedClass {
+			return WaitingBlockers, class
+		}
 		return Implementing, class
 	}
 	return Implementing, class
@@ -263,6 +320,9 @@ func stageState(rec *record.Record, lines []record.JobOutcome) (State, string) {
 	if n := len(lines); n > 0 {
 		if _, waiting := rec.WakeAt(); waiting || class == "day_budget_exhausted" {
 			return WaitingBudget, class
+		}
+		if class == BlockedClass && lines[n-1].Result == record.ResultYielded {
+			return WaitingBlockers, class
 		}
 		return Planning, class
 	}

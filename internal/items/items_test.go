@@ -74,6 +74,14 @@ func TestItemState(t *testing.T) {
 			c.SetWaitingFor(12)
 			c.SetJobs([]record.JobOutcome{{Job: 1, RunID: 11, Result: record.ResultYielded, Failure: "claim_wait"}})
 		}, state: WaitingClaim, class: "claim_wait"},
+		{name: "implement found an open blocker", edit: func(c *record.Changes) {
+			c.SetResult(record.ResultYielded)
+			c.SetFailure(BlockedClass)
+			c.SetJobs([]record.JobOutcome{{Job: 1, RunID: 11, Result: record.ResultYielded, Failure: BlockedClass}})
+		}, state: WaitingBlockers, class: BlockedClass},
+		{name: "stage found an open blocker", edit: func(c *record.Changes) {
+			c.SetStageJobs([]record.JobOutcome{{Job: 1, RunID: 10, Result: record.ResultYielded, Failure: BlockedClass}})
+		}, state: WaitingBlockers, class: BlockedClass},
 		{name: "returned for a person", edit: func(c *record.Changes) {
 			c.SetResult(record.ResultReturned)
 			c.SetFailure("needs_input")
@@ -127,5 +135,32 @@ func TestItemState(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBlockedBy: item.blocked_by is read as the Job writes it (a JSON
+// string) or plain; an item found blocked before any Job line waits too;
+// the time blocked runs from the blocked Job's line to the next Job's.
+func TestBlockedBy(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct{ raw, want string }{{`"#12, acme/lib#4"`, "#12, acme/lib#4"}, {`none`, "none"}} {
+		r, err := record.Parse("<!-- roadmap:record v1\nitem.blocked_by: " + tc.raw + "\n-->\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it := Of(7, "", r); it.State != WaitingBlockers || it.BlockedBy != tc.want {
+			t.Errorf("%s: state %s, blocked by %q; want waiting_blockers, %q", tc.raw, it.State, it.BlockedBy, tc.want)
+		}
+	}
+	it := Of(7, "", rec(t, func(c *record.Changes) {
+		c.SetStageJobs([]record.JobOutcome{{Job: 1, RunID: 10, Result: record.ResultYielded, Failure: BlockedClass, At: t0.Unix()},
+			{Job: 2, RunID: 12, Result: record.ResultStaged, At: t0.Add(5 * time.Hour).Unix()}})
+		c.SetStageState("staged")
+	}))
+	if it.State != Staged || it.BlockedBy != "" {
+		t.Errorf("after the blocker: state %s, blocked by %q; want staged, none", it.State, it.BlockedBy)
+	}
+	if got := it.BlockedSeconds(t0.Add(24 * time.Hour)); got != 5*3600 {
+		t.Errorf("BlockedSeconds = %v, want 5h (the blocked Job to the next)", got)
 	}
 }

@@ -56,6 +56,12 @@ type Report struct {
 	// Items.
 	JobRequests     int      `json:"job_requests"`
 	RequestsPerItem *float64 `json:"requests_per_item"`
+	// BlockedSeconds is the time the items in the window spent waiting for
+	// their blockers, up to Now (items.Item.BlockedSeconds: from each Job
+	// that yielded blocked to the next Job); BlockedItems counts the items
+	// that waited at all.
+	BlockedSeconds float64 `json:"blocked_seconds"`
+	BlockedItems   int     `json:"blocked_items"`
 }
 
 // Compute reads the figures of the window [since, now] from items. A Job is
@@ -103,6 +109,10 @@ func Compute(list []items.Item, since, now time.Time) Report {
 		}
 		r.Items++
 		r.ByState[it.State]++
+		if b := it.BlockedSeconds(now); b > 0 {
+			r.BlockedSeconds += b
+			r.BlockedItems++
+		}
 		r.TotalSpend = r.TotalSpend.Add(it.Spend)
 		switch it.State {
 		case items.Ready:

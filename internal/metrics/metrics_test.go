@@ -171,7 +171,7 @@ func TestMetrics(t *testing.T) {
 			Items: 10,
 			ByState: map[items.State]int{
 				items.Planning: 1, items.Staged: 1, items.Implementing: 1, items.WaitingChecks: 0, items.NeedsInput: 1,
-				items.WaitingBudget: 1, items.WaitingClaim: 0, items.Stopped: 2, items.Ready: 3, items.Unknown: 0,
+				items.WaitingBudget: 1, items.WaitingClaim: 0, items.WaitingBlockers: 0, items.Stopped: 2, items.Ready: 3, items.Unknown: 0,
 			},
 			// ready 3 (#1 #2 #3) + stopped 2 (#4 #5)
 			Ended: 5,
@@ -217,7 +217,7 @@ func TestMetrics(t *testing.T) {
 			Items: 13,
 			ByState: map[items.State]int{
 				items.Planning: 1, items.Staged: 1, items.Implementing: 1, items.WaitingChecks: 0, items.NeedsInput: 1,
-				items.WaitingBudget: 1, items.WaitingClaim: 0, items.Stopped: 3, items.Ready: 4, items.Unknown: 1,
+				items.WaitingBudget: 1, items.WaitingClaim: 0, items.WaitingBlockers: 0, items.Stopped: 3, items.Ready: 4, items.Unknown: 1,
 			},
 			// 4 ready + 3 stopped
 			Ended: 7,

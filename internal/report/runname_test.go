@@ -29,6 +29,8 @@ func TestCallerRunName(t *testing.T) {
 			"event": map[string]any{"issue": map[string]any{"number": 12.0}, "label": map[string]any{"name": "roadmap:implement"}}},
 			"inputs": map[string]any{}}
 	}
+	closed := map[string]any{"github": map[string]any{"event_name": "issues",
+		"event": map[string]any{"action": "closed", "issue": map[string]any{"number": 12.0}}}, "inputs": map[string]any{}}
 	review := map[string]any{"github": map[string]any{"event_name": "pull_request_review",
 		"event": map[string]any{"review": map[string]any{"state": "approved"},
 			"pull_request": map[string]any{"number": 31.0, "head": map[string]any{"ref": "roadmap/12-webhook-backoff"}}}},
@@ -63,6 +65,9 @@ func TestCallerRunName(t *testing.T) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		cases := common
+		if file != "docs/examples/roadmap-steps.yml" {
+			cases = append(cases, tc{"a close", closed, "roadmap #12 closed", 12})
+		}
 		if wf.On.Review != nil {
 			cases = append(cases, tc{"a plan approval", review, "roadmap review on roadmap/12-webhook-backoff", 0})
 		}

@@ -256,6 +256,12 @@ func suffixReason(s string) string {
 // wakeOne dispatches a waiting item's next Job and takes the waiting label
 // off, so the next wake leaves it.
 func wakeOne(ctx context.Context, o WakeOptions, it WaitingItem) (int64, error) {
+	return dispatchNext(ctx, o.GitHub, o.Workflow, o.Ref, it, o.Labels.Waiting)
+}
+
+// dispatchNext dispatches a waiting item's next Job on workflow at ref and
+// takes label off, so the next wake leaves it.
+func dispatchNext(ctx context.Context, gh *github.Client, workflow, ref string, it WaitingItem, label string) (int64, error) {
 	inputs := map[string]any{"issue": strconv.Itoa(it.Issue), "phase": it.Phase}
 	if it.Phase == PhaseImplement {
 		inputs["attempt"] = strconv.Itoa(it.Attempt)
@@ -263,11 +269,11 @@ func wakeOne(ctx context.Context, o WakeOptions, it WaitingItem) (int64, error) 
 	if it.recordComment != 0 {
 		inputs["record-comment"] = strconv.FormatInt(it.recordComment, 10)
 	}
-	res, err := o.GitHub.DispatchWorkflow(ctx, o.Workflow, o.Ref, inputs)
+	res, err := gh.DispatchWorkflow(ctx, workflow, ref, inputs)
 	if err != nil {
 		return 0, fmt.Errorf("wake issue %d: dispatch: %w", it.Issue, err)
 	}
-	if err := o.GitHub.RemoveLabel(ctx, it.Issue, o.Labels.Waiting); err != nil {
+	if err := gh.RemoveLabel(ctx, it.Issue, label); err != nil {
 		return res.RunID, fmt.Errorf("wake issue %d: dispatched run %d, then: %w", it.Issue, res.RunID, err)
 	}
 	return res.RunID, nil
