@@ -6,12 +6,13 @@ import (
 )
 
 // closingRE is a closing keyword and the issue it names in a pull
-// request's body or title: "Fixes #12", "closes: #3", "Resolved #40".
+// request's description (its body; GitHub does not read the title for
+// them): "Fixes #12", "closes: #3", "Resolved #40".
 // Only this repository's "#N" form is read.
 var closingRE = regexp.MustCompile(`(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+#([1-9][0-9]{0,8})\b`)
 
 // closeLinked closes, as completed, the open issues a merged pull request
-// names with a closing keyword in its title or body, when it was merged into
+// names with a closing keyword in its body, when it was merged into
 // the default branch, as GitHub does; each close is an issues closed event
 // by the merger, so a person's merge starts runs for it and GITHUB_TOKEN's
 // does not. f.mu is held.
@@ -20,7 +21,7 @@ func (f *Fake) closeLinked(c *call, pr *Issue) {
 		return
 	}
 	seen := map[int]bool{}
-	for _, m := range closingRE.FindAllStringSubmatch(pr.Title+"\n"+pr.Body, -1) {
+	for _, m := range closingRE.FindAllStringSubmatch(pr.Body, -1) {
 		n, err := strconv.Atoi(m[1])
 		if err != nil || seen[n] {
 			continue

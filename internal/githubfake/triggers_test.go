@@ -544,7 +544,8 @@ func TestTriggerRules(t *testing.T) {
 			files: map[string]map[string]string{"": {"state.yml": wfOn("  issues:\n    types: [closed]")}},
 			act: func(w *triggerWorld) {
 				fixed, other := w.issue(w.bot), w.issue(w.bot)
-				pr, _, err := w.bot.PullRequests.Create(w.ctx, "acme", "widgets", &github.NewPullRequest{Title: github.String("a change"),
+				// The title's keyword is not read: GitHub reads the description.
+				pr, _, err := w.bot.PullRequests.Create(w.ctx, "acme", "widgets", &github.NewPullRequest{Title: github.String(fmt.Sprintf("a change (fixes #%d)", other)),
 					Head: github.String("roadmap/issue-2"), Base: github.String("main"), Body: github.String(fmt.Sprintf("Fixes #%d. See #%d.", fixed, other))})
 				w.must(err, "open pull request")
 				_, _, err = w.alice.PullRequests.Merge(w.ctx, "acme", "widgets", pr.GetNumber(), "", nil)
