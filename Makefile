@@ -15,7 +15,7 @@ BIN         := bin/roadmap
 # set's fetcher, kept out of the roadmap binary users run.
 DEV_BIN     := bin/roadmap-dev
 
-.PHONY: build test hostile-test eval eval-test release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process build-dev dev-test
+.PHONY: build test jobs-test eval eval-test release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process build-dev dev-test
 
 # -trimpath: the binary names no checkout's folder, and a clean clone in a new one reuses the
 # build cache (scripts/unit.sh).
@@ -33,11 +33,13 @@ test: npm-tools
 	GO=$(GO) RACE_ALL=0 TIMEOUT=$(UNIT_TIMEOUT) scripts/unit.sh lint
 
 # The golden suites on the replay model (make eval), then TestEvalImplementReport on the
-# implement report they kept, so each golden implement case plays once per run. .ci/run plays
+# implement report they kept, so each golden implement case plays once per run, then the eval
+# commands' own tests (internal/cli TestEval*: the suites through the CLI, with their floors). .ci/run plays
 # it beside the e2e (docs/testing.md): it left make test to keep that inside its 10 minutes.
 eval-test: npm-tools
 	$(MAKE) --no-print-directory eval EVAL_REPORT=bin/eval-implement.json
 	ROADMAP_EVAL_IMPLEMENT_REPORT=$(CURDIR)/bin/eval-implement.json $(GO) test -trimpath -vet=off -race -count=1 -timeout $(UNIT_TIMEOUT) -run '^TestEvalImplementReport$$' ./internal/eval
+	$(GO) test -trimpath -vet=off -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestEvalImplement|TestEvalStage|TestEvalImplementRealCase|TestEvalStageRealCase|TestEvalFloorFailsBelow|TestEvalProvider|TestEvalGates)$$' ./internal/cli
 
 # The three golden suites (docs/eval.md) on the replay model, each held to its floor in
 # .github/roadmap.yml (eval.gates.floor, eval.stage.floor, eval.implement.floor): exit 1 below.
@@ -125,10 +127,13 @@ FAULT_EXTRA ?= 2
 faults-test:
 	ROADMAP_FAULT_KEY='$(FAULT_KEY)' $(GO) test -trimpath -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestFaultsRun|TestFaultsFirstSeed|TestProcessSample|TestProcessFindsPending|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce|TestRequestsIndependentOfGroups|TestFreshJobManyComments)$$' ./internal/faults ./tools/faultproc
 
-# The hostile agent's attacks (internal/cli TestHostileAgent: a whole Job behind the boundary for
-# each); .ci/run plays them beside the e2e, on every change (scripts/unit.sh leaves them to it).
-hostile-test:
-	$(GO) test -trimpath -vet=off -count=1 -timeout $(UNIT_TIMEOUT) -run '^TestHostileAgent$$' ./internal/cli
+# The whole Jobs scripts/unit.sh leaves to .ci/run, which plays them beside the e2e on every
+# change: the hostile agent's attacks (internal/cli TestHostileAgent: a Job behind the boundary
+# for each) and the test strength's Jobs, which run the Go toolchain on every mutant
+# (internal/cli TestCITestStrength; internal/implement TestTestStrengthRepairRound,
+# TestReviewRepairTestStrength).
+jobs-test:
+	$(GO) test -trimpath -vet=off -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestHostileAgent|TestCITestStrength|TestTestStrengthRepairRound|TestReviewRepairTestStrength)$$' ./internal/cli ./internal/implement
 
 # roadmap-dev's own tests (the proving floor's binary: its eval fetch runs a module's tests
 # behind the boundary); .ci/run plays them beside make e2e.

@@ -18,9 +18,12 @@
 # plays) is under -race through its own packages' tests, and the nightly race sweep
 # (.github/workflows/race-sweep.yml) runs every package under -race: RACE_ALL=1 does that here.
 #
-# TestHostileAgent (internal/cli: a whole Job for each of its 17 attacks, about 95 CPU s) is
-# not played here: `make hostile-test` plays it, and .ci/run runs it beside the e2e, on every
-# change (docs/testing.md).
+# The whole Jobs of TestHostileAgent (internal/cli: one for each of its 17 attacks, about 95
+# CPU s) and of the test strength (internal/cli TestCITestStrength, internal/implement
+# TestTestStrengthRepairRound and TestReviewRepairTestStrength: the Go toolchain on every
+# mutant, about 55), and internal/cli's eval commands (TestEval*: the golden suites through the
+# CLI, about 35), are not played here: `make jobs-test` and `make eval-test` play them, and
+# .ci/run runs both beside the e2e, on every change (docs/testing.md).
 #
 # The demo's plays of one item (TestDemo, TestDashboardRequestBudget, TestPythonItem) play
 # whole items with the test binary as roadmap, so under -race every Job of them ran
@@ -67,7 +70,12 @@ export GOMAXPROCS=${GOMAXPROCS:-1}
 # PURE are the small ones of them; they share one job (2026-12-07: 18 more joined, -race's
 # compile and link of each test binary saved).
 PURE="internal/plan internal/redact internal/failure internal/nofollow internal/text internal/retry internal/unidiff internal/verdict internal/inputerr internal/waves internal/ledger internal/citriage internal/ready internal/report/decide internal/report/command internal/symbols internal/event internal/record internal/items internal/metrics internal/prbody internal/config internal/explain internal/tracker internal/next internal/issueref internal/blockers"
-NORACE="internal/git internal/strength $PURE"
+# PLAIN are the larger packages whose own code has no concurrency either (no goroutine, channel,
+# lock or atomic; 2026-12-07, a grep of their non-test files): their tests start fakes and
+# processes, whose concurrency is the fakes' and the kernel's, under -race in their own
+# packages. Without -race's compile, link and run of each they share one job.
+PLAIN="internal/adopt internal/agent internal/checks internal/claims internal/console internal/dashboard internal/deptest internal/job internal/policy internal/prcheck internal/prfix internal/progress internal/recordstore internal/review scripts tools/cilayout tools/mutants tools/realset"
+NORACE="internal/git internal/strength $PURE $PLAIN"
 # Packages long enough to be jobs of their own; the rest share two jobs.
 # roadmap-dev's own tests (its eval fetch: go test of a third party's module behind the
 # boundary, about 80 CPU s) run with the rest of the proving floor, beside make e2e in .ci/run
@@ -114,8 +122,8 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 # reads them (TestNothingDroppedFromCI).
 # shellcheck disable=SC2046,SC2086 # the go test command line and package lists, one word each
 {
-	job "internal/cli" 280 $(gotest) -skip '^TestHostileAgent$' ./internal/cli
-	job "internal/implement" 150 $(gotest) ./internal/implement
+	job "internal/cli" 230 $(gotest) -skip '^(TestHostileAgent|TestCITestStrength|TestEvalImplement|TestEvalStage|TestEvalImplementRealCase|TestEvalStageRealCase|TestEvalFloorFailsBelow|TestEvalProvider|TestEvalGates)$' ./internal/cli
+	job "internal/implement" 180 $(gotest) -skip '^(TestTestStrengthRepairRound|TestReviewRepairTestStrength)$' ./internal/implement
 	job "internal/strength" 130 $(gotest) ./internal/strength
 	job "the other packages, 1 of 2 (-race)" 120 $(race) -p 1 $rest1
 	job "the other packages, 2 of 2 (-race)" 120 $(race) -p 1 $rest2
@@ -129,6 +137,7 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 	# The process histories' tests run real roadmap processes: make faults-test plays them.
 	job "tools/faultproc (-race)" 5 $(race) -skip '^(TestProcessSample|TestProcessFindsPending)$' ./tools/faultproc
 	job "the small packages without concurrency" 25 $(gotest) ./internal/plan ./internal/redact ./internal/failure ./internal/nofollow ./internal/text ./internal/retry ./internal/unidiff ./internal/verdict ./internal/inputerr ./internal/waves ./internal/ledger ./internal/citriage ./internal/ready ./internal/report/decide ./internal/report/command ./internal/symbols ./internal/event ./internal/record ./internal/items ./internal/metrics ./internal/prbody ./internal/config ./internal/explain ./internal/tracker ./internal/next ./internal/issueref ./internal/blockers
+	job "the larger packages without concurrency" 60 $(gotest) ./internal/adopt ./internal/agent ./internal/checks ./internal/claims ./internal/console ./internal/dashboard ./internal/deptest ./internal/job ./internal/policy ./internal/prcheck ./internal/prfix ./internal/progress ./internal/recordstore ./internal/review ./scripts ./tools/cilayout ./tools/mutants ./tools/realset
 }
 # make eval, then the tests that judge its implement report (bin/eval-implement.json): each
 # golden implement case plays once per run, and internal/eval's job skips the test.
