@@ -958,3 +958,31 @@ func TestConfigNamesItsSchema(t *testing.T) {
 	}
 	t.Fatalf("files wrote no %s", ConfigPath)
 }
+
+// TestPythonCallerIsTheExample: the Python example caller is
+// docs/examples/roadmap-caller.yml with its own name and the setup input,
+// so a trigger or a job the main example gains reaches it too (it had
+// fallen two issues behind).
+func TestPythonCallerIsTheExample(t *testing.T) {
+	read := func(path string) string {
+		b, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		_, body, ok := strings.Cut(s, "\nname: ")
+		if !ok {
+			t.Fatalf("%s: no name: line", path)
+		}
+		_, body, _ = strings.Cut(body, "\n")
+		return body
+	}
+	want := strings.NewReplacer(
+		"      dispatch-workflow: roadmap-caller.yml\n",
+		"      dispatch-workflow: roadmap-caller-python.yml\n      # The repository's setup action (a folder with an action.yml): pytest for python3.\n      setup: .github/actions/roadmap-setup\n",
+		"          workflow: roadmap-caller.yml\n", "          workflow: roadmap-caller-python.yml\n",
+	).Replace(read("docs/examples/roadmap-caller.yml"))
+	if diff := cmp.Diff(want, read("docs/examples/roadmap-caller-python.yml")); diff != "" {
+		t.Errorf("docs/examples/roadmap-caller-python.yml is not the example caller with its name and setup (-want +got):\n%s", diff)
+	}
+}
