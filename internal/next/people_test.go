@@ -75,24 +75,20 @@ func TestPersonReopensResumes(t *testing.T) {
 	}
 }
 
-func TestLabelRemovedBeforeJob(t *testing.T) {
-	removed := Ending{Result: record.ResultYielded, Class: failure.LabelRemoved, Step: "start",
-		Reason: "the label roadmap:implement was removed before the Job started; nothing is done until it is added again"}
-	for _, tt := range []struct {
-		name string
-		t    Trigger
-		want Ending
-		gone bool
-	}{
-		{"started by the label, which is gone: the Job does not start",
-			Trigger{Label: "roadmap:implement", Labels: []string{"bug"}}, removed, true},
-		{"started by the label, still there: the Job starts",
-			Trigger{Label: "roadmap:implement", Labels: []string{"bug", "roadmap:implement"}}, Ending{}, false},
-		{"a dispatch (a continuation): no label to check",
-			Trigger{Labels: nil}, Ending{}, false},
-	} {
+// triggerRow is a Trigger and what a start decision (Unlabelled, NotHeld)
+// makes of it.
+type triggerRow struct {
+	name string
+	t    Trigger
+	want Ending
+	gone bool
+}
+
+func checkTrigger(t *testing.T, decide func(Trigger) (Ending, bool), rows []triggerRow) {
+	t.Helper()
+	for _, tt := range rows {
 		t.Run(tt.name, func(t *testing.T) {
-			got, gone := Unlabelled(tt.t)
+			got, gone := decide(tt.t)
 			if gone != tt.gone {
 				t.Errorf("gone = %v, want %v", gone, tt.gone)
 			}
@@ -103,6 +99,19 @@ func TestLabelRemovedBeforeJob(t *testing.T) {
 	}
 }
 
+func TestLabelRemovedBeforeJob(t *testing.T) {
+	removed := Ending{Result: record.ResultYielded, Class: failure.LabelRemoved, Step: "start",
+		Reason: "the label roadmap:implement was removed before the Job started; nothing is done until it is added again"}
+	checkTrigger(t, Unlabelled, []triggerRow{
+		{"started by the label, which is gone: the Job does not start",
+			Trigger{Label: "roadmap:implement", Labels: []string{"bug"}}, removed, true},
+		{"started by the label, still there: the Job starts",
+			Trigger{Label: "roadmap:implement", Labels: []string{"bug", "roadmap:implement"}}, Ending{}, false},
+		{"a dispatch (a continuation): no label to check",
+			Trigger{Labels: nil}, Ending{}, false},
+	})
+}
+
 // TestReopenResumesOnlyAHold: a Job started by a person's reopening of
 // the issue or the PR resumes an item a closing held, and does nothing to
 // any other: a plan PR reopened before its approval starts no groups.
@@ -111,28 +120,13 @@ func TestReopenResumesOnlyAHold(t *testing.T) {
 		return Ending{Result: record.ResultYielded, Class: failure.NotHeld, Step: "start",
 			Reason: "started by a person's reopening, but no closing held the item (its last Job's class: " + last + "): nothing to resume"}
 	}
-	for _, tt := range []struct {
-		name string
-		t    Trigger
-		want Ending
-		gone bool
-	}{
+	checkTrigger(t, NotHeld, []triggerRow{
 		{"the PR's closing held the item: the reopening resumes it", Trigger{Reopened: true, Last: "pr_closed"}, Ending{}, false},
 		{"the issue's closing held the item: the reopening resumes it", Trigger{Reopened: true, Last: "issue_closed"}, Ending{}, false},
 		{"a plan PR reopened before its approval (no implement Job yet)", Trigger{Reopened: true}, notHeld("none"), true},
 		{"an item that stopped: a retry is a person's command, not a reopening", Trigger{Reopened: true, Last: "checks_failed"}, notHeld("checks_failed"), true},
 		{"not a reopening: a continuation's dispatch", Trigger{Last: "killed"}, Ending{}, false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			got, gone := NotHeld(tt.t)
-			if gone != tt.gone {
-				t.Errorf("gone = %v, want %v", gone, tt.gone)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ending (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 func TestPersonMergesPR(t *testing.T) {
