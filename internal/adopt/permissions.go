@@ -101,6 +101,13 @@ var verbCalls = map[string][]Call{
 		// The wake of the items waiting for this one's claims: the list of
 		// the issues labelled roadmap:waiting-claim (docs/claims.md).
 		Call{"GET " + repo + "/issues", issuesRead},
+		// A tracker's drive (class tracker, report.Drive): its sub-issues,
+		// the states of its task list's references (one GraphQL query),
+		// and each sub-issue's blockers; the tracker's close is the PATCH
+		// above.
+		Call{"GET " + repo + "/issues/{n}/sub_issues", issuesRead},
+		Call{"POST /graphql", issuesRead},
+		Call{"GET " + repo + "/issues/{n}/dependencies/blocked_by", issuesRead},
 	),
 	// wake lists the waiting items, reads their records and the day's
 	// ledger, dispatches them and takes their waiting label off. The wake
@@ -108,9 +115,13 @@ var verbCalls = map[string][]Call{
 	// every record comment, reads and writes the dashboard issue's body, and
 	// posts and edits its alert comments. Its unblock (report.Unblock)
 	// reads each blocked item's issue dependencies and the states of its
-	// body's references (one GraphQL query), and keeps a cycle's comment.
+	// body's references (one GraphQL query), and keeps a cycle's comment;
+	// its trackers' drives read the same and keep a status comment.
 	"wake": {
 		{"GET " + repo + "/issues", issuesRead},
+		// The trackers' drives (report.DriveTrackers): a tracker's
+		// sub-issues, and its close (the PATCH below) when complete.
+		{"GET " + repo + "/issues/{n}/sub_issues", issuesRead},
 		{"GET " + repo + "/issues/{n}/dependencies/blocked_by", issuesRead},
 		{"POST /graphql", issuesRead},
 		{"GET " + repo + "/issues/{n}/comments", issuesRead},

@@ -787,13 +787,14 @@ func TestCallerPhase(t *testing.T) {
 
 // TestCallerPeopleTriggers: the people's acts the caller routes to a Job
 // (docs/install.md, "Triggers"). A reopened issue that carries the
-// implement label resumes the item, any other reopened issue starts
-// nothing; a reopened roadmap PR starts implement (the Job resumes only an
+// implement label resumes the item, any other reopened issue starts no
+// Job; a reopened roadmap PR starts implement (the Job resumes only an
 // item its closing held); on a roadmap PR, an approval starts implement, a review asking
 // for changes (or commenting on lines) starts the repair Job on the ready PR
 // only, never on the draft (the plan under review), and a /roadmap fix
-// comment on a PR starts it, another comment does not. A person's close of
-// any issue starts the unblock job alone (the items waiting for it).
+// comment on a PR starts it, another comment does not. A person's close or
+// reopening of any issue starts the unblock job alone (the items waiting
+// for it, the trackers' status).
 func TestCallerPeopleTriggers(t *testing.T) {
 	reopened := func(labels ...any) exprCtx {
 		return exprCtx{"github": map[string]any{"event_name": "issues", "event": map[string]any{"action": "reopened",
@@ -845,7 +846,7 @@ func TestCallerPeopleTriggers(t *testing.T) {
 			{"an implement item's issue closed, for the roadmap job", "roadmap", closed("roadmap:implement"), false},
 			{"an issue closed, for the answer job", "answer", closed("roadmap:stop"), false},
 			{"an issue labelled, for the unblock job", "unblock", labelled, false},
-			{"an issue reopened, for the unblock job", "unblock", reopened("bug"), false},
+			{"an issue reopened, for the unblock job (a tracker's status)", "unblock", reopened("bug"), true},
 			{"a roadmap PR reopened, for the unblock job", "unblock", prReopened("roadmap/7-greet", "acme/widgets"), false},
 		} {
 			if got := cond(t, w.Jobs[tt.job].If, tt.ctx); got != tt.want {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/blockers"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/report"
@@ -138,6 +139,7 @@ func (o *reportOptions) runOptions(f *Factory, cfg *config.Config) report.Option
 		RecordComment: o.RecordComment, RunURL: env.runURL(o.RunID),
 		JobName: o.JobName, Workflow: o.Workflow, Ref: o.Ref, MaxJobs: o.MaxJobs, Dashboard: o.Dashboard,
 		DayBudget: dayBudget(cfg, o.DayUSD), Alerts: alertRules(cfg.Alerts), Labels: reportLabels(cfg), Mask: f.Masker().Mask, Log: env.Stderr,
+		Tracker: trackerDrive(cfg), Blockers: blockers.Options{NotPlannedMet: cfg.Blockers.NotPlannedMet},
 	}
 }
 

@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/roadmap-dev/roadmap/internal/blockers"
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/report"
@@ -27,6 +29,9 @@ type wakeOptions struct {
 type wakeOutcome struct {
 	*report.WakeOutcome
 	Unblocked report.UnblockOutcome `json:"unblocked"`
+	// Trackers are the drives of the trackers roadmap drives (the tracker
+	// label): each one's sub-issues and what the drive did.
+	Trackers []report.DriveOutcome `json:"trackers"`
 }
 
 // runWake is `roadmap wake`, which the roadmap-wake workflow `roadmap init`
@@ -34,8 +39,10 @@ type wakeOutcome struct {
 // budget (the waiting label; one request), checks the day's budget once and
 // dispatches the due items, waiting longest first, as far as the budget
 // goes. Then it starts the items waiting for their blockers (the blocked
-// label) whose last blocker is met (report.Unblock); --unblock-only, which
-// the caller runs when a person closes an issue, does only that. Exit 0 when it did its job (nothing to wake included), 2 on bad
+// label) whose last blocker is met (report.Unblock), and drives the
+// trackers roadmap drives (the tracker label; report.DriveTrackers);
+// --unblock-only, which the caller runs when a person closes or reopens an
+// issue, does only those two. Exit 0 when it did its job (nothing to wake included), 2 on bad
 // input, 3 when GitHub failed it.
 func runWake(ctx context.Context, env *Env, args []string) int {
 	return wakeCmd(ctx, env.factory(), args, wakeRun)
@@ -98,6 +105,14 @@ func wakeRun(ctx context.Context, f *Factory, o *wakeOptions) int {
 		env.Errorf("wake: unblock: %s", masker.Mask(err.Error()))
 		return exitFor(err)
 	}
+	out.Trackers, err = report.DriveTrackers(ctx, driveOptions(cfg, gh, o.Workflow, o.Ref, masker.Mask, env.Stderr, o.DryRun))
+	if out.Trackers == nil {
+		out.Trackers = []report.DriveOutcome{}
+	}
+	if err != nil {
+		env.Errorf("wake: trackers: %s", masker.Mask(err.Error()))
+		return exitFor(err)
+	}
 	if o.JSON {
 		return env.JSON(out)
 	}
@@ -106,7 +121,25 @@ func wakeRun(ctx context.Context, f *Factory, o *wakeOptions) int {
 	}
 	fmt.Fprintf(env.Stdout, "roadmap wake: %d waiting for blockers, %d unblocked and dispatched (%d requests)\n",
 		len(u.Items), u.Dispatched, u.Requests)
+	for _, d := range out.Trackers {
+		state := fmt.Sprintf("%d active of at most %d, %d started now", d.Active, d.MaxActive, d.Started)
+		if d.Complete {
+			state = "complete"
+		}
+		fmt.Fprintf(env.Stdout, "roadmap wake: tracker #%d: %s (%d requests)\n", d.Tracker, state, d.Requests)
+	}
 	return ExitOK
+}
+
+// driveOptions are the configuration's options of a tracker's drive.
+func driveOptions(cfg *config.Config, gh *github.Client, workflow, ref string, mask func(string) string, log io.Writer, dry bool) report.DriveOptions {
+	return report.DriveOptions{GitHub: gh, Workflow: workflow, Ref: ref, Tracker: trackerDrive(cfg),
+		Blockers: blockers.Options{NotPlannedMet: cfg.Blockers.NotPlannedMet}, Mask: mask, Log: log, DryRun: dry}
+}
+
+// trackerDrive is the configuration's tracker.* and labels.tracker.
+func trackerDrive(cfg *config.Config) report.TrackerOptions {
+	return report.TrackerOptions{Label: cfg.Labels.Tracker, MaxActive: cfg.Tracker.MaxActive, OnComplete: cfg.Tracker.OnComplete}
 }
 
 // dayBudget is the day's budget across items: the configuration's, its

@@ -73,6 +73,10 @@ type Tracker struct {
 	// MaxActive is how many sub-issues of one tracker are active (staged or
 	// implemented, not yet ready) at once, from 1 to 50.
 	MaxActive int `yaml:"max_active"`
+	// OnComplete is what roadmap does when every sub-issue of a tracker it
+	// drives is closed: close the tracker (close, the default) or say so
+	// in its status comment and leave it open (comment).
+	OnComplete string `yaml:"on_complete" jsonschema:"enum=close,enum=comment"`
 }
 
 // Alerts say when the dashboard issue raises an alert (a comment on it) and
@@ -184,6 +188,12 @@ const (
 	MaxTrackerActive        = 50
 )
 
+// The values of tracker.on_complete.
+const (
+	TrackerClose   = "close"
+	TrackerComment = "comment"
+)
+
 // Model is one tier of the ladder.
 type Model struct {
 	// Provider: github-models (default), openai, openai-compatible, anthropic, replay.
@@ -264,6 +274,10 @@ type Labels struct {
 	// "Blockers"): a Job that finds one open puts it on the issue, and the
 	// first Job that finds them met takes it off.
 	Blocked string `yaml:"blocked"`
+	// Tracker marks a tracker whose sub-issues roadmap drives
+	// (docs/tracker.md, "Driving a tracker"): report puts it on a tracker
+	// a Job handed over, and every wake drives the open issues that have it.
+	Tracker string `yaml:"tracker"`
 }
 
 // Implement tunes the implement loop.
@@ -357,7 +371,8 @@ func Default() *Config {
 		},
 		Checks: Checks{Timeout: 10 * time.Minute},
 		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped",
-			Stop: "roadmap:stop", Waiting: "roadmap:waiting", Blocked: "roadmap:blocked"},
+			Stop: "roadmap:stop", Waiting: "roadmap:waiting", Blocked: "roadmap:blocked",
+			Tracker: "roadmap:tracker"},
 		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6, MaxGroups: DefaultMaxGroups,
 			BaseBranch: "main", CheckReruns: DefaultCheckReruns, TestStrengthFloor: DefaultTestStrengthFloor},
 		Stage:     Stage{Rounds: 3},
@@ -365,7 +380,7 @@ func Default() *Config {
 		Isolation: IsolationAuto,
 		Sandbox:   Sandbox{Network: "loopback"},
 		Alerts:    Alerts{StopsPerDay: DefaultStopsPerDay, DayBudgetShare: DefaultDayBudgetShare},
-		Tracker:   Tracker{MaxActive: DefaultTrackerMaxActive},
+		Tracker:   Tracker{MaxActive: DefaultTrackerMaxActive, OnComplete: TrackerClose},
 	}
 }
 
@@ -672,7 +687,7 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 		key   string
 		value string
 	}{{"stage", c.Labels.Stage}, {"implement", c.Labels.Implement}, {"needs_input", c.Labels.NeedsInput}, {"stopped", c.Labels.Stopped},
-		{"stop", c.Labels.Stop}, {"waiting", c.Labels.Waiting}, {"blocked", c.Labels.Blocked}} {
+		{"stop", c.Labels.Stop}, {"waiting", c.Labels.Waiting}, {"blocked", c.Labels.Blocked}, {"tracker", c.Labels.Tracker}} {
 		n := lookup(doc, "labels", l.key)
 		if strings.TrimSpace(l.value) == "" || (n != nil && n.Tag == "!!null") {
 			return &Error{File: file, Line: lineOf(doc, "labels", l.key), Key: "labels." + l.key, Msg: "must not be empty"}
@@ -752,6 +767,9 @@ func validate(file string, doc *yaml.Node, c *Config) error {
 	}
 	if n := c.Tracker.MaxActive; n < 1 || n > MaxTrackerActive {
 		return &Error{File: file, Line: lineOf(doc, "tracker", "max_active"), Key: "tracker.max_active", Msg: fmt.Sprintf("must be from 1 to %d", MaxTrackerActive)}
+	}
+	if v := c.Tracker.OnComplete; v != TrackerClose && v != TrackerComment {
+		return &Error{File: file, Line: lineOf(doc, "tracker", "on_complete"), Key: "tracker.on_complete", Msg: fmt.Sprintf("%q is not close or comment", v)}
 	}
 	for _, p := range c.Sandbox.UnixSockets {
 		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\n") {

@@ -88,7 +88,7 @@ func TestParseErrors(t *testing.T) {
 		{"not a mapping", "- a\n- b\n", 1, "", "mapping"},
 		{"first problem in the file's order", "budgets:\n  step: {turns: many}\nmodles: []\n", 2, "budgets.step.turns", `must be an integer, not "many"`},
 		{"a scalar for a mapping", "budgets:\n  step: 5\n", 2, "budgets.step", "must be a mapping, not 5"},
-		{"unknown label lists every label", "labels:\n  stopp: x\n", 2, "labels.stopp", "(known: blocked, implement, needs_input, stage, stop, stopped, waiting)"},
+		{"unknown label lists every label", "labels:\n  stopp: x\n", 2, "labels.stopp", "(known: blocked, implement, needs_input, stage, stop, stopped, tracker, waiting)"},
 		{"isolation with no value", "isolation:\n", 1, "isolation", `"" is not auto, user or none`},
 		{"duration out of range", "checks:\n  timeout: 9999999999h\n", 2, "checks.timeout", "into time.Duration"},
 		{"alias that holds itself", "checks:\n  commands: &c [make, *c]\n", 2, "", "alias *c refers to its own value"},
@@ -278,6 +278,7 @@ func TestConfigRejects(t *testing.T) {
 		{"unknown alerts key", "alerts:\n  mention: \"@octocat\"\n", "2: alerts.mention: unknown key (known: day_budget_share, owners, stops_per_day)"},
 		{"zero active sub-issues", "tracker:\n  max_active: 0\n", "2: tracker.max_active: must be from 1 to 50"},
 		{"unbounded active sub-issues", "tracker:\n  max_active: 51\n", "2: tracker.max_active: must be from 1 to 50"},
+		{"tracker completion not a word it knows", "tracker:\n  on_complete: reopen\n", `2: tracker.on_complete: "reopen" is not close or comment`},
 		{"not planned met not a bool", "blockers:\n  not_planned_met: maybe\n", `2: blockers.not_planned_met: must be true or false, not "maybe"`},
 		{"explicit path that does not exist", "", " does not exist (an explicit --config must name a file)"},
 	}

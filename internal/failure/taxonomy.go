@@ -52,6 +52,10 @@ const (
 	// NotHeld: a Job started by a person reopening the issue or the PR
 	// found the item not held by a closing; the Job did nothing.
 	NotHeld Class = "not_held"
+	// Tracker: the labelled item is a tracker (native sub-issues, or a task
+	// list of issue references); its sub-issues are the items, and report
+	// drives them (docs/tracker.md, "Driving a tracker").
+	Tracker Class = "tracker"
 	Unknown Class = "unknown"
 )
 
@@ -104,6 +108,10 @@ const (
 	// merged before ready): nothing is pushed or dispatched; the groups left
 	// are named, and labelling again starts them on a new PR.
 	ActionEnd Action = "end"
+	// ActionDrive drives a tracker's sub-issues: report starts those whose
+	// blockers are met, up to tracker.max_active at once, and keeps the
+	// tracker's status comment; the tracker itself is never planned.
+	ActionDrive Action = "drive"
 	// ActionStop stops the item: stop comment, roadmap:stopped, a failing
 	// commit status, all state kept. A person decides what happens next.
 	ActionStop Action = "stop"
@@ -326,6 +334,14 @@ var table = []Row{
 		Recognised: "the runner's typed line class=not_held: a Job started by a person reopening the issue or the item's PR found the record's last ending other than pr_closed or issue_closed (read at its start, a read it makes anyway): a plan PR reopened before its approval, an item that ended ready, stopped or is still at work",
 		Action:     ActionLeave,
 		Does:       "nothing: the Job writes no mark, takes no number and spends nothing, and report writes nothing and dispatches nothing; the item goes on as its record says",
+		Result:     ResultYielded,
+		Automatic:  true,
+	},
+	{
+		Class:      Tracker,
+		Recognised: "the runner's typed line class=tracker: the item a Job started on (stage or implement) is a tracker: it has native sub-issues (the issue read's sub_issues_summary) or a task list of issue references in its body (read at its start, a read it makes anyway)",
+		Action:     ActionDrive,
+		Does:       "drive the sub-issues: the Job made no model call and took no number; report puts roadmap:tracker on the tracker, starts every open sub-issue whose blockers are met, in the tracker's order, up to tracker.max_active active at once, and keeps one status comment on the tracker; each later sub-issue starts when a person closes one (the caller's unblock job) or the wake schedule finds room",
 		Result:     ResultYielded,
 		Automatic:  true,
 	},

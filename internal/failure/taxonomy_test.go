@@ -25,7 +25,7 @@ func TestTaxonomyTable(t *testing.T) {
 		ActionRetry: true, ActionReconcile: true, ActionWait: true, ActionRebase: true,
 		ActionRepair: true, ActionReturnToStage: true, ActionAsk: true, ActionYield: true,
 		ActionRetryLessParallel: true, ActionContinue: true, ActionStop: true, ActionLeave: true, ActionWaitWoken: true,
-		ActionHold: true, ActionSkip: true, ActionEnd: true,
+		ActionHold: true, ActionSkip: true, ActionEnd: true, ActionDrive: true,
 	}
 	results := map[Result]bool{ResultStopped: true, ResultYielded: true, ResultReturned: true}
 

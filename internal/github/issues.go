@@ -28,6 +28,9 @@ type Issue struct {
 	// GitHub without issue dependencies says nothing: read BlockedBy to know.
 	DependenciesKnown bool
 	BlockedByTotal    int
+	// SubIssues is how many native sub-issues the issue has
+	// (sub_issues_summary.total, read by Issue; 0 when GitHub did not say).
+	SubIssues int
 }
 
 // Comment is an issue comment.
@@ -87,6 +90,9 @@ func (c *Client) Issue(ctx context.Context, n int) (Issue, error) {
 		Deps *struct {
 			TotalBlockedBy int `json:"total_blocked_by"`
 		} `json:"issue_dependencies_summary"`
+		Subs *struct {
+			Total int `json:"total"`
+		} `json:"sub_issues_summary"`
 	}
 	if _, err := c.gh.Do(c.ctx(ctx), req, &w); err != nil {
 		return Issue{}, fmt.Errorf("get issue %d: %w", n, c.fail(err))
@@ -94,6 +100,9 @@ func (c *Client) Issue(ctx context.Context, n int) (Issue, error) {
 	is := toIssue(&w.Issue)
 	if w.Deps != nil {
 		is.DependenciesKnown, is.BlockedByTotal = true, w.Deps.TotalBlockedBy
+	}
+	if w.Subs != nil {
+		is.SubIssues = w.Subs.Total
 	}
 	return is, nil
 }
@@ -248,6 +257,36 @@ func (c *Client) UpsertMarkerComment(ctx context.Context, n int, marker, body st
 	return Comment{}, fmt.Errorf("upsert comment %s on issue %d: not written after 3 attempts: %w", marker, n, why)
 }
 
+// MarkerComment reads the comment UpsertMarkerComment keeps on issue n with
+// marker: found is false when there is none. As there, only a comment by the
+// Client's identity counts. The comments are listed once (all pages), and
+// none when IssueState read the issue with no comment; a later upsert of
+// the same marker lists them no more.
+func (c *Client) MarkerComment(ctx context.Context, n int, marker string) (cm Comment, found bool, err error) {
+	key := markerKey{n, strings.TrimSpace(marker)}
+	c.mu.Lock()
+	st, known := c.markers[key]
+	none := c.uncommented[n]
+	c.mu.Unlock()
+	switch {
+	case known:
+		return st.comment, st.id != 0, nil
+	case none:
+		return Comment{}, false, nil
+	}
+	got, err := c.findMarker(ctx, n, key.marker)
+	if err != nil {
+		return Comment{}, false, fmt.Errorf("read comment %s on issue %d: %w", key.marker, n, err)
+	}
+	if got == nil {
+		c.mu.Lock()
+		c.markers[key] = markerState{}
+		c.mu.Unlock()
+		return Comment{}, false, nil
+	}
+	return c.remember(key, toComment(got)), true, nil
+}
+
 func (c *Client) remember(key markerKey, cm Comment) Comment {
 	c.mu.Lock()
 	c.markers[key] = markerState{id: cm.ID, comment: cm}
@@ -330,6 +369,20 @@ func (c *Client) RemoveLabel(ctx context.Context, n int, label string) error {
 	err = c.fail(err)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("remove label %q from issue %d: %w", label, n, err)
+	}
+	return nil
+}
+
+// CloseIssue closes issue n with reason (completed or not_planned). Closing
+// a closed issue changes nothing, so a retry after a lost answer is safe.
+// GitHub starts no workflow run for a close by GITHUB_TOKEN.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/issues#update-an-issue
+func (c *Client) CloseIssue(ctx context.Context, n int, reason string) error {
+	state := "closed"
+	_, _, err := c.gh.Issues.Edit(c.ctx(ctx), c.owner, c.repo, n, &gogithub.IssueRequest{State: &state, StateReason: &reason})
+	if err = c.fail(err); err != nil {
+		return fmt.Errorf("close issue %d: %w", n, err)
 	}
 	return nil
 }

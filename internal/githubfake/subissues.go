@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // GitHub's limits on sub-issues (docs.github.com, "Adding sub-issues"): a
@@ -221,6 +222,21 @@ func (f *Fake) CloseIssue(n int, reason string) error {
 	}
 	t := f.stamp()
 	is.State, is.StateReason, is.ClosedAt, is.UpdatedAt = "closed", reason, t, t
+	return nil
+}
+
+// ReopenIssue reopens issue n, as a person's reopening does: open, with
+// state_reason reopened (the seed's counterpart of CloseIssue; it records
+// no event).
+func (f *Fake) ReopenIssue(n int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is := f.st.Issues[n]
+	if is == nil {
+		return fmt.Errorf("githubfake: no issue %d", n)
+	}
+	t := f.stamp()
+	is.State, is.StateReason, is.ClosedAt, is.UpdatedAt = "open", "reopened", time.Time{}, t
 	return nil
 }
 

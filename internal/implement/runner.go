@@ -167,6 +167,14 @@ func (r *runner) start(ctx context.Context) error {
 		r.unlabelled = &res
 		return nil
 	}
+	if kind := j.Tracker(); kind != "" && o.PlanDir == "" {
+		// A tracker: no number, no model call; report drives its sub-issues.
+		res := Result{Result: record.ResultYielded, Failure: string(failure.Tracker), Reason: j.HandOver(ctx, kind), Spend: j.Total(),
+			RecordComment: j.RC.ID}
+		r.outputs(res)
+		r.unlabelled = &res
+		return nil
+	}
 	b, err := j.Blockers(ctx)
 	if err != nil {
 		return err

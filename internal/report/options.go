@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/blockers"
 	"github.com/roadmap-dev/roadmap/internal/clock"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/ledger"
@@ -141,7 +142,11 @@ type Options struct {
 	DayBudget ledger.Budget
 
 	Labels Labels
-	Clock  Clock
+	// Tracker and Blockers drive a tracker a Job handed over (class
+	// tracker): its sub-issues start when their blockers are met.
+	Tracker  TrackerOptions
+	Blockers blockers.Options
+	Clock    Clock
 	// Mask masks text report prints or returns (evidence from a log, reasons);
 	// what it writes to GitHub the client masks. Required.
 	Mask func(string) string
@@ -220,6 +225,7 @@ const (
 	ActionStop          = decide.Stop
 	ActionNone          = decide.None
 	ActionResume        = decide.Resume
+	ActionDrive         = decide.Drive
 )
 
 // Outcome is what Run (or Resume) found and did. `roadmap report --json`
@@ -256,8 +262,10 @@ type Outcome struct {
 	DispatchAttempts int           `json:"dispatch_attempts,omitempty"`
 	// Woken are the items that waited for this item's claims
 	// (item.waiting_for) and were dispatched when it ended (ClaimWaiters).
-	Woken   []int `json:"woken,omitempty"`
-	Stopped bool  `json:"stopped"`
+	Woken []int `json:"woken,omitempty"`
+	// Tracker is the drive of a tracker's sub-issues (class tracker).
+	Tracker *DriveOutcome `json:"tracker,omitempty"`
+	Stopped bool          `json:"stopped"`
 	// Step is implement.stopped of a stop.
 	Step string `json:"step,omitempty"`
 	Head string `json:"head,omitempty"`

@@ -38,6 +38,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if o.Result == string(record.ResultYielded) && (o.Failure == string(failure.Busy) || o.Failure == string(failure.NotHeld) || o.Failure == string(failure.Blocked)) {
 		run = r.leave
 	}
+	if o.Result == string(record.ResultYielded) && o.Failure == string(failure.Tracker) {
+		run = r.drive
+	}
 	err := run(ctx)
 	r.out.Requests = o.GitHub.Requests().Sub(before).Counted()
 	return r.out, err
@@ -85,6 +88,29 @@ func (r *reporter) leave(context.Context) error {
 		what = "found the item's blockers open"
 	}
 	r.logf("report: issue #%d: the Job %s (%s): nothing to do", r.o.Issue, what, r.out.Reason)
+	return nil
+}
+
+// drive reports a Job that found its item a tracker: it made no mark and
+// took no number. The tracker gets the tracker label (which every later
+// wake drives it by) and its first drive: the sub-issues whose blockers are
+// met start, up to tracker.max_active (Drive).
+func (r *reporter) drive(ctx context.Context) error {
+	o := r.o
+	r.out.Result, r.out.Class, r.out.Action = o.Result, failure.Tracker, ActionDrive
+	r.out.Reason = o.Mask(o.Reason)
+	t := o.Tracker
+	t.defaults()
+	if err := o.GitHub.AddLabels(ctx, o.Issue, t.Label); err != nil {
+		return fmt.Errorf("tracker #%d: label it %s: %w", o.Issue, t.Label, err)
+	}
+	d, err := Drive(ctx, DriveOptions{GitHub: o.GitHub, Workflow: o.Workflow, Ref: o.Ref, Tracker: t, Blockers: o.Blockers,
+		Mask: o.Mask, Log: o.Log}, o.Issue)
+	r.out.Tracker = &d
+	if err != nil {
+		return err
+	}
+	r.logf("report: issue #%d is a tracker: %d of its sub-issues started now, %d active of at most %d", o.Issue, d.Started, d.Active, d.MaxActive)
 	return nil
 }
 

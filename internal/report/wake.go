@@ -260,7 +260,7 @@ func wakeOne(ctx context.Context, o WakeOptions, it WaitingItem) (int64, error) 
 }
 
 // dispatchNext dispatches a waiting item's next Job on workflow at ref and
-// takes label off, so the next wake leaves it.
+// takes label off (none when ""), so the next wake leaves it.
 func dispatchNext(ctx context.Context, gh *github.Client, workflow, ref string, it WaitingItem, label string) (int64, error) {
 	inputs := map[string]any{"issue": strconv.Itoa(it.Issue), "phase": it.Phase}
 	if it.Phase == PhaseImplement {
@@ -272,6 +272,9 @@ func dispatchNext(ctx context.Context, gh *github.Client, workflow, ref string, 
 	res, err := gh.DispatchWorkflow(ctx, workflow, ref, inputs)
 	if err != nil {
 		return 0, fmt.Errorf("wake issue %d: dispatch: %w", it.Issue, err)
+	}
+	if label == "" {
+		return res.RunID, nil
 	}
 	if err := gh.RemoveLabel(ctx, it.Issue, label); err != nil {
 		return res.RunID, fmt.Errorf("wake issue %d: dispatched run %d, then: %w", it.Issue, res.RunID, err)

@@ -124,6 +124,9 @@ type runner struct {
 	// blocked, when set, is what the item waits for: the Job ends at its
 	// start (kernel.Job.Blockers).
 	blocked *kernel.Blocked
+	// tracker, when set, says what makes the item a tracker: the Job ends
+	// at its start and report drives the sub-issues (kernel.Job.Tracker).
+	tracker string
 	// pushed is the last round this Job pushed itself. A round an earlier
 	// Job pushed may have its draft PR and comment already (that Job lost
 	// its staged mark): only a PR for a round of this Job is surely new.
@@ -152,6 +155,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		return res, nil
 	}
+	if r.tracker != "" {
+		// A tracker: no number, no model call; report drives its sub-issues.
+		res := Result{Result: ResultYielded, Failure: string(failure.Tracker), Reason: r.j.HandOver(ctx, r.tracker), Findings: []plan.Finding{},
+			Spend: r.j.Total(), RecordComment: r.j.RC.ID}
+		for k, v := range map[string]string{"result": res.Result, "failure": res.Failure, "spend": spendJSON(res.Spend), "job": "0",
+			"record_comment": intOutput(int(res.RecordComment))} {
+			o.SetOutput(k, v)
+		}
+		return res, nil
+	}
 	if r.blocked != nil {
 		// An open blocker: no number, no model call; report dispatches nothing.
 		res := Result{Result: ResultYielded, Failure: string(failure.Blocked), Reason: r.j.Wait(ctx, r.blocked), Findings: []plan.Finding{},
@@ -175,6 +188,9 @@ func (r *runner) start(ctx context.Context) error {
 	}
 	r.j = j
 	if j.Busy != nil {
+		return nil
+	}
+	if r.tracker = j.Tracker(); r.tracker != "" {
 		return nil
 	}
 	if r.blocked, err = j.Blockers(ctx); err != nil || r.blocked != nil {

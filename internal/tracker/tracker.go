@@ -45,6 +45,11 @@ type Child struct {
 	// Checked is the task-list box as ticked (nil: not in a task list). A
 	// box is not evidence; it is reported when it disagrees with State.
 	Checked *bool `json:"checked,omitempty"`
+	// Body is the child's body as read (its blockers are read from it),
+	// and Tracker what makes the child a tracker itself (Kind), "" for
+	// a leaf: what a drive of the tracker needs, not printed.
+	Body    string `json:"-"`
+	Tracker string `json:"-"`
 }
 
 // Result is the check of one tracker. Field names are stable: scripts read
@@ -193,7 +198,7 @@ func (w *walker) walk(ctx context.Context, node github.IssueState, path []string
 		w.seen[k] = true
 		childPath := append(append([]string(nil), path...), here)
 		w.res.Children = append(w.res.Children, Child{Number: f.st.Number, Repo: f.st.Repo, Title: text.Safe(f.st.Title, 200),
-			State: classify(f.st), Path: childPath, Via: f.via, Checked: f.checked})
+			State: classify(f.st), Path: childPath, Via: f.via, Checked: f.checked, Body: f.st.Body, Tracker: Kind(f.st.SubIssues, f.st.Body)})
 		if f.st.Missing || (f.st.SubIssues == 0 && len(ParseTaskList(f.st.Body)) == 0) {
 			continue
 		}
@@ -271,4 +276,26 @@ func Print(w io.Writer, r Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Kind says whether an issue is a tracker, from what a read of it shows: its
+// native sub-issues (subIssues, the issue's sub_issues_summary.total) and the
+// issue references of its body's task list. It is "" for an issue that is
+// not one, and otherwise says what makes it one: "3 sub-issues", "a task
+// list of 2 issues".
+func Kind(subIssues int, body string) string {
+	if subIssues > 0 {
+		return plural(subIssues, "sub-issue")
+	}
+	if refs := ParseTaskList(body); len(refs) > 0 {
+		return "a task list of " + plural(len(refs), "issue")
+	}
+	return ""
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

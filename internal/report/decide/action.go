@@ -25,6 +25,9 @@ const (
 	None Action = "none"
 	// Resume: a writer's reply is recorded and a continuation dispatched.
 	Resume Action = "resume"
+	// Drive: the item is a tracker; its sub-issues are started
+	// (report.Drive), the tracker itself gets no Job.
+	Drive Action = "drive"
 )
 
 // ActionFor is the one action report takes for a class, derived from the
@@ -60,6 +63,8 @@ func ActionFor(c failure.Class) Action {
 		// person's reopening starts the next Job; label_removed: the person
 		// took the request back. Nothing is dispatched.
 		return None
+	case failure.ActionDrive:
+		return Drive
 	case failure.ActionEnd:
 		// pr_merged: the item ends where the person's merge finished it;
 		// the Job's last mark named the groups left on the issue.

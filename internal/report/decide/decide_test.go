@@ -39,6 +39,7 @@ func TestActionFor(t *testing.T) {
 		failure.LabelRemoved:       None,
 		failure.PRMerged:           None,
 		failure.NotHeld:            None,
+		failure.Tracker:            Drive,
 		failure.Unknown:            Stop,
 	}
 	seen := map[failure.Class]int{}
