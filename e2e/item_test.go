@@ -96,6 +96,10 @@ type item struct {
 	// implement job end, by the run's name: its requests before are
 	// implement's, after report's (tokenCounts).
 	implementEnds map[string]time.Time
+	// runVerbs are the verbs of runs with no implement job, by the run's
+	// name: every request of such a run is that verb's (the caller's
+	// unblock job runs wake), not split at an implement job's end.
+	runVerbs map[string]string
 }
 
 // phase is the counted GitHub requests (304s and log blobs are free) made

@@ -172,6 +172,7 @@ func (it *item) takeRun(name, workflow, event string) *takenRun {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	it.checkoutRunHead(name, run)
 	tr := trigger{name: name, event: ev.Name, payload: it.payload(ev), runID: run.ID, actor: ev.Actor, workflow: run.WorkflowFile}
 	if ev.Name == "schedule" {
 		// act finds no job for a schedule event ("Could not find any
@@ -188,6 +189,33 @@ func (it *item) takeRun(name, workflow, event string) *takenRun {
 		}
 	}
 	return &takenRun{tr: tr, run: run, ev: ev}
+}
+
+// checkoutRunHead brings the user's repository, which act copies into each
+// run's workspace (act checks out nothing of the repository under test),
+// to the commit a run on main runs at, when main moved on without it: a
+// merge made on GitHub. GitHub's runner checks the run's head_sha out; a
+// run whose head is not ahead of the copy leaves it as it is.
+func (it *item) checkoutRunHead(name string, run githubfake.Run) {
+	t := it.t
+	t.Helper()
+	if run.HeadBranch != "main" || run.HeadSHA == "" || run.HeadSHA == it.caller.SHA {
+		return
+	}
+	ctx := t.Context()
+	if _, err := git(ctx, "--git-dir", it.w.Remote, "merge-base", "--is-ancestor", it.caller.SHA, run.HeadSHA); err != nil {
+		return
+	}
+	for _, args := range [][]string{
+		{"-C", it.caller.Dir, "fetch", "--quiet", "origin", "main"},
+		{"-C", it.caller.Dir, "checkout", "--quiet", "-B", "main", run.HeadSHA},
+	} {
+		if _, err := git(ctx, args...); err != nil {
+			t.Fatalf("%s: check out main at %s: %v", name, short(run.HeadSHA), err)
+		}
+	}
+	it.logf("%s: main moved on to %s since %s; the run's workspace is at it", name, short(run.HeadSHA), short(it.caller.SHA))
+	it.caller.SHA = run.HeadSHA
 }
 
 // runTaken runs a taken run under act and finishes it in the fake with
@@ -333,7 +361,11 @@ func (it *item) payload(ev githubfake.Event) map[string]any {
 		for _, l := range it.w.Fake.Labels(ev.Number) {
 			labels = append(labels, map[string]any{"name": l})
 		}
-		m := map[string]any{"number": ev.Number, "title": is.Title, "body": is.Body, "state": "open",
+		state := is.State
+		if state == "" {
+			state = "open"
+		}
+		m := map[string]any{"number": ev.Number, "title": is.Title, "body": is.Body, "state": state,
 			"labels": labels, "user": map[string]any{"login": is.Author}}
 		if is.Pull != nil {
 			m["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/repos/%s/%s/pulls/%d", it.apiURL, demo.Owner, demo.Repo, ev.Number)}

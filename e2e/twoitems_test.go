@@ -368,8 +368,8 @@ type tokenCount struct{ n, implement, report, dash int }
 // made them (tokenCount; "" for a token with no name), as book counts a
 // phase's: a person's own and the free ones (304s, log blobs, git) left
 // out. A run's requests before its implement job ended are implement's,
-// those after report's, and each must be one its job's verb may make
-// (internal/adopt).
+// those after report's (a run in runVerbs: all its verb's), and each must
+// be one its job's verb may make (internal/adopt).
 func (it *item) tokenCounts() map[string]tokenCount {
 	dashComments := map[string]bool{}
 	if it.dashboard > 0 {
@@ -378,7 +378,7 @@ func (it *item) tokenCounts() map[string]tokenCount {
 		}
 	}
 	it.mu.Lock()
-	persons, ends := it.persons, maps.Clone(it.implementEnds)
+	persons, ends, verbs := it.persons, maps.Clone(it.implementEnds), maps.Clone(it.runVerbs)
 	it.mu.Unlock()
 	out := map[string]tokenCount{}
 	for _, r := range it.w.Fake.Requests() {
@@ -386,7 +386,9 @@ func (it *item) tokenCounts() map[string]tokenCount {
 			continue
 		}
 		verb := "implement"
-		if end, ok := ends[r.TokenName]; !ok || r.Time.After(end) {
+		if v, ok := verbs[r.TokenName]; ok {
+			verb = v
+		} else if end, ok := ends[r.TokenName]; !ok || r.Time.After(end) {
 			verb = "report"
 		}
 		if r.Endpoint != "" && !adopt.Allows(verb, r.Endpoint) {
@@ -399,9 +401,10 @@ func (it *item) tokenCounts() map[string]tokenCount {
 			c.dash++
 		default:
 			c.n++
-			if verb == "implement" {
+			switch verb {
+			case "implement":
 				c.implement++
-			} else {
+			case "report":
 				c.report++
 			}
 		}
@@ -518,5 +521,5 @@ func (it *item) checkSpendOf(issues ...int) {
 	if st.Errors != 0 || st.Requests != st.Calls {
 		t.Errorf("replay model: %d requests, %d served, %d errors; want every request served", st.Requests, st.Calls, st.Errors)
 	}
-	it.logf("spend: the three records sum to %d tokens in, %d out, %d calls = served", sum.TokensIn, sum.TokensOut, sum.ModelCalls)
+	it.logf("spend: the %d records sum to %d tokens in, %d out, %d calls = served", len(issues), sum.TokensIn, sum.TokensOut, sum.ModelCalls)
 }

@@ -39,12 +39,23 @@ var record = []Call{
 	{"PATCH " + repo + "/issues/comments/{id}", issuesWrite},
 }
 
+// blockers are the calls of the check every stage and implement Job makes
+// at its start (kernel.(*Job).Blockers, docs/tracker.md "Blockers") beside
+// the record's: the issue's dependencies, and roadmap:blocked taken off
+// once they are met. The states of the body's references are a GraphQL
+// query, and an item that waits gets the label: each verb's table has those
+// calls for its own reasons too.
+var blockers = []Call{
+	{"GET " + repo + "/issues/{n}/dependencies/blocked_by", issuesRead},
+	{"DELETE " + repo + "/issues/{n}/labels/{name}", issuesWrite},
+}
+
 // verbCalls is, for each verb a workflow job runs, the GitHub endpoints its
 // code calls. The e2e fails on a request a job makes that is not here
 // (e2e/item_test.go), and TestWorkflowPermissions fails on a job whose
 // permissions are not exactly what its verb's calls need.
 var verbCalls = map[string][]Call{
-	"implement": append(append([]Call(nil), record...),
+	"implement": append(append(append([]Call(nil), record...), blockers...),
 		Call{"GET " + repo, metadata},
 		Call{"GET " + repo + "/pulls", pullsRead},
 		Call{"GET " + repo + "/pulls/{n}", pullsRead},
@@ -76,12 +87,16 @@ var verbCalls = map[string][]Call{
 		Call{"GET " + repo + "/collaborators/{user}/permission", metadata},
 		Call{"POST " + repo + "/pulls/{n}/comments/{id}/replies", pullsWrite},
 	),
-	"stage": append(append([]Call(nil), record...),
+	"stage": append(append(append([]Call(nil), record...), blockers...),
 		Call{"GET " + repo, metadata},
 		Call{"GET " + repo + "/pulls", pullsRead},
 		Call{"GET " + repo + "/pulls/{n}", pullsRead},
 		Call{"POST " + repo + "/pulls", pullsWrite},
 		Call{"PATCH " + repo + "/pulls/{n}", pullsWrite},
+		// The blockers' check's other calls: the states of the body's
+		// references, and roadmap:blocked on an item that waits.
+		Call{"POST /graphql", issuesRead},
+		Call{"POST " + repo + "/issues/{n}/labels", issuesWrite},
 	),
 	"report": append(append([]Call(nil), record...),
 		Call{"GET " + repo + "/pulls/{n}", pullsRead},

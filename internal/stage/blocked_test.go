@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/failure"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -75,6 +76,7 @@ func TestBlockedItemWaits(t *testing.T) {
 	if total := len(w.fake.Requests()); total > 6 {
 		t.Errorf("the blocked Job made %d requests, want at most 6: %v", total, counts)
 	}
+	wantAdopted(t, w.fake.Requests())
 
 	// Started again while both are still open (a wake, a label): it waits
 	// again and writes nothing, the label and the record say it already.
@@ -95,6 +97,7 @@ func TestBlockedItemWaits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	w.fake.ResetLog()
 	j2 := w.newJob(soundPlanner("Write the plan for issue"), cleanVerifier("Review the plan for issue"))
 	res = j2.run(context.Background())
 	if res.Result != stage.ResultStaged {
@@ -105,5 +108,18 @@ func TestBlockedItemWaits(t *testing.T) {
 	}
 	if got, ok := w.record().BlockedBy(); ok {
 		t.Errorf("item.blocked_by %q is still in the record", got)
+	}
+	wantAdopted(t, w.fake.Requests())
+}
+
+// wantAdopted wants every request in log to be one internal/adopt's table
+// of stage's calls has: the stage job's permissions are made from it, so a
+// call it lacks is refused on GitHub.
+func wantAdopted(t *testing.T, log []githubfake.LoggedRequest) {
+	t.Helper()
+	for _, r := range log {
+		if r.Endpoint != "" && !adopt.Allows("stage", r.Endpoint) {
+			t.Errorf("the Job called %s, which internal/adopt's table of stage's calls lacks", r.Endpoint)
+		}
 	}
 }
