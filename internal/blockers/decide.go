@@ -15,6 +15,13 @@ type State struct {
 	StateReason string // GitHub's state_reason: completed, not_planned, duplicate, reopened or ""
 	PullRequest bool
 	Title       string
+	// ClosingPRs is how many pull requests close the blocker when merged
+	// (GitHub's linked pull requests), and ClosingPRMerged whether one
+	// was: a blocker closed as completed while none of them is merged (a
+	// person closed it by hand) is waited for as an open one. No linked
+	// pull request: the close is taken at its word.
+	ClosingPRs      int
+	ClosingPRMerged bool
 }
 
 // Options are the configuration's blockers section.
@@ -25,7 +32,9 @@ type Options struct {
 }
 
 // Verdict is what an item's blockers say. Met is true when nothing blocks
-// it. Waiting are the open blockers. NotPlanned are the blockers closed as
+// it. Waiting are the open blockers, and those closed as completed while
+// the pull requests that close them are not merged (Unmerged, also in
+// Waiting). NotPlanned are the blockers closed as
 // not planned or as duplicates: reported either way, met only with
 // Options.NotPlannedMet. Refused are the references that can never be met
 // and must be said on the issue (a pull request, an unreadable issue, the
@@ -34,6 +43,7 @@ type Options struct {
 type Verdict struct {
 	Met        bool
 	Waiting    []Ref
+	Unmerged   []Ref
 	NotPlanned []Ref
 	Refused    []Problem
 }
@@ -75,6 +85,9 @@ func Decide(item Ref, states []State, o Options) Verdict {
 			v.Waiting = append(v.Waiting, r)
 		case s.StateReason == "not_planned" || s.StateReason == "duplicate":
 			v.NotPlanned = append(v.NotPlanned, r)
+		case s.ClosingPRs > 0 && !s.ClosingPRMerged:
+			v.Waiting = append(v.Waiting, r)
+			v.Unmerged = append(v.Unmerged, r)
 		}
 	}
 	v.Met = len(v.Waiting) == 0 && len(v.Refused) == 0 && (o.NotPlannedMet || len(v.NotPlanned) == 0)
@@ -92,6 +105,12 @@ func (v Verdict) WithCycle(path []int) Verdict {
 		fmt.Sprintf("%s is a dependency cycle: none of these issues can start until one of its references is removed.", Path(path))})
 	v.Met = false
 	return v
+}
+
+// UnmergedWhy says why a blocker closed as completed is still waited for:
+// none of the pull requests that close it is merged.
+func UnmergedWhy(r Ref) string {
+	return fmt.Sprintf("%s is closed, but no pull request that closes it is merged: it counts as met when one is merged.", r)
 }
 
 // Path is a path of issues as the issue names it: "#4 → #7 → #4".

@@ -58,8 +58,9 @@ var allowed = map[string][]string{
 	"internal/console": {"internal/github", "internal/record", "internal/recordstore", "internal/trace", "internal/actionsio", "internal/inputerr"},
 	// Pipeline outcomes across items: a pure function of their state.
 	"internal/metrics": {"internal/items", "internal/record"},
-	// The tracker check reads GitHub through internal/github's domain types only.
-	"internal/tracker": {"internal/github", "internal/issueref", "internal/text"},
+	// The tracker check, and the read of an item's blockers, read GitHub
+	// through internal/github's domain types only.
+	"internal/tracker": {"internal/blockers", "internal/github", "internal/issueref", "internal/text"},
 	// The one grammar of issue references in a person's text: imports
 	// nothing (stdAllowed too).
 	"internal/issueref": {},

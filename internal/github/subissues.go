@@ -37,6 +37,12 @@ type IssueState struct {
 	// Missing: GitHub answered that the issue does not exist or that the
 	// token cannot see it (deleted, another repository, no access).
 	Missing bool
+	// ClosingPRs are the pull requests that close the issue when merged
+	// (GraphQL's closedByPullRequestsReferences, closed ones included; at
+	// most 10), and ClosingPRMerged whether one of them was merged. Read
+	// by IssueStates only: the REST reads leave them empty.
+	ClosingPRs      []int
+	ClosingPRMerged bool
 }
 
 // FullName is the Client's repository as "owner/name".
@@ -212,6 +218,12 @@ type issueNode struct {
 	SubIssuesSummary struct {
 		Total int
 	}
+	ClosedBy struct {
+		Nodes []struct {
+			Number int
+			Merged bool
+		}
+	} `graphql:"closedByPullRequestsReferences(first: 10, includeClosedPrs: true)"`
 }
 
 // issueStateBatch builds the query's struct at run time: githubv4 writes a
@@ -280,6 +292,10 @@ func (c *Client) issueStateBatch(ctx context.Context, batch []IssueRef, out map[
 				State: strings.ToLower(node.State), SubIssues: node.SubIssuesSummary.Total}
 			if node.StateReason != nil {
 				st.StateReason = strings.ToLower(*node.StateReason)
+			}
+			for _, pr := range node.ClosedBy.Nodes {
+				st.ClosingPRs = append(st.ClosingPRs, pr.Number)
+				st.ClosingPRMerged = st.ClosingPRMerged || pr.Merged
 			}
 			out[ref] = st
 		}

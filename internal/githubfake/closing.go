@@ -2,6 +2,7 @@ package githubfake
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 )
 
@@ -35,4 +36,25 @@ func (f *Fake) closeLinked(c *call, pr *Issue) {
 		is.State, is.StateReason, is.ClosedAt, is.UpdatedAt = "closed", "completed", t, t
 		f.issueEvent(c, is, "closed", "")
 	}
+}
+
+// closingPulls are the pull requests into the default branch whose body
+// names issue n with a closing keyword, as GitHub links them
+// (closedByPullRequestsReferences), by number; closed ones that were not
+// merged only with includeClosed. f.mu is held.
+func (f *Fake) closingPulls(n int, includeClosed bool) []*Issue {
+	var out []*Issue
+	for _, pr := range f.st.Issues {
+		if pr.Pull == nil || pr.Pull.Base != f.opts.DefaultBranch || (pr.State == "closed" && !pr.Pull.Merged && !includeClosed) {
+			continue
+		}
+		for _, m := range closingRE.FindAllStringSubmatch(pr.Body, -1) {
+			if m[1] == strconv.Itoa(n) {
+				out = append(out, pr)
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *Issue) int { return a.Number - b.Number })
+	return out
 }

@@ -12,7 +12,8 @@ import (
 // repository per repository and one aliased issue per issue:
 //
 //	{r0: repository(owner: "acme", name: "widgets"){
-//	   i12: issue(number: 12){number,title,state,stateReason,body,subIssuesSummary{total}}}}
+//	   i12: issue(number: 12){number,title,state,stateReason,body,subIssuesSummary{total},
+//	     closedByPullRequestsReferences(first: 10, includeClosedPrs: true){nodes{number,merged}}}}}
 //
 // The answer has exactly the fields asked for. An issue the repository does
 // not have (or a pull request's number) is null with a NOT_FOUND error, and
@@ -119,6 +120,44 @@ func (f *Fake) issueNode(is *Issue, sel []gqlField, gqlErr func(typ, msg string)
 				}
 			}
 			obj[k] = out
+		case "closedByPullRequestsReferences":
+			args := gqlArgs(s.args)
+			first, err := strconv.Atoi(args["first"])
+			if err != nil || first < 1 || first > 100 {
+				return nil, gqlErr("", "closedByPullRequestsReferences: 'first' must be from 1 to 100"), false
+			}
+			var nodes []any
+			for _, pr := range f.closingPulls(is.Number, args["includeClosedPrs"] == "true") {
+				node := map[string]any{}
+				for _, ps := range s.sub {
+					if ps.name != "nodes" {
+						return nil, gqlErr("", fmt.Sprintf("Field '%s' is not served on type 'PullRequestConnection' by the fake", ps.name)), false
+					}
+					for _, pf := range ps.sub {
+						switch pf.name {
+						case "number":
+							node[nameOf(pf)] = pr.Number
+						case "merged":
+							node[nameOf(pf)] = pr.Pull.Merged
+						case "state":
+							node[nameOf(pf)] = map[bool]string{true: "MERGED", false: strings.ToUpper(pr.State)}[pr.Pull.Merged]
+						default:
+							return nil, gqlErr("", fmt.Sprintf("Field '%s' is not served on type 'PullRequest' by the fake", pf.name)), false
+						}
+					}
+				}
+				if len(nodes) < first {
+					nodes = append(nodes, node)
+				}
+			}
+			conn := map[string]any{}
+			for _, ps := range s.sub {
+				conn[nameOf(ps)] = nodes
+				if nodes == nil {
+					conn[nameOf(ps)] = []any{}
+				}
+			}
+			obj[k] = conn
 		case "issueDependenciesSummary":
 			if f.opts.NoIssueDependencies {
 				return nil, gqlErr("", "Field 'issueDependenciesSummary' doesn't exist on type 'Issue'"), false
@@ -149,7 +188,7 @@ func nameOf(f gqlField) string {
 	return f.name
 }
 
-var gqlArgRE = lazyRegexp(`(\w+)\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)`)
+var gqlArgRE = lazyRegexp(`(\w+)\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+|true|false)`)
 
 // gqlArgs reads literal arguments: strings (unquoted) and integers.
 func gqlArgs(s string) map[string]string {

@@ -2,16 +2,15 @@ package kernel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/blockers"
 	"github.com/roadmap-dev/roadmap/internal/failure"
-	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	"github.com/roadmap-dev/roadmap/internal/tracker"
 )
 
 // BlockerOptions are the configuration of the check a Job makes at its
@@ -55,7 +54,8 @@ func (j *Job) Blockers(ctx context.Context) (*Blocked, error) {
 	if o.Blockers.Label == "" {
 		return nil, nil
 	}
-	states, err := j.blockerStates(ctx)
+	states, err := tracker.BlockerStates(ctx, o.GitHub, j.Issue,
+		tracker.BlockerRead{NoDependencies: j.Issue.DependenciesKnown && j.Issue.BlockedByTotal == 0})
 	if err != nil {
 		return nil, err
 	}
@@ -114,62 +114,6 @@ func (j *Job) unblock(ctx context.Context, labelled bool) error {
 	return nil
 }
 
-// blockerStates reads the states of the item's blockers, GitHub's issue
-// dependencies first, then the body's references they do not hold.
-func (j *Job) blockerStates(ctx context.Context) ([]blockers.State, error) {
-	o := j.O
-	own := o.GitHub.FullName()
-	key := func(repo string, n int) string {
-		if repo == "" {
-			repo = own
-		}
-		return fmt.Sprintf("%s#%d", strings.ToLower(repo), n)
-	}
-	var states []blockers.State
-	seen := map[string]bool{key("", o.Issue): true}
-	if !j.Issue.DependenciesKnown || j.Issue.BlockedByTotal > 0 {
-		deps, err := o.GitHub.BlockedBy(ctx, o.Issue)
-		if err != nil && !errors.Is(err, github.ErrDependenciesUnavailable) {
-			return nil, err
-		}
-		for _, d := range deps {
-			seen[key(d.Repo, d.Number)] = true
-			states = append(states, blockers.State{Ref: blockers.Ref{Repo: d.Repo, Number: d.Number}, Readable: true,
-				Open: d.State == "open", StateReason: d.StateReason, PullRequest: d.PullRequest, Title: d.Title})
-		}
-	}
-	var ask []github.IssueRef
-	for _, r := range blockers.FromBody(j.Issue.Body) {
-		if key(r.Repo, r.Number) == key("", o.Issue) {
-			// The item itself: Decide refuses it without a read.
-			states = append(states, blockers.State{Ref: r, Readable: true})
-			continue
-		}
-		if seen[key(r.Repo, r.Number)] {
-			continue
-		}
-		seen[key(r.Repo, r.Number)] = true
-		ask = append(ask, github.IssueRef{Repo: r.Repo, Number: r.Number})
-	}
-	if len(ask) == 0 {
-		return states, nil
-	}
-	got, err := o.GitHub.IssueStates(ctx, ask)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range ask {
-		k := r
-		if k.Repo == "" {
-			k.Repo = own
-		}
-		s := got[k]
-		states = append(states, blockers.State{Ref: blockers.Ref{Repo: r.Repo, Number: r.Number}, Readable: !s.Missing,
-			Open: s.State == "open", StateReason: s.StateReason, Title: s.Title})
-	}
-	return states, nil
-}
-
 // blockedText is a Blocked with the log's detail and the record comment's
 // reasons for the references that can never be met.
 type blockedText struct {
@@ -183,7 +127,12 @@ type blockedText struct {
 func blockedBy(v blockers.Verdict, o blockers.Options) blockedText {
 	var refs, detail, why []string
 	for _, r := range v.Waiting {
-		refs, detail = append(refs, r.String()), append(detail, r.String()+" (open)")
+		state := " (open)"
+		if slices.Contains(v.Unmerged, r) {
+			state = " (closed, its pull request not merged)"
+			why = append(why, blockers.UnmergedWhy(r))
+		}
+		refs, detail = append(refs, r.String()), append(detail, r.String()+state)
 	}
 	if !o.NotPlannedMet {
 		for _, r := range v.NotPlanned {

@@ -320,7 +320,7 @@ func (d *drive) decide(ctx context.Context) error {
 				open[m] = true
 			}
 		}
-		states, err := blockerStates(ctx, d.gh, github.Issue{Number: n, Body: d.bodies[n]}, open)
+		states, err := tracker.BlockerStates(ctx, d.gh, github.Issue{Number: n, Body: d.bodies[n]}, tracker.BlockerRead{Open: open})
 		if err != nil {
 			return err
 		}

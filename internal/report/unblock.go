@@ -12,6 +12,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/recordstore"
+	"github.com/roadmap-dev/roadmap/internal/tracker"
 )
 
 // DefaultBlockedLabel is the label of an item that waits for its blockers
@@ -132,7 +133,7 @@ func Unblock(ctx context.Context, o UnblockOptions) (out UnblockOutcome, err err
 	graph := map[int][]int{} // a waiting item → the waiting items it waits for
 	for _, is := range issues {
 		w := &waiter{issue: is}
-		if w.states, err = blockerStates(ctx, o.GitHub, is, waiting); err != nil {
+		if w.states, err = tracker.BlockerStates(ctx, o.GitHub, is, tracker.BlockerRead{Open: waiting}); err != nil {
 			return out, err
 		}
 		w.verdict = blockers.Decide(blockers.Ref{Repo: o.GitHub.FullName(), Number: is.Number}, w.states, o.Blockers)
@@ -225,65 +226,6 @@ func Unblock(ctx context.Context, o UnblockOptions) (out UnblockOutcome, err err
 	return out, nil
 }
 
-// blockerStates reads what issue is waits for: its blockers in GitHub's
-// dependencies (one request; each carries its state) and the references
-// its body makes. A reference to a waiting item is open (the list said so);
-// the others not among the dependencies are read in one query.
-func blockerStates(ctx context.Context, gh *github.Client, is github.Issue, waiting map[int]bool) ([]blockers.State, error) {
-	own := gh.FullName()
-	deps, err := gh.BlockedBy(ctx, is.Number)
-	if err != nil && !errors.Is(err, github.ErrDependenciesUnavailable) {
-		return nil, err
-	}
-	var states []blockers.State
-	known := map[blockers.Ref]bool{}
-	for _, d := range deps {
-		r := localRef(d.Repo, d.Number, own)
-		known[r] = true
-		states = append(states, blockers.State{Ref: r, Readable: true, Open: d.State == "open",
-			StateReason: d.StateReason, PullRequest: d.PullRequest, Title: d.Title})
-	}
-	var ask []github.IssueRef
-	var asked []blockers.Ref
-	for _, r := range blockers.FromBody(is.Body) {
-		r = localRef(r.Repo, r.Number, own)
-		if known[r] {
-			continue
-		}
-		known[r] = true
-		if r.Repo == "" && waiting[r.Number] {
-			states = append(states, blockers.State{Ref: r, Readable: true, Open: true})
-			continue
-		}
-		ask = append(ask, github.IssueRef{Repo: r.Repo, Number: r.Number})
-		asked = append(asked, r)
-	}
-	if len(ask) == 0 {
-		return states, nil
-	}
-	got, err := gh.IssueStates(ctx, ask)
-	if err != nil {
-		return nil, fmt.Errorf("issue %d: read the states of its blockers: %w", is.Number, err)
-	}
-	for i, q := range ask {
-		if q.Repo == "" {
-			q.Repo = own
-		}
-		s := got[q]
-		states = append(states, blockers.State{Ref: asked[i], Readable: !s.Missing, Open: s.State == "open",
-			StateReason: s.StateReason, Title: s.Title})
-	}
-	return states, nil
-}
-
-// localRef is a reference with the repository dropped when it is own.
-func localRef(repo string, n int, own string) blockers.Ref {
-	if strings.EqualFold(repo, own) {
-		repo = ""
-	}
-	return blockers.Ref{Repo: repo, Number: n}
-}
-
 func refStrings(refs []blockers.Ref) []string {
 	var out []string
 	for _, r := range refs {
@@ -300,6 +242,9 @@ func waitReason(v blockers.Verdict) string {
 	}
 	if len(v.NotPlanned) > 0 {
 		parts = append(parts, "closed as not planned: "+strings.Join(refStrings(v.NotPlanned), ", "))
+	}
+	for _, r := range v.Unmerged {
+		parts = append(parts, blockers.UnmergedWhy(r))
 	}
 	for _, p := range v.Refused {
 		parts = append(parts, p.Why)

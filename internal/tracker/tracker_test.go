@@ -23,6 +23,7 @@ type world struct {
 	t    *testing.T
 	fake *githubfake.Fake
 	gh   *github.Client
+	url  string // the fake's base URL
 }
 
 func newWorld(t *testing.T, opts ...githubfake.Options) *world {
@@ -41,7 +42,7 @@ func newWorld(t *testing.T, opts ...githubfake.Options) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{t: t, fake: fake, gh: gh}
+	return &world{t: t, fake: fake, gh: gh, url: srv.URL}
 }
 
 func (w *world) issue(title, body string) int {
