@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/roadmap-dev/roadmap/internal/failure"
-	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/items"
 	"github.com/roadmap-dev/roadmap/internal/record"
@@ -32,21 +31,10 @@ func (e *env) blockedItem(t *testing.T, phase, body, blockedBy string) int {
 		ch.SetJobs(line)
 	}
 	ch.SetBlockedBy(blockedBy)
-	rec, _ := record.Parse("")
-	if err := rec.Apply(ch); err != nil {
-		t.Fatal(err)
-	}
-	rec.SetView(record.View{})
-	text, err := record.RenderComment(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := items.Of(1, "", rec).BlockedBy; got != blockedBy {
-		t.Fatalf("the record does not hold %s %q (got %q):\n%s", record.KeyItemBlockedBy, blockedBy, got, text)
-	}
 	n := e.fake.CreateIssue(githubfake.Issue{Title: "waits", Body: body, Author: "maintainer", Labels: []string{DefaultBlockedLabel}})
-	if _, err := e.fake.AddComment(n, github.DefaultIdentity, text); err != nil {
-		t.Fatal(err)
+	rec := e.recordOn(t, n, ch)
+	if got := items.Of(1, "", rec).BlockedBy; got != blockedBy {
+		t.Fatalf("the record does not hold %s %q (got %q)", record.KeyItemBlockedBy, blockedBy, got)
 	}
 	return n
 }
