@@ -147,15 +147,19 @@ func DriveTrackers(ctx context.Context, o DriveOptions) ([]DriveOutcome, error) 
 	if len(list) == 0 {
 		fmt.Fprintln(o.Log, o.Mask(fmt.Sprintf("roadmap wake: no tracker to drive (no open issue has %s)", o.Tracker.Label)))
 	}
+	// One tracker's failure does not keep the others from their drive; the
+	// errors are returned together.
 	var out []DriveOutcome
+	var errs []error
 	for _, is := range list {
 		d, err := Drive(ctx, o, is.Number)
 		out = append(out, d)
 		if err != nil {
-			return out, err
+			fmt.Fprintln(o.Log, o.Mask(fmt.Sprintf("roadmap wake: tracker #%d: %v", is.Number, err)))
+			errs = append(errs, fmt.Errorf("tracker #%d: %w", is.Number, err))
 		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // Drive drives tracker n's sub-issues (docs/tracker.md, "Driving a
@@ -222,6 +226,8 @@ func Drive(ctx context.Context, o DriveOptions, n int) (out DriveOutcome, err er
 	if o.DryRun {
 		return out, nil
 	}
+	// The comment says what the drive is about to do to a complete tracker.
+	out.Closed = res.Complete && o.Tracker.OnComplete == config.TrackerClose
 	if _, err := gh.UpsertMarkerComment(ctx, n, TrackerMarker, statusComment(out, started, o.Tracker)); err != nil {
 		return out, fmt.Errorf("tracker #%d: its status comment: %w", n, err)
 	}
@@ -234,11 +240,11 @@ func Drive(ctx context.Context, o DriveOptions, n int) (out DriveOutcome, err er
 	if err := gh.RemoveLabel(ctx, n, o.Tracker.Label); err != nil {
 		return out, err
 	}
-	if o.Tracker.OnComplete == config.TrackerClose {
+	if out.Closed {
 		if err := gh.CloseIssue(ctx, n, "completed"); err != nil {
+			out.Closed = false
 			return out, err
 		}
-		out.Closed = true
 	}
 	logf("roadmap: tracker #%d: complete: every sub-issue is closed (%d done, %d dropped); %s", n, res.Done, res.Dropped,
 		map[bool]string{true: "closed", false: "left open (tracker.on_complete: comment)"}[out.Closed])

@@ -253,8 +253,9 @@ func TestTrackerStatusOnClose(t *testing.T) {
 			if e.hasLabel(tr, trackerLabel) {
 				t.Errorf("a complete tracker keeps %s", trackerLabel)
 			}
-			if s := e.commentWith(tr, TrackerMarker); !strings.Contains(s, "tracker complete**: all 2 sub-issues are closed") {
-				t.Errorf("the status of a complete tracker:\n%s", s)
+			says := map[string]string{"close": "so roadmap closed this tracker", "comment": "`tracker.on_complete: comment` leaves it open"}[onComplete]
+			if s := e.commentWith(tr, TrackerMarker); !strings.Contains(s, "tracker complete**: all 2 sub-issues are closed") || !strings.Contains(s, says) {
+				t.Errorf("the status of a complete tracker does not say %q:\n%s", says, s)
 			}
 			if len(e.fake.Comments(tr)) != 1 {
 				t.Errorf("the tracker has %d comments; want the one status comment", len(e.fake.Comments(tr)))
