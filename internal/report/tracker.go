@@ -439,8 +439,10 @@ func statusComment(out DriveOutcome, started map[int]bool, t TrackerOptions) str
 		}
 	}
 	b.WriteString(TrackerMarker + "\n")
+	// The comment is written before the tracker's close (Drive): what it
+	// says of a complete tracker is what the configuration makes of it.
 	switch {
-	case out.Complete && out.Closed:
+	case out.Complete && t.OnComplete == config.TrackerClose:
 		fmt.Fprintf(&b, "**roadmap · tracker complete**: all %d sub-issues are closed, so roadmap closed this tracker.\n\n", len(out.SubIssues))
 	case out.Complete:
 		fmt.Fprintf(&b, "**roadmap · tracker complete**: all %d sub-issues are closed (`tracker.on_complete: comment` leaves it open).\n\n", len(out.SubIssues))

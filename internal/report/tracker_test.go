@@ -251,8 +251,12 @@ func TestTrackerStatusOnClose(t *testing.T) {
 			if e.hasLabel(tr, trackerLabel) {
 				t.Errorf("a complete tracker keeps %s", trackerLabel)
 			}
-			if s := e.commentWith(tr, TrackerMarker); !strings.Contains(s, "tracker complete**: all 2 sub-issues are closed") {
-				t.Errorf("the status of a complete tracker:\n%s", s)
+			// The status says what became of the tracker: closed, or
+			// left open by the configuration.
+			says := map[string]string{"close": "tracker complete**: all 2 sub-issues are closed, so roadmap closed this tracker.",
+				"comment": "tracker complete**: all 2 sub-issues are closed (`tracker.on_complete: comment` leaves it open)."}[onComplete]
+			if s := e.commentWith(tr, TrackerMarker); !strings.Contains(s, says) {
+				t.Errorf("the status of a complete tracker lacks %q:\n%s", says, s)
 			}
 			if len(e.fake.Comments(tr)) != 1 {
 				t.Errorf("the tracker has %d comments; want the one status comment", len(e.fake.Comments(tr)))
