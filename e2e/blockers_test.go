@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -14,10 +13,8 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
-	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/failure"
-	"github.com/roadmap-dev/roadmap/internal/github"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/record"
 )
@@ -52,11 +49,7 @@ func TestE2EBlockedThenUnblocked(t *testing.T) {
 
 	// B is blocked by A in GitHub's issue dependencies, as alice marks it
 	// in the web UI: an issue_dependencies event, which starts no run.
-	isA, _ := it.w.Fake.Issue(a.Issue)
-	alice.do(fmt.Sprintf("marks #%d blocked by #%d", b.Issue, a.Issue), func(ctx context.Context, _ *github.Client) error {
-		return alice.send(ctx, http.MethodPost, fmt.Sprintf("/repos/%s/%s/issues/%d/dependencies/blocked_by", demo.Owner, demo.Repo, b.Issue),
-			map[string]any{"issue_id": isA.ID})
-	})
+	alice.markBlocked(b.Issue, a.Issue)
 	it.noMoreRuns("after the dependency")
 
 	// Both labelled: two runs at once, each with a token of its own.
@@ -75,13 +68,7 @@ func TestE2EBlockedThenUnblocked(t *testing.T) {
 	}
 
 	// A ready.
-	it.wantJobs(ranA.actRun, "success", "success")
-	recA := it.recordOf(a.Issue)
-	if res, _ := recA.Result(); res != record.ResultReady {
-		t.Fatalf("A #%d implement.result = %q, want ready:\n%s", a.Issue, res, recordText(recA))
-	}
-	prA, _ := recA.StagePR()
-	it.checkReadyPROf(prA, a.Change)
+	prA := it.wantReady(a, ranA)
 
 	// B waits for A: its Job yields with class blocked, with no mark and
 	// no number (the record keeps no implement.result and no Job line),
@@ -125,26 +112,8 @@ func TestE2EBlockedThenUnblocked(t *testing.T) {
 	it.noMoreRuns("A ready, B blocked")
 
 	// alice merges A's PR: GitHub closes #1 as hers, and starts the caller.
-	alice.do(fmt.Sprintf("merges PR #%d", prA), func(ctx context.Context, _ *github.Client) error {
-		return alice.send(ctx, http.MethodPut, fmt.Sprintf("/repos/%s/%s/pulls/%d/merge", demo.Owner, demo.Repo, prA),
-			map[string]any{"merge_method": "merge"})
-	})
-	pull, _ := it.w.Fake.Issue(prA)
-	merged := pull.Pull.MergeCommitSHA
-	if is, _ := it.w.Fake.Issue(a.Issue); is.State != "closed" || is.StateReason != "completed" {
-		t.Fatalf("#%d after its PR's merge: %s (%s), want closed as completed", a.Issue, is.State, is.StateReason)
-	}
-	takeU := it.takeRun("unblock", wf, "issues")
-	if takeU.ev.Action != "closed" || takeU.ev.Number != a.Issue || takeU.ev.Actor != alice.login {
-		t.Fatalf("GitHub started the caller on issues %s of #%d by %s, want closed of A #%d by %s", takeU.ev.Action, takeU.ev.Number, takeU.ev.Actor, a.Issue, alice.login)
-	}
-	unblock := it.runAlone(takeU, "wake")
-	if got := unblock.Jobs[unblock.job("unblock")]; got != "success" || unblock.ExitCode != 0 {
-		t.Fatalf("the close's run: unblock job %q, act exit %d (jobs %v)", got, unblock.ExitCode, unblock.Jobs)
-	}
-	if unblock.job("implement") != "" || unblock.job("answer") != "" {
-		t.Errorf("the close's run ran more than the unblock job: %v", unblock.Jobs)
-	}
+	merged := alice.merge(prA)
+	unblock := it.unblockRun("unblock", a.Issue, alice)
 	if want := fmt.Sprintf("roadmap wake: issue #%d (implement): dispatched", b.Issue); !strings.Contains(unblock.Log, want) {
 		t.Errorf("the unblock job's log does not say %q:\n%s", want, unblock.Log)
 	}
@@ -168,19 +137,14 @@ func TestE2EBlockedThenUnblocked(t *testing.T) {
 	if ranB2.actRun == nil {
 		t.FailNow()
 	}
-	it.wantJobs(ranB2.actRun, "success", "success")
+	prB := it.wantReady(b, ranB2)
 	recB = it.recordOf(b.Issue)
-	if res, _ := recB.Result(); res != record.ResultReady {
-		t.Fatalf("B #%d implement.result = %q, want ready:\n%s", b.Issue, res, recordText(recB))
-	}
 	if by, ok := recB.BlockedBy(); ok {
 		t.Errorf("B's record keeps item.blocked_by %q after its blocker closed", by)
 	}
 	if slices.Contains(it.w.Fake.Labels(b.Issue), blocked) {
 		t.Errorf("B ends ready with %s: %v", blocked, it.w.Fake.Labels(b.Issue))
 	}
-	prB, _ := recB.StagePR()
-	it.checkReadyPROf(prB, b.Change)
 	pullB, _ := it.w.Fake.Issue(prB)
 	head := pullB.Pull.HeadSHA
 	// A's change is its package as the merge left it on main (hello/hello.go
@@ -253,6 +217,46 @@ func (it *item) runAlone(tk *takenRun, verb string) *ranRun {
 	it.runVerbs[tk.tr.name] = verb
 	it.mu.Unlock()
 	return it.runTaken(tk, nil)
+}
+
+// wantReady wants r, trio item ti's run, to have taken ti to ready: both
+// jobs green, implement.result ready and its PR ready (checkReadyPROf). It
+// returns the PR.
+func (it *item) wantReady(ti demotest.TrioItem, r *ranRun) int {
+	t := it.t
+	t.Helper()
+	it.wantJobs(r.actRun, "success", "success")
+	rec := it.recordOf(ti.Issue)
+	if res, _ := rec.Result(); res != record.ResultReady {
+		t.Fatalf("#%d (%s) implement.result = %q, want ready:\n%s", ti.Issue, ti.Change, res, recordText(rec))
+	}
+	pr, _ := rec.StagePR()
+	it.checkReadyPROf(pr, ti.Change)
+	return pr
+}
+
+// unblockRun takes the caller's run GitHub starts on by's close of issue
+// n, which must be closed as completed, and runs it alone with a token
+// named name (runAlone): the unblock job alone, which runs wake, must
+// succeed.
+func (it *item) unblockRun(name string, n int, by *person) *ranRun {
+	t := it.t
+	t.Helper()
+	if is, _ := it.w.Fake.Issue(n); is.State != "closed" || is.StateReason != "completed" {
+		t.Fatalf("#%d: %s (%s), want closed as completed", n, is.State, is.StateReason)
+	}
+	tk := it.takeRun(name, it.workflowFile(), "issues")
+	if tk.ev.Action != "closed" || tk.ev.Number != n || tk.ev.Actor != by.login {
+		t.Fatalf("%s: GitHub started the caller on issues %s of #%d by %s, want closed of #%d by %s", name, tk.ev.Action, tk.ev.Number, tk.ev.Actor, n, by.login)
+	}
+	r := it.runAlone(tk, "wake")
+	if got := r.Jobs[r.job("unblock")]; got != "success" || r.ExitCode != 0 {
+		t.Fatalf("%s: unblock job %q, act exit %d (jobs %v)", name, got, r.ExitCode, r.Jobs)
+	}
+	if len(r.Jobs) != 1 {
+		t.Errorf("%s ran more than the unblock job: %v", name, r.Jobs)
+	}
+	return r
 }
 
 // blockerReads counts the counted requests a run (by its token's name)

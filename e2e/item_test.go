@@ -93,9 +93,13 @@ type item struct {
 	// the hold a scenario may put on some calls.
 	model *slowModel
 	// implementEnds are when each run at once with others (goRun) saw its
-	// implement job end, by the run's name: its requests before are
-	// implement's, after report's (tokenCounts).
+	// implement job (or stage job, stageRuns) end, by the run's name: its
+	// requests before are that job's, after report's (tokenCounts).
 	implementEnds map[string]time.Time
+	// stageRuns are the runs at once with others (goRun) whose Job is a
+	// stage Job, by the run's name: their requests before its end are
+	// stage's, not implement's (tokenCounts).
+	stageRuns map[string]bool
 	// runVerbs are the verbs of runs with no implement job, by the run's
 	// name: every request of such a run is that verb's (the caller's
 	// unblock job runs wake), not split at an implement job's end.

@@ -55,6 +55,29 @@ func (p *person) closePR(n int) {
 	})
 }
 
+// merge merges pull request n with a merge commit, as GitHub's merge
+// button does, and returns the merge commit. The issues its description
+// closes ("Closes #1.") close as the person's act.
+func (p *person) merge(n int) string {
+	p.do(fmt.Sprintf("merges PR #%d", n), func(ctx context.Context, _ *github.Client) error {
+		return p.send(ctx, http.MethodPut, fmt.Sprintf("/repos/%s/%s/pulls/%d/merge", demo.Owner, demo.Repo, n),
+			map[string]any{"merge_method": "merge"})
+	})
+	pull, _ := p.it.w.Fake.Issue(n)
+	return pull.Pull.MergeCommitSHA
+}
+
+// markBlocked marks issue n blocked by issue blocker in GitHub's issue
+// dependencies, as a person does in the web UI: an issue_dependencies
+// event, which starts no run.
+func (p *person) markBlocked(n, blocker int) {
+	is, _ := p.it.w.Fake.Issue(blocker)
+	p.do(fmt.Sprintf("marks #%d blocked by #%d", n, blocker), func(ctx context.Context, _ *github.Client) error {
+		return p.send(ctx, http.MethodPost, fmt.Sprintf("/repos/%s/%s/issues/%d/dependencies/blocked_by", demo.Owner, demo.Repo, n),
+			map[string]any{"issue_id": is.ID})
+	})
+}
+
 // lineComment is a comment on a line of a file in a review.
 type lineComment struct {
 	Path string `json:"path"`

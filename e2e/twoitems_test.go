@@ -325,25 +325,32 @@ func (it *item) goRun(wg *sync.WaitGroup, tk *takenRun, during func(ctx context.
 					during(ctx, s, runID)
 				}()
 			}
-			// The implement job's end splits the run's requests:
-			// implement's before it, report's after (report starts
-			// with a build of the binary).
-			for ctx.Err() == nil {
-				if r := (&actRun{Result: s.Snapshot()}); r.job("implement") != "" {
-					it.mu.Lock()
-					if it.implementEnds == nil {
-						it.implementEnds = map[string]time.Time{}
-					}
-					it.implementEnds[tk.tr.name] = time.Now()
-					it.mu.Unlock()
-					break
-				}
+			// The implement (or stage) job's end splits the run's
+			// requests: that job's before it, report's after (report
+			// starts with a build of the binary).
+			for ctx.Err() == nil && !it.noteJobEnd(tk.tr.name, &actRun{Result: s.Snapshot()}) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			inner.Wait()
 		})
 	}()
 	return out
+}
+
+// noteJobEnd notes when run's implement or stage job ended, once r (a
+// snapshot of it) shows it ended; false while it has not.
+func (it *item) noteJobEnd(run string, r *actRun) bool {
+	stage := r.job("stage") != ""
+	if !stage && r.job("implement") == "" {
+		return false
+	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if it.implementEnds == nil {
+		it.implementEnds, it.stageRuns = map[string]time.Time{}, map[string]bool{}
+	}
+	it.implementEnds[run], it.stageRuns[run] = time.Now(), stage
+	return true
 }
 
 // runToken is a GITHUB_TOKEN of a run's own, which the fake knows as the
@@ -360,16 +367,17 @@ func (it *item) runToken(name string) string {
 	return tok
 }
 
-// tokenCount is one run token's counted requests: the item's (implement's
-// and report's), and those on the dashboard issue.
+// tokenCount is one run token's counted requests: the item's (its Job's,
+// implement's or stage's, and report's), and those on the dashboard issue.
 type tokenCount struct{ n, implement, report, dash int }
 
 // tokenCounts counts the fake's requests by the name of the token that
 // made them (tokenCount; "" for a token with no name), as book counts a
 // phase's: a person's own and the free ones (304s, log blobs, git) left
-// out. A run's requests before its implement job ended are implement's,
-// those after report's (a run in runVerbs: all its verb's), and each must
-// be one its job's verb may make (internal/adopt).
+// out. A run's requests before its implement job ended are implement's
+// (stage's for a stage run, stageRuns), those after report's (a run in
+// runVerbs: all its verb's), and each must be one its job's verb may make
+// (internal/adopt). implement counts the Job's, of either phase.
 func (it *item) tokenCounts() map[string]tokenCount {
 	dashComments := map[string]bool{}
 	if it.dashboard > 0 {
@@ -378,7 +386,7 @@ func (it *item) tokenCounts() map[string]tokenCount {
 		}
 	}
 	it.mu.Lock()
-	persons, ends, verbs := it.persons, maps.Clone(it.implementEnds), maps.Clone(it.runVerbs)
+	persons, ends, verbs, stages := it.persons, maps.Clone(it.implementEnds), maps.Clone(it.runVerbs), maps.Clone(it.stageRuns)
 	it.mu.Unlock()
 	out := map[string]tokenCount{}
 	for _, r := range it.w.Fake.Requests() {
@@ -386,6 +394,9 @@ func (it *item) tokenCounts() map[string]tokenCount {
 			continue
 		}
 		verb := "implement"
+		if stages[r.TokenName] {
+			verb = "stage"
+		}
 		if v, ok := verbs[r.TokenName]; ok {
 			verb = v
 		} else if end, ok := ends[r.TokenName]; !ok || r.Time.After(end) {
@@ -402,7 +413,7 @@ func (it *item) tokenCounts() map[string]tokenCount {
 		default:
 			c.n++
 			switch verb {
-			case "implement":
+			case "implement", "stage":
 				c.implement++
 			case "report":
 				c.report++

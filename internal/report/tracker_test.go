@@ -185,9 +185,8 @@ func TestTrackerDrivesSubIssues(t *testing.T) {
 	}
 }
 
-// recordOn gives issue n a record comment holding ch, and returns the
-// record as written.
-func (e *env) recordOn(t *testing.T, n int, ch record.Changes) *record.Record {
+// recordOn gives issue n a record comment holding ch.
+func (e *env) recordOn(t *testing.T, n int, ch record.Changes) {
 	t.Helper()
 	rec, _ := record.Parse("")
 	if err := rec.Apply(ch); err != nil {
@@ -201,7 +200,6 @@ func (e *env) recordOn(t *testing.T, n int, ch record.Changes) *record.Record {
 	if _, err := e.fake.AddComment(n, github.DefaultIdentity, text); err != nil {
 		t.Fatal(err)
 	}
-	return rec
 }
 
 // TestTrackerStatusOnClose: the status is evaluated again on every
@@ -253,9 +251,12 @@ func TestTrackerStatusOnClose(t *testing.T) {
 			if e.hasLabel(tr, trackerLabel) {
 				t.Errorf("a complete tracker keeps %s", trackerLabel)
 			}
-			says := map[string]string{"close": "so roadmap closed this tracker", "comment": "`tracker.on_complete: comment` leaves it open"}[onComplete]
-			if s := e.commentWith(tr, TrackerMarker); !strings.Contains(s, "tracker complete**: all 2 sub-issues are closed") || !strings.Contains(s, says) {
-				t.Errorf("the status of a complete tracker does not say %q:\n%s", says, s)
+			// The status says what became of the tracker: closed, or
+			// left open by the configuration.
+			says := map[string]string{"close": "tracker complete**: all 2 sub-issues are closed, so roadmap closed this tracker.",
+				"comment": "tracker complete**: all 2 sub-issues are closed (`tracker.on_complete: comment` leaves it open)."}[onComplete]
+			if s := e.commentWith(tr, TrackerMarker); !strings.Contains(s, says) {
+				t.Errorf("the status of a complete tracker lacks %q:\n%s", says, s)
 			}
 			if len(e.fake.Comments(tr)) != 1 {
 				t.Errorf("the tracker has %d comments; want the one status comment", len(e.fake.Comments(tr)))
