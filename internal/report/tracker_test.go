@@ -185,8 +185,9 @@ func TestTrackerDrivesSubIssues(t *testing.T) {
 	}
 }
 
-// recordOn gives issue n a record comment holding ch.
-func (e *env) recordOn(t *testing.T, n int, ch record.Changes) {
+// recordOn gives issue n a record comment holding ch, and returns the
+// record as written.
+func (e *env) recordOn(t *testing.T, n int, ch record.Changes) *record.Record {
 	t.Helper()
 	rec, _ := record.Parse("")
 	if err := rec.Apply(ch); err != nil {
@@ -200,6 +201,7 @@ func (e *env) recordOn(t *testing.T, n int, ch record.Changes) {
 	if _, err := e.fake.AddComment(n, github.DefaultIdentity, text); err != nil {
 		t.Fatal(err)
 	}
+	return rec
 }
 
 // TestTrackerStatusOnClose: the status is evaluated again on every
