@@ -63,4 +63,45 @@ var scheduled = map[string][]string{
 		"e2e.TestE2EStopByPerson",
 		"internal/report.TestCommentCommandsWritersOnly",
 	},
+	// Issue 48's two scenarios (TestE2EBlockedThenUnblocked, about 90 CPU
+	// s; TestE2ETrackerDrivesThree, about 165) run on every change; these
+	// four (about 260 CPU s together) went to the schedule to pay for them,
+	// each with what holds its behaviour on every change.
+	//
+	// No push token, no dispatchable CI (about 70 CPU s): TestNoCIRun holds
+	// the Job's draft and question when no check can come, TestTriggerRules
+	// that GitHub starts no run for GITHUB_TOKEN's pushes.
+	"TestE2ENoCIPathSaysWhatToDo": {
+		"internal/implement.TestNoCIRun",
+		"internal/githubfake.TestTriggerRules",
+	},
+	// The day-budget wake (about 60 CPU s): TestWake holds report's wake of
+	// the due items, TestTriggerRules the schedule firing the default
+	// branch's workflow, and TestE2EBlockedThenUnblocked the wake action
+	// under act dispatching an item that then runs to ready.
+	"TestE2EWakeAfterDayBudget": {
+		"internal/report.TestWake",
+		"internal/githubfake.TestTriggerRules",
+		"e2e.TestE2EBlockedThenUnblocked",
+	},
+	// CI started by an App token's push (about 50 CPU s): TestTriggerRules
+	// holds which pushes start CI, TestLifeThroughTheWatch the Job's watch
+	// of the head's checks to green, and every per-change scenario's played
+	// CI the watch under act.
+	"TestE2ECIWithPushToken": {
+		"internal/githubfake.TestTriggerRules",
+		"internal/implement.TestLifeThroughTheWatch",
+		"e2e.TestE2EPlanApprovedStartsImplement",
+	},
+	// plan_wrong back to stage and on (about 80 CPU s): TestAgentReturnsTheItem
+	// holds the Job's return, TestReportTypedResult report's dispatch of
+	// stage, TestPlanAmendmentKeepsPassedGroups the amendment on the same PR,
+	// and TestE2EPlanApprovedStartsImplement an approval starting implement
+	// under act.
+	"TestE2EReturnToStage": {
+		"internal/implement.TestAgentReturnsTheItem",
+		"internal/report.TestReportTypedResult",
+		"internal/stage.TestPlanAmendmentKeepsPassedGroups",
+		"e2e.TestE2EPlanApprovedStartsImplement",
+	},
 }
