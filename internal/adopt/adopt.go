@@ -138,6 +138,7 @@ func labels() []label {
 		{l.Stop, "5319e7", "roadmap: a person stops this item for good (/roadmap retry restarts it)"},
 		{l.Waiting, "c5def5", "roadmap: waiting for the day's budget; roadmap wake dispatches it"},
 		{l.Blocked, "f9d0c4", "roadmap: waiting for the issues it is blocked by; it starts when they are closed as completed"},
+		{l.Tracker, "bfdadc", "roadmap: a tracker whose sub-issues roadmap starts as their blockers close (remove to stop)"},
 		{dashboard.Label, "006b75", "roadmap: the dashboard issue roadmap keeps (one per repository)"},
 		{claims.Label, "d4c5f9", "roadmap: waiting for another item's claim on the same files (docs/claims.md)"},
 		{claims.WaitedLabel, "e4e669", "roadmap: another item waits for this one's claim; its end wakes it"},

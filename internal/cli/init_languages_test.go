@@ -459,7 +459,7 @@ func TestInitLeadsToStage(t *testing.T) {
 func TestInitJSON(t *testing.T) {
 	r := newInitRepo(t, map[string]string{"package.json": `{"name":"widgets"}`, "package-lock.json": "{}"})
 	l := config.Default().Labels
-	wantLabels := []string{l.Stage, l.Implement, l.NeedsInput, l.Stopped, l.Stop, l.Waiting, l.Blocked, dashboard.Label, claims.Label, claims.WaitedLabel}
+	wantLabels := []string{l.Stage, l.Implement, l.NeedsInput, l.Stopped, l.Stop, l.Waiting, l.Blocked, l.Tracker, dashboard.Label, claims.Label, claims.WaitedLabel}
 
 	t.Run("dry run", func(t *testing.T) {
 		labelsBefore := len(r.labels())
