@@ -232,7 +232,7 @@ func newRepoMap(root, issue string) *repoMap {
 		read = func(rel string, max int64) (string, error) { return readIn(rt, rel, max) }
 	}
 	symbols := namedSymbols(issue)
-	scan := scanSymbols(files, symbols, read)
+	scan := scanSymbols(scanOrder(files, issue, symbols), symbols, read)
 	listed := mapFiles(files, issue, scan)
 	m := &repoMap{files: listed, parts: []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(listed, "\n"), 4000), Priority: 50}}}
 	if len(symbols) > 0 {
@@ -325,6 +325,43 @@ func mapFiles(files []string, issue string, scan symbolScan) []string {
 		add(f)
 	}
 	return out
+}
+
+// scanOrder is the order the symbol scan reads files in: its byte budget
+// (maxSymbolScan) runs out in a large repository, so first the paths the
+// issue names, then the packages it qualifies a symbol with (fmt/ for
+// fmt.Fprintf), then the rest in walk order.
+func scanOrder(files []string, issue string, symbols []string) []string {
+	quals := map[string]bool{}
+	for _, sym := range symbols {
+		for from := 0; ; {
+			i := strings.Index(issue[from:], "."+sym)
+			if i < 0 {
+				break
+			}
+			i += from
+			j := i
+			for j > 0 && identPart(issue[j-1]) {
+				j--
+			}
+			if j < i {
+				quals[issue[j:i]] = true
+			}
+			from = i + 1
+		}
+	}
+	if len(quals) == 0 {
+		return files
+	}
+	var first, rest []string
+	for _, f := range files {
+		if namesPath(issue, f) || quals[path.Base(path.Dir(f))] {
+			first = append(first, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	return append(first, rest...)
 }
 
 // repoFiles are the work tree's regular files, repository-relative and

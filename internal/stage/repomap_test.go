@@ -14,15 +14,18 @@ import (
 // TestRepoMapLargeRepository: on a repository of 20,000 files, the map
 // still lists at most maxListedFiles, but spends them on what the issue
 // names first: the file declaring the symbol it names sorts last in walk
-// order (past the bound), and the map lists it, its package's test and a
-// caller, and the symbol index finds its declaration.
+// order (past the bound, and past the symbol scan's byte budget), and the
+// map lists it, its package's test and a caller, and the symbol index
+// finds its declaration: the issue names it as zzz.Shout, as an issue
+// names fmt.Fprintf, and the scan reads zzz/ first.
 func TestRepoMapLargeRepository(t *testing.T) {
 	start := time.Now()
 	root := t.TempDir()
 	const n = 20_000
 	// Cheaply: the filler files are one blob (git writes one object, not
-	// 20,000), in 20 folders.
-	filler := []byte("package filler\n\nfunc F() {}\n")
+	// 20,000), in 20 folders. Together they are over the symbol scan's
+	// budget (8 MiB), so a scan in walk order never reaches the last file.
+	filler := []byte("package filler\n\n" + strings.Repeat("// filler\n", 44) + "func F() {}\n")
 	for i := range n - 3 {
 		dir := filepath.Join(root, fmt.Sprintf("p%02d", i/1000))
 		if i%1000 == 0 {
@@ -67,7 +70,10 @@ func TestRepoMapLargeRepository(t *testing.T) {
 		t.Fatalf("the walk lists %d files, the last %q; want %d, the last zzz/zz.go", len(all), all[len(all)-1], n)
 	}
 	begin := time.Now()
-	m := newRepoMap(root, "Shout louder\n\n`Shout` should add three marks, not one.")
+	if total := int64(len(filler)) * n; total <= maxSymbolScan {
+		t.Fatalf("the filler is %d bytes, within the scan's budget %d: the test no longer exercises it", total, maxSymbolScan)
+	}
+	m := newRepoMap(root, "Shout louder\n\n`zzz.Shout` should add three marks, not one.")
 	took := time.Since(begin)
 	t.Logf("generated and committed %d files in %v; the map took %v", n, generated, took)
 	if len(m.files) > maxListedFiles {
