@@ -102,7 +102,7 @@ type Event struct {
 	TokensIn  int64   `json:"tokens_in"`
 	TokensOut int64   `json:"tokens_out"`
 	// Source says where the event was read: record, trace (the record's
-	// implement.trace), log (a completed Job's spend lines) or run
+	// implement.trace or stage.trace), log (a completed Job's spend lines) or run
 	// (GitHub's jobs list).
 	Source string `json:"source"`
 	// Detail is a one-line reading of the rest, for a person.
@@ -196,7 +196,7 @@ func (c *Console) Poll(ctx context.Context) (events []Event, done bool, err erro
 		out = append(out, e)
 	}
 
-	copyEvents, copyJob := c.traceCopy(rec)
+	copyEvents, copyPhase, copyJob := c.traceCopy(rec)
 	stageLines, _ := rec.StageJobs()
 	implLines, _ := rec.Jobs()
 	for _, ph := range []struct {
@@ -209,7 +209,7 @@ func (c *Console) Poll(ctx context.Context) (events []Event, done bool, err erro
 				return nil, false, err
 			}
 			var traced []trace.Event
-			if ph.name == PhaseImplement && l.Job == copyJob && l.Result != "" {
+			if ph.name == copyPhase && l.Job == copyJob && l.Result != "" {
 				traced = copyEvents
 			}
 			var calls []trace.SpendEntry
@@ -234,18 +234,23 @@ func (c *Console) Poll(ctx context.Context) (events []Event, done bool, err erro
 }
 
 // traceCopy reads the record's bounded trace copy: the events of the last
-// implement Job that wrote its last mark. A copy that does not parse is
+// Job that wrote its last mark, and its phase (stage.trace is a stage
+// Job's, implement.trace an implement Job's). A copy that does not parse is
 // left out (the record is editable), not an error.
-func (c *Console) traceCopy(rec *record.Record) ([]trace.Event, int) {
-	raw, ok := rec.Trace()
+func (c *Console) traceCopy(rec *record.Record) ([]trace.Event, string, int) {
+	raw, key, ok := rec.LastTrace()
 	if !ok {
-		return nil, 0
+		return nil, "", 0
 	}
 	rc, err := trace.ParseRecordCopy(string(raw))
 	if err != nil || len(rc.Events) == 0 {
-		return nil, 0
+		return nil, "", 0
 	}
-	return rc.Events, rc.Events[len(rc.Events)-1].Job
+	phase := PhaseImplement
+	if key == record.KeyStageTrace {
+		phase = PhaseStage
+	}
+	return rc.Events, phase, rc.Events[len(rc.Events)-1].Job
 }
 
 // readRun reads the Job's workflow job from the run's jobs list until it

@@ -395,3 +395,38 @@ func TestConsoleHistory(t *testing.T) {
 		t.Errorf("status: %q", st.Detail)
 	}
 }
+
+// TestConsoleStageTrace: a stage-only item's record holds its Job's trace
+// copy under stage.trace, and the console shows those events as the stage
+// Job's, where it shows an implement Job's copy, instead of the spend
+// lines of its log.
+func TestConsoleStageTrace(t *testing.T) {
+	it := newItem(t)
+	run1, job1 := it.run("stage")
+	it.f.AppendJobLog(job1, spendLine(1, 0, 1, 0.02))
+	it.finish(run1, job1)
+	it.write("staged", func(ch *record.Changes) {
+		ch.SetStageJobs([]record.JobOutcome{{Job: 1, RunID: run1, Result: "staged", Spend: record.Spend{USD: 0.02, ModelCalls: 1}}})
+		ch.SetStageState("staged")
+		ch.SetStageTrace(traceCopy(1,
+			trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: "round 1: planner", Duration: time.Second},
+			trace.Event{Type: trace.TypePhase, Phase: trace.PhaseStaged, Step: "staged"}))
+	})
+	c := New(Options{Issue: it.issue, Source: it.gh, Clock: &stepClock{now: t0}})
+	evs, _, err := c.Poll(context.Background())
+	if err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+	want := []string{
+		"stage 1 job_started", "stage 1 phase agent", "stage 1 phase staged",
+		"stage 1 job_ended staged", "stage 1 run_status completed success",
+	}
+	if diff := cmp.Diff(want, briefs(evs)); diff != "" {
+		t.Errorf("stage history (-want +got):\n%s", diff)
+	}
+	for _, e := range evs {
+		if e.Type == "phase" && e.Source != "trace" {
+			t.Errorf("event %s %s read from %q, want the record's trace copy", e.Type, e.Step, e.Source)
+		}
+	}
+}

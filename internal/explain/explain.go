@@ -90,9 +90,12 @@ type Waits struct {
 // Traced is the last run's trace: the record's bounded copy, or a
 // JSONL artifact.
 type Traced struct {
-	// Source is "record" (implement.trace) or the artifact's path.
+	// Source is "record" (implement.trace or stage.trace) or the artifact's path.
 	Source string `json:"source"`
-	Job    int    `json:"job"`
+	// Key is the record key the copy was read from (implement.trace for
+	// an implement Job, stage.trace for a stage Job); empty for an artifact.
+	Key string `json:"key,omitempty"`
+	Job int    `json:"job"`
 	// Dropped counts the older events of the run the record copy left out.
 	Dropped int           `json:"dropped"`
 	Events  []trace.Event `json:"events"`
@@ -271,20 +274,21 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// RecordTrace reads the record's bounded trace copy (implement.trace): the
-// newest events of the last Job that wrote its last mark. The copy comes
-// from an issue body anyone with write access can edit, so it is parsed, not
-// trusted. It returns nil when the record has none.
+// RecordTrace reads the record's bounded trace copy (implement.trace, or
+// stage.trace when a stage Job wrote the last mark): the newest events of
+// the last Job that wrote its last mark. The copy comes from an issue body
+// anyone with write access can edit, so it is parsed, not trusted. It
+// returns nil when the record has none.
 func RecordTrace(rec *record.Record) (*Traced, error) {
-	raw, ok := rec.Trace()
+	raw, key, ok := rec.LastTrace()
 	if !ok {
 		return nil, nil
 	}
 	rc, err := trace.ParseRecordCopy(string(raw))
 	if err != nil {
-		return nil, fmt.Errorf("implement.trace: %w", err)
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	t := &Traced{Source: "record", Dropped: rc.Dropped, Events: rc.Events}
+	t := &Traced{Source: "record", Key: string(key), Dropped: rc.Dropped, Events: rc.Events}
 	if t.Events == nil {
 		t.Events = []trace.Event{}
 	}
@@ -408,7 +412,10 @@ func Print(w io.Writer, o Output) error {
 // printTrace writes the events as a table: seq, time, type, group,
 // step or phase, detail, duration.
 func printTrace(w io.Writer, t *Traced) {
-	source := "the record's implement.trace"
+	source := "the record's " + string(record.KeyImplementTrace)
+	if t.Key != "" {
+		source = "the record's " + termText(t.Key)
+	}
 	if t.Source != "record" {
 		source = termText(t.Source)
 	}

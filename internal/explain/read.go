@@ -117,7 +117,7 @@ func Explain(ctx context.Context, o Options) (out Output, note string, err error
 			return Output{}, "", inputErrorf("issue #%d: %w", o.Issue, err)
 		}
 		if out.Trace == nil {
-			note = fmt.Sprintf("issue #%d has no trace in its record (implement.trace): no Job has written its last mark yet; a killed Job's trace is in its artifact (--trace-file)", o.Issue)
+			note = fmt.Sprintf("issue #%d has no trace in its record (implement.trace or stage.trace): no Job has written its last mark yet; a killed Job's trace is in its artifact (--trace-file)", o.Issue)
 		}
 	}
 	return out, note, nil

@@ -98,6 +98,29 @@ func (r *Record) Trace() (json.RawMessage, bool) {
 	return v, ok
 }
 
+// StageTrace returns stage.trace, a stage Job's trace copy, as one-line JSON.
+func (r *Record) StageTrace() (json.RawMessage, bool) {
+	var v json.RawMessage
+	ok := r.get(KeyStageTrace, &v)
+	return v, ok
+}
+
+// LastTrace returns the trace copy of the last Job that wrote its last
+// mark, stage's or implement's, and the key it is under. A Job deletes the
+// other key when it writes its own, so a record holds one; a record a
+// person gave both reads implement.trace, as a release before stage.trace
+// did.
+func (r *Record) LastTrace() (json.RawMessage, Key, bool) {
+	if v, ok := r.Trace(); ok {
+		return v, KeyImplementTrace, true
+	}
+	var v json.RawMessage
+	if r.get(KeyStageTrace, &v) {
+		return v, KeyStageTrace, true
+	}
+	return nil, "", false
+}
+
 // Attempt returns implement.attempt, the number of Jobs run for the item.
 func (r *Record) Attempt() (int, bool) { return r.count(KeyImplementAttempt) }
 

@@ -50,6 +50,8 @@ func worstCase(t *testing.T) *Record {
 	c.SetMergedBase(sha)
 	c.SetPublishedSHA(sha)
 	// The trace is bounded on its JSON text already; fill it with escapes.
+	// A stage Job's copy goes first: the implement Job's after it replaces it.
+	c.SetStageTrace(json.RawMessage(`"` + strings.Repeat(`\u003c`, (MaxTrace-2)/6) + `"`))
 	c.SetTrace(json.RawMessage(`"` + strings.Repeat(`\u003c`, (MaxTrace-2)/6) + `"`))
 	c.SetAttempt(MaxCount)
 	c.SetJobs(jobs)
@@ -126,6 +128,36 @@ func TestRecordRenderedBound(t *testing.T) {
 	var pe *ParseError
 	if _, err := Parse(body); !errors.As(err, &pe) || pe.Kind != KindType {
 		t.Errorf("Parse(check log over its bound as written) error = %v, want a type error", err)
+	}
+}
+
+// TestOneTraceCopy: the record holds the trace copy of the last Job only,
+// stage's or implement's, so the two never share the body's bound (the
+// worst case above has room for one).
+func TestOneTraceCopy(t *testing.T) {
+	r := &Record{}
+	for _, tc := range []struct {
+		set       func(*Changes, json.RawMessage)
+		want, not Key
+	}{
+		{(*Changes).SetTrace, KeyImplementTrace, KeyStageTrace},
+		{(*Changes).SetStageTrace, KeyStageTrace, KeyImplementTrace},
+		{(*Changes).SetTrace, KeyImplementTrace, KeyStageTrace},
+	} {
+		var c Changes
+		tc.set(&c, json.RawMessage(`{"v":1,"ev":[]}`))
+		if err := r.Apply(c); err != nil {
+			t.Fatalf("Apply(%s): %v", tc.want, err)
+		}
+		if _, ok := r.Raw(tc.want); !ok {
+			t.Errorf("after writing %s the record lacks it", tc.want)
+		}
+		if _, ok := r.Raw(tc.not); ok {
+			t.Errorf("after writing %s the record still holds %s", tc.want, tc.not)
+		}
+		if _, k, ok := r.LastTrace(); !ok || k != tc.want {
+			t.Errorf("LastTrace() key %q, want %q", k, tc.want)
+		}
 	}
 }
 

@@ -201,16 +201,25 @@ func (c *Changes) SetMergedBase(s SHA) { c.set(KeyImplementMergedBase, encodeStr
 // SetPublishedSHA sets implement.published_sha.
 func (c *Changes) SetPublishedSHA(s SHA) { c.set(KeyImplementPublishedSHA, encodeString(string(s))) }
 
-// SetTrace sets implement.trace to a JSON string, object or array, made one line.
-// Fitting it in MaxTrace characters (by dropping the oldest events) is the trace
-// package's work; Apply refuses a longer one.
-func (c *Changes) SetTrace(v json.RawMessage) {
+// SetTrace sets implement.trace to a JSON string, object or array, made one line,
+// and deletes stage.trace: the record holds the last Job's trace copy only,
+// so two copies never share the body's bound. Fitting it in MaxTrace
+// characters (by dropping the oldest events) is the trace package's work;
+// Apply refuses a longer one.
+func (c *Changes) SetTrace(v json.RawMessage) { c.setTrace(KeyImplementTrace, KeyStageTrace, v) }
+
+// SetStageTrace sets stage.trace, a stage Job's trace copy, as SetTrace
+// sets implement.trace, and deletes implement.trace.
+func (c *Changes) SetStageTrace(v json.RawMessage) { c.setTrace(KeyStageTrace, KeyImplementTrace, v) }
+
+func (c *Changes) setTrace(k, other Key, v json.RawMessage) {
 	s, err := compactJSON(v)
 	if err != nil {
-		c.fail(KeyImplementTrace, fmt.Errorf("not JSON: %w", err))
+		c.fail(k, fmt.Errorf("not JSON: %w", err))
 		return
 	}
-	c.set(KeyImplementTrace, s)
+	c.set(k, s)
+	c.Delete(other)
 }
 
 // SetAttempt sets implement.attempt.

@@ -73,6 +73,10 @@ const (
 	// KeyStageJobs is the outcome of each stage Job: a list of JobOutcome
 	// (its spend's model calls are the calls its last mark counted).
 	KeyStageJobs Key = "stage.jobs"
+	// KeyStageTrace is the bounded copy of a stage Job's trace: a JSON
+	// value, as implement.trace. The record holds one trace copy, the last
+	// Job's: writing either key deletes the other.
+	KeyStageTrace Key = "stage.trace"
 	// KeyItemStoppedBy is the login of the person (write access) who stopped the
 	// item with the stop label or a "/roadmap stop" comment: no Job continues it
 	// until "/roadmap retry".
@@ -142,6 +146,7 @@ func AllKeys() []Key {
 		KeyStagePR,
 		KeyStageRound,
 		KeyStageState,
+		KeyStageTrace,
 	}
 }
 
@@ -190,7 +195,8 @@ const (
 	MaxLine = 1000
 	// MaxWord bounds the word keys (implement.failure, stage.state).
 	MaxWord = 64
-	// MaxTrace bounds implement.trace, counted on its JSON text (DESIGN §3).
+	// MaxTrace bounds implement.trace and stage.trace, counted on its JSON
+	// text (DESIGN §3). A record holds only one of the two.
 	MaxTrace = 8192
 	// MaxFiles bounds implement.conflict; the setter keeps the first files.
 	MaxFiles = 100
@@ -251,7 +257,7 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindSeconds, bound: MaxGroupSeconds, what: "group durations (a JSON array of seconds, e.g. [412,903])"}, true
 	case KeyImplementSHA, KeyImplementCheckedSHA, KeyImplementMergedBase, KeyImplementPublishedSHA, KeyImplementWIP:
 		return spec{kind: kindSHA, what: "a commit SHA (7 to 64 lowercase hex digits)"}, true
-	case KeyImplementTrace:
+	case KeyImplementTrace, KeyStageTrace:
 		return spec{kind: kindTrace, bound: MaxTrace, what: "a trace (a JSON string, object or array)"}, true
 	case KeyImplementAttempt:
 		return spec{kind: kindCount, what: "a Job count (an integer >= 1)"}, true

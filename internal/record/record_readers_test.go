@@ -58,6 +58,7 @@ func readers() map[Key]reader {
 		KeyStageRound:              {fn: "stage.(*runner).plan"},
 		KeyStageFindings:           {fn: "stage.parseFindings"},
 		KeyStageJobs:               {fn: "report.(*reporter).settleStage"},
+		KeyStageTrace:              {fn: "explain.RecordTrace"},
 		KeyStagePR:                 {fn: "implement.(*runner).start"},
 		KeyStagePlan:               {fn: "implement.(*runner).groups"},
 		KeyItemStoppedBy:           {fn: "report.(*reporter).decided"},

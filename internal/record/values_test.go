@@ -83,9 +83,33 @@ func TestSetGet(t *testing.T) {
 		t.Fatalf("Parse(Render()) error = %v", err)
 	}
 	for _, k := range AllKeys() {
+		if k == KeyStageTrace {
+			continue // a record holds one trace copy: implement.trace, written last (below, stage.trace)
+		}
 		if !back.Has(k) {
 			t.Errorf("key %s missing after a round trip", k)
 		}
+	}
+	staged, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Changes
+	st.SetStageTrace(json.RawMessage(`{"v":1,"dropped":0,"ev":[]}`))
+	if err := staged.Apply(st); err != nil {
+		t.Fatal(err)
+	}
+	stagedOut, err := Render(staged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(stagedOut)
+	if err != nil {
+		t.Fatalf("Parse(Render()) after SetStageTrace error = %v", err)
+	}
+	if !again.Has(KeyStageTrace) || again.Has(KeyImplementTrace) {
+		t.Errorf("after SetStageTrace and a round trip: stage.trace %v, implement.trace %v; want stage.trace only",
+			again.Has(KeyStageTrace), again.Has(KeyImplementTrace))
 	}
 	ans, _ := back.Answer()
 	if want := "Yes — keep it,\nbut mark it deprecated."; ans != want {

@@ -188,14 +188,21 @@ func issueText(title, body string) string {
 	return "# " + title + "\n\n" + capBytes(body, 8000)
 }
 
-// maxListedFiles bounds the repository walk for the prompt's file list.
-const maxListedFiles = 2000
+// maxListedFiles bounds the map's list of files (mapFiles spends it on what
+// the issue names first); maxWalkedFiles bounds the walk itself, which only
+// lists names, so a large repository's last files can still be found.
+const (
+	maxListedFiles = 2000
+	maxWalkedFiles = 200_000
+)
 
 // repoMap is the repository as the prompts show it: the planner's parts
 // (repoParts) and the symbol index alone, for the verifier. The tree outside
 // the plan is the staging commit all Job long (whatever else a command
 // changes is discarded), so a Job reads it once, on its first prompt.
 type repoMap struct {
+	// files is the map's list of files (mapFiles).
+	files []string
 	parts []agent.ContextPart
 	index *agent.ContextPart // nil when the issue names no symbol
 	// focus are the files most relevant to the issue: where a nested
@@ -219,10 +226,15 @@ func (r *runner) repoMap() *repoMap {
 // lowest priorities to fit the window.
 func newRepoMap(root, issue string) *repoMap {
 	files := repoFiles(root)
-	m := &repoMap{parts: []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(files, "\n"), 4000), Priority: 50}}}
 	read := func(rel string, max int64) (string, error) { return readInside(root, rel, max) }
+	if rt, err := os.OpenRoot(root); err == nil {
+		defer rt.Close()
+		read = func(rel string, max int64) (string, error) { return readIn(rt, rel, max) }
+	}
 	symbols := namedSymbols(issue)
-	scan := scanSymbols(files, symbols, read)
+	scan := scanSymbols(scanOrder(files, issue, symbols), symbols, read)
+	listed := mapFiles(files, issue, scan)
+	m := &repoMap{files: listed, parts: []agent.ContextPart{{Name: "The repository's files", Text: capBytes(strings.Join(listed, "\n"), 4000), Priority: 50}}}
 	if len(symbols) > 0 {
 		index := scan.part(symbols, 45)
 		m.index = &index
@@ -253,8 +265,107 @@ func (m *repoMap) symbolParts(priority int) []agent.ContextPart {
 	return []agent.ContextPart{p}
 }
 
+// mapFiles are the files the map lists, at most maxListedFiles of files,
+// spent on what the issue names first: the paths it names (whole, then by
+// base name), the packages (folders) declaring the symbols it names, the
+// files that use those symbols (callers and tests), the tests of the named
+// paths' packages, then the rest in walk order. A large repository's files
+// past the bound in walk order are listed when the issue points at them.
+func mapFiles(files []string, issue string, scan symbolScan) []string {
+	out := make([]string, 0, min(len(files), maxListedFiles))
+	seen := map[string]bool{}
+	add := func(f string) {
+		if len(out) < maxListedFiles && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	named, byBase, packages, users := []string{}, []string{}, map[string]bool{}, []string{}
+	for _, f := range files {
+		switch base := path.Base(f); {
+		case namesPath(issue, f):
+			named = append(named, f)
+		case base != f && strings.Contains(base, ".") && namesPath(issue, base):
+			byBase = append(byBase, f)
+		}
+		if scan.declares[f] > 0 {
+			packages[path.Dir(f)] = true
+		}
+		if scan.refers[f] > 0 {
+			users = append(users, f)
+		}
+	}
+	pointed := append(named, byBase...)
+	for _, f := range pointed {
+		add(f)
+	}
+	// Declaring files first, then the rest of their packages (their tests
+	// among them), then the users.
+	for _, f := range files {
+		if scan.declares[f] > 0 {
+			add(f)
+		}
+	}
+	for _, f := range files {
+		if packages[path.Dir(f)] {
+			add(f)
+		}
+	}
+	for _, f := range users {
+		add(f)
+	}
+	for _, n := range pointed {
+		for _, f := range files {
+			if path.Dir(f) == path.Dir(n) && isTestFile(f) {
+				add(f)
+			}
+		}
+	}
+	for _, f := range files {
+		add(f)
+	}
+	return out
+}
+
+// scanOrder is the order the symbol scan reads files in: its byte budget
+// (maxSymbolScan) runs out in a large repository, so first the paths the
+// issue names, then the packages it qualifies a symbol with (fmt/ for
+// fmt.Fprintf), then the rest in walk order.
+func scanOrder(files []string, issue string, symbols []string) []string {
+	quals := map[string]bool{}
+	for _, sym := range symbols {
+		for from := 0; ; {
+			i := strings.Index(issue[from:], "."+sym)
+			if i < 0 {
+				break
+			}
+			i += from
+			j := i
+			for j > 0 && identPart(issue[j-1]) {
+				j--
+			}
+			if j < i {
+				quals[issue[j:i]] = true
+			}
+			from = i + 1
+		}
+	}
+	if len(quals) == 0 {
+		return files
+	}
+	var first, rest []string
+	for _, f := range files {
+		if namesPath(issue, f) || quals[path.Base(path.Dir(f))] {
+			first = append(first, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	return append(first, rest...)
+}
+
 // repoFiles are the work tree's regular files, repository-relative and
-// sorted, at most maxListedFiles, without hidden folders (but .github),
+// sorted, at most maxWalkedFiles, without hidden folders (but .github),
 // node_modules, vendor and archive folders; symlinks are not followed, and the walk stays inside the
 // work tree even if a directory is swapped for a symlink during it.
 func repoFiles(root string) []string {
@@ -274,7 +385,7 @@ func repoFiles(root string) []string {
 		if d.IsDir() && p != "." && (strings.HasPrefix(name, ".") && name != ".github" || name == "node_modules" || name == "vendor" || name == "archive") {
 			return filepath.SkipDir
 		}
-		if len(files) == maxListedFiles {
+		if len(files) == maxWalkedFiles {
 			return filepath.SkipAll
 		}
 		if d.Type().IsRegular() {
@@ -358,6 +469,12 @@ func readInside(root, rel string, max int64) (string, error) {
 		return "", err
 	}
 	defer rt.Close()
+	return readIn(rt, rel, max)
+}
+
+// readIn is readInside on a root already open: the symbol scan of a large
+// repository opens it once, not once a file.
+func readIn(rt *os.Root, rel string, max int64) (string, error) {
 	f, err := nofollow.OpenFile(rt, rel, os.O_RDONLY, 0)
 	if err != nil {
 		return "", err

@@ -563,6 +563,11 @@ func (r *runner) finish(ctx context.Context, end ending) Result {
 		r.j.Doing = "yielded: a continuation resumes after the last round"
 		r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseYielded, Step: "stage", Reason: end.reason, Outcome: string(end.class)})
 	}
+	// The record keeps this Job's trace copy, bounded and masked as
+	// implement's (the recorder masked each event as it was added): explain
+	// --trace and the console read it.
+	_, copyText := trace.Bound(o.Trace.Events(), trace.RecordLimit)
+	ch.SetStageTrace([]byte(copyText))
 	if end.result != ResultStaged {
 		level := map[string]string{ResultStopped: "error", ResultYielded: "notice", ResultReturned: "warning"}[end.result]
 		r.j.Command(level, failure.TypedLine(failure.Result(end.result), end.class, end.reason))

@@ -176,7 +176,7 @@ func TestStageContextSymbols(t *testing.T) {
 	}
 }
 
-// BenchmarkRepoParts: the prompt's repository parts on a tree at the walk's
+// BenchmarkRepoParts: the prompt's repository parts on a tree at the map's
 // bound (maxListedFiles Go files of about 4 KiB), for an issue that names
 // symbols, so every file is read for them and the users are parsed.
 func BenchmarkRepoParts(b *testing.B) {
