@@ -65,6 +65,9 @@ type Options struct {
 	// GitEnv is the environment of roadmap's own git (git.Open); nil is an
 	// empty one.
 	GitEnv []string
+	// LookPath finds the programs mutation needs on roadmap's own PATH
+	// (python3 for the Python mutator, cargo-mutants); nil is exec.LookPath.
+	LookPath func(string) (string, error)
 }
 
 // Status is how one mutant ended.
@@ -132,7 +135,8 @@ func (r Report) Measured() int { return r.Killed + r.Survived + r.TimedOut }
 // includes it.
 type candidate struct {
 	file string // slash path from the top of the repository
-	pkg  string // its package's directory, "./calc" or "."
+	pkg  string // its package's directory, "./calc" or "."; "" for Python
+	py   bool   // a Python file (python.go)
 	site site
 	cmds []int // indexes into the test commands
 }
@@ -192,6 +196,8 @@ type run struct {
 	pkgs  []string
 	// goflags is the GOFLAGS the commands get, once asked (baseGOFLAGS).
 	goflags *string
+	// pyFiles are the Python files with candidates.
+	pyFiles []string
 }
 
 // testCmd is one verify command, split, and what its unmutated run covered
@@ -200,6 +206,8 @@ type testCmd struct {
 	line string
 	argv []string
 	cov  Coverage
+	// pyCov is the Python lines its unmutated run covered (python.go).
+	pyCov Coverage
 }
 
 func (r *run) progress(format string, a ...any) {
@@ -224,12 +232,14 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 	}
 	r.files = map[string][]byte{}
 	pkgSet := map[string]bool{}
+	python := r.python()
 	for _, file := range sortedKeys(changed) {
-		if lang := language(file); lang != "" {
+		py := path.Ext(file) == ".py" && python != ""
+		if lang := language(file); lang != "" && !py {
 			r.rep.Unsupported = append(r.rep.Unsupported, file)
 			continue
 		}
-		if !mutableGoFile(file) {
+		if py && !pythonFile(file) || !py && !mutableGoFile(file) {
 			continue
 		}
 		src, err := r.read(file)
@@ -239,10 +249,15 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 		if err != nil {
 			return fmt.Errorf("test strength: %w", err)
 		}
-		if generated(src) {
+		if !py && generated(src) {
 			continue
 		}
-		fs, err := sitesOf(file, src)
+		var fs fileSites
+		if py {
+			fs, err = pySitesOf(ctx, python, file, src)
+		} else {
+			fs, err = sitesOf(file, src)
+		}
 		if err != nil {
 			return fmt.Errorf("test strength: %w", err)
 		}
@@ -261,6 +276,13 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 			s, ok := fs.best[l]
 			if !ok {
 				r.rep.Skipped++
+				continue
+			}
+			if py {
+				if len(r.pyFiles) == 0 || r.pyFiles[len(r.pyFiles)-1] != file {
+					r.pyFiles = append(r.pyFiles, file)
+				}
+				r.cands = append(r.cands, candidate{file: file, py: true, site: s})
 				continue
 			}
 			pkg := pkgDir(file)
