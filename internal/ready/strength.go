@@ -112,6 +112,9 @@ func strengthVerdict(rep strength.Report) (bool, string) {
 // unmeasured says why a group has no score.
 func unmeasured(rep strength.Report) string {
 	var parts []string
+	for _, n := range rep.NotMeasured {
+		parts = append(parts, n.String())
+	}
 	if len(rep.Unsupported) > 0 {
 		parts = append(parts, "mutation is not yet available for "+strings.Join(languagesOf(rep.Unsupported), ", "))
 	}

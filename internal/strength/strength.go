@@ -116,8 +116,12 @@ type Report struct {
 	// Mutants is every mutant, survivors first.
 	Mutants []Mutant `json:"mutants"`
 	// Unsupported are the changed files in languages mutation does not
-	// cover yet ("app.py"): never scored.
+	// cover yet ("app.rb"): never scored.
 	Unsupported []string `json:"unsupported"`
+	// NotMeasured are the changed files of a language roadmap measures
+	// with a tool the machine lacks (Rust without cargo-mutants), and why:
+	// never scored.
+	NotMeasured []NotMeasured `json:"not_measured,omitempty"`
 	// Tests are the commands the mutants ran.
 	Tests []string `json:"tests"`
 	// Timeout is the time budget of one mutant.
@@ -126,6 +130,19 @@ type Report struct {
 	// timed out, and Score reached Floor. Reason says why not.
 	Passed bool   `json:"passed"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// NotMeasured is a language's changed files that were not measured, and
+// why ("cargo-mutants not installed").
+type NotMeasured struct {
+	Language string   `json:"language"`
+	Files    []string `json:"files"`
+	Why      string   `json:"why"`
+}
+
+// String is "cargo-mutants not installed (Rust: src/lib.rs)".
+func (n NotMeasured) String() string {
+	return fmt.Sprintf("%s (%s: %s)", n.Why, n.Language, listCut(n.Files, 5))
 }
 
 // Measured is how many mutants ran to a verdict that counts in the score.
@@ -233,7 +250,12 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 	r.files = map[string][]byte{}
 	pkgSet := map[string]bool{}
 	python := r.python()
+	var rust []string
 	for _, file := range sortedKeys(changed) {
+		if path.Ext(file) == ".rs" {
+			rust = append(rust, file)
+			continue
+		}
 		py := path.Ext(file) == ".py" && python != ""
 		if lang := language(file); lang != "" && !py {
 			r.rep.Unsupported = append(r.rep.Unsupported, file)
@@ -291,7 +313,26 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 		}
 	}
 	r.pkgs = sortedKeys(pkgSet)
+	if len(rust) > 0 {
+		r.rep.NotMeasured = append(r.rep.NotMeasured, r.rustNotMeasured(rust))
+	}
 	return nil
+}
+
+// CargoMutants is the program that measures Rust changes.
+const CargoMutants = "cargo-mutants"
+
+// rustNotMeasured says why the Rust files were not measured: without
+// cargo-mutants on the PATH (init's setup installs it, pinned), nothing
+// measures them, and the change claims no score for them. With it, roadmap
+// does not run it yet: its mutants are written into a copy of the tree the
+// tests run in, which breaks the rule that a test never sees a mutant.
+func (r *run) rustNotMeasured(files []string) NotMeasured {
+	why := CargoMutants + " not installed"
+	if _, err := r.lookPath(CargoMutants); err == nil {
+		why = CargoMutants + " is installed, but roadmap does not run it yet (its mutants are written where the tests can read them)"
+	}
+	return NotMeasured{Language: "Rust", Files: files, Why: why}
 }
 
 // changedLines maps each changed file to its added lines; an untracked
