@@ -203,3 +203,59 @@ func TestStrengthPython(t *testing.T) {
 		}
 	})
 }
+
+// TestPythonMutatorSites: the mutator's operator chosen for each line, its
+// mutants as diffs, the lines of code it counts, and a file that does not
+// parse.
+func TestPythonMutatorSites(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	src := `"""Doc."""
+import os
+
+
+def f(a, b, xs):
+    if a:
+        pass
+    c = a == b
+    d = a < b
+    e = a // b
+    g = True
+    h = a in xs and b
+    return a + b
+`
+	fs, err := pySitesOf(context.Background(), python, "f.py", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]string{}
+	for l, s := range fs.best {
+		got[l] = s.op + ": " + strings.TrimSpace(strings.Split(string(s.apply([]byte(src))), "\n")[l-1])
+	}
+	want := map[int]string{
+		6:  "negate-condition: if not (a):",
+		8:  "negate-comparison: c = a != b",
+		9:  "boundary: d = a <= b",
+		10: "arithmetic: e = a * b",
+		11: "boolean: g = False",
+		12: "negate-comparison: h = a not in xs and b", // the first of two sites of one rank
+		13: "arithmetic: return a - b",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sites (-want +got):\n%s", diff)
+	}
+	// The docstring and the import are not code; def, pass and the rest are.
+	var code []int
+	for l := range fs.code {
+		code = append(code, l)
+	}
+	slices.Sort(code)
+	if diff := cmp.Diff([]int{5, 6, 7, 8, 9, 10, 11, 12, 13}, code); diff != "" {
+		t.Errorf("code lines (-want +got):\n%s", diff)
+	}
+	if _, err := pySitesOf(context.Background(), python, "bad.py", []byte("def (:\n")); err == nil || !strings.Contains(err.Error(), "does not parse") {
+		t.Errorf("a file that does not parse: %v", err)
+	}
+}
