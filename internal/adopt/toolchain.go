@@ -113,6 +113,26 @@ func rustToolchain(pinned bool) Toolchain {
 	}
 }
 
+// StrengthTool is a tool that test strength (internal/strength) runs on a
+// language's changes and that init's setup installs: always at one version,
+// never the latest, so a new release cannot change what a score means.
+type StrengthTool struct {
+	Name, Version string
+	// Install is the setup's line that installs it, pinned.
+	Install string
+}
+
+// strengthTools are the tools init's setup installs for test strength, by
+// language. Python's mutants are made by roadmap's own mutator on python3's
+// ast module (nothing to install) and run by pytest, pinned here. Rust's
+// cargo-mutants is not installed: roadmap does not run it yet, since it
+// writes its mutants where the tests can read them, and a Rust change says
+// "not measured: cargo-mutants not installed". JavaScript's StrykerJS is not
+// run yet either. Go needs nothing but go.
+var strengthTools = map[string][]StrengthTool{
+	"python": {{Name: "pytest", Version: "8.4.2", Install: "python -m pip install pytest==8.4.2"}},
+}
+
 func pythonToolchain(by string, requirements, versionFile bool) Toolchain {
 	version := `          python-version: "3.x"`
 	if versionFile {
@@ -125,7 +145,9 @@ func pythonToolchain(by string, requirements, versionFile bool) Toolchain {
 	if by != "requirements.txt" {
 		install = append(install, "python -m pip install -e .")
 	}
-	install = append(install, "python -m pip install pytest")
+	for _, t := range strengthTools["python"] {
+		install = append(install, t.Install)
+	}
 	return Toolchain{
 		Language: "python", Manager: "pip", DetectedBy: by,
 		Checks: []string{"python3 -m pytest -q"},

@@ -190,7 +190,7 @@ func TestInitLanguages(t *testing.T) {
 			files: map[string]string{"pyproject.toml": "[project]\nname = \"widgets\"\nversion = \"0.1.0\"\n", "widgets/__init__.py": ""},
 			lang:  "python", manager: "pip", by: "pyproject.toml",
 			checks: []string{"python3 -m pytest -q"},
-			setup:  []string{"uses: actions/setup-python@", `python-version: "3.x"`, "python -m pip install -e .", "python -m pip install pytest", "uses: roadmap-dev/roadmap/actions/checks@v1.2.3"},
+			setup:  []string{"uses: actions/setup-python@", `python-version: "3.x"`, "python -m pip install -e .", "python -m pip install pytest==8.4.2", "uses: roadmap-dev/roadmap/actions/checks@v1.2.3"},
 			absent: []string{"setup-go", "roadmap-checks.yml@", "requirements.txt"},
 		},
 		{

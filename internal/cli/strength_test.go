@@ -117,9 +117,9 @@ func TestCITestStrength(t *testing.T) {
 
 	t.Run("nothing to measure", func(t *testing.T) {
 		r := build(t, maxTestPins)
-		r.commit("docs only", map[string]string{"tool.py": "print('hi')\n"})
+		r.commit("docs only", map[string]string{"tool.rb": "puts \"hi\"\n"})
 		code, out, _ := r.runStrength("--base", "HEAD~1")
-		if code != ExitFindings || !strings.Contains(out, "0 mutants ran") || !strings.Contains(out, "not yet available for Python (tool.py)") {
+		if code != ExitFindings || !strings.Contains(out, "0 mutants ran") || !strings.Contains(out, "not yet available for Ruby (tool.rb)") {
 			t.Errorf("exit %d, output:\n%s", code, out)
 		}
 	})

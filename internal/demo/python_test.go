@@ -106,6 +106,23 @@ func TestPythonItem(t *testing.T) {
 	if want := "group 2: **held**: `python3 -m pytest -q tests/test_greet.py::test_hello_default` failed before the group's change (exit 1)"; !strings.Contains(sum.Comment, want) {
 		t.Errorf("the PR comment lacks %q:\n%s", want, sum.Comment)
 	}
+	// Test strength measured group 1's Python change by mutation (issue
+	// 49): a score in Job 1's log, not "not measured". (Job 1 is killed
+	// before group 1's row reaches the record; group 2 changed a def line
+	// only, nothing to mutate, and says so in the PR comment.)
+	var strengthLines []string
+	for _, l := range strings.Split(progress.String(), "\n") {
+		if strings.Contains(l, "test strength: ") && !strings.Contains(l, "mutant ") && !strings.Contains(l, "run: ") {
+			strengthLines = append(strengthLines, strings.TrimSpace(l))
+		}
+	}
+	t.Logf("test strength lines: %q", strengthLines)
+	if want := "roadmap: group 1: test strength: score "; !strings.Contains(progress.String(), want) {
+		t.Errorf("Job 1's log lacks %q: %q", want, strengthLines)
+	}
+	if want := "| 2 | — | — | — | — | — | not measured: 1 changed lines with nothing to mutate |"; !strings.Contains(sum.Comment, want) {
+		t.Errorf("the PR comment lacks %q:\n%s", want, sum.Comment)
+	}
 	if sum.Requests.Total > 30 {
 		t.Errorf("the item cost %d counted GitHub requests (%v), want at most 30", sum.Requests.Total, sum.Requests.ByPhase)
 	}

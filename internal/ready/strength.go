@@ -112,6 +112,9 @@ func strengthVerdict(rep strength.Report) (bool, string) {
 // unmeasured says why a group has no score.
 func unmeasured(rep strength.Report) string {
 	var parts []string
+	for _, n := range rep.NotMeasured {
+		parts = append(parts, n.String())
+	}
 	if len(rep.Unsupported) > 0 {
 		parts = append(parts, "mutation is not yet available for "+strings.Join(languagesOf(rep.Unsupported), ", "))
 	}
@@ -119,7 +122,7 @@ func unmeasured(rep strength.Report) string {
 		parts = append(parts, fmt.Sprintf("%d changed lines with nothing to mutate", rep.Skipped))
 	}
 	if len(parts) == 0 {
-		return "no changed line of Go code"
+		return "no changed line of Go or Python code"
 	}
 	return strings.Join(parts, "; ")
 }

@@ -133,30 +133,15 @@ const (
 // bin/. Every file is roadmap's, readable by the boundary's uid and not
 // writable by it; bin/ is writable by all, sticky, like /tmp.
 func newHideout(root *os.Root, file string, data []byte, withExec bool, goflags string) (_ *hideout, err error) {
-	var h *hideout
-	var b [8]byte
-	for tries := 0; ; tries++ {
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, fmt.Errorf("test strength: a hideout's name: %w", err)
-		}
-		name := hideoutPrefix + hex.EncodeToString(b[:])
-		err := root.Mkdir(name, 0o755)
-		if err == nil {
-			h = &hideout{root: root, name: name}
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || tries == 5 {
-			return nil, fmt.Errorf("test strength: make a hideout for a mutant: %w", err)
-		}
+	h, err := makeHideout(root)
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, h.remove())
 		}
 	}()
-	if err := root.Chmod(h.name, 0o755); err != nil {
-		return nil, fmt.Errorf("test strength: %w", err)
-	}
 	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {file: h.path(hideMutant)}})
 	if err != nil {
 		return nil, fmt.Errorf("test strength: %w", err)
@@ -184,6 +169,31 @@ func newHideout(root *os.Root, file string, data []byte, withExec bool, goflags 
 		if err := root.Chmod(bin, 0o777|fs.ModeSticky); err != nil {
 			return nil, fmt.Errorf("test strength: %w", err)
 		}
+	}
+	return h, nil
+}
+
+// makeHideout makes an empty hideout with a fresh random name, roadmap's,
+// readable by the boundary's uid and not writable by it.
+func makeHideout(root *os.Root) (*hideout, error) {
+	var h *hideout
+	var b [8]byte
+	for tries := 0; ; tries++ {
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("test strength: a hideout's name: %w", err)
+		}
+		name := hideoutPrefix + hex.EncodeToString(b[:])
+		err := root.Mkdir(name, 0o755)
+		if err == nil {
+			h = &hideout{root: root, name: name}
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || tries == 5 {
+			return nil, fmt.Errorf("test strength: make a hideout for a mutant: %w", err)
+		}
+	}
+	if err := root.Chmod(h.name, 0o755); err != nil {
+		return nil, errors.Join(fmt.Errorf("test strength: %w", err), h.remove())
 	}
 	return h, nil
 }

@@ -31,6 +31,9 @@ func (r *run) baseline(ctx context.Context) error {
 	if len(tests) == 0 && len(r.pkgs) > 0 {
 		tests = []string{"go test " + strings.Join(r.pkgs, " ")}
 	}
+	if len(r.o.Tests) == 0 && len(r.pyFiles) > 0 {
+		tests = append(tests, DefaultPythonTest)
+	}
 	var total time.Duration
 	seen := map[string]bool{}
 	for _, line := range tests {
@@ -74,7 +77,13 @@ func (r *run) baselineOne(ctx context.Context, tc *testCmd) (time.Duration, erro
 		defer r.root.Remove(coverFile)
 	}
 	r.progress("unmutated run: %s", strings.Join(argv, " "))
-	res, err := r.o.Runner.Run(ctx, r.dir, argv)
+	var res checks.Result
+	var err error
+	if len(r.pyFiles) > 0 {
+		res, tc.pyCov, err = r.pyCover(ctx, argv, r.pyFiles)
+	} else {
+		res, err = r.o.Runner.Run(ctx, r.dir, argv)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("test strength: unmutated run of %q: %w", tc.line, err)
 	}
@@ -144,6 +153,13 @@ func coverArgv(argv, pkgs []string) []string {
 func (r *run) covers(c candidate, keys []string) []int {
 	var out []int
 	for i, tc := range r.cmds {
+		if c.py {
+			// A command that ran no python3 covers no Python line.
+			if tc.pyCov.Covered(c.file, c.site.line) {
+				out = append(out, i)
+			}
+			continue
+		}
 		if tc.cov == nil {
 			out = append(out, i)
 			continue
@@ -246,6 +262,10 @@ func (r *run) mutate(ctx context.Context) error {
 			continue
 		default:
 			ran++
+			if c.py {
+				// The mutator parsed the mutant: there is no build.
+				built[c.pkg] = ""
+			}
 			why, ok := built[c.pkg]
 			if !ok {
 				why = r.buildCheck(ctx, c.pkg, r.rep.Timeout, nil)
@@ -306,6 +326,9 @@ type mutantFile struct {
 // runOn runs argv on mut, each command the way it can be shown it without
 // the tests seeing it (reachOf, hide.go).
 func (r *run) runOn(ctx context.Context, argv []string, mut mutantFile) (res checks.Result, err error) {
+	if path.Ext(mut.file) == ".py" {
+		return r.runPython(ctx, argv, mut.file, mut.data)
+	}
 	switch reachOf(argv) {
 	case hidden:
 		return r.runHidden(ctx, argv, mut.file, mut.data)
@@ -345,7 +368,9 @@ func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (int, error
 	mut := mutantFile{file: c.file, data: c.site.apply(r.files[c.file])}
 	mctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
 	defer cancel()
-	if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout, &mut); why != "" {
+	if c.py {
+		// The mutator parsed the mutant: there is no build.
+	} else if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout, &mut); why != "" {
 		if ctx.Err() != nil {
 			return -1, fmt.Errorf("test strength: %w", ctx.Err())
 		}
@@ -482,7 +507,7 @@ func judge(rep Report) (bool, string) {
 		case rep.Errors > 0:
 			why += fmt.Sprintf(" (%d mutants did not build)", rep.Errors)
 		case rep.Generated == 0:
-			why += " (no changed line of Go code to mutate)"
+			why += " (no changed line of code to mutate)"
 		}
 		return false, why
 	case rep.TimedOut == rep.Measured():

@@ -65,6 +65,9 @@ type Options struct {
 	// GitEnv is the environment of roadmap's own git (git.Open); nil is an
 	// empty one.
 	GitEnv []string
+	// LookPath finds the programs mutation needs on roadmap's own PATH
+	// (python3 for the Python mutator, cargo-mutants); nil is exec.LookPath.
+	LookPath func(string) (string, error)
 }
 
 // Status is how one mutant ended.
@@ -113,8 +116,12 @@ type Report struct {
 	// Mutants is every mutant, survivors first.
 	Mutants []Mutant `json:"mutants"`
 	// Unsupported are the changed files in languages mutation does not
-	// cover yet ("app.py"): never scored.
+	// cover yet ("app.rb"): never scored.
 	Unsupported []string `json:"unsupported"`
+	// NotMeasured are the changed files of a language roadmap measures
+	// with a tool the machine lacks (Rust without cargo-mutants), and why:
+	// never scored.
+	NotMeasured []NotMeasured `json:"not_measured,omitempty"`
 	// Tests are the commands the mutants ran.
 	Tests []string `json:"tests"`
 	// Timeout is the time budget of one mutant.
@@ -125,6 +132,19 @@ type Report struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// NotMeasured is a language's changed files that were not measured, and
+// why ("cargo-mutants not installed").
+type NotMeasured struct {
+	Language string   `json:"language"`
+	Files    []string `json:"files"`
+	Why      string   `json:"why"`
+}
+
+// String is "cargo-mutants not installed (Rust: src/lib.rs)".
+func (n NotMeasured) String() string {
+	return fmt.Sprintf("%s (%s: %s)", n.Why, n.Language, listCut(n.Files, 5))
+}
+
 // Measured is how many mutants ran to a verdict that counts in the score.
 func (r Report) Measured() int { return r.Killed + r.Survived + r.TimedOut }
 
@@ -132,7 +152,8 @@ func (r Report) Measured() int { return r.Killed + r.Survived + r.TimedOut }
 // includes it.
 type candidate struct {
 	file string // slash path from the top of the repository
-	pkg  string // its package's directory, "./calc" or "."
+	pkg  string // its package's directory, "./calc" or "."; "" for Python
+	py   bool   // a Python file (python.go)
 	site site
 	cmds []int // indexes into the test commands
 }
@@ -192,6 +213,8 @@ type run struct {
 	pkgs  []string
 	// goflags is the GOFLAGS the commands get, once asked (baseGOFLAGS).
 	goflags *string
+	// pyFiles are the Python files with candidates.
+	pyFiles []string
 }
 
 // testCmd is one verify command, split, and what its unmutated run covered
@@ -200,6 +223,8 @@ type testCmd struct {
 	line string
 	argv []string
 	cov  Coverage
+	// pyCov is the Python lines its unmutated run covered (python.go).
+	pyCov Coverage
 }
 
 func (r *run) progress(format string, a ...any) {
@@ -224,12 +249,19 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 	}
 	r.files = map[string][]byte{}
 	pkgSet := map[string]bool{}
+	python := r.python()
+	var rust []string
 	for _, file := range sortedKeys(changed) {
-		if lang := language(file); lang != "" {
+		if path.Ext(file) == ".rs" {
+			rust = append(rust, file)
+			continue
+		}
+		py := path.Ext(file) == ".py" && python != ""
+		if lang := language(file); lang != "" && !py {
 			r.rep.Unsupported = append(r.rep.Unsupported, file)
 			continue
 		}
-		if !mutableGoFile(file) {
+		if py && !pythonFile(file) || !py && !mutableGoFile(file) {
 			continue
 		}
 		src, err := r.read(file)
@@ -239,10 +271,15 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 		if err != nil {
 			return fmt.Errorf("test strength: %w", err)
 		}
-		if generated(src) {
+		if !py && generated(src) {
 			continue
 		}
-		fs, err := sitesOf(file, src)
+		var fs fileSites
+		if py {
+			fs, err = pySitesOf(ctx, python, file, src)
+		} else {
+			fs, err = sitesOf(file, src)
+		}
 		if err != nil {
 			return fmt.Errorf("test strength: %w", err)
 		}
@@ -263,13 +300,39 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 				r.rep.Skipped++
 				continue
 			}
+			if py {
+				if len(r.pyFiles) == 0 || r.pyFiles[len(r.pyFiles)-1] != file {
+					r.pyFiles = append(r.pyFiles, file)
+				}
+				r.cands = append(r.cands, candidate{file: file, py: true, site: s})
+				continue
+			}
 			pkg := pkgDir(file)
 			pkgSet[pkg] = true
 			r.cands = append(r.cands, candidate{file: file, pkg: pkg, site: s})
 		}
 	}
 	r.pkgs = sortedKeys(pkgSet)
+	if len(rust) > 0 {
+		r.rep.NotMeasured = append(r.rep.NotMeasured, r.rustNotMeasured(rust))
+	}
 	return nil
+}
+
+// CargoMutants is the program that measures Rust changes.
+const CargoMutants = "cargo-mutants"
+
+// rustNotMeasured says why the Rust files were not measured: without
+// cargo-mutants on the PATH (init's setup installs it, pinned), nothing
+// measures them, and the change claims no score for them. With it, roadmap
+// does not run it yet: its mutants are written into a copy of the tree the
+// tests run in, which breaks the rule that a test never sees a mutant.
+func (r *run) rustNotMeasured(files []string) NotMeasured {
+	why := CargoMutants + " not installed"
+	if _, err := r.lookPath(CargoMutants); err == nil {
+		why = CargoMutants + " is installed, but roadmap does not run it yet (its mutants are written where the tests can read them)"
+	}
+	return NotMeasured{Language: "Rust", Files: files, Why: why}
 }
 
 // changedLines maps each changed file to its added lines; an untracked

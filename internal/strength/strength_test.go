@@ -322,8 +322,8 @@ func TestTestStrengthCounts(t *testing.T) {
 // TestTestStrengthZeroMutantsFails: a run that measured nothing never
 // passes, whatever the floor, and says why.
 func TestTestStrengthZeroMutantsFails(t *testing.T) {
-	t.Run("no Go code changed, only another language", func(t *testing.T) {
-		s := newSample(t, map[string]string{"app.py": "def add(a, b):\n    return a + b\n", "calc/calc.go": sampleBase + "\n// A comment only.\n"})
+	t.Run("no Go code changed, only a language with no mutation", func(t *testing.T) {
+		s := newSample(t, map[string]string{"app.rb": "def add(a, b)\n  a + b\nend\n", "calc/calc.go": sampleBase + "\n// A comment only.\n"})
 		rep, err := Run(context.Background(), s.options(), 0)
 		if err != nil {
 			t.Fatal(err)
@@ -331,11 +331,11 @@ func TestTestStrengthZeroMutantsFails(t *testing.T) {
 		if rep.Passed || rep.Generated != 0 || rep.Score != 0 || !strings.Contains(rep.Reason, "0 mutants ran") {
 			t.Errorf("report = %+v, want not passed, 0 mutants, no score", rep)
 		}
-		if diff := cmp.Diff([]string{"app.py"}, rep.Unsupported); diff != "" {
+		if diff := cmp.Diff([]string{"app.rb"}, rep.Unsupported); diff != "" {
 			t.Errorf("unsupported (-want +got):\n%s", diff)
 		}
 		sum := rep.Summary()
-		for _, want := range []string{"mutation is not yet available for Python (app.py)", "no score"} {
+		for _, want := range []string{"mutation is not yet available for Ruby (app.rb)", "no score"} {
 			if !strings.Contains(sum, want) {
 				t.Errorf("summary lacks %q:\n%s", want, sum)
 			}

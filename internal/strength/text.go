@@ -25,6 +25,9 @@ func (r Report) Summary() string {
 	if line := r.unsupportedLine(); line != "" {
 		b.WriteString(line + "\n")
 	}
+	for _, n := range r.NotMeasured {
+		b.WriteString("not measured, no score: " + n.String() + "\n")
+	}
 	return b.String()
 }
 
