@@ -24,7 +24,8 @@ const DefaultPath = ".github/roadmap.yml"
 type Config struct {
 	// Models are the tiers of the model ladder: attempt i uses Models[min(i, len-1)].
 	Models []Model `yaml:"models"`
-	// Prices are USD per million tokens, by model name.
+	// Prices are USD per million tokens, by model name: the built-in table
+	// (BuiltinPrices, dated) with the configuration's entries over it.
 	Prices map[string]Price `yaml:"prices"`
 	// Budgets bound what a step, an item and a day may spend.
 	Budgets Budgets `yaml:"budgets"`
@@ -363,7 +364,7 @@ func Default() *Config {
 	return &Config{
 		Models: []Model{{Provider: "github-models", Name: "openai/gpt-4o-mini", BaseURL: "https://models.github.ai/inference",
 			APIKeyEnv: "GITHUB_TOKEN", InputWindow: 8000, MaxOutput: 4000}},
-		Prices: map[string]Price{},
+		Prices: builtinPrices(),
 		Budgets: Budgets{
 			Step: Budget{Turns: 40, Wall: 30 * time.Minute},
 			Item: Budget{TokensIn: 2_000_000, TokensOut: 400_000, USD: 5},
