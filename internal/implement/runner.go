@@ -82,6 +82,10 @@ type runner struct {
 	branch    string
 	head      string
 	lastGroup int
+	// headTier is the ladder tier the next repair at the head starts on:
+	// each repair starts one tier above the one the last repair ended on,
+	// as a group's failing rounds climb (headrepair.go).
+	headTier int
 	// planGroups are the plan's group numbers (people: the groups a merge
 	// leaves).
 	planGroups []int
