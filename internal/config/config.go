@@ -344,7 +344,8 @@ type Stage struct {
 	// Rounds bounds the planner's revision rounds.
 	Rounds int `yaml:"rounds"`
 	// Verifier names the model (one of models) the independent verifier
-	// uses; "" takes the last model of the ladder.
+	// uses; "" takes the last model of the ladder, or another model of it
+	// when the planner wrote the round on the last.
 	Verifier string `yaml:"verifier"`
 }
 

@@ -136,7 +136,7 @@ func (k *Kit) Stage(ctx context.Context, run StageRun) (stage.Result, error) {
 	verifier := k.namedTier(cfg.Stage.Verifier)
 	return stage.Run(ctx, stage.Options{
 		Options: k.JobOptions(),
-		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates, WaitingLabel: cfg.Labels.Waiting,
+		Planner: k.Tiers, Verifier: verifier, VerifierNamed: cfg.Stage.Verifier != "", Rounds: rounds, Gates: run.Gates, WaitingLabel: cfg.Labels.Waiting,
 		GateConfig: gates.Config{VerifyForms: cfg.Gates.VerifyForms, ExtraVerifyForms: cfg.Gates.ExtraVerifyForms, MaxGroups: cfg.Implement.MaxGroups},
 	})
 }
