@@ -330,7 +330,8 @@ type Review struct {
 	// calls; roadmap init writes it on.
 	Enabled bool `yaml:"enabled"`
 	// Model names the reviewer (one of models); "" takes the last model
-	// of the ladder: a different tier than the implementer starts on.
+	// of the ladder, or another model of it when the head's last agent
+	// step ran on the last.
 	Model string `yaml:"model"`
 	// MaxFindings bounds the blocking findings one review raises.
 	MaxFindings int `yaml:"max_findings"`

@@ -86,6 +86,9 @@ type runner struct {
 	// each repair starts one tier above the one the last repair ended on,
 	// as a group's failing rounds climb (headrepair.go).
 	headTier int
+	// judged is the model of the agent step that last changed the head in
+	// this Job (a group's, a repair's): the reviewer should be another.
+	judged string
 	// planGroups are the plan's group numbers (people: the groups a merge
 	// leaves).
 	planGroups []int
@@ -491,6 +494,9 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	cfg.StartTier = startTier
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, cfg, step, check, o.RepairRounds)
+	if out.Model != "" {
+		r.judged = out.Model
+	}
 	if step.Answer != "" && out.Turns > 0 {
 		// The model has seen the answer: the Job's next write clears it, so
 		// no later step gets the old question and answer again.

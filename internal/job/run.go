@@ -104,7 +104,7 @@ func (k *Kit) reviewOptions() implement.ReviewOptions {
 	if !cfg.Review.Enabled {
 		return implement.ReviewOptions{}
 	}
-	return implement.ReviewOptions{Models: k.namedTier(cfg.Review.Model), MaxFindings: cfg.Review.MaxFindings, Rounds: cfg.Review.Rounds}
+	return implement.ReviewOptions{Models: k.namedTier(cfg.Review.Model), Named: cfg.Review.Model != "", MaxFindings: cfg.Review.MaxFindings, Rounds: cfg.Review.Rounds}
 }
 
 // namedTier is the one-tier ladder of the model name names, else the
