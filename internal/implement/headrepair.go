@@ -169,9 +169,7 @@ func (r *runner) climbHead(out agent.Outcome, startTier int) {
 	if out.Turns == 0 {
 		return
 	}
-	if out.Model != "" {
-		r.judged = out.Model
-	}
+	r.ranAs("implementer", out.Model)
 	r.headTier = min(out.Tier+1, len(r.o.Models)-1)
 	if out.Status != agent.StatusFinished && out.Tier != startTier {
 		var ch record.Changes

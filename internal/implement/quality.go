@@ -156,6 +156,9 @@ func (r *runner) reviewHead(ctx context.Context, change *plan.Change, round int)
 	tiers := r.reviewerTiers()
 	r.j.Logf("roadmap: the reviewer runs on %s (the head's last agent step on %s)", tiers[0].Name, firstSet(r.judged, "no model of this Job"))
 	res, err := review.Run(ctx, review.Options{Config: r.j.AgentConfig(tiers), MaxFindings: o.Review.MaxFindings}, in)
+	if err == nil {
+		r.ranAs("reviewer", tiers[0].Name)
+	}
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseReview, Step: "review", Duration: o.Clock.Now().Sub(start),
 		Outcome: string(res.Status), Attempt: round + 1, Model: tiers[0].Name})
 	if err != nil {

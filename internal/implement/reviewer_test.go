@@ -57,6 +57,9 @@ func TestReviewerOtherModel(t *testing.T) {
 			if len(reviews) != 1 || !reviews[tc.want] {
 				t.Errorf("the review's calls named %v, want %s", reviews, tc.want)
 			}
+			if got := w.record().Models(); got["implementer"] != "small" || got["reviewer"] != tc.want {
+				t.Errorf("item.models = %v, want implementer small, reviewer %s", got, tc.want)
+			}
 			if line := "the reviewer runs on " + tc.want + " (the head's last agent step on small)"; !strings.Contains(j.log.String(), line) {
 				t.Errorf("the log lacks %q:\n%s", line, j.log.String())
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	roadmapjob "github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/stage"
 	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -73,6 +74,15 @@ func TestVerifierOtherModel(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "the verifier runs on large (the planner on small)") {
 		t.Errorf("the log does not name the verifier's model:\n%s", log.String())
+	}
+
+	c, _ := tw.RecordComment()
+	rec, err := record.Parse(c.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Models(); got["planner"] != "small" || got["verifier"] != "large" {
+		t.Errorf("item.models = %v, want planner small, verifier large", got)
 	}
 
 	t.Run("a verifier on the planner's model gives way", func(t *testing.T) {

@@ -97,6 +97,8 @@ type runner struct {
 	// plannerModel is the model the planner's last round ran on, which
 	// the verifier should not be.
 	plannerModel string
+	// verifierModel is the model the verifier's last round ran on.
+	verifierModel string
 	// ended is the result the last mark writes to the Job's line.
 	ended    string
 	endClass string
@@ -415,6 +417,7 @@ func (r *runner) check(ctx context.Context) (ending, bool) {
 	ch.SetStageState(StatePlanning)
 	ch.SetStagePlan(r.dir)
 	ch.SetStageRound(r.round)
+	ch.SetModels(r.j.Rec.Models(), map[string]string{"planner": r.plannerModel, "verifier": r.verifierModel})
 	if text := findingsText(findings); text != "" {
 		ch.SetStageFindings(o.Mask(text))
 	} else {
@@ -437,6 +440,7 @@ func (r *runner) verify(ctx context.Context, notes []plan.Finding) ([]plan.Findi
 	o := r.o
 	start := o.Clock.Now()
 	tiers := r.verifierTiers()
+	r.verifierModel = tiers[0].Name
 	r.j.Logf("roadmap: round %d: the verifier runs on %s (the planner on %s)", r.round, tiers[0].Name, firstSet(r.plannerModel, "an unknown model"))
 	cfg := r.agentConfig(tiers)
 	cfg.Tools = agent.VerifierTools()
