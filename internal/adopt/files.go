@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"strconv"
 	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/config"
 )
 
 // file is one file init writes, by its path in the repository.
@@ -191,7 +193,7 @@ func configText(ref, defaultBranch string, tc Toolchain, ci CI) string {
 	b.WriteString("# yaml-language-server: $schema=" + SchemaURL(ref) + "\n")
 	b.WriteString(`# roadmap's configuration (docs/configuration.md), written by roadmap init. A key left out
 # takes its default.
-implement:
+` + ladderYAML(InitProvider) + `implement:
   # The branch roadmap's pull requests target: the repository's default branch.
   base_branch: ` + defaultBranch + "\n")
 	if len(ci.Dispatchable) > 0 {
@@ -230,6 +232,28 @@ implement:
 		}
 	}
 	b.WriteString(tc.policy)
+	return b.String()
+}
+
+// InitProvider is the provider init sets up: GitHub Models, which the
+// workflows' GITHUB_TOKEN reaches with the models: read permission.
+const InitProvider = "github-models"
+
+// ladderYAML is the models: key with config.InitLadders' two tiers for
+// provider: the implementer starts on the first, repairs climb to the
+// second, and the verifier and the reviewer take the second, so they judge
+// with another model than the one whose work they judge.
+func ladderYAML(provider string) string {
+	var b strings.Builder
+	b.WriteString(`# The model ladder (docs/models.md): the implementer starts on the first model and repairs
+# climb to the second; the verifier and the reviewer use the second, another model than the one
+# whose work they judge. Built-in prices cover both; prices: overrides them.
+models:
+`)
+	for _, m := range config.InitLadders[provider] {
+		b.WriteString("  - provider: " + m.Provider + "\n    name: " + m.Name + "\n")
+		b.WriteString("    input_window: " + strconv.Itoa(m.InputWindow) + "\n    max_output: " + strconv.Itoa(m.MaxOutput) + "\n")
+	}
 	return b.String()
 }
 

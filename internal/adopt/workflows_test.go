@@ -987,3 +987,38 @@ func TestPythonCallerIsTheExample(t *testing.T) {
 		t.Errorf("docs/examples/roadmap-caller-python.yml is not the example caller with its name and setup (-want +got):\n%s", diff)
 	}
 }
+
+// TestInitWritesTwoTierLadder: the configuration init writes holds the
+// two-tier ladder of the provider it sets up, for every provider a ladder
+// is kept for, and each parses back to config.InitLadders' models.
+func TestInitWritesTwoTierLadder(t *testing.T) {
+	for _, f := range files("v1.2.3", "main", goToolchain(), CI{}, 1, "") {
+		if f.path != ConfigPath {
+			continue
+		}
+		cfg, err := config.Parse(ConfigPath, []byte(f.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := modelNames(cfg.Models), modelNames(config.InitLadders[InitProvider]); len(got) != 2 || strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("init's ladder = %v, want the two tiers %v", got, want)
+		}
+	}
+	for _, provider := range []string{"github-models", "openai", "anthropic"} {
+		cfg, err := config.Parse(ConfigPath, []byte(ladderYAML(provider)))
+		if err != nil {
+			t.Fatalf("%s: %v", provider, err)
+		}
+		if len(cfg.Models) != 2 || cfg.Models[0].Provider != provider || cfg.Models[0].Name == cfg.Models[1].Name {
+			t.Errorf("%s: ladder %+v, want two different models of the provider", provider, cfg.Models)
+		}
+	}
+}
+
+func modelNames(ms []config.Model) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Name)
+	}
+	return out
+}

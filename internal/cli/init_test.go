@@ -98,6 +98,8 @@ func TestInit(t *testing.T) {
 			t.Errorf("the configuration: %+v, %v; want base_branch trunk, the repository's default branch", cfg, err)
 		} else if !cfg.Review.Enabled {
 			t.Errorf("the configuration: review %+v; want the review before ready on", cfg.Review)
+		} else if len(cfg.Models) != 2 || cfg.Models[0].Name == cfg.Models[1].Name {
+			t.Errorf("the configuration: models %+v; want a ladder of two different models", cfg.Models)
 		}
 		have := strings.Join(repoLabels(), ",")
 		for _, l := range wantLabels {

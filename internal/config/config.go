@@ -24,7 +24,8 @@ const DefaultPath = ".github/roadmap.yml"
 type Config struct {
 	// Models are the tiers of the model ladder: attempt i uses Models[min(i, len-1)].
 	Models []Model `yaml:"models"`
-	// Prices are USD per million tokens, by model name.
+	// Prices are USD per million tokens, by model name: the built-in table
+	// (BuiltinPrices, dated) with the configuration's entries over it.
 	Prices map[string]Price `yaml:"prices"`
 	// Budgets bound what a step, an item and a day may spend.
 	Budgets Budgets `yaml:"budgets"`
@@ -329,7 +330,8 @@ type Review struct {
 	// calls; roadmap init writes it on.
 	Enabled bool `yaml:"enabled"`
 	// Model names the reviewer (one of models); "" takes the last model
-	// of the ladder: a different tier than the implementer starts on.
+	// of the ladder, or another model of it when the head's last agent
+	// step ran on the last.
 	Model string `yaml:"model"`
 	// MaxFindings bounds the blocking findings one review raises.
 	MaxFindings int `yaml:"max_findings"`
@@ -343,7 +345,8 @@ type Stage struct {
 	// Rounds bounds the planner's revision rounds.
 	Rounds int `yaml:"rounds"`
 	// Verifier names the model (one of models) the independent verifier
-	// uses; "" takes the last model of the ladder.
+	// uses; "" takes the last model of the ladder, or another model of it
+	// when the planner wrote the round on the last.
 	Verifier string `yaml:"verifier"`
 }
 
@@ -363,7 +366,7 @@ func Default() *Config {
 	return &Config{
 		Models: []Model{{Provider: "github-models", Name: "openai/gpt-4o-mini", BaseURL: "https://models.github.ai/inference",
 			APIKeyEnv: "GITHUB_TOKEN", InputWindow: 8000, MaxOutput: 4000}},
-		Prices: map[string]Price{},
+		Prices: builtinPrices(),
 		Budgets: Budgets{
 			Step: Budget{Turns: 40, Wall: 30 * time.Minute},
 			Item: Budget{TokensIn: 2_000_000, TokensOut: 400_000, USD: 5},

@@ -33,6 +33,9 @@ type Output struct {
 	// BlockedBy is item.blocked_by: the open blockers the item waits for
 	// ("#12, acme/lib#4"; "" when none).
 	BlockedBy string `json:"blocked_by"`
+	// Models is item.models: the model each role (planner, verifier,
+	// implementer, reviewer) last ran on, for the roles that ran.
+	Models map[string]string `json:"models,omitempty"`
 	// Spend is implement.spend, the item's sum over every Job.
 	Spend record.Spend `json:"spend"`
 	// Requests sums the counted GitHub requests of every Job in Jobs.
@@ -115,6 +118,7 @@ func FromRecord(issue int, title string, rec *record.Record) Output {
 	out.Group, _ = rec.Group()
 	out.PR, _ = rec.StagePR()
 	out.Spend, _ = rec.Spend()
+	out.Models = rec.Models()
 	jobs, _ := rec.Jobs()
 	out.Jobs = flatJobs(jobs)
 	for _, j := range jobs {
@@ -382,6 +386,10 @@ func Print(w io.Writer, o Output) error {
 		printJobs(ew, "JOB", o.Jobs, true)
 	}
 
+	if line := ModelsLine(o.Models); line != "" {
+		fmt.Fprintf(ew, "  models: %s (item.models)\n", termText(line))
+	}
+
 	fmt.Fprintln(ew, "\nWhat it cost")
 	fmt.Fprintf(ew, "  item spend: %s tokens in, %s out, %s, %d model calls (implement.spend)\n",
 		trace.Thousands(o.Spend.TokensIn), trace.Thousands(o.Spend.TokensOut), costText(o.Spend.USD), o.Spend.ModelCalls)
@@ -552,4 +560,16 @@ func (e *stickyWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+// ModelsLine names the model of each role that ran ("planner m1 · verifier
+// m2"), in the order of record.Roles; "" when none is known.
+func ModelsLine(models map[string]string) string {
+	var parts []string
+	for _, role := range record.Roles {
+		if m := models[role]; m != "" {
+			parts = append(parts, role+" "+m)
+		}
+	}
+	return strings.Join(parts, " · ")
 }

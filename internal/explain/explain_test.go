@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/roadmap-dev/roadmap/internal/record"
 )
 
 func TestTermText(t *testing.T) {
@@ -50,4 +52,29 @@ func FuzzTermText(f *testing.F) {
 			t.Fatalf("termText changed clean text %q to %q", s, got)
 		}
 	})
+}
+
+// TestExplainNamesModels: explain reads item.models into Models and prints
+// each role's model in the roles' order.
+func TestExplainNamesModels(t *testing.T) {
+	var ch record.Changes
+	ch.SetModels(nil, map[string]string{"reviewer": "large", "planner": "small", "verifier": "large", "implementer": "small"})
+	rec, err := record.Parse("Body.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Apply(ch); err != nil {
+		t.Fatal(err)
+	}
+	o := FromRecord(7, "An item", rec)
+	if o.Models["verifier"] != "large" || o.Models["implementer"] != "small" {
+		t.Errorf("Models = %v", o.Models)
+	}
+	var b strings.Builder
+	if err := Print(&b, o); err != nil {
+		t.Fatal(err)
+	}
+	if want := "models: planner small · verifier large · implementer small · reviewer large (item.models)"; !strings.Contains(b.String(), want) {
+		t.Errorf("explain's text lacks %q:\n%s", want, b.String())
+	}
 }

@@ -35,6 +35,9 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 	log, why := "", ""
 	if noGroupRan && r.handoff.log != "" {
 		log, why = r.handoff.log, "the check log an earlier Job handed on"
+		// The repair an earlier Job could not finish goes on where its
+		// last failing round reached.
+		r.headTier = r.j.Rec.Tier()
 	}
 	reviews := 0 // repair rounds the review's findings have had
 	moves := 0   // heads that took in a base that moved before ready
@@ -111,8 +114,13 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	}
 	task := headTask(change, why)
 	cfg := r.j.AgentConfig(o.Models)
+	cfg.StartTier = min(r.headTier, len(o.Models)-1)
+	if len(o.Models) > 1 {
+		r.j.Logf("roadmap: repair at the head starts on tier %d (%s)", cfg.StartTier, o.Models[cfg.StartTier].Name)
+	}
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, cfg, agent.Step{Task: task, Context: r.stepContext(ctx, change, change.Tasks), CheckLog: log}, check, o.RepairRounds)
+	r.climbHead(out, cfg.StartTier)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: step,
 		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
 	if end, ok := r.agentEnded(ctx, out, err, step, "at the head", log); !ok {
@@ -151,6 +159,23 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	}
 	r.ci.Note(fmt.Sprintf("repaired the head in %s after: %s", short(sha), verdict.OneLine(o.Mask(why))))
 	return ending{}, true
+}
+
+// climbHead sets the tier the next repair at the head starts on: one above
+// the tier this repair's last round ran on, since the head it left failed
+// again or will be checked again. A repair that did not finish leaves the
+// tier it reached in the record, for the next Job that takes its log.
+func (r *runner) climbHead(out agent.Outcome, startTier int) {
+	if out.Turns == 0 {
+		return
+	}
+	r.ranAs("implementer", out.Model)
+	r.headTier = min(out.Tier+1, len(r.o.Models)-1)
+	if out.Status != agent.StatusFinished && out.Tier != startTier {
+		var ch record.Changes
+		ch.SetTier(out.Tier)
+		r.pending.Merge(ch)
+	}
 }
 
 // agentEnded maps an agent step at the head (a repair, a person's review

@@ -134,6 +134,7 @@ func (r *runner) addressComment(ctx context.Context, change *plan.Change, it prf
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, r.j.AgentConfig(o.Models),
 		agent.Step{Task: commentTask(change, it), Context: r.stepContext(ctx, change, change.Tasks)}, check, o.RepairRounds)
+	r.ranAs("implementer", out.Model)
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: feedbackStep,
 		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
 	if err == nil && out.Status == agent.StatusChecksFailed && r.ready.StrengthFailed() {

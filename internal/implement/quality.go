@@ -32,6 +32,11 @@ type ReviewOptions struct {
 	// Models is the reviewer's ladder (review.model): its first tier is
 	// another than the implementer starts on.
 	Models []agent.Tier
+	// Named says the configuration named the reviewer (review.model): it
+	// is used as named. Otherwise a reviewer on the model whose step last
+	// changed the head gives way to another model of the ladder when there
+	// is one (reviewerTiers).
+	Named bool
 	// MaxFindings bounds the blocking findings one review raises.
 	MaxFindings int
 	// Rounds bounds the repair rounds blocking findings get.
@@ -97,6 +102,24 @@ func (r *runner) strengthEnding(g plan.Group, rounds int) ending {
 	return endingOf(groupStep(g), r.ready.StrengthStop(g.Number, rounds, r.o.Strength.Floor))
 }
 
+// reviewerTiers are the reviewer's tiers by rule: review.model's or the
+// default (the ladder's last), unless it is the model whose agent step last
+// changed the head in this Job and the configuration did not name it; then
+// the highest tier of the ladder on another model, so the diff is judged
+// by another model whenever the ladder offers one.
+func (r *runner) reviewerTiers() []agent.Tier {
+	v := r.o.Review.Models
+	if r.o.Review.Named || v[0].Name != r.judged {
+		return v
+	}
+	for i := len(r.o.Models) - 1; i >= 0; i-- {
+		if r.o.Models[i].Name != r.judged {
+			return r.o.Models[i : i+1]
+		}
+	}
+	return v
+}
+
 // reviewHead reviews the diff at r.head before the watch. A head the
 // record's ledger says passed already is not reviewed again. Blocking
 // findings end with the repair task as the check log while rounds remain
@@ -130,9 +153,14 @@ func (r *runner) reviewHead(ctx context.Context, change *plan.Change, round int)
 	in := review.Input{Dir: r.workdir, Diff: diff, Plan: planText(change), Acceptance: gates.AcceptanceCriteria(r.j.Issue.Body),
 		Tests: headCommands(change, nil), Closed: closed, Instructions: r.reviewInstructions(ctx, diff)}
 	start := o.Clock.Now()
-	res, err := review.Run(ctx, review.Options{Config: r.j.AgentConfig(o.Review.Models), MaxFindings: o.Review.MaxFindings}, in)
+	tiers := r.reviewerTiers()
+	r.j.Logf("roadmap: the reviewer runs on %s (the head's last agent step on %s)", tiers[0].Name, firstSet(r.judged, "no model of this Job"))
+	res, err := review.Run(ctx, review.Options{Config: r.j.AgentConfig(tiers), MaxFindings: o.Review.MaxFindings}, in)
+	if err == nil {
+		r.ranAs("reviewer", tiers[0].Name)
+	}
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseReview, Step: "review", Duration: o.Clock.Now().Sub(start),
-		Outcome: string(res.Status), Attempt: round + 1})
+		Outcome: string(res.Status), Attempt: round + 1, Model: tiers[0].Name})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ending{result: record.ResultYielded, class: failure.Killed, step: "review", reason: kernel.Signalled}, false
@@ -225,4 +253,14 @@ func (r *runner) reviewInstructions(ctx context.Context, diff string) string {
 		paths = append(paths, f.Path())
 	}
 	return r.instr.Text(ctx, paths)
+}
+
+// firstSet is the first of s that is not "".
+func firstSet(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

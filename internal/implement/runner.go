@@ -82,6 +82,15 @@ type runner struct {
 	branch    string
 	head      string
 	lastGroup int
+	// headTier is the ladder tier the next repair at the head starts on:
+	// each repair starts one tier above the one the last repair ended on,
+	// as a group's failing rounds climb (headrepair.go).
+	headTier int
+	// judged is the model of the agent step that last changed the head in
+	// this Job (a group's, a repair's): the reviewer should be another.
+	judged string
+	// models are the roles this Job ran and their models, for item.models.
+	models map[string]string
 	// planGroups are the plan's group numbers (people: the groups a merge
 	// leaves).
 	planGroups []int
@@ -487,6 +496,7 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	cfg.StartTier = startTier
 	start := o.Clock.Now()
 	out, err := agent.RunWithRepair(ctx, cfg, step, check, o.RepairRounds)
+	r.ranAs("implementer", out.Model)
 	if step.Answer != "" && out.Turns > 0 {
 		// The model has seen the answer: the Job's next write clears it, so
 		// no later step gets the old question and answer again.
@@ -871,4 +881,22 @@ func (r *runner) archive(ctx context.Context, change *plan.Change) (ending, bool
 // isArchived reports whether dir is a change inside OpenSpec's archive.
 func isArchived(dir string) bool {
 	return strings.Contains(filepath.ToSlash(dir), "/"+plan.ArchiveDir+"/")
+}
+
+// ranAs notes that role ran on model (item.models, riding on the next
+// mark); an implementer's model is also the one the reviewer should not be.
+func (r *runner) ranAs(role, model string) {
+	if model == "" {
+		return
+	}
+	if role == "implementer" {
+		r.judged = model
+	}
+	if r.models == nil {
+		r.models = map[string]string{}
+	}
+	r.models[role] = model
+	var ch record.Changes
+	ch.SetModels(r.j.Rec.Models(), r.models)
+	r.pending.Merge(ch)
 }

@@ -104,7 +104,7 @@ func (k *Kit) reviewOptions() implement.ReviewOptions {
 	if !cfg.Review.Enabled {
 		return implement.ReviewOptions{}
 	}
-	return implement.ReviewOptions{Models: k.namedTier(cfg.Review.Model), MaxFindings: cfg.Review.MaxFindings, Rounds: cfg.Review.Rounds}
+	return implement.ReviewOptions{Models: k.namedTier(cfg.Review.Model), Named: cfg.Review.Model != "", MaxFindings: cfg.Review.MaxFindings, Rounds: cfg.Review.Rounds}
 }
 
 // namedTier is the one-tier ladder of the model name names, else the
@@ -136,7 +136,7 @@ func (k *Kit) Stage(ctx context.Context, run StageRun) (stage.Result, error) {
 	verifier := k.namedTier(cfg.Stage.Verifier)
 	return stage.Run(ctx, stage.Options{
 		Options: k.JobOptions(),
-		Planner: k.Tiers, Verifier: verifier, Rounds: rounds, Gates: run.Gates, WaitingLabel: cfg.Labels.Waiting,
+		Planner: k.Tiers, Verifier: verifier, VerifierNamed: cfg.Stage.Verifier != "", Rounds: rounds, Gates: run.Gates, WaitingLabel: cfg.Labels.Waiting,
 		GateConfig: gates.Config{VerifyForms: cfg.Gates.VerifyForms, ExtraVerifyForms: cfg.Gates.ExtraVerifyForms, MaxGroups: cfg.Implement.MaxGroups},
 	})
 }

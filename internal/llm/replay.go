@@ -68,8 +68,10 @@ type Stats struct {
 type Served struct {
 	Conversation string `json:"conversation"`
 	Turn         int    `json:"turn"`
-	TokensIn     int64  `json:"tokens_in"`
-	TokensOut    int64  `json:"tokens_out"`
+	// Model is the model the request named: which tier of a ladder asked.
+	Model     string `json:"model,omitempty"`
+	TokensIn  int64  `json:"tokens_in"`
+	TokensOut int64  `json:"tokens_out"`
 }
 
 // NewReplay serves convs; the first in the list wins ties.
@@ -133,7 +135,7 @@ func (r *Replay) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 	r.stats.Calls++
 	r.stats.TokensIn += resp.Usage.TokensIn
 	r.stats.TokensOut += resp.Usage.TokensOut
-	r.stats.Served = append(r.stats.Served, Served{Conversation: c.Name, Turn: turn, TokensIn: resp.Usage.TokensIn, TokensOut: resp.Usage.TokensOut})
+	r.stats.Served = append(r.stats.Served, Served{Conversation: c.Name, Turn: turn, Model: req.Model, TokensIn: resp.Usage.TokensIn, TokensOut: resp.Usage.TokensOut})
 	return resp, nil
 }
 

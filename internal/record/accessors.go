@@ -253,3 +253,28 @@ func (r *Record) Strength() ([]GroupStrength, bool) {
 	ok := r.get(KeyImplementStrength, &v)
 	return v, ok
 }
+
+// Roles are the roles item.models names, in the order it lists them.
+var Roles = []string{"planner", "verifier", "implementer", "reviewer"}
+
+// Models returns item.models as a map from role to model name; an entry
+// that does not read as role=model is left out.
+func (r *Record) Models() map[string]string {
+	raw, ok := r.str(KeyItemModels)
+	if !ok {
+		return nil
+	}
+	return ParseModels(raw)
+}
+
+// ParseModels reads an item.models line.
+func ParseModels(raw string) map[string]string {
+	out := map[string]string{}
+	for _, pair := range strings.Split(raw, ",") {
+		role, model, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if ok && role != "" && model != "" {
+			out[role] = model
+		}
+	}
+	return out
+}

@@ -349,3 +349,48 @@ func (c *Changes) SetStageRound(n int) { c.set(KeyStageRound, strconv.Itoa(n)) }
 
 // SetStageFindings sets stage.findings, keeping the head of a long list.
 func (c *Changes) SetStageFindings(text string) { c.set(KeyStageFindings, fitHead(text, MaxCheckLog)) }
+
+// SetModels sets item.models to the models of the roles in have with the
+// roles in set over them ("" in set keeps have's). Roles are written in the
+// order of Roles, then any other in name order.
+func (c *Changes) SetModels(have, set map[string]string) {
+	m := map[string]string{}
+	for k, v := range have {
+		m[k] = v
+	}
+	for k, v := range set {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if len(m) == 0 {
+		return
+	}
+	var keys []string
+	for _, role := range Roles {
+		if _, ok := m[role]; ok {
+			keys = append(keys, role)
+		}
+	}
+	var rest []string
+	for k := range m {
+		if !isRole(k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	var pairs []string
+	for _, k := range append(keys, rest...) {
+		pairs = append(pairs, k+"="+strings.Join(strings.Fields(m[k]), "_"))
+	}
+	c.set(KeyItemModels, fitHead(joinLines(strings.Join(pairs, ", ")), MaxLine))
+}
+
+func isRole(k string) bool {
+	for _, r := range Roles {
+		if r == k {
+			return true
+		}
+	}
+	return false
+}

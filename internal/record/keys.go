@@ -93,6 +93,10 @@ const (
 	// (class blocked, docs/tracker.md "Blockers"); deleted by the first Job
 	// that finds them met.
 	KeyItemBlockedBy Key = "item.blocked_by"
+	// KeyItemModels is the model of each role that ran on the item, as one
+	// line of role=model pairs ("planner=a, verifier=b, implementer=c,
+	// reviewer=d"): each Job sets the roles it ran, keeping the others.
+	KeyItemModels Key = "item.models"
 	// KeyImplementParallelism is the parallelism the scoped checks run with
 	// (GOMAXPROCS, go test -p): set after an oom, so the continuation's checks
 	// use less memory.
@@ -137,6 +141,7 @@ func AllKeys() []Key {
 		KeyImplementTrace,
 		KeyImplementWIP,
 		KeyItemBlockedBy,
+		KeyItemModels,
 		KeyItemStoppedBy,
 		KeyItemWaitingFor,
 		KeyItemWakeAt,
@@ -283,6 +288,8 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindLine, bound: MaxLine, what: "a login (one line of text)"}, true
 	case KeyItemBlockedBy:
 		return spec{kind: kindLine, bound: MaxLine, what: "issue references (one line, e.g. #12, acme/lib#4)"}, true
+	case KeyItemModels:
+		return spec{kind: kindLine, bound: MaxLine, what: "role models (one line, e.g. planner=m1, verifier=m2)"}, true
 	case KeyItemWaitingFor:
 		return spec{kind: kindCount, what: "an issue number (an integer >= 1)"}, true
 	case KeyItemWakeAt:

@@ -65,6 +65,7 @@ func readers() map[Key]reader {
 		KeyItemWakeAt:              {fn: "report.waitingFrom"},
 		KeyItemWaitingFor:          {fn: "report.ClaimWaiters"},
 		KeyItemBlockedBy:           {fn: "kernel.(*Job).unblock"},
+		KeyItemModels:              {fn: "report.modelsLine"},
 		KeyImplementParallelism:    {fn: "implement.(*runner).parallelism"},
 		KeyImplementReview:         {fn: "report.(*reporter).personDismiss"},
 		KeyImplementStrength:       {fn: "implement.(*runner).publishGroup"},

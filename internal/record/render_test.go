@@ -68,6 +68,7 @@ func everyKey() Changes {
 	c.SetWakeAt(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	c.SetWaitingFor(12)
 	c.SetBlockedBy("#12, acme/lib#4")
+	c.SetModels(map[string]string{"planner": "openai/gpt-4o-mini"}, map[string]string{"verifier": "openai/gpt-4.1", "reviewer": "openai/gpt-4.1", "implementer": ""})
 	c.SetParallelism(1)
 	c.SetReview(ReviewLedger{SHA: "0123456789abcdef0123456789abcdef01234567", Open: []OpenFinding{{ID: "a1b2c3d4e5f6", File: "calc/add.go", Line: 7, Title: "off by one"}},
 		Closed: []ClosedFinding{{ID: "00ff00ff00ff", Why: "dismissed by octocat"}}})

@@ -561,11 +561,28 @@ func (r *reporter) stopComment() string {
 	r.stopHead(&b, "roadmap stopped this item", "Job", fmt.Sprintf("its line in `implement.jobs` says `%s`", spendLost))
 	fmt.Fprintf(&b, "To go on, fix the cause and dispatch the implement workflow with `issue=%d` and `attempt=%d`; the Job resumes from the last mark.\n\n",
 		r.o.Issue, r.job+1)
+	b.WriteString(modelsLine(r.rec))
 	fmt.Fprintf(&b, "#### Trace of the last recorded Job\n\n")
 	b.WriteString(traceTable(r.rec))
 	fmt.Fprintf(&b, "\n#### Jobs\n\n")
 	b.WriteString(jobsTable(r.rec))
 	return b.String()
+}
+
+// modelsLine names the model of each role that ran on the item
+// (item.models), "" when none is recorded.
+func modelsLine(rec *record.Record) string {
+	models := rec.Models()
+	var parts []string
+	for _, role := range record.Roles {
+		if m := models[role]; m != "" {
+			parts = append(parts, role+" "+inline(m))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "**Models:** " + strings.Join(parts, ", ") + ".\n\n"
 }
 
 func traceTable(rec *record.Record) string {

@@ -210,6 +210,7 @@ func (r *reporter) stageStop(ctx context.Context) error {
 func (r *reporter) stageStopComment() string {
 	var b strings.Builder
 	r.stopHead(&b, "roadmap stopped this item in stage", "Stage Job", fmt.Sprintf("its line in `stage.jobs` says `%s`", spendLost))
+	b.WriteString(modelsLine(r.rec))
 	fmt.Fprintf(&b, "To go on, fix the cause and dispatch the workflow with `issue=%d` and `phase=stage`, or label the issue again; stage resumes after its last recorded round.\n", r.o.Issue)
 	return b.String()
 }

@@ -36,6 +36,11 @@ type Options struct {
 	// planner's last tier).
 	Planner  []agent.Tier
 	Verifier []agent.Tier
+	// VerifierNamed says the configuration named the verifier
+	// (stage.verifier): it is used as named. Otherwise a verifier on the
+	// model the planner wrote the round on gives way to another model of
+	// the planner's ladder when there is one (verifierTiers).
+	VerifierNamed bool
 
 	// WaitingLabel marks an item waiting for the day's budget (configuration
 	// labels.waiting): a Job that starts on such an item, whatever started

@@ -94,6 +94,11 @@ type runner struct {
 	// write clears the question and the answer.
 	question, answer string
 	answerUsed       bool
+	// plannerModel is the model the planner's last round ran on, which
+	// the verifier should not be.
+	plannerModel string
+	// verifierModel is the model the verifier's last round ran on.
+	verifierModel string
 	// ended is the result the last mark writes to the Job's line.
 	ended    string
 	endClass string
@@ -328,7 +333,10 @@ func (r *runner) planRound(ctx context.Context) (ending, bool) {
 	start := o.Clock.Now()
 	out, err := agent.Run(ctx, r.plannerConfig(), r.plannerStep(ctx))
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Step: fmt.Sprintf("round %d: planner", r.round),
-		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
+		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start), Model: out.Model})
+	if out.Model != "" {
+		r.plannerModel = out.Model
+	}
 	if err != nil {
 		return r.fail(ctx, err), false
 	}
@@ -409,6 +417,7 @@ func (r *runner) check(ctx context.Context) (ending, bool) {
 	ch.SetStageState(StatePlanning)
 	ch.SetStagePlan(r.dir)
 	ch.SetStageRound(r.round)
+	ch.SetModels(r.j.Rec.Models(), map[string]string{"planner": r.plannerModel, "verifier": r.verifierModel})
 	if text := findingsText(findings); text != "" {
 		ch.SetStageFindings(o.Mask(text))
 	} else {
@@ -430,12 +439,15 @@ func (r *runner) check(ctx context.Context) (ending, bool) {
 func (r *runner) verify(ctx context.Context, notes []plan.Finding) ([]plan.Finding, ending, bool) {
 	o := r.o
 	start := o.Clock.Now()
-	cfg := r.agentConfig(o.Verifier)
+	tiers := r.verifierTiers()
+	r.verifierModel = tiers[0].Name
+	r.j.Logf("roadmap: round %d: the verifier runs on %s (the planner on %s)", r.round, tiers[0].Name, firstSet(r.plannerModel, "an unknown model"))
+	cfg := r.agentConfig(tiers)
 	cfg.Tools = agent.VerifierTools()
 	cfg.System = verifierSystem
 	out, err := agent.Run(ctx, cfg, r.verifierStep(ctx, notes))
 	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseVerifier, Step: fmt.Sprintf("round %d", r.round),
-		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start)})
+		Outcome: string(out.Status), Duration: o.Clock.Now().Sub(start), Model: tiers[0].Name})
 	if err != nil {
 		return nil, r.fail(ctx, err), false
 	}
@@ -450,6 +462,33 @@ func (r *runner) verify(ctx context.Context, notes []plan.Finding) ([]plan.Findi
 	}
 	findings := ParseObjections(out.Summary, r.dir+"/tasks.md")
 	return append(findings, r.acceptance(out.Acceptance)...), ending{}, true
+}
+
+// verifierTiers are the verifier's tiers by rule: the configured or default
+// verifier (the ladder's last tier), unless it is the model the planner
+// wrote this round on and the configuration did not name it; then the
+// highest tier of the planner's ladder on another model, so the plan is
+// judged by another model whenever the ladder offers one.
+func (r *runner) verifierTiers() []agent.Tier {
+	v := r.o.Verifier
+	if r.o.VerifierNamed || len(v) == 0 || v[0].Name != r.plannerModel {
+		return v
+	}
+	for i := len(r.o.Planner) - 1; i >= 0; i-- {
+		if r.o.Planner[i].Name != r.plannerModel {
+			return r.o.Planner[i : i+1]
+		}
+	}
+	return v
+}
+
+func firstSet(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // staged opens (or finds) the draft PR holding the plan, writes the
