@@ -264,19 +264,28 @@ func (it *item) unblockRun(name string, n int, by *person) *ranRun {
 // blockerReads counts the counted requests a run (by its token's name)
 // made to read issue n's blockers: its GitHub dependencies, and the GraphQL
 // queries of the states of issues (github.(*Client).IssueStates, whose
-// query names the client's own repository "home"), which only the body's
-// references ask for. (A run that looks at more than one waiting item
-// would have each one's queries counted for every one.)
+// query names the client's own repository "home"), which the body's
+// references and the closing pull requests of a closed dependency ask
+// for. A query names the blockers, not the issue they block, so it counts
+// for n only in a run that read n's dependencies: a run that read none
+// read no blockers of n. (A run that looks at more than one waiting item
+// would have each one's queries counted for every one of them.)
 func (it *item) blockerReads(run string, n int) int {
-	deps := fmt.Sprintf("/issues/%d/dependencies/blocked_by", n)
-	k := 0
+	path := fmt.Sprintf("/issues/%d/dependencies/blocked_by", n)
+	deps, queries := 0, 0
 	for _, r := range it.w.Fake.Requests() {
 		if r.TokenName != run || r.Status == http.StatusNotModified {
 			continue
 		}
-		if strings.HasSuffix(r.Path, deps) || r.Endpoint == "POST /graphql" && strings.Contains(r.Body, "home: repository(") {
-			k++
+		switch {
+		case strings.HasSuffix(r.Path, path):
+			deps++
+		case r.Endpoint == "POST /graphql" && strings.Contains(r.Body, "home: repository("):
+			queries++
 		}
 	}
-	return k
+	if deps == 0 {
+		return 0
+	}
+	return deps + queries
 }
