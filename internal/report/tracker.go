@@ -213,6 +213,13 @@ func Drive(ctx context.Context, o DriveOptions, n int) (out DriveOutcome, err er
 	}
 	if err := d.start(ctx); err != nil {
 		out.SubIssues, out.Active, out.Started = d.subs, d.active, d.dispatched
+		if !o.DryRun && d.dispatched > 0 {
+			// The sub-issues dispatched before the failure are named, so the
+			// next drive does not start them again.
+			if _, cerr := gh.UpsertMarkerComment(ctx, n, TrackerMarker, statusComment(out, started, o.Tracker)); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("tracker #%d: its status comment: %w", n, cerr))
+			}
+		}
 		return out, err
 	}
 	out.SubIssues, out.Active, out.Started = d.subs, d.active, d.dispatched

@@ -275,7 +275,8 @@ func TestTrackerStatusOnClose(t *testing.T) {
 // active: the first two in the tracker's order start, the rest are queued;
 // each close makes room for exactly one more, and never more than two are
 // open and started at once. A drive that only finds the limit reached
-// writes nothing.
+// writes nothing; one whose dispatch is refused after it started another
+// names that one in its comment, so the next drive does not start it again.
 func TestTrackerConcurrencyLimit(t *testing.T) {
 	e := newEnv(t)
 	tr, subs := e.tracker(t, false, "one", "two", "three", "four", "five")
@@ -322,5 +323,25 @@ func TestTrackerConcurrencyLimit(t *testing.T) {
 		if r.Method != "GET" && r.Path != "/graphql" {
 			t.Errorf("a drive at its limit wrote: %s %s", r.Method, r.Path)
 		}
+	}
+
+	// A dispatch refused after the first: the drive fails, and its comment
+	// still names the one it started, which the next drive does not start
+	// again.
+	e3 := newEnv(t)
+	tr3, subs3 := e3.tracker(t, false, "one", "two", "three")
+	e3.fake.AddFault(githubfake.Rule{Method: "POST", Path: "/repos/acme/widgets/actions/workflows/*/dispatches", Call: 2, Status: 403})
+	if _, err := Drive(ctx, DriveOptions{GitHub: e3.client(t), Workflow: workflow, Ref: ref, Mask: e3.mask.Mask}, tr3); err == nil {
+		t.Fatal("a drive whose second dispatch was refused did not fail")
+	}
+	if s := e3.commentWith(tr3, TrackerMarker); !strings.Contains(s, "<!-- started: "+itoa(subs3[0])+" -->") {
+		t.Errorf("the failed drive's comment does not name #%d, which it started:\n%s", subs3[0], s)
+	}
+	e3.fake.ClearFaults()
+	if _, err := Drive(ctx, DriveOptions{GitHub: e3.client(t), Workflow: workflow, Ref: ref, Mask: e3.mask.Mask}, tr3); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{itoa(subs3[0]) + "/stage", itoa(subs3[1]) + "/stage", itoa(subs3[2]) + "/stage"}, e3.dispatched(0)); diff != "" {
+		t.Errorf("after the failed drive (-want +got):\n%s", diff)
 	}
 }
