@@ -37,7 +37,7 @@ func (r *runner) atHead(ctx context.Context, change *plan.Change, noGroupRan boo
 		log, why = r.handoff.log, "the check log an earlier Job handed on"
 		// The repair an earlier Job could not finish goes on where its
 		// last failing round reached.
-		r.headTier = r.j.Rec.Tier()
+		r.roles.headTier = r.j.Rec.Tier()
 	}
 	reviews := 0 // repair rounds the review's findings have had
 	moves := 0   // heads that took in a base that moved before ready
@@ -114,7 +114,7 @@ func (r *runner) repairHead(ctx context.Context, change *plan.Change, log, why s
 	}
 	task := headTask(change, why)
 	cfg := r.j.AgentConfig(o.Models)
-	cfg.StartTier = min(r.headTier, len(o.Models)-1)
+	cfg.StartTier = min(r.roles.headTier, len(o.Models)-1)
 	if len(o.Models) > 1 {
 		r.j.Logf("roadmap: repair at the head starts on tier %d (%s)", cfg.StartTier, o.Models[cfg.StartTier].Name)
 	}
@@ -170,7 +170,7 @@ func (r *runner) climbHead(out agent.Outcome, startTier int) {
 		return
 	}
 	r.ranAs("implementer", out.Model)
-	r.headTier = min(out.Tier+1, len(r.o.Models)-1)
+	r.roles.headTier = min(out.Tier+1, len(r.o.Models)-1)
 	if out.Status != agent.StatusFinished && out.Tier != startTier {
 		var ch record.Changes
 		ch.SetTier(out.Tier)

@@ -109,11 +109,11 @@ func (r *runner) strengthEnding(g plan.Group, rounds int) ending {
 // by another model whenever the ladder offers one.
 func (r *runner) reviewerTiers() []agent.Tier {
 	v := r.o.Review.Models
-	if r.o.Review.Named || v[0].Name != r.judged {
+	if r.o.Review.Named || v[0].Name != r.roles.judged {
 		return v
 	}
 	for i := len(r.o.Models) - 1; i >= 0; i-- {
-		if r.o.Models[i].Name != r.judged {
+		if r.o.Models[i].Name != r.roles.judged {
 			return r.o.Models[i : i+1]
 		}
 	}
@@ -154,7 +154,7 @@ func (r *runner) reviewHead(ctx context.Context, change *plan.Change, round int)
 		Tests: headCommands(change, nil), Closed: closed, Instructions: r.reviewInstructions(ctx, diff)}
 	start := o.Clock.Now()
 	tiers := r.reviewerTiers()
-	r.j.Logf("roadmap: the reviewer runs on %s (the head's last agent step on %s)", tiers[0].Name, firstSet(r.judged, "no model of this Job"))
+	r.j.Logf("roadmap: the reviewer runs on %s (the head's last agent step on %s)", tiers[0].Name, firstSet(r.roles.judged, "no model of this Job"))
 	res, err := review.Run(ctx, review.Options{Config: r.j.AgentConfig(tiers), MaxFindings: o.Review.MaxFindings}, in)
 	if err == nil {
 		r.ranAs("reviewer", tiers[0].Name)

@@ -63,7 +63,6 @@ type runner struct {
 	// planDir is the plan's directory as the Job found it (the PR body's
 	// task list is read from it, or from where the archive moved it).
 	planDir string
-	title   string
 
 	// j is the Job kernel: the record, the spend, the Job's number (the
 	// attempt), the notes and the mark path.
@@ -82,15 +81,9 @@ type runner struct {
 	branch    string
 	head      string
 	lastGroup int
-	// headTier is the ladder tier the next repair at the head starts on:
-	// each repair starts one tier above the one the last repair ended on,
-	// as a group's failing rounds climb (headrepair.go).
-	headTier int
-	// judged is the model of the agent step that last changed the head in
-	// this Job (a group's, a repair's): the reviewer should be another.
-	judged string
-	// models are the roles this Job ran and their models, for item.models.
-	models map[string]string
+	// roles is which model each role ran on in this Job and where the
+	// repairs at the head are on the ladder.
+	roles roles
 	// planGroups are the plan's group numbers (people: the groups a merge
 	// leaves).
 	planGroups []int
@@ -196,7 +189,6 @@ func (r *runner) start(ctx context.Context) error {
 		r.unlabelled = &res
 		return nil
 	}
-	r.title = j.Issue.Title
 	rec := j.Rec
 	// The hand-off is read before anything can clear it.
 	r.handoff.log, _ = rec.CheckLog()
@@ -241,7 +233,7 @@ func (r *runner) groups(ctx context.Context) ending {
 	if e, held := next.People(next.PeopleView{Issue: o.Issue, IssueState: r.j.Issue.State}); held {
 		return stepEnding(e)
 	}
-	r.branch = git.WorkBranch(o.Issue, r.title)
+	r.branch = git.WorkBranch(o.Issue, r.j.Issue.Title)
 	if err := o.Repo.CheckoutBranch(ctx, o.Remote, r.branch, o.Base); err != nil {
 		return r.fail(ctx, "checkout", err)
 	}
@@ -722,7 +714,7 @@ func (r *runner) ensurePR(ctx context.Context) (ending, bool) {
 		body := r.prBody("Draft: opened by roadmap's implement; the plan's groups are committed here one by one.")
 		title := o.PRTitle
 		if title == "" {
-			title = r.title
+			title = r.j.Issue.Title
 		}
 		pr, err = o.GitHub.CreateDraftPR(ctx, r.branch, o.Base, title, body)
 	}
@@ -890,13 +882,27 @@ func (r *runner) ranAs(role, model string) {
 		return
 	}
 	if role == "implementer" {
-		r.judged = model
+		r.roles.judged = model
 	}
-	if r.models == nil {
-		r.models = map[string]string{}
+	if r.roles.models == nil {
+		r.roles.models = map[string]string{}
 	}
-	r.models[role] = model
+	r.roles.models[role] = model
 	var ch record.Changes
-	ch.SetModels(r.j.Rec.Models(), r.models)
+	ch.SetModels(r.j.Rec.Models(), r.roles.models)
 	r.pending.Merge(ch)
+}
+
+// roles is a Job's models by role: item.models, the reviewer's other
+// model, and the tier the repairs at the head climb from.
+type roles struct {
+	// headTier is the ladder tier the next repair at the head starts on:
+	// each repair starts one tier above the one the last repair ended on,
+	// as a group's failing rounds climb (headrepair.go).
+	headTier int
+	// judged is the model of the agent step that last changed the head in
+	// this Job (a group's, a repair's): the reviewer should be another.
+	judged string
+	// models are the roles this Job ran and their models, for item.models.
+	models map[string]string
 }

@@ -95,9 +95,6 @@ func TestRepoMapLargeRepository(t *testing.T) {
 	if len(m.files) != maxListedFiles || !slices.Contains(m.files, all[0]) {
 		t.Errorf("the map lists %d files, with the walk's first %v; want the bound, filled in walk order", len(m.files), slices.Contains(m.files, all[0]))
 	}
-	// The map reads every file for the symbols: 20,000 small files cost
-	// about a second on an idle machine; far more is a regression.
-	if took > 10*time.Second {
-		t.Errorf("the map of %d files took %v; want it well under 10 s", n, took)
-	}
+	// The map's speed is BenchmarkRepoParts's to measure, not a bound
+	// here: the log above says what this run took.
 }
