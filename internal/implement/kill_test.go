@@ -704,3 +704,49 @@ func settleKilled(w *world, id int64) error {
 	})
 	return errors.Join(err, uerr)
 }
+
+// TestGroupMarkCarriesPublishedSHA: a group's mark written alone (the mark
+// interval at its least, so it does not wait for the next write) names the
+// head the group published, implement.published_sha equal to its
+// implement.sha: the next Job reconciles a killed Job's work from it
+// (docs/record.md). Later writes (the checked mark, the archive) set it
+// too, so only a mark written alone shows it missing.
+func TestGroupMarkCarriesPublishedSHA(t *testing.T) {
+	w := newWorld(t, 2, "")
+	j := w.newJob(w.conversations())
+	// The harness's clock stands still unless asked: a clock that moves a
+	// second on every read makes each mark due at once.
+	j.opts.Options.MarkInterval = time.Nanosecond
+	j.opts.Clock = tickingClock{w.clock}
+	j.run()
+	var mark string
+	for _, p := range w.patches() {
+		var req struct {
+			Body string `json:"body"`
+		}
+		if json.Unmarshal([]byte(p), &req) == nil && strings.Contains(req.Body, "implement.group: 1\n") {
+			mark = req.Body
+			break
+		}
+	}
+	if mark == "" {
+		t.Fatalf("no record write holds group 1's mark alone:\n%v", w.patches())
+	}
+	sha := ""
+	for _, line := range strings.Split(mark, "\n") {
+		if v, ok := strings.CutPrefix(line, "implement.sha: "); ok {
+			sha = strings.TrimSpace(v)
+		}
+	}
+	if sha == "" || !strings.Contains(mark, "implement.published_sha: "+sha) {
+		t.Errorf("group 1's mark lacks implement.published_sha equal to its implement.sha %q:\n%s", sha, mark)
+	}
+}
+
+// tickingClock is the world's clock moved a second on every read.
+type tickingClock struct{ *githubfake.ManualClock }
+
+func (c tickingClock) Now() time.Time {
+	c.Advance(time.Second)
+	return c.ManualClock.Now()
+}
