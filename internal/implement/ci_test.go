@@ -1,7 +1,6 @@
 package implement_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -474,24 +473,9 @@ func TestLifeThroughTheWatch(t *testing.T) {
 	t.Run("the group mark carries the published head", func(t *testing.T) {
 		// The group marks wait for the Job's next write: both ride with
 		// the checked mark, where the archive sets published_sha too.
-		var mark string
-		for _, p := range patches {
-			var req struct {
-				Body string `json:"body"`
-			}
-			if json.Unmarshal([]byte(p), &req) == nil && strings.Contains(req.Body, "implement.group: 2\n") {
-				mark = req.Body
-				break
-			}
-		}
+		mark, sha := recordWrite(patches, "implement.group: 2\n")
 		if mark == "" {
 			t.Fatalf("no record write holds the group marks:\n%v", patches)
-		}
-		sha := ""
-		for _, line := range strings.Split(mark, "\n") {
-			if v, ok := strings.CutPrefix(line, "implement.sha: "); ok {
-				sha = strings.TrimSpace(v)
-			}
 		}
 		if sha == "" || !strings.Contains(mark, "implement.published_sha: "+sha) {
 			t.Errorf("the group marks lack implement.published_sha equal to their implement.sha %q:\n%s", sha, mark)

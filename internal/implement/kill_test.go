@@ -719,24 +719,9 @@ func TestGroupMarkCarriesPublishedSHA(t *testing.T) {
 	j.opts.Options.MarkInterval = time.Nanosecond
 	j.opts.Clock = tickingClock{w.clock}
 	j.run()
-	var mark string
-	for _, p := range w.patches() {
-		var req struct {
-			Body string `json:"body"`
-		}
-		if json.Unmarshal([]byte(p), &req) == nil && strings.Contains(req.Body, "implement.group: 1\n") {
-			mark = req.Body
-			break
-		}
-	}
+	mark, sha := recordWrite(w.patches(), "implement.group: 1\n")
 	if mark == "" {
 		t.Fatalf("no record write holds group 1's mark alone:\n%v", w.patches())
-	}
-	sha := ""
-	for _, line := range strings.Split(mark, "\n") {
-		if v, ok := strings.CutPrefix(line, "implement.sha: "); ok {
-			sha = strings.TrimSpace(v)
-		}
 	}
 	if sha == "" || !strings.Contains(mark, "implement.published_sha: "+sha) {
 		t.Errorf("group 1's mark lacks implement.published_sha equal to its implement.sha %q:\n%s", sha, mark)
@@ -749,4 +734,24 @@ type tickingClock struct{ *githubfake.ManualClock }
 func (c tickingClock) Now() time.Time {
 	c.Advance(time.Second)
 	return c.ManualClock.Now()
+}
+
+// recordWrite is the first record write among patches whose body holds
+// line, and the implement.sha it names ("" for each when there is none).
+func recordWrite(patches []string, line string) (body, sha string) {
+	for _, p := range patches {
+		var req struct {
+			Body string `json:"body"`
+		}
+		if json.Unmarshal([]byte(p), &req) == nil && strings.Contains(req.Body, line) {
+			body = req.Body
+			break
+		}
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(l, "implement.sha: "); ok {
+			sha = strings.TrimSpace(v)
+		}
+	}
+	return body, sha
 }
