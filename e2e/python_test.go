@@ -128,10 +128,16 @@ func TestE2EPythonRepository(t *testing.T) {
 		"group 1: fail-to-pass held: `python3 -m pytest -q tests/test_greet.py::test_goodbye` failed before the group's change",
 		"group 2: fail-to-pass held: `python3 -m pytest -q tests/test_greet.py::test_hello_default` failed before the group's change (exit 1)",
 		"isolated: model-written commands run as uid",
+		// Test strength measured the groups' Python changes with roadmap's
+		// Python mutator (issue 49): a score, not "not measured".
+		"roadmap: group 1: test strength: score ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the implement step's output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "test strength: not measured") {
+		t.Errorf("a group's Python change was not measured:\n%s", out)
 	}
 	// The agent's Python code is on the PR's head.
 	ctx := t.Context()

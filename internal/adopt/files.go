@@ -202,16 +202,12 @@ func configText(ref, defaultBranch string, tc Toolchain, ci CI) string {
   # push token (ROADMAP_PUSH_TOKEN or a GitHub App) remove this, or CI runs twice.
   ci_workflows: [` + strings.Join(ci.Dispatchable, ", ") + "]\n")
 	}
-	if tc.Language == "go" {
-		b.WriteString(`  # Mutants on each group's changed, covered Go lines: a test that would pass on broken
-  # code goes back to the agent, and a score under the floor keeps the PR a draft.
+	b.WriteString(`  # Mutants on each group's changed, covered lines (Go, Python, JavaScript; a Rust change
+  # says "not measured" without cargo-mutants): a test that would pass on broken code goes
+  # back to the agent, and a score under the floor keeps the PR a draft. On by default.
   test_strength: true
   test_strength_floor: 0.6
 `)
-	} else if tc.Language != "" {
-		b.WriteString(`  # implement.test_strength (mutants on the changed lines) is Go-only for now: not for ` + tc.Language + `.
-`)
-	}
 	b.WriteString(`review:
   # An independent review of the diff before the PR is marked ready (docs/review.md).
   enabled: true

@@ -48,6 +48,9 @@ var record = []Call{
 var blockers = []Call{
 	{"GET " + repo + "/issues/{n}/dependencies/blocked_by", issuesRead},
 	{"DELETE " + repo + "/issues/{n}/labels/{name}", issuesWrite},
+	// The day's budget without a dashboard: the ledger issue, found by
+	// its label (internal/ledger) before the Job starts.
+	{"GET " + repo + "/issues", issuesRead},
 }
 
 // verbCalls is, for each verb a workflow job runs, the GitHub endpoints its
@@ -123,6 +126,9 @@ var verbCalls = map[string][]Call{
 		Call{"GET " + repo + "/issues/{n}/sub_issues", issuesRead},
 		Call{"POST /graphql", issuesRead},
 		Call{"GET " + repo + "/issues/{n}/dependencies/blocked_by", issuesRead},
+		// The day ledger's issue, opened on the first booking without a
+		// dashboard (internal/ledger); it is found by the list above.
+		Call{"POST " + repo + "/issues", issuesWrite},
 	),
 	// wake lists the waiting items, reads their records and the day's
 	// ledger, dispatches them and takes their waiting label off. The wake

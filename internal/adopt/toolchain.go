@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/roadmap-dev/roadmap/internal/config"
 )
 
 // Toolchain is the repository's language and how its tests are set up and
@@ -214,4 +216,35 @@ func nodeToolchain(lock, versionFile string) Toolchain {
 `
 	}
 	return t
+}
+
+// PolicyRows is the toolchain's policy rows as a policy file's text
+// (internal/policy), the rows init writes under the configuration's
+// `policy:` for its checks to run; nil when the default table allows them.
+func (t Toolchain) PolicyRows() []byte {
+	rest, ok := strings.CutPrefix(t.policy, "policy:\n")
+	if !ok {
+		return nil
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(rest, "\n") {
+		b.WriteString(strings.TrimPrefix(l, "  "))
+	}
+	return []byte(b.String())
+}
+
+// RunTimeChecks are the checks a Job runs besides the plan's verify
+// commands, and the policy rows they need: the configuration's
+// checks.commands when it names any; else, unless checks.detect is off,
+// the ones init would write for the repository at dir (DetectToolchain),
+// with by naming the file they were detected by ("" when none).
+func RunTimeChecks(c *config.Config, dir string) (cmds []string, rows []byte, by string, err error) {
+	if len(c.Checks.Commands) > 0 || !c.Checks.Detect {
+		return c.Checks.Commands, nil, "", nil
+	}
+	t, err := DetectToolchain(dir)
+	if err != nil || len(t.Checks) == 0 {
+		return nil, nil, "", err
+	}
+	return t.Checks, t.PolicyRows(), t.DetectedBy, nil
 }

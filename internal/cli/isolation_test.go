@@ -118,6 +118,12 @@ checks:
 implement:
   poll_interval: 1s
   watch_timeout: 60s
+  # The rows prove the boundary; the quality checks, on by default, have
+  # tests of their own (internal/review, internal/strength) and would
+  # only add model calls the rows do not record.
+  test_strength: false
+review:
+  enabled: false
 `, w.ModelURL(), canaryKeyVar)
 	if isolation != "" {
 		cfg += "isolation: " + isolation + "\n"

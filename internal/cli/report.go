@@ -64,7 +64,7 @@ func reportCmd(ctx context.Context, f *Factory, args []string, runF func(context
 	fs.StringVar(&o.Workflow, "workflow", "", "the implement workflow file a continuation dispatches (default: from $GITHUB_WORKFLOW_REF)")
 	fs.StringVar(&o.Ref, "ref", "", "the ref the continuation runs on (default $GITHUB_REF_NAME)")
 	fs.IntVar(&o.MaxJobs, "max-jobs", 0, "cap of Jobs per item (default: configuration implement.max_jobs)")
-	fs.IntVar(&o.Dashboard, "dashboard", 0, "the dashboard issue (label roadmap:dashboard): report keeps its item's line there, and the day ledger with a day budget (0: none)")
+	fs.IntVar(&o.Dashboard, "dashboard", 0, "the dashboard issue (label roadmap:dashboard): report keeps its item's line there, and the day ledger with a day budget (0: no line; the ledger on the issue roadmap opens, label roadmap:ledger)")
 	fs.Float64Var(&o.DayUSD, "day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
 	fs.StringVar(&f.ConfigPath, "config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
 	fs.BoolVar(&o.JSON, "json", false, "print the outcome as JSON on stdout")

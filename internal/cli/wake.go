@@ -55,7 +55,7 @@ func wakeCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 	fs := newFlags(env, "wake")
 	fs.StringVar(&o.Workflow, "workflow", "roadmap.yml", "the caller workflow file to dispatch the items' Jobs on (it has workflow_dispatch)")
 	fs.StringVar(&o.Ref, "ref", "", "the ref the Jobs run on (default $GITHUB_REF_NAME, else main)")
-	fs.IntVar(&o.Dashboard, "dashboard", 0, "the issue holding the day ledger (0: no ledger, every due item is dispatched)")
+	fs.IntVar(&o.Dashboard, "dashboard", 0, "the dashboard issue, which holds the day ledger (0: the ledger issue roadmap opens, label roadmap:ledger)")
 	fs.Float64Var(&o.DayUSD, "day-budget-usd", 0, "the day's budget in USD across items (default: configuration budgets.day.usd)")
 	fs.StringVar(&f.ConfigPath, "config", "", "configuration file (default $GITHUB_WORKSPACE/"+config.DefaultPath+")")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "say what would be dispatched, and dispatch nothing")

@@ -250,8 +250,14 @@ type Budget struct {
 // Checks are the scoped checks run after every group, besides its verify commands.
 type Checks struct {
 	// Commands are run with each group's verify commands and in the scoped
-	// checks at the head.
+	// checks at the head. Empty, the Job detects them from the work tree as
+	// roadmap init does (go.mod: go vet and go test; Cargo.toml, a Python
+	// project, package.json: their test commands) unless Detect is off.
 	Commands []string `yaml:"commands"`
+	// Detect lets a Job whose configuration names no commands detect them
+	// from the repository (on by default); false runs only the plan's
+	// verify commands.
+	Detect bool `yaml:"detect"`
 	// Timeout bounds one command.
 	Timeout time.Duration `yaml:"timeout"`
 }
@@ -307,9 +313,10 @@ type Implement struct {
 	// CheckReruns bounds the re-runs of a head's failed CI jobs whose log
 	// shows the infrastructure failed (network, rate limit, runner lost).
 	CheckReruns int `yaml:"check_reruns"`
-	// TestStrength runs mutants on each group's changed, covered Go lines
-	// after its checks pass (docs/strength.md): survivors go back to the
-	// agent, and a score under TestStrengthFloor keeps the PR a draft.
+	// TestStrength runs mutants on each group's changed, covered lines (Go
+	// and Python; docs/strength.md) after its checks pass: survivors go back
+	// to the agent, and a score under TestStrengthFloor keeps the PR a
+	// draft. On by default; false turns it off.
 	TestStrength bool `yaml:"test_strength"`
 	// TestStrengthFloor is the least share of measured mutants a group's
 	// tests must kill (0 to 1). A group where no mutant ran, or every one
@@ -325,9 +332,8 @@ type Implement struct {
 
 // Review tunes the review before ready.
 type Review struct {
-	// Enabled runs the review after the last group's checks. Off when the
-	// key is absent, so a configuration written before it keeps its model
-	// calls; roadmap init writes it on.
+	// Enabled runs the review after the last group's checks. On by default;
+	// false turns it off.
 	Enabled bool `yaml:"enabled"`
 	// Model names the reviewer (one of models); "" takes the last model
 	// of the ladder, or another model of it when the head's last agent
@@ -372,14 +378,14 @@ func Default() *Config {
 			Item: Budget{TokensIn: 2_000_000, TokensOut: 400_000, USD: 5},
 			Day:  Budget{USD: 50},
 		},
-		Checks: Checks{Timeout: 10 * time.Minute},
+		Checks: Checks{Timeout: 10 * time.Minute, Detect: true},
 		Labels: Labels{Stage: "roadmap:stage", Implement: "roadmap:implement", NeedsInput: "roadmap:needs-input", Stopped: "roadmap:stopped",
 			Stop: "roadmap:stop", Waiting: "roadmap:waiting", Blocked: "roadmap:blocked",
 			Tracker: "roadmap:tracker"},
 		Implement: Implement{PollInterval: 30 * time.Second, WatchTimeout: 60 * time.Minute, RepairRounds: 3, MaxJobs: 6, MaxGroups: DefaultMaxGroups,
-			BaseBranch: "main", CheckReruns: DefaultCheckReruns, TestStrengthFloor: DefaultTestStrengthFloor},
+			BaseBranch: "main", CheckReruns: DefaultCheckReruns, TestStrength: true, TestStrengthFloor: DefaultTestStrengthFloor},
 		Stage:     Stage{Rounds: 3},
-		Review:    Review{MaxFindings: DefaultMaxFindings, Rounds: 1},
+		Review:    Review{Enabled: true, MaxFindings: DefaultMaxFindings, Rounds: 1},
 		Isolation: IsolationAuto,
 		Sandbox:   Sandbox{Network: "loopback"},
 		Alerts:    Alerts{StopsPerDay: DefaultStopsPerDay, DayBudgetShare: DefaultDayBudgetShare},

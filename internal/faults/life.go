@@ -259,6 +259,10 @@ func (l *life) open(ctx context.Context, phase kernel.Phase, number int, runID, 
 	cfg.Prices = map[string]config.Price{theworld.ModelName: {Input: 1, Output: 10}}
 	cfg.Implement.RepairRounds = 2
 	cfg.Implement.WatchTimeout = 10 * time.Minute
+	// The suite's recorded conversations are the groups' and the planner's:
+	// the review and test strength, on by default, have suites of their
+	// own (internal/review, internal/strength, the e2e's whole items).
+	cfg.Review.Enabled, cfg.Implement.TestStrength = false, false
 	if l.configure != nil {
 		l.configure(cfg)
 	}

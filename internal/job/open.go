@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/config"
@@ -90,12 +91,16 @@ type Setup struct {
 
 // Kit is what a Job runs with, as Open built it. Close releases it.
 type Kit struct {
-	s        Setup
-	cfg      *config.Config
-	Masker   *redact.Masker
-	GitHub   *github.Client
-	Repo     *git.Repo
-	Policy   *policy.Policy
+	s      Setup
+	cfg    *config.Config
+	Masker *redact.Masker
+	GitHub *github.Client
+	Repo   *git.Repo
+	Policy *policy.Policy
+	// Checks are the checks run besides the plan's verify commands: the
+	// configuration's checks.commands, else those detected from the work
+	// tree (adopt.RunTimeChecks).
+	Checks   []string
 	boundary *sandbox.Boundary
 	// Unisolated is why no isolation boundary could be opened ("" when one
 	// is open): the Job then runs no model-written command.
@@ -171,8 +176,8 @@ func Open(ctx context.Context, s Setup) (k *Kit, err error) {
 		return nil, err
 	}
 	k.Repo.SecretScan = k.Masker.Contains // no push carries a secret of the Job's
-	if k.Policy, err = policy.ParseNode(&s.Config.Policy); err != nil {
-		return nil, &Error{Part: s.ConfigPath + ": policy", Usage: true, Err: err}
+	if err := k.openChecks(); err != nil {
+		return nil, err
 	}
 	if err := k.openBoundary(ctx); err != nil {
 		return nil, err
@@ -184,6 +189,28 @@ func Open(ctx context.Context, s Setup) (k *Kit, err error) {
 		return nil, err
 	}
 	return k, nil
+}
+
+// openChecks sets the Job's checks and its policy: the configuration's
+// checks.commands, else those init would write for the work tree, with the
+// policy rows they need laid under the configuration's own (logged, so a
+// person sees where a check came from).
+func (k *Kit) openChecks() error {
+	s := k.s
+	cmds, rows, by, err := adopt.RunTimeChecks(s.Config, s.Dir)
+	if err != nil {
+		// A tree that cannot be read for detection still runs: the plan's
+		// verify commands are the checks.
+		fmt.Fprintf(s.Log, "roadmap: checks.commands not detected: %v\n", err)
+	}
+	if by != "" {
+		fmt.Fprintf(s.Log, "roadmap: checks.commands detected from %s: %s (checks.detect: false turns this off; docs/configuration.md)\n", by, strings.Join(cmds, "; "))
+	}
+	k.Checks = cmds
+	if k.Policy, err = policy.ParseNodeOver(&s.Config.Policy, rows); err != nil {
+		return &Error{Part: s.ConfigPath + ": policy", Usage: true, Err: err}
+	}
+	return nil
 }
 
 // Close closes the trace file and the isolation boundary.
@@ -284,11 +311,24 @@ func (s Setup) gitHub(m *redact.Masker) (*github.Client, error) {
 	return github.New(o)
 }
 
-// dayGate, with a dashboard and a day budget, reads the day's ledger before
-// the Job starts: a *DayRefused when the day's spend has reached the budget.
+// dayGate, with a day budget, reads the day's ledger before the Job starts
+// (on the dashboard issue, else on the ledger issue roadmap keeps; none yet
+// is nothing spent): a *DayRefused when the day's spend has reached the
+// budget. A continuation (Job 2 on, its number a dispatch input) is not
+// checked again: report and wake dispatch one only after reading the same
+// ledger with the Job before it booked, so a second read would spend a
+// request to learn the same. A person's /roadmap retry is such a dispatch
+// too: a person restarting an item starts its next Job on a spent day.
 func (s Setup) dayGate(ctx context.Context, gh *github.Client) error {
 	budget := DayBudget(s.Config.Budgets.Day)
-	if s.Dashboard == 0 || budget.Zero() {
+	if budget.Zero() || s.Number > 1 {
+		return nil
+	}
+	where, err := ledger.Find(ctx, gh, s.Dashboard)
+	if err != nil || where == 0 {
+		if err != nil {
+			return &Error{Part: "day budget", Err: err}
+		}
 		return nil
 	}
 	now := time.Now()
@@ -296,7 +336,7 @@ func (s Setup) dayGate(ctx context.Context, gh *github.Client) error {
 		now = s.Clock.Now()
 	}
 	day := ledger.Day(now)
-	spent, ok, err := ledger.Check(ctx, gh, s.Dashboard, day, budget, nil)
+	spent, ok, err := ledger.Check(ctx, gh, where, day, budget, nil)
 	if err != nil {
 		return &Error{Part: "day budget", Err: err}
 	}

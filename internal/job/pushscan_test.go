@@ -50,8 +50,14 @@ func TestOpenScansPushes(t *testing.T) {
 // GitHub token, and a folder of replay fixtures for its first group.
 func sampleWorld(t *testing.T, token string) (w *world.World, fixtures string) {
 	t.Helper()
+	return filesWorld(t, token, world.SampleRepo(1))
+}
+
+// filesWorld is sampleWorld with files as the repository.
+func filesWorld(t *testing.T, token string, files map[string]string) (w *world.World, fixtures string) {
+	t.Helper()
 	w, err := world.New(world.Options{Dir: t.TempDir(), Owner: "acme", Repo: "widgets", Token: token,
-		Files: world.SampleRepo(1), Issue: &githubfake.Issue{Title: world.SampleTitle, Body: "Add greetings.\n", Author: "alice"}})
+		Files: files, Issue: &githubfake.Issue{Title: world.SampleTitle, Body: "Add greetings.\n", Author: "alice"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,11 +78,17 @@ type ImplementRun struct {
 
 // Implement runs one implement Job on the Kit.
 func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result, error) {
+	return implement.Run(ctx, k.ImplementOptions(run))
+}
+
+// ImplementOptions are the options Implement runs implement with: the
+// configuration's, with what the Kit opened.
+func (k *Kit) ImplementOptions(run ImplementRun) implement.Options {
 	cfg := k.cfg
-	return implement.Run(ctx, implement.Options{
+	return implement.Options{
 		Options: k.JobOptions(),
 		Attempt: k.s.Number, PlanDir: run.PlanDir, TriggerLabel: run.TriggerLabel, Reopened: run.Reopened, Feedback: run.Feedback, Models: k.Tiers,
-		CheckRunner: k.CheckRunner, Split: policy.Split, CheckCommands: cfg.Checks.Commands, CheckTimeout: cfg.Checks.Timeout,
+		CheckRunner: k.CheckRunner, Split: policy.Split, CheckCommands: k.Checks, CheckTimeout: cfg.Checks.Timeout,
 		BeforeTree: k.beforeTree(), TempDir: k.s.getenv("RUNNER_TEMP"),
 		ParallelGroups: cfg.Implement.ParallelGroups, GroupTree: k.groupTree(),
 		RepairRounds: cfg.Implement.RepairRounds, PollInterval: cfg.Implement.PollInterval, WatchTimeout: cfg.Implement.WatchTimeout,
@@ -93,7 +99,7 @@ func (k *Kit) Implement(ctx context.Context, run ImplementRun) (implement.Result
 		NoCIPath:     k.s.PushToken == "" && len(cfg.Implement.CIWorkflows) == 0,
 		Review:       k.reviewOptions(),
 		Strength:     implement.StrengthOptions{On: cfg.Implement.TestStrength, Floor: cfg.Implement.TestStrengthFloor},
-	})
+	}
 }
 
 // reviewOptions is the review before ready: off unless review.enabled; the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -162,13 +163,20 @@ func Check(ctx context.Context, gh *github.Client, dashboard int, day string, bu
 		})
 		entries = append(entries, *pending)
 	}
+	spent, ok := Sum(day, budget, entries)
+	return spent, ok, nil
+}
+
+// Sum adds the entries of day and says whether the sum is still under every
+// bound of budget.
+func Sum(day string, budget Budget, entries []Entry) (record.Spend, bool) {
 	var spent record.Spend
 	for _, e := range entries {
 		if e.Day == day {
 			spent = spent.Add(e.Spend())
 		}
 	}
-	return spent, within(spent, budget), nil
+	return spent, within(spent, budget)
 }
 
 // within reports whether spent is still under every bound of b.
@@ -213,4 +221,56 @@ func Text(spent record.Spend, b Budget) string {
 		parts = append(parts, fmt.Sprintf("%d of %d tokens out", spent.TokensOut, b.TokensOut))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Label marks the issue that holds the day ledger when no dashboard issue
+// is named: roadmap opens it on the first booking of a repository with a
+// day budget and no dashboard, so the day's budget holds by default.
+const Label = "roadmap:ledger"
+
+// Title is the ledger issue's title.
+const Title = "roadmap: day ledger"
+
+const ledgerBody = `roadmap books each Job's spend here, one comment per Job, and sums the day's
+comments before a Job starts: this is how ` + "`budgets.day`" + ` holds in a repository without a
+dashboard issue (docs/dashboard.md, "The day ledger"). Leave it open: closed, it is not read,
+and roadmap opens a new one, so the day's spend so far is forgotten.`
+
+// Find returns the issue that holds the day ledger: the dashboard when one
+// is named (dashboard > 0), else the oldest open issue labelled Label that
+// roadmap's identity opened, 0 when there is none yet (nothing booked: the
+// day's spend is 0). One request without a dashboard, none with one.
+func Find(ctx context.Context, gh *github.Client, dashboard int) (int, error) {
+	if dashboard > 0 {
+		return dashboard, nil
+	}
+	list, err := gh.LabelledIssues(ctx, Label)
+	if err != nil {
+		return 0, fmt.Errorf("find the day ledger: %w", err)
+	}
+	for _, is := range list {
+		// Anyone who may label an issue could open one: only roadmap's own
+		// is the ledger, as only its comments are entries.
+		if strings.EqualFold(is.Author, gh.Identity()) {
+			return is.Number, nil
+		}
+	}
+	return 0, nil
+}
+
+// Open is Find, opening the ledger issue when there is none. Two reports
+// that open one at the same moment each find the oldest afterwards, so
+// both book on the same issue.
+func Open(ctx context.Context, gh *github.Client, dashboard int) (int, error) {
+	n, err := Find(ctx, gh, dashboard)
+	if err != nil || n > 0 {
+		return n, err
+	}
+	if _, err := gh.CreateIssue(ctx, Title, ledgerBody, []string{Label}); err != nil {
+		return 0, fmt.Errorf("open the day ledger: %w", err)
+	}
+	if n, err = Find(ctx, gh, 0); err == nil && n == 0 {
+		err = errors.New("open the day ledger: the issue opened is not listed")
+	}
+	return n, err
 }

@@ -198,20 +198,51 @@ type config struct {
 // program and add new ones; with `replace: true` the file is the whole table.
 // Limits left unset keep the default's.
 func Parse(data []byte) (*Policy, error) {
+	return parseOver(data, nil)
+}
+
+// parseOver is Parse with the rows of under laid on the default table
+// before the file's own (a file with `replace: true` drops both).
+func parseOver(data, under []byte) (*Policy, error) {
+	c, err := decodeConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	base := &Policy{}
+	if !c.Replace {
+		base = Default()
+		if len(under) > 0 {
+			u, err := decodeConfig(under)
+			if err != nil {
+				return nil, err
+			}
+			base = overlay(base, u)
+		}
+	}
+	base = overlay(base, c)
+	if err := base.Validate(); err != nil {
+		return nil, fmt.Errorf("parse shell policy: %w", err)
+	}
+	return base, nil
+}
+
+func decodeConfig(data []byte) (config, error) {
 	var c config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	// An empty file decodes as io.EOF: no overrides.
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("parse shell policy: %w", err)
+		return c, fmt.Errorf("parse shell policy: %w", err)
 	}
 	if err := c.Policy.Validate(); err != nil {
-		return nil, fmt.Errorf("parse shell policy: %w", err)
+		return c, fmt.Errorf("parse shell policy: %w", err)
 	}
-	base := &Policy{}
-	if !c.Replace {
-		base = Default()
-	}
+	return c, nil
+}
+
+// overlay sets c's limits and rows on base: a row replaces base's row of
+// the same program, or is added.
+func overlay(base *Policy, c config) *Policy {
 	if c.Timeout != 0 {
 		base.Timeout = c.Timeout
 	}
@@ -234,26 +265,32 @@ func Parse(data []byte) (*Policy, error) {
 			base.Programs = append(base.Programs, r)
 		}
 	}
-	if err := base.Validate(); err != nil {
-		return nil, fmt.Errorf("parse shell policy: %w", err)
-	}
-	return base, nil
+	return base
 }
 
 // ParseNode is Parse for the policy section of a larger YAML file (the
 // repository's configuration hands it over as a node). An empty node is the
 // default.
 func ParseNode(n *yaml.Node) (*Policy, error) {
-	if n == nil || n.Kind == 0 {
-		return Default(), nil
+	return ParseNodeOver(n, nil)
+}
+
+// ParseNodeOver is ParseNode with the rows of under (a policy file's text)
+// between the default table and the section's own: the rows a toolchain
+// detected at run time needs (internal/adopt), which a row the section
+// writes for the same program replaces. With `replace: true` the section
+// is the whole table and under is not read.
+func ParseNodeOver(n *yaml.Node, under []byte) (*Policy, error) {
+	var data []byte
+	if n != nil && n.Kind != 0 {
+		// Through text, so unknown fields are refused as in a file of its own
+		// (Node.Decode has no strict mode).
+		var err error
+		if data, err = yaml.Marshal(n); err != nil {
+			return nil, fmt.Errorf("parse shell policy: %w", err)
+		}
 	}
-	// Through text, so unknown fields are refused as in a file of its own
-	// (Node.Decode has no strict mode).
-	data, err := yaml.Marshal(n)
-	if err != nil {
-		return nil, fmt.Errorf("parse shell policy: %w", err)
-	}
-	return Parse(data)
+	return parseOver(data, under)
 }
 
 func parse(data []byte) (*Policy, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
+	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/checks"
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
@@ -157,16 +158,18 @@ type F2PEntry struct {
 type job struct {
 	Options
 
-	cfg      *config.Config
-	pol      *policy.Policy
-	ev       *event.Event
-	repo     *git.Repo // nil when the workdir is not a git checkout
-	repoErr  error     // why repo is nil
-	repoTop  string    // the repository's top level (the workdir without git)
-	tree     string    // the commit the work tree holds
-	change   *plan.Change
-	tasksRel string // tasks.md relative to the repository top, for annotations
-	opts     checks.Options
+	cfg *config.Config
+	pol *policy.Policy
+	// checkCommands are checks.commands, or those detected (adopt.RunTimeChecks).
+	checkCommands []string
+	ev            *event.Event
+	repo          *git.Repo // nil when the workdir is not a git checkout
+	repoErr       error     // why repo is nil
+	repoTop       string    // the repository's top level (the workdir without git)
+	tree          string    // the commit the work tree holds
+	change        *plan.Change
+	tasksRel      string // tasks.md relative to the repository top, for annotations
+	opts          checks.Options
 
 	// results caches each command's outcome at the head: the same command
 	// in two groups, or a configured one a group also names, runs once.
@@ -227,7 +230,17 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	}
 	j.cfg = cfg
 	j.Logf("configuration: %s", source)
-	if j.pol, err = policy.ParseNode(&j.cfg.Policy); err != nil {
+	// checks.commands, else (checks.detect) those init would write for the
+	// tree, with the policy rows they need under the configuration's own.
+	cmds, rows, by, err := adopt.RunTimeChecks(j.cfg, j.repoTop)
+	if err != nil {
+		j.Logf("checks.commands not detected: %v", err)
+	}
+	if by != "" {
+		j.Logf("checks.commands detected from %s: %s (checks.detect: false turns this off)", by, strings.Join(cmds, "; "))
+	}
+	j.checkCommands = cmds
+	if j.pol, err = policy.ParseNodeOver(&j.cfg.Policy, rows); err != nil {
 		return nil, inputErr("%s: policy: %w", source, err)
 	}
 	if j.GitHub == nil && (!j.NoStatus || j.Issue > 0) {

@@ -37,13 +37,14 @@ func (j *job) runGroup(ctx context.Context, r checks.Runner, ws string, g plan.G
 	return cg, nil
 }
 
-// runConfigured runs the configuration's checks.commands once.
+// runConfigured runs the configuration's checks.commands (or those detected
+// for the tree) once.
 func (j *job) runConfigured(ctx context.Context, r checks.Runner, ws string) (Configured, error) {
-	if len(j.cfg.Checks.Commands) > 0 {
+	if len(j.checkCommands) > 0 {
 		defer j.section("roadmap checks: checks.commands")()
 	}
 	cc := Configured{Passed: true, Commands: []Command{}}
-	for _, cmd := range j.cfg.Checks.Commands {
+	for _, cmd := range j.checkCommands {
 		if !cc.Passed {
 			cc.Commands = append(cc.Commands, Command{Command: cmd})
 			continue

@@ -11,15 +11,20 @@ import (
 // The day ledger (internal/ledger): report books each Job's share after it
 // ends, and turns a continuation into a wait when the day's budget is spent.
 
-// book writes the reported Job's share to the ledger, when there is a
-// dashboard and a day budget, and the Job spent something. Without a day
+// book writes the reported Job's share to the ledger, when there is a day
+// budget and the Job spent something: on the dashboard issue, else on the
+// ledger issue roadmap keeps (opened on the first booking). Without a day
 // budget nothing reads the ledger (the dashboard shows spend from the
 // records), so booking it would only spend requests.
 func (r *reporter) book(ctx context.Context) error {
-	if r.o.Dashboard == 0 || r.o.DayBudget.Zero() || r.out.JobSpend.Zero() {
+	if r.o.DayBudget.Zero() || r.out.JobSpend.Zero() {
 		return nil
 	}
-	return ledger.Append(ctx, r.o.GitHub, r.o.Dashboard, r.ledgerEntry(r.out.JobSpend))
+	where, err := ledger.Open(ctx, r.o.GitHub, r.o.Dashboard)
+	if err != nil {
+		return err
+	}
+	return ledger.Append(ctx, r.o.GitHub, where, r.ledgerEntry(r.out.JobSpend))
 }
 
 // ledgerEntry is the reported Job's entry in the day ledger for its share s.
@@ -38,7 +43,7 @@ func (r *reporter) ledgerEntry(s record.Spend) ledger.Entry {
 // (and carries no intent mark of a dispatch that will not be sent); the
 // Job's own share, which report books after that write, counts already.
 func (r *reporter) dayGate(ctx context.Context) error {
-	if r.d.Action != ActionContinue || r.o.Dashboard == 0 || r.o.DayBudget.Zero() {
+	if r.d.Action != ActionContinue || r.o.DayBudget.Zero() {
 		return nil
 	}
 	changes := r.changes
@@ -50,8 +55,19 @@ func (r *reporter) dayGate(ctx context.Context) error {
 		e := r.ledgerEntry(s.line.Spend)
 		pending = &e
 	}
+	where, err := ledger.Find(ctx, r.o.GitHub, r.o.Dashboard)
+	if err != nil || (where == 0 && pending == nil) {
+		return err
+	}
 	day := ledger.Day(r.o.Clock.Now())
-	spent, ok, err := ledger.Check(ctx, r.o.GitHub, r.o.Dashboard, day, r.o.DayBudget, pending)
+	var spent record.Spend
+	ok := true
+	if where > 0 {
+		spent, ok, err = ledger.Check(ctx, r.o.GitHub, where, day, r.o.DayBudget, pending)
+	} else {
+		// No ledger yet: the Job's own share is the day's spend.
+		spent, ok = ledger.Sum(day, r.o.DayBudget, []ledger.Entry{*pending})
+	}
 	if err != nil || ok {
 		return err
 	}

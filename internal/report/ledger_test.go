@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -247,5 +248,67 @@ func TestDayLedgerTrust(t *testing.T) {
 	}
 	if own != 2 {
 		t.Errorf("%d ledger comments by roadmap, want one per Job (2)", own)
+	}
+}
+
+// TestDayBudgetWithoutDashboard: with a day budget and no dashboard issue
+// (the default: the reusable workflow's dashboard input is 0), report opens
+// the ledger issue on its first booking and books each Job there once; an
+// issue someone else labelled as the ledger is not read; and a continuation
+// that would pass the day's budget waits for the next day, as with a
+// dashboard.
+func TestDayBudgetWithoutDashboard(t *testing.T) {
+	day := ledger.Day(t0)
+	e := newEnv(t)
+	// Planted: a ledger a drive-by opened, claiming the day is spent.
+	planted := e.fake.CreateIssue(githubfake.Issue{Title: ledger.Title, Labels: []string{ledger.Label}, Author: "mallory"})
+	mustComment(t, e, planted, "mallory", ledger.Line(ledger.Entry{Day: day, Issue: 40, Job: 1, USD: 1000, ModelCalls: 1}))
+
+	n := e.issue(t, endOfJob(t, base(), 2, 9002, record.ResultYielded, "", "deadline near", 2))
+	o := e.options(n, 9002)
+	o.JobResult, o.Result, o.DayBudget = "success", "yielded", ledger.Budget{USD: 0.955}
+	for range 2 { // the report job re-run
+		out, err := Run(ctx, o)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if out.Action != ActionContinue {
+			t.Fatalf("Action = %s (%s), want continue: the planted ledger must not count", out.Action, out.Reason)
+		}
+	}
+	where, err := ledger.Find(ctx, e.gh, 0)
+	if err != nil || where == 0 || where == planted {
+		t.Fatalf("ledger.Find = %d, %v; want the issue roadmap opened, not %d", where, err, planted)
+	}
+	is, _ := e.fake.Issue(where)
+	if is.Title != ledger.Title || !slices.Contains(is.Labels, ledger.Label) || is.State != "open" {
+		t.Errorf("the ledger issue: %q, labels %v, %s; want %q labelled %s, open", is.Title, is.Labels, is.State, ledger.Title, ledger.Label)
+	}
+	entries, err := ledger.Entries(ctx, e.gh, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ledger.Entry{{Day: day, Issue: n, Job: 2, RunID: 9002, USD: 0.0071, TokensIn: 3000, TokensOut: 700, ModelCalls: 4}}
+	if diff := cmp.Diff(want, entries); diff != "" {
+		t.Errorf("ledger (-want +got):\n%s", diff)
+	}
+
+	// Another item spent $0.95 today: this Job's share passes $0.955.
+	if err := ledger.Append(ctx, e.gh, where, ledger.Entry{Day: day, Issue: 41, Job: 1, USD: 0.95, TokensIn: 1, TokensOut: 1, ModelCalls: 1}); err != nil {
+		t.Fatal(err)
+	}
+	m := e.issue(t, endOfJob(t, base(), 2, 9003, record.ResultYielded, "", "deadline near", 2))
+	o = e.options(m, 9003)
+	o.JobResult, o.Result, o.DayBudget = "success", "yielded", ledger.Budget{USD: 0.955}
+	dispatched := len(e.fake.Dispatches())
+	out, err := Run(ctx, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if out.Action != ActionYield || len(e.fake.Dispatches()) != dispatched {
+		t.Errorf("Action, new dispatches = %s, %d; want yield, 0 (%s)", out.Action, len(e.fake.Dispatches())-dispatched, out.Reason)
+	}
+	if got, _ := ledger.Find(ctx, e.gh, 0); got != where {
+		t.Errorf("the second booking found ledger %d, want %d: one ledger issue", got, where)
 	}
 }

@@ -133,12 +133,13 @@ type Options struct {
 
 	// Dashboard is the dashboard issue (label roadmap:dashboard): report
 	// keeps its item's line there (internal/dashboard) and, with a day
-	// budget, the day ledger; 0 keeps neither.
+	// budget, the day ledger; 0 keeps no line, and the ledger on the
+	// ledger issue roadmap opens (internal/ledger, Label).
 	Dashboard int
 	// Alerts are the dashboard's alert rules (configuration alerts.*).
 	Alerts dashboard.Rules
-	// ledger.Budget, with a Dashboard, is checked before a continuation: when the
-	// day is spent the item yields until the next day instead.
+	// DayBudget is checked before a continuation: when the day is spent
+	// the item yields until the next day instead.
 	DayBudget ledger.Budget
 
 	Labels Labels

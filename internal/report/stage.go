@@ -32,7 +32,7 @@ func (r *reporter) runStage(ctx context.Context) error {
 	switch {
 	case o.JobResult == "skipped":
 		return r.nothing("the stage job was skipped: no stage Job ran")
-	case settledEnd && (o.Dashboard == 0 || (o.DayBudget.Zero() && o.Result == decide.StageStaged)):
+	case settledEnd && o.DayBudget.Zero() && (o.Dashboard == 0 || o.Result == decide.StageStaged):
 		// No ledger to book, and nothing for the dashboard: a staged plan
 		// is shown by the refresh (docs/dashboard.md).
 		return r.nothing(settled)

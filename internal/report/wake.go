@@ -25,7 +25,8 @@ type WakeOptions struct {
 	Workflow string
 	Ref      string
 	// Dashboard and DayBudget are the day's ledger and budget; with no
-	// dashboard or a zero budget every due item is dispatched.
+	// dashboard the ledger is the ledger issue (internal/ledger), and with
+	// a zero budget, or no ledger yet, every due item is dispatched.
 	Dashboard int
 	DayBudget ledger.Budget
 	Labels    Labels
@@ -194,8 +195,14 @@ func Wake(ctx context.Context, o WakeOptions) (out WakeOutcome, err error) {
 		return out, nil
 	}
 	left := -1.0 // unlimited
-	if o.Dashboard > 0 && !o.DayBudget.Zero() {
-		spent, ok, err := ledger.Check(ctx, o.GitHub, o.Dashboard, out.Day, o.DayBudget, nil)
+	where := 0
+	if !o.DayBudget.Zero() {
+		if where, err = ledger.Find(ctx, o.GitHub, o.Dashboard); err != nil {
+			return out, err
+		}
+	}
+	if where > 0 {
+		spent, ok, err := ledger.Check(ctx, o.GitHub, where, out.Day, o.DayBudget, nil)
 		if err != nil {
 			return out, err
 		}

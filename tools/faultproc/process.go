@@ -807,7 +807,9 @@ func playProcess(ctx context.Context, o ProcessOptions, dir string, sc pscenario
 
 // config is the repository's configuration for the history's Jobs: the
 // replay model server as the one tier, no isolation boundary (the model is
-// recorded, not hostile), a short poll for the world's CI.
+// recorded, not hostile), a short poll for the world's CI. The review and
+// test strength, on by default, are off: the recorded conversations are the
+// groups', and the quality checks have suites of their own.
 func (p *plife) config() (string, error) {
 	path := filepath.Join(p.dir, "roadmap.yml")
 	cfg := fmt.Sprintf(`models:
@@ -821,6 +823,9 @@ implement:
   poll_interval: 1s
   watch_timeout: 60s
   repair_rounds: 2
+  test_strength: false
+review:
+  enabled: false
 `, theworld.ModelName, p.w.ModelURL(), theworld.ModelName)
 	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }
