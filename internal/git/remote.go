@@ -56,7 +56,7 @@ var raceReasons = []string{"failed to update ref", "failed to lock", "cannot loc
 func (r *Repo) Push(ctx context.Context, remote, branch string) error {
 	ref := "refs/heads/" + branch
 	if r.SecretScan != nil {
-		if err := r.scanOutgoing(ctx, remote, branch); err != nil {
+		if err := r.scanOutgoing(ctx, remote, branch, ref); err != nil {
 			return err
 		}
 	}

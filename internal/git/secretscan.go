@@ -51,17 +51,18 @@ func short(sha string) string {
 	return sha
 }
 
-// scanOutgoing asks r.SecretScan about everything a push of branch to
-// remote would publish: the commits of the branch that no remote-tracking
-// ref of remote has (for a branch the remote has, the remote's tip to HEAD;
-// for a new one, its base to HEAD), each one's message, the names of the
-// files it changes and every line it adds, read as text whatever the file
-// holds (a NUL byte does not hide a file; no diff driver or textconv runs).
+// scanOutgoing asks r.SecretScan about everything a push of rev (a branch's
+// full ref, or a commit) to remote would publish, its refusal naming the
+// push by name: the commits of rev that no remote-tracking ref of remote
+// has (for a branch the remote has, the remote's tip to HEAD; for a new
+// one, its base to HEAD), each one's message, the names of the files it
+// changes and every line it adds, read as text whatever the file holds (a
+// NUL byte does not hide a file; no diff driver or textconv runs).
 // Remote-tracking refs that lag behind the remote make it read more
 // commits, never fewer than the push sends that did not come from the
 // remote. A remote that is not a configured name has no tracking refs:
-// then the whole history of the branch is read.
-func (r *Repo) scanOutgoing(ctx context.Context, remote, branch string) error {
+// then the whole history of rev is read.
+func (r *Repo) scanOutgoing(ctx context.Context, remote, branch, rev string) error {
 	var raw [16]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return fmt.Errorf("check push %s for secrets: %w", branch, err)
@@ -72,7 +73,7 @@ func (r *Repo) scanOutgoing(ctx context.Context, remote, branch string) error {
 	out, err := r.run(ctx, nil, "log", "--reverse", "--no-color",
 		"--format="+mark+" %H%n%B%n"+mark+"-end",
 		"--patch", "--text", "--unified=0", "--no-ext-diff", "--no-textconv", "--no-renames", "--diff-merges=first-parent", "--submodule=short",
-		"refs/heads/"+branch, "--not", "--remotes="+remote, "--")
+		rev, "--not", "--remotes="+remote, "--")
 	if err != nil {
 		return fmt.Errorf("check push %s for secrets: %w", branch, err)
 	}

@@ -60,6 +60,11 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 	switch end.result {
 	case record.ResultReady:
 		ch.Delete(record.KeyImplementFailure, record.KeyImplementStopped, record.KeyImplementWIP)
+		if r.handoff.kept.sha != "" {
+			// Every group landed, the kept one too (a person may have
+			// taken it in): its ref is done with.
+			r.dropKept(ctx, r.handoff.kept.sha, "is not needed: every group landed")
+		}
 	case record.ResultStopped:
 		ch.SetFailure(string(end.class))
 		ch.SetStopped(end.step)
@@ -87,6 +92,11 @@ func (r *runner) finish(ctx context.Context, end ending) (Result, error) {
 	if end.result != record.ResultReady && end.result != "" && !held(end) {
 		if sha := r.wip(ctx); sha != "" {
 			ch.SetWIP(record.SHA(sha))
+			if r.handoff.kept.sha != "" {
+				// The group started from the kept commit: the WIP commit
+				// holds its work now (implement.wip deletes implement.kept).
+				r.dropKept(ctx, r.handoff.kept.sha, "is in the WIP commit "+short(sha)+" now")
+			}
 		}
 	}
 	phase := map[record.Result]trace.Phase{record.ResultReady: trace.PhaseReady, record.ResultStopped: trace.PhaseStopped,

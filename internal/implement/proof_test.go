@@ -16,6 +16,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/trace"
+	theworld "github.com/roadmap-dev/roadmap/internal/world"
 )
 
 // The tests of this file close the gaps issue 17 found by breaking the
@@ -171,6 +172,132 @@ func TestRebaseConflictWritesConflictFiles(t *testing.T) {
 	if len(files) != 1 || files[0] != "greeting-1.txt" {
 		t.Errorf("implement.conflict = %v, want [greeting-1.txt]", files)
 	}
+}
+
+// TestConflictStopKeepsWork: a conflict stop at push keeps the group's
+// commit (issue 49, item 6). Job 1's push of group 1 meets a person's
+// commit on the branch that writes the same file: the rebase conflicts, and
+// the group's commit goes to refs/roadmap/wip/<issue>, named by
+// implement.kept. The next Job lays it over the branch as it is then:
+//
+//   - once the person moved their file away, the kept change applies and
+//     its checks pass: no model call, the branch's head holds the kept
+//     change, and the ref and the key are gone once the group landed;
+//   - while the conflict still holds, the agent gets the files, starting
+//     from the kept work (the markers and the kept lines are in the tree
+//     at its first call);
+//   - a ref that is gone does not wedge the item: the group runs again as
+//     before, with a log line that says why.
+func TestConflictStopKeepsWork(t *testing.T) {
+	t.Run("the kept change applies: no model call", func(t *testing.T) {
+		w, first, other, branch := keptStop(t)
+		ref := fmt.Sprintf("refs/roadmap/wip/%d", w.issue)
+		kept := strings.TrimSpace(run(t, w.dir, "git", "--git-dir", w.remote, "rev-parse", ref))
+		if want := strings.TrimSpace(run(t, first.ws, "git", "rev-parse", "HEAD^{tree}")); run(t, w.dir, "git", "--git-dir", w.remote, "rev-parse", ref+"^{tree}") != want {
+			t.Errorf("%s holds another tree than the group's commit %s", ref, want)
+		}
+		if got := run(t, w.dir, "git", "--git-dir", w.remote, "show", ref+":greeting-1.txt"); got != "hello 1" {
+			t.Errorf("greeting-1.txt in %s = %q, want the group's", ref, got)
+		}
+		if sha, _ := w.record().Kept(); string(sha) != kept {
+			t.Errorf("implement.kept = %q, want %s (the ref)", sha, kept)
+		}
+		// The person resolves their side: their greeting moves away.
+		run(t, other, "git", "mv", "greeting-1.txt", "morning.txt")
+		run(t, other, "git", "commit", "-q", "-m", "a person's greeting, renamed")
+		run(t, other, "git", "push", "-q", "origin", branch)
+
+		second := w.newJob(w.conversations())
+		res := second.runWithGreenCI()
+		if res.Result != record.ResultReady {
+			t.Fatalf("Job 2: %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, second.log.String())
+		}
+		if n := len(second.model.Requests()); n != 0 {
+			t.Errorf("Job 2 made %d model calls, want none: the kept commit is the group's work\n%s", n, second.log.String())
+		}
+		if got := run(t, w.dir, "git", "--git-dir", w.remote, "show", branch+":greeting-1.txt"); got != "hello 1" {
+			t.Errorf("greeting-1.txt on the branch = %q, want the kept change", got)
+		}
+		if got := run(t, w.dir, "git", "--git-dir", w.remote, "log", "--format=%(trailers:key=Roadmap-Group,valueonly)", "-1", branch+"~1"); strings.TrimSpace(got) != "1" {
+			t.Errorf("the commit under the archive names group %q, want group 1", got)
+		}
+		if out, err := theworld.Git(gitEnv(), w.dir, "--git-dir", w.remote, "rev-parse", "--verify", "-q", ref); err == nil {
+			t.Errorf("%s is still on the remote (%s) after the group landed", ref, out)
+		}
+		if sha, ok := w.record().Kept(); ok {
+			t.Errorf("implement.kept = %s after the group landed, want it deleted", sha)
+		}
+	})
+
+	t.Run("a conflict that still holds goes to the agent with the kept work", func(t *testing.T) {
+		w, _, _, _ := keptStop(t)
+		second := w.newJob([]*llm.Conversation{conv(t, "group-1", 1, write(1), finish)})
+		var tree string
+		second.model.Before = func(n int, req agent.ModelRequest) {
+			if n == 1 {
+				data, _ := os.ReadFile(filepath.Join(second.ws, "greeting-1.txt"))
+				tree = string(data)
+			}
+		}
+		res := second.runWithGreenCI()
+		if res.Result != record.ResultReady {
+			t.Fatalf("Job 2: %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, second.log.String())
+		}
+		if !containsAll(tree, "<<<<<<<", "good morning", "hello 1") {
+			t.Errorf("greeting-1.txt at the first model call = %q, want the kept change in conflict with the person's", tree)
+		}
+		reqs := second.model.Requests()
+		if len(reqs) == 0 || !containsAll(prompt(reqs[0]), "already holds this group's work", "- greeting-1.txt") {
+			t.Errorf("the first step's prompt lacks the kept work and the files in conflict")
+		}
+		if _, ok := w.record().Kept(); ok {
+			t.Error("implement.kept survives the group's landing")
+		}
+	})
+
+	t.Run("a kept ref that is gone does not wedge the item", func(t *testing.T) {
+		w, _, _, _ := keptStop(t)
+		run(t, w.dir, "git", "--git-dir", w.remote, "update-ref", "-d", fmt.Sprintf("refs/roadmap/wip/%d", w.issue))
+		second := w.newJob([]*llm.Conversation{conv(t, "group-1", 1, write(1), finish)})
+		res := second.runWithGreenCI()
+		if res.Result != record.ResultReady {
+			t.Fatalf("Job 2: %s/%s (%s), want ready\n%s", res.Result, res.Failure, res.Reason, second.log.String())
+		}
+		if !strings.Contains(second.log.String(), "is gone from refs/roadmap/wip/") || len(second.model.Requests()) == 0 {
+			t.Errorf("Job 2 did not say the kept commit is gone and run the group again\n%s", second.log.String())
+		}
+		if _, ok := w.record().Kept(); ok {
+			t.Error("implement.kept survives a ref that is gone")
+		}
+	})
+}
+
+// keptStop is Job 1 of TestConflictStopKeepsWork: while its group 1 works,
+// a person pushes the branch with greeting-1.txt written otherwise, so the
+// push's rebase conflicts and the Job stops conflict. It returns the world,
+// the Job, the person's clone and the branch.
+func keptStop(t *testing.T) (*world, *job, string, string) {
+	t.Helper()
+	w := newWorld(t, 1, "")
+	first := w.newJob(w.conversations())
+	branch := fmt.Sprintf("roadmap/%d-add-greetings", w.issue)
+	other := filepath.Join(w.dir, "other")
+	run(t, w.dir, "git", "clone", "-q", w.remote, other)
+	first.model.Before = func(n int, req agent.ModelRequest) {
+		if n != 1 {
+			return
+		}
+		run(t, other, "git", "checkout", "-q", "-b", branch)
+		os.WriteFile(filepath.Join(other, "greeting-1.txt"), []byte("good morning\n"), 0o644)
+		run(t, other, "git", "add", "-A")
+		run(t, other, "git", "commit", "-q", "-m", "a person's greeting")
+		run(t, other, "git", "push", "-q", "origin", branch)
+	}
+	res := first.run()
+	if res.Result != record.ResultStopped || res.Failure != "conflict" {
+		t.Fatalf("Job 1: %s/%s (%s), want stopped/conflict\n%s", res.Result, res.Failure, res.Reason, first.log.String())
+	}
+	return w, first, other, branch
 }
 
 // Gap 7: the record's copy of the trace stays within its bound however long

@@ -55,6 +55,8 @@ type handoff struct {
 	log      string
 	conflict []string
 	pending  bool // the earlier stop's keys are still in the record
+	// kept is the group commit a conflict stop kept (kept.go).
+	kept kept
 }
 
 type runner struct {
@@ -194,6 +196,9 @@ func (r *runner) start(ctx context.Context) error {
 	r.handoff.log, _ = rec.CheckLog()
 	r.handoff.conflict, _ = rec.Conflict()
 	r.handoff.pending = r.handoff.log != "" || len(r.handoff.conflict) > 0
+	if sha, ok := rec.Kept(); ok {
+		r.handoff.kept.sha = string(sha)
+	}
 	r.lastGroup, _ = rec.Group()
 	r.groupSecs, _ = rec.GroupSeconds()
 	if n, ok := rec.StagePR(); ok {
@@ -486,30 +491,14 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 		cfg.Sandbox, cfg.Observer = r.side.sandbox, r.side.observer
 	}
 	cfg.StartTier = startTier
-	start := o.Clock.Now()
-	out, err := agent.RunWithRepair(ctx, cfg, step, check, o.RepairRounds)
-	r.ranAs("implementer", out.Model)
-	if step.Answer != "" && out.Turns > 0 {
-		// The model has seen the answer: the Job's next write clears it, so
-		// no later step gets the old question and answer again.
-		var ch record.Changes
-		ch.Delete(record.KeyImplementAnswer, record.KeyImplementQuestion)
-		r.pending.Merge(ch)
-	}
-	// The next Job's ladder goes on where this step left it; a step that
-	// passed leaves the next failing one to start at the bottom again.
-	tier := out.Tier
-	if out.Status == agent.StatusFinished {
-		tier = 0
-	}
-	if out.Turns > 0 && tier != startTier {
-		var ch record.Changes
-		ch.SetTier(tier)
-		r.pending.Merge(ch)
-	}
-	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Group: g.Number, Step: groupStep(g),
-		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
+	landed, err := r.resume(ctx, change, g, first, &step, check) // kept.go
 	if err != nil {
+		return r.fail(ctx, groupStep(g), err), false
+	}
+	var out agent.Outcome
+	if landed {
+		out = agent.Outcome{Status: agent.StatusFinished, Summary: r.handoff.kept.summary}
+	} else if out, err = r.implementer(ctx, cfg, step, check, g, startTier); err != nil {
 		if ctx.Err() != nil {
 			return ending{result: record.ResultYielded, class: failure.Killed, step: groupStep(g), reason: kernel.Signalled}, false
 		}
@@ -566,6 +555,37 @@ func (r *runner) runGroup(ctx context.Context, change *plan.Change, g plan.Group
 	return ending{}, true
 }
 
+// implementer runs the group's agent step with its repair rounds and notes
+// what the record keeps of it: the implementer's model, the answer used,
+// the tier the ladder reached.
+func (r *runner) implementer(ctx context.Context, cfg agent.Config, step agent.Step, check func(context.Context) (bool, string, error), g plan.Group, startTier int) (agent.Outcome, error) {
+	o := r.o
+	start := o.Clock.Now()
+	out, err := agent.RunWithRepair(ctx, cfg, step, check, o.RepairRounds)
+	r.ranAs("implementer", out.Model)
+	if step.Answer != "" && out.Turns > 0 {
+		// The model has seen the answer: the Job's next write clears it, so
+		// no later step gets the old question and answer again.
+		var ch record.Changes
+		ch.Delete(record.KeyImplementAnswer, record.KeyImplementQuestion)
+		r.pending.Merge(ch)
+	}
+	// The next Job's ladder goes on where this step left it; a step that
+	// passed leaves the next failing one to start at the bottom again.
+	tier := out.Tier
+	if out.Status == agent.StatusFinished {
+		tier = 0
+	}
+	if out.Turns > 0 && tier != startTier {
+		var ch record.Changes
+		ch.SetTier(tier)
+		r.pending.Merge(ch)
+	}
+	r.j.Event(trace.Event{Type: trace.TypePhase, Phase: trace.PhaseAgent, Group: g.Number, Step: groupStep(g),
+		Duration: o.Clock.Now().Sub(start), Attempt: out.Attempts, Outcome: string(out.Status)})
+	return out, err
+}
+
 // runChecks runs the scoped checks and records each command in the trace.
 func (r *runner) runChecks(ctx context.Context, g plan.Group, cmds []string) (checks.Report, error) {
 	start := r.o.Clock.Now()
@@ -590,6 +610,10 @@ func (r *runner) runChecks(ctx context.Context, g plan.Group, cmds []string) (ch
 func (r *runner) publishGroup(ctx context.Context, g plan.Group, deferMark bool) (ending, bool) {
 	if end, ok := r.push(ctx, g); !ok {
 		return end, false
+	}
+	if r.handoff.kept.group == g.Number {
+		// The group the kept commit started landed: the ref is done with.
+		r.dropKept(ctx, r.handoff.kept.sha, "landed with "+groupStep(g)+" at "+short(r.head))
 	}
 	r.lastGroup = g.Number
 	r.shown.pass(g.Number)
@@ -650,15 +674,15 @@ func (r *runner) push(ctx context.Context, g plan.Group) (ending, bool) {
 		var rej *git.PushRejected
 		if errors.As(err, &rej) && rej.Moved() {
 			if rebases == maxPushRebases {
-				return r.classEnding(failure.Conflict, "push",
-					fmt.Sprintf("the branch moved on %s under %d pushes in a row (the last: %s); a continuation rebases again", o.Remote, rebases+1, rej.Reason)), false
+				return r.keepOn(ctx, g, r.classEnding(failure.Conflict, "push",
+					fmt.Sprintf("the branch moved on %s under %d pushes in a row (the last: %s); a continuation rebases again", o.Remote, rebases+1, rej.Reason))), false
 			}
 			rebases++
 			why := fmt.Sprintf("push refused (%s): the branch moved on %s; rebase onto %s/%s and push again", rej.Reason, o.Remote, o.Remote, r.branch)
 			r.j.Logf("roadmap: %s: %s (%d of %d)", groupStep(g), why, rebases, maxPushRebases)
 			r.j.Event(trace.Event{Type: trace.TypeRetry, Reason: why, Attempt: rebases})
 			if end, ok := r.rebase(ctx, g); !ok {
-				return end, false
+				return r.keepOn(ctx, g, end), false
 			}
 			continue
 		}

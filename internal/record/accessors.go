@@ -82,6 +82,9 @@ func (r *Record) SHA() (SHA, bool) { return r.sha(KeyImplementSHA) }
 // WIP returns implement.wip, the WIP commit of a Job that ended mid-group.
 func (r *Record) WIP() (SHA, bool) { return r.sha(KeyImplementWIP) }
 
+// Kept returns implement.kept, the group commit a conflict stop kept.
+func (r *Record) Kept() (SHA, bool) { return r.sha(KeyImplementKept) }
+
 // CheckedSHA returns implement.checked_sha.
 func (r *Record) CheckedSHA() (SHA, bool) { return r.sha(KeyImplementCheckedSHA) }
 

@@ -46,6 +46,9 @@ func worstCase(t *testing.T) *Record {
 	sha := SHA(strings.Repeat("f", 64))
 	c.SetSHA(sha)
 	c.SetWIP(sha)
+	// implement.kept deletes implement.wip (and the other way round): the
+	// longer name of the two is the one left.
+	c.SetKept(sha)
 	c.SetCheckedSHA(sha)
 	c.SetMergedBase(sha)
 	c.SetPublishedSHA(sha)
@@ -157,6 +160,34 @@ func TestOneTraceCopy(t *testing.T) {
 		}
 		if _, k, ok := r.LastTrace(); !ok || k != tc.want {
 			t.Errorf("LastTrace() key %q, want %q", k, tc.want)
+		}
+	}
+}
+
+// TestOneUnfinishedWork: the record names the last stop's unfinished work
+// only, a WIP commit on the branch (implement.wip) or a group commit a
+// conflict stop kept (implement.kept), so the two never share the body's
+// bound (the worst case above has room for one).
+func TestOneUnfinishedWork(t *testing.T) {
+	r := &Record{}
+	for _, tc := range []struct {
+		set       func(*Changes, SHA)
+		want, not Key
+	}{
+		{(*Changes).SetWIP, KeyImplementWIP, KeyImplementKept},
+		{(*Changes).SetKept, KeyImplementKept, KeyImplementWIP},
+		{(*Changes).SetWIP, KeyImplementWIP, KeyImplementKept},
+	} {
+		var c Changes
+		tc.set(&c, "9e8d7c6b5a")
+		if err := r.Apply(c); err != nil {
+			t.Fatalf("Apply(%s): %v", tc.want, err)
+		}
+		if _, ok := r.Raw(tc.want); !ok {
+			t.Errorf("after writing %s the record lacks it", tc.want)
+		}
+		if _, ok := r.Raw(tc.not); ok {
+			t.Errorf("after writing %s the record still holds %s", tc.want, tc.not)
 		}
 	}
 }

@@ -189,8 +189,20 @@ func (c *Changes) SetGroupSeconds(secs []int) {
 // SetSHA sets implement.sha.
 func (c *Changes) SetSHA(s SHA) { c.set(KeyImplementSHA, encodeString(string(s))) }
 
-// SetWIP sets implement.wip to the WIP commit.
-func (c *Changes) SetWIP(s SHA) { c.set(KeyImplementWIP, encodeString(string(s))) }
+// SetWIP sets implement.wip to the WIP commit and deletes implement.kept:
+// the record names one stop's unfinished work, the last, so the two never
+// share the body's bound.
+func (c *Changes) SetWIP(s SHA) {
+	c.set(KeyImplementWIP, encodeString(string(s)))
+	c.Delete(KeyImplementKept)
+}
+
+// SetKept sets implement.kept to the group commit a conflict stop kept and
+// deletes implement.wip, as SetWIP deletes implement.kept.
+func (c *Changes) SetKept(s SHA) {
+	c.set(KeyImplementKept, encodeString(string(s)))
+	c.Delete(KeyImplementWIP)
+}
 
 // SetCheckedSHA sets implement.checked_sha.
 func (c *Changes) SetCheckedSHA(s SHA) { c.set(KeyImplementCheckedSHA, encodeString(string(s))) }

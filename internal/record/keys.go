@@ -35,8 +35,15 @@ const (
 	// KeyImplementSHA is the commit of the last group mark.
 	KeyImplementSHA Key = "implement.sha"
 	// KeyImplementWIP is the WIP commit a Job pushed when it yielded or stopped
-	// in the middle of a group.
+	// in the middle of a group. A record holds it or implement.kept, the
+	// last stop's unfinished work: writing either deletes the other.
 	KeyImplementWIP Key = "implement.wip"
+	// KeyImplementKept is the group commit a conflict stop could not
+	// publish and kept in refs/roadmap/wip/<issue> instead: the next Job
+	// lays it over the branch rather than run the group's agent again.
+	// Deleted once the group lands, or when the commit cannot be used, and
+	// by a write of implement.wip.
+	KeyImplementKept Key = "implement.kept"
 	// KeyImplementCheckedSHA is the head at which the scoped checks last passed.
 	KeyImplementCheckedSHA Key = "implement.checked_sha"
 	// KeyImplementMergedBase is the base branch's commit the scoped checks
@@ -126,6 +133,7 @@ func AllKeys() []Key {
 		KeyImplementGroup,
 		KeyImplementGroupSeconds,
 		KeyImplementJobs,
+		KeyImplementKept,
 		KeyImplementMergedBase,
 		KeyImplementParallelism,
 		KeyImplementPublishedSHA,
@@ -260,7 +268,7 @@ func specOf(k Key) (spec, bool) {
 		return spec{kind: kindCount, what: "a group number (an integer >= 1)"}, true
 	case KeyImplementGroupSeconds:
 		return spec{kind: kindSeconds, bound: MaxGroupSeconds, what: "group durations (a JSON array of seconds, e.g. [412,903])"}, true
-	case KeyImplementSHA, KeyImplementCheckedSHA, KeyImplementMergedBase, KeyImplementPublishedSHA, KeyImplementWIP:
+	case KeyImplementSHA, KeyImplementCheckedSHA, KeyImplementMergedBase, KeyImplementPublishedSHA, KeyImplementWIP, KeyImplementKept:
 		return spec{kind: kindSHA, what: "a commit SHA (7 to 64 lowercase hex digits)"}, true
 	case KeyImplementTrace, KeyStageTrace:
 		return spec{kind: kindTrace, bound: MaxTrace, what: "a trace (a JSON string, object or array)"}, true

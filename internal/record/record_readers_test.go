@@ -49,6 +49,7 @@ func readers() map[Key]reader {
 		KeyImplementCheckedSHA:     {fn: "implement.(*runner).scopedChecks"},
 		KeyImplementPublishedSHA:   {fn: "implement.(*runner).groups"},
 		KeyImplementMergedBase:     {fn: "implement.(*runner).mergedCheck"},
+		KeyImplementKept:           {fn: "implement.(*runner).start"},
 		KeyImplementGroupSeconds:   {fn: "implement.(*runner).start"},
 		KeyImplementJobs:           {fn: "implement.jobLines"},
 		KeyImplementAnswer:         {fn: "implement.(*runner).runGroup"},

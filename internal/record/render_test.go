@@ -63,6 +63,7 @@ func everyKey() Changes {
 	c.SetStopped("checks")
 	c.SetTrace(json.RawMessage(`{"events": [{"phase": "checks", "ok": false, "note": "a < b"}]}`))
 	c.SetWIP("9e8d7c6b5a")
+	c.SetKept("5a6b7c8d9e")
 	c.SetStagePlan("openspec/changes/add-backoff")
 	c.SetStoppedBy("alice")
 	c.SetWakeAt(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))

@@ -86,6 +86,9 @@ func TestSetGet(t *testing.T) {
 		if k == KeyStageTrace {
 			continue // a record holds one trace copy: implement.trace, written last (below, stage.trace)
 		}
+		if k == KeyImplementWIP {
+			continue // a record holds one of implement.wip and implement.kept: kept, written last (TestOneUnfinishedWork)
+		}
 		if !back.Has(k) {
 			t.Errorf("key %s missing after a round trip", k)
 		}
