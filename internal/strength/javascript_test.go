@@ -1,7 +1,9 @@
 package strength
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +84,30 @@ test('the mutants are out of sight', () => {
   const src = fs.readFileSync(require.resolve('./calc'), 'utf8');
   assert.ok(!src.includes('(true)') && !src.includes('{}'), 'a mutant is on disk');
   assert.deepStrictEqual(Object.keys(process.env).filter((k) => k.startsWith('ROADMAP') || k === 'NODE_OPTIONS'), []);
+});
+`
+	// jsVMTest loads calc.js itself, as jest's module registry does (read
+	// and compiled by the test runner, not by node's loaders): no mutant can
+	// reach it.
+	jsVMTest = `const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+
+function load() {
+  const file = path.join(__dirname, 'calc.js');
+  const module = { exports: {} };
+  const fn = vm.compileFunction(fs.readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });
+  fn(module.exports, require, module, file, __dirname);
+  return module.exports;
+}
+
+test('clamp', () => {
+  const { clamp } = load();
+  assert.strictEqual(clamp(5, 1, 10), 5);
+  assert.strictEqual(clamp(-1, 1, 10), 1);
+  assert.strictEqual(clamp(11, 1, 10), 10);
 });
 `
 	// jsBabelTrap is a Babel configuration that Babel would run if the
@@ -192,6 +218,54 @@ func TestStrengthJavaScript(t *testing.T) {
 		}
 	})
 
+	t.Run("an ES module", func(t *testing.T) {
+		t.Parallel()
+		esm := strings.Replace(jsHead, "module.exports = { add, clamp, unused };", "export { add, clamp, unused };", 1)
+		test := strings.NewReplacer("const test = require('node:test');", "import test from 'node:test';",
+			"const assert = require('node:assert');", "import assert from 'node:assert';",
+			"const fs = require('node:fs');", "import fs from 'node:fs';",
+			"const { clamp } = require('./calc');", "import { clamp } from './calc.js';",
+			"require.resolve('./calc')", "new URL('./calc.js', import.meta.url)").Replace(jsStrongTest)
+		s, o := jsSample(t, map[string]string{"calc.js": esm, "clamp.test.js": test, "add.test.js": "// gone\n",
+			"package.json": strings.Replace(jsPackage, `"private": true`, `"private": true, "type": "module"`, 1)})
+		before := s.snapshot()
+		rep, err := Run(context.Background(), o, DefaultFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The export list has nothing to mutate.
+		want := counts{Generated: 5, Killed: 3, NotCovered: 2, Skipped: 4, Score: 1, Passed: true}
+		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
+			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
+		}
+		if diff := cmp.Diff(before, s.snapshot()); diff != "" {
+			t.Errorf("the work tree is not as it was (-before +after):\n%s", diff)
+		}
+	})
+
+	t.Run("a module loaded around node's loaders", func(t *testing.T) {
+		t.Parallel()
+		_, o := jsSample(t, map[string]string{"calc.js": jsHead, "clamp.test.js": jsVMTest, "add.test.js": "// gone\n"})
+		rep, err := Run(context.Background(), o, DefaultFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Covered (node's coverage sees the compiled function) but never
+		// served: no verdict, no score.
+		want := counts{Generated: 6, NotCovered: 2, Errors: 4, Skipped: 3}
+		if diff := cmp.Diff(want, countsOf(rep)); diff != "" {
+			t.Errorf("counts (-want +got):\n%s\n%s", diff, rep.Summary())
+		}
+		for _, m := range rep.Mutants {
+			if m.Status == Error && !strings.Contains(m.Note, "loaded no mutant") {
+				t.Errorf("%s:%d: note %q", m.File, m.Line, m.Note)
+			}
+		}
+		if !strings.Contains(rep.Reason, "0 mutants ran") {
+			t.Errorf("reason %q", rep.Reason)
+		}
+	})
+
 	t.Run("without the instrumenter, and TypeScript", func(t *testing.T) {
 		t.Parallel()
 		_, o := jsSample(t, map[string]string{"calc.js": jsHead, "clamp.test.js": jsStrongTest, "src/app.ts": "export const x: number = 1;\n"})
@@ -214,4 +288,70 @@ func TestStrengthJavaScript(t *testing.T) {
 			t.Errorf("summary:\n%s", s)
 		}
 	})
+}
+
+// TestJSHookReachesChildren: the hook serves the mutant to the process it
+// starts in and to every child it starts through child_process, the
+// synchronous ways too, with the state out of each one's process.env, and
+// it leaves a process with no state alone.
+func TestJSHookReachesChildren(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on the PATH")
+	}
+	dir := t.TempDir()
+	orig := []byte("module.exports = { v: 1 + 1 };\n")
+	main := `const cp = require('node:child_process');
+const child = [process.execPath, ['-e', 'console.log(require("./m").v, Object.keys(process.env).filter((k) => /ROADMAP|NODE_OPTIONS/.test(k)).length)']];
+const out = [
+  require('./m').v + ' ' + Object.keys(process.env).filter((k) => /ROADMAP|NODE_OPTIONS/.test(k)).length,
+  cp.execFileSync(...child, { encoding: 'utf8' }).trim(),
+  cp.execFileSync(...child, { encoding: 'utf8', env: { PATH: process.env.PATH } }).trim(),
+  cp.spawnSync(...child, { encoding: 'utf8' }).stdout.trim(),
+  cp.execSync(JSON.stringify(process.execPath) + ' -e \'console.log(require("./m").v)\'', { encoding: 'utf8' }).trim(),
+];
+cp.execFile(...child, (err, stdout) => {
+  out.push(stdout.trim());
+  console.log(out.join('|'));
+});
+`
+	for name, body := range map[string]string{".h/hook.cjs": jsHookCJS, ".h/hook.mjs": jsHookMJS, "m.js": string(orig), "main.js": main} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".h", jsSeenDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(env ...string) string {
+		t.Helper()
+		cmd := exec.Command(node, "main.js")
+		cmd.Dir = dir
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	mutant := bytes.Replace(orig, []byte("1 + 1"), []byte("1 - 1"), 1)
+	h := &jsHideout{hideout: &hideout{name: ".h"}}
+	st, err := json.Marshal(jsMutation("m.js", orig, mutant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.state = st
+	if got, want := run(h.env()...), "0 0|0 0|0 0|0 0|0|0 0"; got != want {
+		t.Errorf("with the mutant: %q, want %q", got, want)
+	}
+	seen, err := os.ReadDir(filepath.Join(dir, ".h", jsSeenDir))
+	if err != nil || len(seen) != 6 {
+		t.Errorf("seen/ holds %d pids (%v), want 6: one per process that loaded m.js", len(seen), err)
+	}
+	if got, want := run("NODE_OPTIONS=--require ./.h/hook.cjs"), "2 1|2 1|2 0|2 1|2|2 1"; got != want {
+		t.Errorf("the hook without state: %q, want %q (the original, NODE_OPTIONS as it was)", got, want)
+	}
 }
