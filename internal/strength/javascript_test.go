@@ -355,3 +355,33 @@ cp.execFile(...child, (err, stdout) => {
 		t.Errorf("the hook without state: %q, want %q (the original, NODE_OPTIONS as it was)", got, want)
 	}
 }
+
+// TestStrykerPinnedForTests: the instrumenter the tests run
+// (tools/npm/package.json and its lockfile) is the release init's setup
+// installs (StrykerVersion).
+func TestStrykerPinnedForTests(t *testing.T) {
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	for file, into := range map[string]any{"package.json": &pkg, "package-lock.json": &lock} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "tools", "npm", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, into); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	const name = "@stryker-mutator/instrumenter"
+	if got := pkg.Dependencies[name]; got != StrykerVersion {
+		t.Errorf("tools/npm/package.json pins %s %q, want %s", name, got, StrykerVersion)
+	}
+	if got := lock.Packages["node_modules/"+name].Version; got != StrykerVersion {
+		t.Errorf("tools/npm/package-lock.json locks %s %q, want %s", name, got, StrykerVersion)
+	}
+}
