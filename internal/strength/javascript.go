@@ -392,7 +392,8 @@ func (c *jsCoverRun) read(r *run) (Coverage, error) {
 	return readV8Coverage(r.root, c.h.path(jsCovDir), c.h.name+"/"+jsHook, srcs, want)
 }
 
-// jsFiles are the JavaScript files with candidates, for the default command.
+// hasJS reports whether a JavaScript file has candidates (the default
+// command, the hook in the unmutated run).
 func (r *run) hasJS() bool {
 	for _, c := range r.cands {
 		if c.js {
