@@ -14,11 +14,15 @@ func TestStrengthToolPinned(t *testing.T) {
 	toolchains := map[string]Toolchain{
 		"go": goToolchain(), "rust": rustToolchain(false), "rust-pinned": rustToolchain(true),
 		"python": pythonToolchain("pyproject.toml", true, false), "python-reqs": pythonToolchain("requirements.txt", true, true),
-		"node": nodeToolchain("package-lock.json", ""), "pnpm": nodeToolchain("pnpm-lock.yaml", ".nvmrc"),
+		"node": nodeToolchain("package-lock.json", ""), "node-pnpm": nodeToolchain("pnpm-lock.yaml", ".nvmrc"),
+		"node-yarn": nodeToolchain("yarn.lock", ""), "node-no-lock": nodeToolchain("", ""),
 	}
 	version := regexp.MustCompile(`^[0-9]+(\.[0-9]+)+$`)
 	if len(strengthTools["python"]) == 0 {
 		t.Fatal("no strength tool for Python: pytest runs its mutants")
+	}
+	if len(strengthTools["node"]) == 0 {
+		t.Fatal("no strength tool for JavaScript: StrykerJS's instrumenter makes its mutants")
 	}
 	for lang, tools := range strengthTools {
 		for _, tool := range tools {
@@ -34,7 +38,8 @@ func TestStrengthToolPinned(t *testing.T) {
 					t.Errorf("%s: the setup does not install %s pinned (%q):\n%s", name, tool.Name, tool.Install, tc.setup)
 				}
 				// Any install of the tool's name not followed by its pin.
-				unpinned := regexp.MustCompile(`(?m)\binstall\b.*\b` + regexp.QuoteMeta(tool.Name) + `\b([^=@]|$)`)
+				// (A name may start with @: the word boundary is a blank or a quote.)
+				unpinned := regexp.MustCompile(`(?m)\binstall\b.*(^|[\s"'])` + regexp.QuoteMeta(tool.Name) + `([^=@\w-]|$)`)
 				for _, line := range strings.Split(tc.setup, "\n") {
 					if unpinned.MatchString(line) && !strings.Contains(line, tool.Install) {
 						t.Errorf("%s: the setup installs %s unpinned: %q", name, tool.Name, strings.TrimSpace(line))

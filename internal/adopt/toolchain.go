@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/strength"
 )
 
 // Toolchain is the repository's language and how its tests are set up and
@@ -126,13 +127,19 @@ type StrengthTool struct {
 
 // strengthTools are the tools init's setup installs for test strength, by
 // language. Python's mutants are made by roadmap's own mutator on python3's
-// ast module (nothing to install) and run by pytest, pinned here. Rust's
-// cargo-mutants is not installed: roadmap does not run it yet, since it
-// writes its mutants where the tests can read them, and a Rust change says
-// "not measured: cargo-mutants not installed". JavaScript's StrykerJS is not
-// run yet either. Go needs nothing but go.
+// ast module (nothing to install) and run by pytest, pinned here.
+// JavaScript's are made by StrykerJS's own mutators
+// (@stryker-mutator/instrumenter, strength.StrykerVersion), installed out of
+// the tree, under $RUNNER_TEMP/roadmap-strength, where roadmap looks for it
+// (strength.DefaultInstrumenterDir); roadmap runs them itself, not through
+// StrykerJS, whose mutants the tests could read. Rust's cargo-mutants is not
+// installed: roadmap does not run it yet, since it writes its mutants where
+// the tests can read them, and a Rust change says "not measured:
+// cargo-mutants not installed". Go needs nothing but go.
 var strengthTools = map[string][]StrengthTool{
 	"python": {{Name: "pytest", Version: "8.4.2", Install: "python -m pip install pytest==8.4.2"}},
+	"node": {{Name: "@stryker-mutator/instrumenter", Version: strength.StrykerVersion,
+		Install: `npm install --prefix "$RUNNER_TEMP/roadmap-strength" --no-save --no-audit --no-fund --ignore-scripts @stryker-mutator/instrumenter@` + strength.StrykerVersion}},
 }
 
 func pythonToolchain(by string, requirements, versionFile bool) Toolchain {
@@ -206,6 +213,12 @@ func nodeToolchain(lock, versionFile string) Toolchain {
       - name: Install the dependencies
         run: ` + install + `
 `
+	for _, tool := range strengthTools["node"] {
+		t.setup += `      # Test strength's JavaScript mutants: StrykerJS's mutators, pinned, out of the tree.
+      - name: Install ` + tool.Name + `
+        run: ` + tool.Install + `
+`
+	}
 	if t.Manager != "npm" {
 		t.policy = `policy:
   programs:

@@ -198,7 +198,8 @@ func (r *run) runPython(ctx context.Context, argv []string, file string, data []
 // pyCoverArgs runs a command's unmutated run under the cover hook and reads
 // which lines of files ran. It returns the run's result and its coverage,
 // keyed by the files' slash paths from the top.
-func (r *run) pyCover(ctx context.Context, argv []string, files []string) (checks.Result, Coverage, error) {
+// extra is more environment for the run (JavaScript's hook).
+func (r *run) pyCover(ctx context.Context, argv []string, files []string, extra ...string) (checks.Result, Coverage, error) {
 	er, ok := r.o.Runner.(envRunner)
 	if !ok {
 		return checks.Result{}, nil, fmt.Errorf("test strength: the runner %T cannot set PYTHONPATH, which Python coverage needs", r.o.Runner)
@@ -212,7 +213,7 @@ func (r *run) pyCover(ctx context.Context, argv []string, files []string) (check
 		return checks.Result{}, nil, err
 	}
 	defer h.remove()
-	res, err := er.RunEnv(ctx, r.dir, argv, h.env())
+	res, err := er.RunEnv(ctx, r.dir, argv, append(h.env(), extra...))
 	if err != nil {
 		return res, nil, err
 	}

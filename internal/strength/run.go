@@ -34,6 +34,9 @@ func (r *run) baseline(ctx context.Context) error {
 	if len(r.o.Tests) == 0 && len(r.pyFiles) > 0 {
 		tests = append(tests, DefaultPythonTest)
 	}
+	if len(r.o.Tests) == 0 && r.hasJS() {
+		tests = append(tests, DefaultJavaScriptTest)
+	}
 	var total time.Duration
 	seen := map[string]bool{}
 	for _, line := range tests {
@@ -79,9 +82,23 @@ func (r *run) baselineOne(ctx context.Context, tc *testCmd) (time.Duration, erro
 	r.progress("unmutated run: %s", strings.Join(argv, " "))
 	var res checks.Result
 	var err error
-	if len(r.pyFiles) > 0 {
-		res, tc.pyCov, err = r.pyCover(ctx, argv, r.pyFiles)
-	} else {
+	var extra []string
+	var jsc *jsCoverRun
+	if r.hasJS() {
+		if jsc, err = r.startJSCover(); err != nil {
+			return 0, err
+		}
+		defer jsc.remove()
+		extra = jsc.env()
+	}
+	switch er, ok := r.o.Runner.(envRunner); {
+	case len(r.pyFiles) > 0:
+		res, tc.pyCov, err = r.pyCover(ctx, argv, r.pyFiles, extra...)
+	case extra != nil && !ok:
+		err = fmt.Errorf("the runner %T cannot set NODE_OPTIONS, which JavaScript coverage needs", r.o.Runner)
+	case extra != nil:
+		res, err = er.RunEnv(ctx, r.dir, argv, extra)
+	default:
 		res, err = r.o.Runner.Run(ctx, r.dir, argv)
 	}
 	if err != nil {
@@ -105,6 +122,11 @@ func (r *run) baselineOne(ctx context.Context, tc *testCmd) (time.Duration, erro
 			return 0, fmt.Errorf("test strength: %q: %w", tc.line, err)
 		}
 		tc.cov = cov
+	}
+	if jsc != nil {
+		if tc.jsCov, err = jsc.read(r); err != nil {
+			return 0, err
+		}
 	}
 	return res.Duration, nil
 }
@@ -156,6 +178,13 @@ func (r *run) covers(c candidate, keys []string) []int {
 		if c.py {
 			// A command that ran no python3 covers no Python line.
 			if tc.pyCov.Covered(c.file, c.site.line) {
+				out = append(out, i)
+			}
+			continue
+		}
+		if c.js {
+			// A command that ran no node covers no JavaScript line.
+			if tc.jsCov.Covered(c.file, c.site.line) {
 				out = append(out, i)
 			}
 			continue
@@ -262,7 +291,7 @@ func (r *run) mutate(ctx context.Context) error {
 			continue
 		default:
 			ran++
-			if c.py {
+			if c.py || c.js {
 				// The mutator parsed the mutant: there is no build.
 				built[c.pkg] = ""
 			}
@@ -329,6 +358,9 @@ func (r *run) runOn(ctx context.Context, argv []string, mut mutantFile) (res che
 	if path.Ext(mut.file) == ".py" {
 		return r.runPython(ctx, argv, mut.file, mut.data)
 	}
+	if jsExt(mut.file) {
+		return r.runJS(ctx, argv, mut.file, mut.data)
+	}
 	switch reachOf(argv) {
 	case hidden:
 		return r.runHidden(ctx, argv, mut.file, mut.data)
@@ -368,7 +400,7 @@ func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (int, error
 	mut := mutantFile{file: c.file, data: c.site.apply(r.files[c.file])}
 	mctx, cancel := context.WithTimeout(ctx, r.rep.Timeout)
 	defer cancel()
-	if c.py {
+	if c.py || c.js {
 		// The mutator parsed the mutant: there is no build.
 	} else if why := r.buildCheck(mctx, c.pkg, r.rep.Timeout, &mut); why != "" {
 		if ctx.Err() != nil {
@@ -386,6 +418,11 @@ func (r *run) runMutant(ctx context.Context, c candidate, m *Mutant) (int, error
 		}
 		if res.TimedOut || errors.Is(mctx.Err(), context.DeadlineExceeded) {
 			m.Status = TimedOut
+			return -1, nil
+		}
+		if errors.Is(err, errNotServed) {
+			m.Status, m.Note = Error, r.mask(fmt.Sprintf("%q loaded no mutant: no node it started with roadmap's hook loaded %s "+
+				"(jest's module registry, a worker thread, or a command that replaces NODE_OPTIONS)", tc.line, c.file))
 			return -1, nil
 		}
 		if err != nil {

@@ -66,8 +66,13 @@ type Options struct {
 	// empty one.
 	GitEnv []string
 	// LookPath finds the programs mutation needs on roadmap's own PATH
-	// (python3 for the Python mutator, cargo-mutants); nil is exec.LookPath.
+	// (python3 for the Python mutator, node for the JavaScript one,
+	// cargo-mutants); nil is exec.LookPath.
 	LookPath func(string) (string, error)
+	// Instrumenter is the folder of @stryker-mutator/instrumenter, which
+	// makes JavaScript's mutants; "" is $ROADMAP_STRYKER_INSTRUMENTER, else
+	// where init's setup installs it ($RUNNER_TEMP/roadmap-strength/…).
+	Instrumenter string
 }
 
 // Status is how one mutant ended.
@@ -154,6 +159,7 @@ type candidate struct {
 	file string // slash path from the top of the repository
 	pkg  string // its package's directory, "./calc" or "."; "" for Python
 	py   bool   // a Python file (python.go)
+	js   bool   // a JavaScript file (javascript.go)
 	site site
 	cmds []int // indexes into the test commands
 }
@@ -215,6 +221,8 @@ type run struct {
 	goflags *string
 	// pyFiles are the Python files with candidates.
 	pyFiles []string
+	// jsTool is node and the instrumenter, once looked for.
+	jsTool *jsTool
 }
 
 // testCmd is one verify command, split, and what its unmutated run covered
@@ -225,6 +233,9 @@ type testCmd struct {
 	cov  Coverage
 	// pyCov is the Python lines its unmutated run covered (python.go).
 	pyCov Coverage
+	// jsCov is the JavaScript lines its unmutated run covered, by slash
+	// path from the top (v8cover.go).
+	jsCov Coverage
 }
 
 func (r *run) progress(format string, a ...any) {
@@ -251,17 +262,29 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 	pkgSet := map[string]bool{}
 	python := r.python()
 	var rust []string
+	notJS := map[string]map[string][]string{} // language → why → files
 	for _, file := range sortedKeys(changed) {
 		if path.Ext(file) == ".rs" {
 			rust = append(rust, file)
 			continue
 		}
+		if lang := notRunAsIs(file); lang != "" {
+			if notJS[lang] == nil {
+				notJS[lang] = map[string][]string{}
+			}
+			notJS[lang][whyTypeScript] = append(notJS[lang][whyTypeScript], file)
+			continue
+		}
+		js := jsExt(file)
+		if js && !jsFile(file) {
+			continue
+		}
 		py := path.Ext(file) == ".py" && python != ""
-		if lang := language(file); lang != "" && !py {
+		if lang := language(file); lang != "" && !py && !js {
 			r.rep.Unsupported = append(r.rep.Unsupported, file)
 			continue
 		}
-		if py && !pythonFile(file) || !py && !mutableGoFile(file) {
+		if py && !pythonFile(file) || !py && !js && !mutableGoFile(file) {
 			continue
 		}
 		src, err := r.read(file)
@@ -271,13 +294,23 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 		if err != nil {
 			return fmt.Errorf("test strength: %w", err)
 		}
-		if !py && generated(src) {
+		if !py && !js && generated(src) {
 			continue
 		}
 		var fs fileSites
-		if py {
+		switch {
+		case py:
 			fs, err = pySitesOf(ctx, python, file, src)
-		} else {
+		case js:
+			if notJS["JavaScript"] == nil {
+				notJS["JavaScript"] = map[string][]string{}
+			}
+			var ok bool
+			fs, ok, err = r.collectJS(ctx, file, src, notJS["JavaScript"])
+			if err == nil && !ok {
+				continue
+			}
+		default:
 			fs, err = sitesOf(file, src)
 		}
 		if err != nil {
@@ -307,12 +340,21 @@ func (r *run) collect(ctx context.Context, repo *git.Repo) error {
 				r.cands = append(r.cands, candidate{file: file, py: true, site: s})
 				continue
 			}
+			if js {
+				r.cands = append(r.cands, candidate{file: file, js: true, site: s})
+				continue
+			}
 			pkg := pkgDir(file)
 			pkgSet[pkg] = true
 			r.cands = append(r.cands, candidate{file: file, pkg: pkg, site: s})
 		}
 	}
 	r.pkgs = sortedKeys(pkgSet)
+	for _, lang := range sortedKeys(notJS) {
+		for _, why := range sortedKeys(notJS[lang]) {
+			r.rep.NotMeasured = append(r.rep.NotMeasured, NotMeasured{Language: lang, Files: notJS[lang][why], Why: why})
+		}
+	}
 	if len(rust) > 0 {
 		r.rep.NotMeasured = append(r.rep.NotMeasured, r.rustNotMeasured(rust))
 	}
