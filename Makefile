@@ -47,11 +47,15 @@ eval-test: npm-tools
 # (its progress lines are on stderr) is kept as JSON in EVAL_REPORT: make test's
 # TestEvalImplementReport reads it, so each golden case plays once per run.
 EVAL_REPORT ?= bin/eval-implement.json
+# The implement set's Python case (weak-test-python) runs `python3 -m pytest`: with the PATH's
+# python3 when it has pytest, else with Debian's /usr/bin first (python3-pytest's; a pyenv
+# python3 ahead of it may have none), as .ci/run and the Python tests find it.
+PYTEST_PATH = $(shell python3 -m pytest --version >/dev/null 2>&1 || echo /usr/bin:)
 eval: build npm-tools
 	./$(BIN) eval gates --config .github/roadmap.yml
 	./$(BIN) eval stage --config .github/roadmap.yml
 	rm -f $(EVAL_REPORT)
-	./$(BIN) eval implement --config .github/roadmap.yml --json >$(EVAL_REPORT).part
+	PATH="$(PYTEST_PATH)$$PATH" ./$(BIN) eval implement --config .github/roadmap.yml --json >$(EVAL_REPORT).part
 	mv $(EVAL_REPORT).part $(EVAL_REPORT)
 	@echo "eval implement: passed its floor; the report is $(EVAL_REPORT)"
 

@@ -50,6 +50,9 @@ type Options struct {
 	// the golden suites on GitHub Models with this model, weekly, their
 	// scores posted to the dashboard.
 	EvalModel string
+	// Provider is the model provider whose two-tier ladder the
+	// configuration holds (Providers): "" is DefaultProvider.
+	Provider string
 }
 
 // Result says what init did (or, dry, would do). It is also the object
@@ -69,6 +72,11 @@ type Result struct {
 	Settings Settings `json:"settings"`
 	// Dashboard is the dashboard issue the workflows name.
 	Dashboard DashboardResult `json:"dashboard"`
+	// Provider is the model provider whose ladder the configuration init
+	// writes holds; Secret the repository secret its key is kept in ("" for
+	// github-models, whose key is the workflow's token).
+	Provider string `json:"provider"`
+	Secret   string `json:"secret"`
 }
 
 // DashboardResult is the dashboard issue (label roadmap:dashboard) and what
@@ -148,7 +156,14 @@ func labels() []label {
 // Run sets the repository up.
 func Run(ctx context.Context, o Options) (Result, error) {
 	res := Result{Repository: o.Repository, DryRun: o.DryRun, Files: []FileResult{}, Labels: []LabelResult{}, ToDo: []string{}}
-	var err error
+	if o.Provider == "" {
+		o.Provider = DefaultProvider
+	}
+	provider, err := FindProvider(o.Provider)
+	if err != nil {
+		return res, err
+	}
+	res.Provider, res.Secret = provider.Name, provider.Secret()
 	if res.Language, err = DetectToolchain(o.Dir); err != nil {
 		return res, err
 	}
@@ -180,6 +195,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	} else {
 		fmt.Fprintln(o.Out, "  language: none found (no go.mod, Cargo.toml, pyproject.toml, setup.cfg, setup.py, requirements.txt or package.json)")
 	}
+	fmt.Fprintf(o.Out, "  models: %s\n", ladderLine(provider))
 
 	have, err := o.GitHub.LabelNames(ctx)
 	if err != nil {
@@ -205,7 +221,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 
-	written := files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number, o.EvalModel)
+	written := files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number, o.EvalModel, provider)
 	noInstructions, err := needsAgentsStub(o.Dir)
 	if err != nil {
 		return res, err
@@ -248,7 +264,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		fmt.Fprintln(o.Out, "  nothing to change: the files and labels are in place")
 	}
 
-	res.ToDo = toDo(o, res, noInstructions)
+	res.ToDo = toDo(o, res, provider, noInstructions)
 	if len(res.ToDo) > 0 {
 		fmt.Fprintln(o.Out, "\nWhat you must still do, in order:")
 		for i, s := range res.ToDo {
@@ -312,8 +328,22 @@ func needsAgentsStub(dir string) (bool, error) {
 	return true, nil
 }
 
+// ladderLine says which ladder the configuration holds and where its key
+// comes from, for init's progress lines.
+func ladderLine(p Provider) string {
+	var names []string
+	for _, m := range config.InitLadders[p.Name] {
+		names = append(names, m.Name)
+	}
+	key := "the repository secret " + p.Secret()
+	if p.Secret() == "" {
+		key = "the workflow's GITHUB_TOKEN (models: read), no secret"
+	}
+	return p.Title + " (" + p.Name + "), " + strings.Join(names, " then ") + "; its key: " + key
+}
+
 // toDo lists, in order, what a person must still do.
-func toDo(o Options, res Result, noInstructions bool) []string {
+func toDo(o Options, res Result, provider Provider, noInstructions bool) []string {
 	settings := strings.TrimSuffix(o.Server, "/") + "/" + o.Repository + "/settings/actions"
 	var out []string
 	switch {
@@ -346,6 +376,9 @@ func toDo(o Options, res Result, noInstructions bool) []string {
 		out = append(out, "Check that "+SetupPath+" installs what your "+res.Language.Language+" tests need: roadmap's stage and implement jobs run it "+
 			"before roadmap (the caller's setup input), as "+ChecksPath+" runs the same steps before the checks (docs/install.md, \"The project's setup\")")
 	}
+	if s := secretToDo(o, res, provider); s != "" {
+		out = append(out, s)
+	}
 	out = append(out, ciToDo(res))
 	if o.EvalModel != "" {
 		out = append(out, "Set the eval floors in "+ConfigPath+" (eval.gates.floor, eval.stage.floor, eval.implement.floor) from the first scores "+EvalPath+
@@ -355,6 +388,23 @@ func toDo(o Options, res Result, noInstructions bool) []string {
 	out = append(out, "Label an issue "+l.Stage+": stage reads it and the code, writes a plan (an OpenSpec change), checks it and opens a draft PR holding it. "+
 		"Approve that PR, or label the issue "+l.Implement+", and implement carries the plan out in the same PR (docs/install.md, \"Your first item\")")
 	return out
+}
+
+// secretToDo is the repository secret the provider's key must be kept in,
+// before the first Job calls the model: "" for GitHub Models, whose key is
+// the workflow's token. When init left the configuration as it was, the
+// secret is needed only if its models are that provider's.
+func secretToDo(o Options, res Result, p Provider) string {
+	if p.Secret() == "" {
+		return ""
+	}
+	secrets := strings.TrimSuffix(o.Server, "/") + "/" + o.Repository + "/settings/secrets/actions"
+	add := "Add"
+	if slices.Contains(res.files(Kept), ConfigPath) {
+		add = "If the models: of " + ConfigPath + " (which init left as it is) are " + p.Name + "'s, add"
+	}
+	return add + " the repository secret " + p.Secret() + ", a " + p.Title + " API key (" + p.KeyPage + "), at " + secrets +
+		": the caller passes it to roadmap's stage and implement jobs, where the " + p.Name + " models of " + ConfigPath + " read it (api_key_env; docs/models.md)"
 }
 
 // ciToDo is the choice of how CI runs on roadmap's pushes: GITHUB_TOKEN's

@@ -2,6 +2,7 @@ package adopt
 
 import (
 	_ "embed"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -38,8 +39,9 @@ const (
 // dashboard is the dashboard issue the caller and the wake workflow name (0
 // on a dry run that would open it: no issue, no day budget). evalModel,
 // when not "", adds the scheduled eval workflow on GitHub Models with that
-// model.
-func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int, evalModel string) []file {
+// model. provider is the one whose ladder the configuration holds
+// (Providers).
+func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int, evalModel string, provider Provider) []file {
 	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch, "DASHBOARD_ISSUE", strconv.Itoa(dashboard), "EVAL_MODEL", evalModel)
 	checks, caller := checksYAML, callerYAML
 	if tc.setup != "" {
@@ -52,7 +54,7 @@ func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int, evalMo
 		{CallerPath, r.Replace(caller)},
 		{ChecksPath, r.Replace(checks)},
 		{WakePath, r.Replace(wakeYAML)},
-		{ConfigPath, configText(ref, defaultBranch, tc, ci)},
+		{ConfigPath, configText(ref, defaultBranch, tc, ci, provider)},
 	}
 	if evalModel != "" {
 		out = append(out, file{EvalPath, r.Replace(evalYAML)})
@@ -186,14 +188,14 @@ func SchemaURL(ref string) string {
 	return "https://raw.githubusercontent.com/roadmap-dev/roadmap/" + ref + "/internal/config/roadmap.schema.json"
 }
 
-func configText(ref, defaultBranch string, tc Toolchain, ci CI) string {
+func configText(ref, defaultBranch string, tc Toolchain, ci CI, provider Provider) string {
 	var b strings.Builder
 	// The modeline gives an editor running the YAML language server the schema of the
 	// configuration at the roadmap version the workflows pin (docs/configuration.md).
 	b.WriteString("# yaml-language-server: $schema=" + SchemaURL(ref) + "\n")
 	b.WriteString(`# roadmap's configuration (docs/configuration.md), written by roadmap init. A key left out
 # takes its default.
-` + ladderYAML(InitProvider) + `implement:
+` + ladderYAML(provider) + `implement:
   # The branch roadmap's pull requests target: the repository's default branch.
   base_branch: ` + defaultBranch + "\n")
 	if len(ci.Dispatchable) > 0 {
@@ -231,23 +233,78 @@ func configText(ref, defaultBranch string, tc Toolchain, ci CI) string {
 	return b.String()
 }
 
-// InitProvider is the provider init sets up: GitHub Models, which the
-// workflows' GITHUB_TOKEN reaches with the models: read permission.
-const InitProvider = "github-models"
+// DefaultProvider is the provider init sets up without --provider: GitHub
+// Models, which the workflows' GITHUB_TOKEN reaches with the models: read
+// permission, so it needs no secret.
+const DefaultProvider = "github-models"
+
+// Providers are the providers init writes a ladder for (config.InitLadders),
+// each with the variable its models read their key from: the name
+// internal/llm reads by default, written as api_key_env so the
+// configuration names it. The caller passes OPENAI_API_KEY and
+// ANTHROPIC_API_KEY from the repository's secrets of those names to
+// roadmap's stage and implement jobs (TestInitProviderSecretReachesModel);
+// GITHUB_TOKEN is the workflow's own.
+var Providers = []Provider{
+	{Name: "github-models", KeyEnv: "GITHUB_TOKEN", Title: "GitHub Models"},
+	{Name: "openai", KeyEnv: "OPENAI_API_KEY", Title: "OpenAI", KeyPage: "https://platform.openai.com/api-keys"},
+	{Name: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", Title: "Anthropic", KeyPage: "https://console.anthropic.com/settings/keys"},
+}
+
+// Provider is one provider init can set up.
+type Provider struct {
+	// Name is the provider as the configuration spells it.
+	Name string
+	// KeyEnv is the variable its models read the key from.
+	KeyEnv string
+	// Title is the provider's name for people.
+	Title string
+	// KeyPage is where a person makes a key; "" for GitHub Models, whose
+	// key is the workflow's token.
+	KeyPage string
+}
+
+// Secret is the repository secret a person must add for the provider: ""
+// for GitHub Models, whose key is the workflow's own GITHUB_TOKEN.
+func (p Provider) Secret() string {
+	if p.KeyEnv == "GITHUB_TOKEN" {
+		return ""
+	}
+	return p.KeyEnv
+}
+
+// FindProvider is the provider init sets up by that name; an error names
+// the ones it knows.
+func FindProvider(name string) (Provider, error) {
+	var names []string
+	for _, p := range Providers {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Provider{}, fmt.Errorf("init sets up the provider %s, not %q (another provider: write models: by hand, docs/models.md)", strings.Join(names, ", "), name)
+}
 
 // ladderYAML is the models: key with config.InitLadders' two tiers for
 // provider: the implementer starts on the first, repairs climb to the
 // second, and the verifier and the reviewer take the second, so they judge
-// with another model than the one whose work they judge.
-func ladderYAML(provider string) string {
+// with another model than the one whose work they judge. Each tier names
+// the variable its key is read from.
+func ladderYAML(p Provider) string {
 	var b strings.Builder
 	b.WriteString(`# The model ladder (docs/models.md): the implementer starts on the first model and repairs
 # climb to the second; the verifier and the reviewer use the second, another model than the one
 # whose work they judge. Built-in prices cover both; prices: overrides them.
-models:
 `)
-	for _, m := range config.InitLadders[provider] {
-		b.WriteString("  - provider: " + m.Provider + "\n    name: " + m.Name + "\n")
+	if s := p.Secret(); s != "" {
+		b.WriteString("# The key is the repository secret " + s + ", which the caller passes to roadmap's jobs.\n")
+	} else {
+		b.WriteString("# The key is the workflow's GITHUB_TOKEN, with the models: read permission the caller grants.\n")
+	}
+	b.WriteString("models:\n")
+	for _, m := range config.InitLadders[p.Name] {
+		b.WriteString("  - provider: " + m.Provider + "\n    name: " + m.Name + "\n    api_key_env: " + p.KeyEnv + "\n")
 		b.WriteString("    input_window: " + strconv.Itoa(m.InputWindow) + "\n    max_output: " + strconv.Itoa(m.MaxOutput) + "\n")
 	}
 	return b.String()

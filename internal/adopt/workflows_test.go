@@ -21,6 +21,9 @@ import (
 
 const root = "../.."
 
+// defaultProvider is the provider init sets up when none is named.
+var defaultProvider, _ = FindProvider(DefaultProvider)
+
 type workflow struct {
 	On   yaml.Node       `yaml:"on"`
 	Jobs map[string]*job `yaml:"jobs"`
@@ -71,14 +74,14 @@ func workflowFiles(t *testing.T) map[string][]byte {
 			out[filepath.ToSlash(rel)] = b
 		}
 	}
-	for _, f := range files("v1", "main", goToolchain(), CI{}, 1, "openai/gpt-4o-mini") {
+	for _, f := range files("v1", "main", goToolchain(), CI{}, 1, "openai/gpt-4o-mini", defaultProvider) {
 		if strings.HasSuffix(f.path, ".yml") && strings.HasPrefix(f.path, ".github/workflows/") {
 			out["init/"+f.path] = []byte(f.text)
 		}
 	}
 	// The checks workflow of each other toolchain, as init/<name>/<path>.
 	for name, tc := range sampleToolchains {
-		for _, f := range files("v1", "main", tc, CI{}, 1, "") {
+		for _, f := range files("v1", "main", tc, CI{}, 1, "", defaultProvider) {
 			if f.path == ChecksPath {
 				out["init/"+name+"/"+f.path] = []byte(f.text)
 			}
@@ -939,7 +942,7 @@ func TestPinJobsAgree(t *testing.T) {
 // TestConfigNamesItsSchema: the configuration init writes names the schema of
 // the roadmap version its workflows pin, at a path the repository holds.
 func TestConfigNamesItsSchema(t *testing.T) {
-	for _, f := range files("v1.2.3", "main", goToolchain(), CI{}, 1, "") {
+	for _, f := range files("v1.2.3", "main", goToolchain(), CI{}, 1, "", defaultProvider) {
 		if f.path != ConfigPath {
 			continue
 		}
@@ -989,29 +992,32 @@ func TestPythonCallerIsTheExample(t *testing.T) {
 }
 
 // TestInitWritesTwoTierLadder: the configuration init writes holds the
-// two-tier ladder of the provider it sets up, for every provider a ladder
-// is kept for, and each parses back to config.InitLadders' models.
+// two-tier ladder of the provider it sets up, for every provider init
+// offers: config.InitLadders' models, each naming the variable its key is
+// read from; with no provider named, GitHub Models'.
 func TestInitWritesTwoTierLadder(t *testing.T) {
-	for _, f := range files("v1.2.3", "main", goToolchain(), CI{}, 1, "") {
-		if f.path != ConfigPath {
-			continue
-		}
-		cfg, err := config.Parse(ConfigPath, []byte(f.text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := modelNames(cfg.Models), modelNames(config.InitLadders[InitProvider]); len(got) != 2 || strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("init's ladder = %v, want the two tiers %v", got, want)
+	for _, p := range Providers {
+		for _, f := range files("v1.2.3", "main", goToolchain(), CI{}, 1, "", p) {
+			if f.path != ConfigPath {
+				continue
+			}
+			cfg, err := config.Parse(ConfigPath, []byte(f.text))
+			if err != nil {
+				t.Fatalf("%s: %v", p.Name, err)
+			}
+			want := config.InitLadders[p.Name]
+			if got := modelNames(cfg.Models); len(got) != 2 || got[0] == got[1] || strings.Join(got, ",") != strings.Join(modelNames(want), ",") {
+				t.Errorf("%s: init's ladder = %v, want the two tiers %v", p.Name, got, modelNames(want))
+			}
+			for _, m := range cfg.Models {
+				if m.Provider != p.Name || m.APIKeyEnv != p.KeyEnv {
+					t.Errorf("%s: tier %s is provider %q reading %q, want %q reading %q", p.Name, m.Name, m.Provider, m.APIKeyEnv, p.Name, p.KeyEnv)
+				}
+			}
 		}
 	}
-	for _, provider := range []string{"github-models", "openai", "anthropic"} {
-		cfg, err := config.Parse(ConfigPath, []byte(ladderYAML(provider)))
-		if err != nil {
-			t.Fatalf("%s: %v", provider, err)
-		}
-		if len(cfg.Models) != 2 || cfg.Models[0].Provider != provider || cfg.Models[0].Name == cfg.Models[1].Name {
-			t.Errorf("%s: ladder %+v, want two different models of the provider", provider, cfg.Models)
-		}
+	if defaultProvider.Name != "github-models" {
+		t.Errorf("init without --provider sets up %q, want github-models (the workflows' token reaches it)", defaultProvider.Name)
 	}
 }
 

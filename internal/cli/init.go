@@ -14,12 +14,13 @@ import (
 // initOptions are `roadmap init`'s flags, parsed.
 type initOptions struct {
 	Dir, Ref, EvalModel        string
+	Provider                   string
 	DryRun, JSON, EvalWorkflow bool
 	AgentsMD                   bool
 }
 
 // runInit sets a repository up for roadmap: `roadmap init [-R OWNER/REPO]
-// [--workdir DIR] [--dry-run] [--json]`. The work is internal/adopt's. With
+// [--workdir DIR] [--provider PROVIDER] [--dry-run] [--json]`. The work is internal/adopt's. With
 // --json, stdout is the one object adopt.Result (docs/cli.md) and the
 // progress lines go to stderr.
 func runInit(ctx context.Context, env *Env, args []string) int {
@@ -36,13 +37,18 @@ func initCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 	fs.StringVar(&o.Ref, "ref", "", "the `REF` the workflows pin roadmap to (default: this release's tag, else v1)")
 	fs.BoolVar(&o.EvalWorkflow, "eval-workflow", false, "also write "+adopt.EvalPath+": the golden suites weekly on GitHub Models, their scores posted to the dashboard (docs/eval.md)")
 	fs.StringVar(&o.EvalModel, "eval-model", "", "the GitHub Models `MODEL` the eval workflow runs (default: the configuration's first github-models model)")
+	fs.StringVar(&o.Provider, "provider", adopt.DefaultProvider, "the model `PROVIDER` whose two-tier ladder the configuration holds: github-models, openai or anthropic (docs/models.md)")
 	fs.BoolVar(&o.AgentsMD, "agents-md", false, "also write a short "+adopt.AgentsPath+" to fill in when the repository has no instructions file (docs/agent.md)")
 	repoFlag(fs, env)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		env.Errorf("usage: roadmap init [-R OWNER/REPO] [--workdir DIR] [--eval-workflow [--eval-model MODEL]] [--agents-md] [--dry-run] [--json]")
+		env.Errorf("usage: roadmap init [-R OWNER/REPO] [--workdir DIR] [--provider PROVIDER] [--eval-workflow [--eval-model MODEL]] [--agents-md] [--dry-run] [--json]")
+		return ExitUsage
+	}
+	if _, err := adopt.FindProvider(o.Provider); err != nil {
+		env.Errorf("--provider: %v", err)
 		return ExitUsage
 	}
 	if o.EvalModel != "" && !o.EvalWorkflow {
@@ -77,7 +83,7 @@ func initRun(ctx context.Context, f *Factory, o *initOptions) int {
 		out = env.Stderr
 	}
 	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Ref: o.Ref, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD})
+		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Ref: o.Ref, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD, Provider: o.Provider})
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal

@@ -136,6 +136,8 @@ type initJSON struct {
 	} `json:"labels"`
 	ToDo     []string `json:"todo"`
 	Changed  bool     `json:"changed"`
+	Provider string   `json:"provider"`
+	Secret   string   `json:"secret"`
 	Settings struct {
 		DefaultBranch   string `json:"default_branch"`
 		WorkflowDefault string `json:"workflow_default_permissions"`

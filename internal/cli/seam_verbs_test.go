@@ -266,7 +266,7 @@ func TestInitFlags(t *testing.T) {
 	if code != ExitOK || got == nil {
 		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
 	}
-	want := &initOptions{Dir: "repo", Ref: "v2.1.0", EvalModel: "openai/gpt-4o-mini", DryRun: true, JSON: true, EvalWorkflow: true}
+	want := &initOptions{Dir: "repo", Ref: "v2.1.0", EvalModel: "openai/gpt-4o-mini", Provider: "github-models", DryRun: true, JSON: true, EvalWorkflow: true}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("options (-want +got):\n%s", d)
 	}
@@ -274,7 +274,11 @@ func TestInitFlags(t *testing.T) {
 	if got, _ := parsed(t, initCmd, f, "--dir", "old"); got == nil || got.Dir != "old" || got.Ref == "" {
 		t.Errorf("--dir (the old name) gave %+v, want the workdir old and a pinned ref", got)
 	}
-	refused(t, initCmd, []string{"extra"}, []string{"--eval-model", "openai/gpt-4o-mini"})
+	f, _ = seamFactory()
+	if got, _ := parsed(t, initCmd, f, "--provider", "anthropic"); got == nil || got.Provider != "anthropic" {
+		t.Errorf("--provider anthropic gave %+v", got)
+	}
+	refused(t, initCmd, []string{"extra"}, []string{"--eval-model", "openai/gpt-4o-mini"}, []string{"--provider", "mistral"})
 }
 
 func TestDemoFlags(t *testing.T) {

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +13,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/eval/realcase"
+	"github.com/roadmap-dev/roadmap/internal/policy"
 )
 
 // Bounds on what a golden set's files may be: the set is a directory anyone
@@ -168,6 +172,38 @@ type ImplementSettings struct {
 	// fixtures as the agent does.
 	Review       bool `json:"review"`
 	ReviewRounds int  `json:"review_rounds"`
+	// Policy is the configuration's policy: key (docs/policy.md), as JSON:
+	// rows over the default shell policy for the Jobs' commands and the
+	// judge's alike. A Python case allows `python3 -m pytest`, as the
+	// configuration init writes for a Python repository does; without it
+	// the default table refuses python3.
+	Policy json.RawMessage `json:"policy"`
+}
+
+// policy is the shell policy the case's commands run under: the default
+// table with the case's rows (Policy) over it.
+func (s ImplementSettings) policy() (*policy.Policy, error) {
+	n, err := s.policyNode()
+	if err != nil {
+		return nil, err
+	}
+	return policy.ParseNode(n)
+}
+
+// policyNode is Policy as the configuration's policy: node (nil without
+// one). JSON is YAML, so it decodes as the configuration file would.
+func (s ImplementSettings) policyNode() (*yaml.Node, error) {
+	if len(s.Policy) == 0 {
+		return nil, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(s.Policy, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("not an object, as the configuration's policy: key is")
+	}
+	return doc.Content[0], nil
 }
 
 // KillPoint is where the first Job dies.
@@ -193,6 +229,9 @@ func ParseImplementSettings(src []byte) (ImplementSettings, error) {
 		return s, errors.New("case.json: test_strength_floor must be from 0 to 1")
 	case s.ReviewRounds < 0 || s.ReviewRounds > config.MaxReviewRounds:
 		return s, fmt.Errorf("case.json: review_rounds must be from 0 to %d", config.MaxReviewRounds)
+	}
+	if _, err := s.policy(); err != nil {
+		return s, fmt.Errorf("case.json: policy: %w", err)
 	}
 	return s, nil
 }

@@ -54,6 +54,16 @@ func TestParseImplementFiles(t *testing.T) {
 	if err != nil || !s.TestStrength || s.TestStrengthFloor != 0.8 || !s.Review || s.ReviewRounds != 1 {
 		t.Errorf("ParseImplementSettings = %+v, %v", s, err)
 	}
+	s, err = ParseImplementSettings([]byte(`{"policy": {"programs": {"python3": {"allow": true, "args": ["-m pytest"]}}}}`))
+	if err != nil {
+		t.Fatalf("ParseImplementSettings with a policy: %v", err)
+	}
+	if p, err := s.policy(); err != nil || p.Check([]string{"python3", "-m", "pytest", "-q"}) != nil || p.Check([]string{"python3", "-c", "print(1)"}) == nil {
+		t.Errorf("the case's policy allows python3 -m pytest and nothing else of python3: %v", err)
+	}
+	if p, err := (ImplementSettings{}).policy(); err != nil || p.Check([]string{"python3", "-m", "pytest"}) == nil {
+		t.Errorf("without a policy the default table, which refuses python3: %v", err)
+	}
 	e, err := ParseImplementExpected([]byte(`{"f2p": ["p.T"], "strength": {"floor": 0.8}}`))
 	if err != nil || e.Strength == nil || e.Strength.Floor != 0.8 {
 		t.Errorf("ParseImplementExpected = %+v, %v", e, err)
@@ -65,7 +75,8 @@ func TestParseImplementFiles(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"kill": {"turn": 1}}`, `{"repair_rounds": 11}`, `{"kil": {}}`,
-		`{"test_strength_floor": -0.1}`, `{"test_strength_floor": 2}`, `{"review_rounds": -1}`, `{"review_rounds": 6}`} {
+		`{"test_strength_floor": -0.1}`, `{"test_strength_floor": 2}`, `{"review_rounds": -1}`, `{"review_rounds": 6}`,
+		`{"policy": {"programs": {"python3": {"allowed": true}}}}`, `{"policy": ["python3"]}`, `{"policy": "python3"}`} {
 		if _, err := ParseImplementSettings([]byte(bad)); err == nil {
 			t.Errorf("ParseImplementSettings(%s) accepted it", bad)
 		}
@@ -81,6 +92,7 @@ func FuzzCaseFiles(f *testing.F) {
 	f.Add([]byte(`{"kill": {"match": "m", "turn": 0}, "check_log": "x"}`))
 	f.Add([]byte(`{"f2p": ["p.T"], "strength": {"floor": 0.8}}`))
 	f.Add([]byte(`{"test_strength": true, "test_strength_floor": 0.8, "review": true, "review_rounds": 1}`))
+	f.Add([]byte(`{"policy": {"programs": {"python3": {"allow": true, "args": ["-m pytest"]}}}}`))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if is, err := ParseIssue(src); err == nil {
 			if is.Title == "" || strings.Contains(is.Title, "\n") || !utf8.ValidString(is.Body) {

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/f2p"
 )
 
 // implementGolden is the hand-written implement set.
@@ -191,12 +194,49 @@ func TestEvalImplementHiddenTests(t *testing.T) {
 var (
 	goTestFunc = regexp.MustCompile(`(?m)^func (Test\w+)\(`)
 	goModule   = regexp.MustCompile(`(?m)^module\s+(\S+)`)
+	pyTestFunc = regexp.MustCompile(`(?m)^def (test_\w+)\(`)
 )
 
+// hiddenTests are the tests a case's hidden files declare, as `roadmap ci
+// fail-to-pass` names them: for a Go case (repo/go.mod) the import path of
+// the file's directory, a dot, the test; for a Python case (no go.mod,
+// hidden *.py files) the file's path without .py, dotted, a dot, the test,
+// as pytest's JUnit XML names it. It fails the test for a case that is
+// neither.
+func hiddenTests(t *testing.T, name, dir string, hidden []f2p.File) map[string]bool {
+	t.Helper()
+	declared := map[string]bool{}
+	mod, err := os.ReadFile(filepath.Join(dir, "repo", "go.mod"))
+	if errors.Is(err, os.ErrNotExist) {
+		for _, f := range hidden {
+			if path.Ext(f.Path) != ".py" {
+				t.Errorf("%s: no repo/go.mod, and the hidden %s is not a Python file", name, f.Path)
+				continue
+			}
+			module := strings.ReplaceAll(strings.TrimSuffix(f.Path, ".py"), "/", ".")
+			for _, fn := range pyTestFunc.FindAllSubmatch(f.Data, -1) {
+				declared[module+"."+string(fn[1])] = true
+			}
+		}
+		return declared
+	}
+	m := goModule.FindSubmatch(mod)
+	if err != nil || m == nil {
+		t.Errorf("%s: no module in repo/go.mod: %v", name, err)
+		return declared
+	}
+	for _, f := range hidden {
+		for _, fn := range goTestFunc.FindAllSubmatch(f.Data, -1) {
+			declared[string(m[1])+"/"+path.Dir(f.Path)+"."+string(fn[1])] = true
+		}
+	}
+	return declared
+}
+
 // TestEvalImplementCasesHideTheirTests holds every hand-written implement
-// case to hidden tests: it has a hidden/ of Go test files, every test its
-// expected.json's f2p names is one of them (the import path of its
-// directory, a dot, the test), and neither the hidden files' paths nor their
+// case to hidden tests: it has a hidden/ of Go or Python test files, every
+// test its expected.json's f2p names is one of them (hiddenTests), and
+// neither the hidden files' paths nor their
 // tests' names appear in what the agent is given or replays (issue.md,
 // repo/, fixtures/).
 func TestEvalImplementCasesHideTheirTests(t *testing.T) {
@@ -211,20 +251,13 @@ func TestEvalImplementCasesHideTheirTests(t *testing.T) {
 			t.Errorf("%s: hidden tests %d, %v; want a hidden/ with test files", name, len(hidden), err)
 			continue
 		}
-		mod, err := os.ReadFile(filepath.Join(dir, "repo", "go.mod"))
-		m := goModule.FindSubmatch(mod)
-		if err != nil || m == nil {
-			t.Errorf("%s: no module in repo/go.mod: %v", name, err)
-			continue
-		}
-		declared := map[string]bool{}
+		declared := hiddenTests(t, name, dir, hidden)
 		var secrets []string
 		for _, f := range hidden {
 			secrets = append(secrets, f.Path)
-			for _, fn := range goTestFunc.FindAllSubmatch(f.Data, -1) {
-				declared[string(m[1])+"/"+path.Dir(f.Path)+"."+string(fn[1])] = true
-				secrets = append(secrets, string(fn[1]))
-			}
+		}
+		for test := range declared {
+			secrets = append(secrets, test[strings.LastIndex(test, ".")+1:])
 		}
 		src, err := os.ReadFile(filepath.Join(dir, "expected.json"))
 		if err != nil {

@@ -240,7 +240,11 @@ func implementCase(ctx context.Context, o Options, name string) (ImplementCaseRe
 
 	// The judge: the case's tests at the base and at the work branch's end,
 	// and, when the case asks, the head's tests' strength by mutation.
-	rep, judged, ok, err := p.compare(ctx, settings.Test, hidden, want.Strength)
+	pol, err := settings.policy()
+	if err != nil {
+		return res, err
+	}
+	rep, judged, ok, err := p.compare(ctx, settings.Test, pol, hidden, want.Strength)
 	if err != nil {
 		return res, err
 	}
@@ -410,7 +414,8 @@ func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, st
 
 // configure is the case's configuration over the shipped one: the repair
 // rounds (2 unless the case says), a watch long enough for the played CI,
-// and test strength and the review as case.json turns them on.
+// test strength and the review as case.json turns them on, and the case's
+// policy rows.
 func (s ImplementSettings) configure(c *config.Config) {
 	c.Implement.RepairRounds = s.RepairRounds
 	if c.Implement.RepairRounds == 0 {
@@ -424,6 +429,10 @@ func (s ImplementSettings) configure(c *config.Config) {
 	c.Review.Enabled = s.Review
 	if s.ReviewRounds > 0 {
 		c.Review.Rounds = s.ReviewRounds
+	}
+	// Checked when case.json was parsed.
+	if n, _ := s.policyNode(); n != nil {
+		c.Policy = *n
 	}
 }
 
@@ -476,7 +485,7 @@ func (c ciClock) Sleep(ctx context.Context, d time.Duration) error {
 // want is set, measures the head's tests by mutation on every line the item
 // changed from main. ok is false when the item left no work branch (nothing
 // to test).
-func (p *player) compare(ctx context.Context, test []string, hidden []f2p.File, want *StrengthExpected) (f2p.Report, *JudgedStrength, bool, error) {
+func (p *player) compare(ctx context.Context, test []string, pol *policy.Policy, hidden []f2p.File, want *StrengthExpected) (f2p.Report, *JudgedStrength, bool, error) {
 	w := p.w
 	head, err := runGit(w.remote, "rev-parse", "-q", "--verify", "refs/heads/"+w.branch())
 	if err != nil || head == "" {
@@ -505,7 +514,7 @@ func (p *player) compare(ctx context.Context, test []string, hidden []f2p.File, 
 		if err != nil {
 			return nil, err
 		}
-		return f2p.SandboxTree(policy.NewSandbox(b, policy.Default(), gitEnv()), b.Close), nil
+		return f2p.SandboxTree(policy.NewSandbox(b, pol, gitEnv()), b.Close), nil
 	}
 	rep, err := f2p.Options{Repo: repo, Base: base, Head: head, Command: test, Open: open, TempDir: w.dir, Mask: w.masker.Mask, Overlay: hidden}.Compare(ctx)
 	if err != nil {
@@ -514,7 +523,7 @@ func (p *player) compare(ctx context.Context, test []string, hidden []f2p.File, 
 	if want == nil {
 		return rep, nil, true, nil
 	}
-	judged, err := w.judgeStrength(ctx, p.o.Isolation, judgeDir, base, head, want.Floor)
+	judged, err := w.judgeStrength(ctx, p.o.Isolation, pol, judgeDir, base, head, want.Floor)
 	if err != nil {
 		return f2p.Report{}, nil, false, err
 	}
@@ -523,11 +532,12 @@ func (p *player) compare(ctx context.Context, test []string, hidden []f2p.File, 
 
 // judgeStrength measures the tests at head by mutation on the lines the
 // item changed from base: the clone in dir is checked out at head, and the
-// tests are `go test` of the packages holding changed Go files, as
-// `roadmap ci test-strength` runs with no --test. It is the eval's own
+// tests are `go test` of the packages holding changed Go files, and
+// `python3 -m pytest -q` for changed Python files, as `roadmap ci
+// test-strength` runs with no --test, under the case's policy (pol). It is the eval's own
 // judgement, apart from anything the Jobs measured or recorded. The hidden
 // tests are not laid over here: it measures the tests the item wrote.
-func (w *world) judgeStrength(ctx context.Context, iso config.Isolation, dir, base, head string, floor float64) (*JudgedStrength, error) {
+func (w *world) judgeStrength(ctx context.Context, iso config.Isolation, pol *policy.Policy, dir, base, head string, floor float64) (*JudgedStrength, error) {
 	if _, err := runGit(dir, "checkout", "-q", "--detach", head); err != nil {
 		return nil, fmt.Errorf("check out the head to judge its tests: %w", err)
 	}
@@ -537,7 +547,7 @@ func (w *world) judgeStrength(ctx context.Context, iso config.Isolation, dir, ba
 	}
 	defer b.Close()
 	rep, err := strength.Run(ctx, strength.Options{Dir: dir, Base: base, Split: policy.Split, GitEnv: gitEnv(), Mask: w.masker.Mask,
-		Runner: checks.SandboxRunner(policy.NewSandbox(b, policy.Default(), gitEnv()))}, floor)
+		Runner: checks.SandboxRunner(policy.NewSandbox(b, pol, gitEnv()))}, floor)
 	if err != nil {
 		// The head's own tests fail unmutated, or git could not say what
 		// changed: no strength stands for the head.

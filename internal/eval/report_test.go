@@ -45,6 +45,8 @@ func goldenReport(t *testing.T) ImplementReport {
 		}
 		t.Logf("make eval's report, %s (started %s)", path, rep.Started)
 	} else {
+		// weak-test-python runs python3 -m pytest.
+		t.Setenv("PATH", pytestPATH(t))
 		played, err := Implement(context.Background(), Options{Dir: implementGolden, TempDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
@@ -82,6 +84,8 @@ func caseOf(t *testing.T, rep ImplementReport, name string) ImplementCaseResult 
 //     (its two conversations' recorded usage, no GitHub request of its
 //     own) and the group's strength (TestEvalImplementWeakTest plays it
 //     with strength off);
+//   - weak-test-python, its Python twin, the same way with the Python
+//     mutator (TestEvalImplementWeakTestPython plays it with strength off);
 //   - fix-discount, judged by its hidden test, which the fix meets: FULL,
 //     with the hidden test and the agent's own among the fail-to-pass
 //     (TestEvalImplementHiddenTests plays it with a hidden test it does not
@@ -117,6 +121,27 @@ func TestEvalImplementReport(t *testing.T) {
 		}
 		if j := res.Judged; j == nil || !j.Passed || j.Score < 0.8 {
 			t.Errorf("judged strength %+v, want passed at the floor 0.8", j)
+		}
+	})
+
+	t.Run("weak-test-python, test strength on", func(t *testing.T) {
+		reviewCalls, reviewIn, reviewOut := fixtureUsage(t, weakPythonGolden, reviewOpenings...)
+		res := caseOf(t, rep, "weak-test-python")
+		if res.Verdict != Full || res.Score != 1 || res.Result != "ready" {
+			t.Fatalf("verdict %s (%v), result %s (%s: %s); want FULL and ready", res.Verdict, res.Score, res.Result, res.Failure, res.Reason)
+		}
+		want := ReviewCost{Reviews: 1, ModelCalls: reviewCalls, TokensIn: reviewIn, TokensOut: reviewOut, Requests: 0}
+		if got := res.Review; got.Reviews != want.Reviews || got.ModelCalls != want.ModelCalls || got.TokensIn != want.TokensIn || got.TokensOut != want.TokensOut {
+			t.Errorf("review cost %+v, want %+v", got, want)
+		}
+		if len(res.Strength) != 1 || res.Strength[0].Group != 1 || res.Strength[0].Killed == 0 || res.Strength[0].Survived != 0 {
+			t.Errorf("strength %+v, want group 1 with mutants killed and none surviving", res.Strength)
+		}
+		if j := res.Judged; j == nil || !j.Passed || j.Score < 0.8 || j.Killed == 0 {
+			t.Errorf("judged strength %+v, want passed at the floor 0.8", j)
+		}
+		if !slices.Equal(res.Hidden, []string{"tests/test_hidden_grade.py"}) || !slices.Contains(res.F2P, "tests.test_hidden_grade.test_hidden_grade_bands") {
+			t.Errorf("hidden %v, f2p %v; want the hidden pytest file, its test fail-to-pass", res.Hidden, res.F2P)
 		}
 	})
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,16 +13,24 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/llm"
 )
 
-// weakGolden is the golden case whose first test checks nothing.
-var weakGolden = filepath.Join("..", "..", "testdata", "golden", "implement", "weak-test")
+// weakGolden is the golden case whose first test checks nothing;
+// weakPythonGolden is its Python twin.
+var (
+	weakGolden       = filepath.Join("..", "..", "testdata", "golden", "implement", "weak-test")
+	weakPythonGolden = filepath.Join("..", "..", "testdata", "golden", "implement", "weak-test-python")
+)
 
 // weakCase copies the golden weak-test case into a set of its own, with
 // case.json's test_strength set to on.
-func weakCase(t *testing.T, on bool) string {
+func weakCase(t *testing.T, on bool) string { return weakCaseOf(t, weakGolden, on) }
+
+// weakCaseOf copies the golden case in dir into a set of its own, with
+// case.json's test_strength set to on.
+func weakCaseOf(t *testing.T, dir string, on bool) string {
 	t.Helper()
 	set := filepath.Join(t.TempDir(), "set")
-	dst := filepath.Join(set, "weak-test")
-	if err := os.CopyFS(dst, os.DirFS(weakGolden)); err != nil {
+	dst := filepath.Join(set, filepath.Base(dir))
+	if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dst, "case.json")
@@ -124,4 +133,73 @@ func TestEvalImplementWeakTest(t *testing.T) {
 			t.Errorf("review calls %d, want %d: the review ran and did not catch the weak test", res.Review.ModelCalls, reviewCalls)
 		}
 	})
+}
+
+// TestEvalImplementWeakTestPython: weak-test's Python twin
+// (weak-test-python). The agent first writes letter and a test_letter that
+// calls it and checks nothing; pytest passes. With test strength on (the
+// case as the golden set has it, judged FULL in TestEvalImplementReport on
+// make eval's play) the Python mutator's survivors go back as a repair
+// round and the agent pins every boundary. With test strength off, played
+// here, the item ends ready with the weak test: fail-to-pass alone would
+// call it FULL (the hidden test passes, for letter is right), and the
+// eval's own mutation judge, on the tests the item wrote, scores it NO.
+func TestEvalImplementWeakTestPython(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the Python weak-test case through implement (make test runs it)")
+	}
+	t.Setenv("PATH", pytestPATH(t))
+	reviewCalls, _, _ := fixtureUsage(t, weakPythonGolden, reviewOpenings...)
+	if reviewCalls != 2 {
+		t.Fatalf("the case's fixtures hold %d review calls, want 2 (reviewer and refuter)", reviewCalls)
+	}
+
+	t.Run("test strength off", func(t *testing.T) {
+		res, line := runSet(t, weakCaseOf(t, weakPythonGolden, false))
+		t.Log(line)
+		if res.Result != "ready" {
+			t.Fatalf("result %s (%s: %s); want ready: the weak test accepted", res.Result, res.Failure, res.Reason)
+		}
+		if v := Judge(res.WantF2P, res.WantP2P, res.F2P, res.P2P); v != Full {
+			t.Fatalf("fail-to-pass alone says %s (f2p %v, p2p %v); the hidden test should pass a right letter beside the weak test", v, res.F2P, res.P2P)
+		}
+		if res.Verdict != No || res.Score != 0 {
+			t.Errorf("verdict %s (%v), want NO: the head's test checks nothing", res.Verdict, res.Score)
+		}
+		if j := res.Judged; j == nil || j.Passed || j.Survived == 0 {
+			t.Errorf("judged strength %+v, want failed with survivors", j)
+		}
+		if len(res.Strength) != 0 {
+			t.Errorf("strength %+v recorded with test strength off", res.Strength)
+		}
+		if res.Review.ModelCalls != reviewCalls {
+			t.Errorf("review calls %d, want %d: the review ran and did not catch the weak test", res.Review.ModelCalls, reviewCalls)
+		}
+	})
+}
+
+// pytestPATH is the PATH under which python3 runs pytest: the machine's
+// own, or, when its python3 has no pytest (a pyenv interpreter ahead of the
+// system's), with the system's /usr/bin first, where Debian's
+// python3-pytest installs it. The test skips when neither has pytest
+// (.ci/run installs it, so CI does not skip).
+func pytestPATH(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("PATH")
+	for _, dir := range []string{"", "/usr/bin"} {
+		p := path
+		if dir != "" {
+			p = dir + string(os.PathListSeparator) + path
+		}
+		cmd := exec.Command("python3", "-m", "pytest", "--version")
+		cmd.Env = append(os.Environ(), "PATH="+p)
+		if dir != "" {
+			cmd.Path = filepath.Join(dir, "python3")
+		}
+		if cmd.Run() == nil {
+			return p
+		}
+	}
+	t.Skip("python3 -m pytest --version fails with the PATH's python3 and with /usr/bin/python3: the Python case needs pytest (Debian: apt-get install python3-pytest)")
+	return ""
 }

@@ -1,0 +1,1 @@
+"""Scores out of 100."""
