@@ -413,7 +413,8 @@ func (p *player) job(ctx context.Context, kill *KillPoint) (implement.Result, st
 }
 
 // configure is the case's configuration over the shipped one: the repair
-// rounds (2 unless the case says), a watch long enough for the played CI,
+// rounds (2 unless the case says), a watch long enough for the played CI, no
+// checks detected from the case's repository,
 // test strength and the review as case.json turns them on, and the case's
 // policy rows.
 func (s ImplementSettings) configure(c *config.Config) {
@@ -422,6 +423,10 @@ func (s ImplementSettings) configure(c *config.Config) {
 		c.Implement.RepairRounds = 2
 	}
 	c.Implement.WatchTimeout = 10 * time.Minute
+	// A case's checks are the plan's verify commands and what case.json
+	// names, not those detected from its repository (checks.detect, on by
+	// default): its recorded model calls were made for those.
+	c.Checks.Detect = false
 	c.Implement.TestStrength = s.TestStrength
 	if s.TestStrengthFloor > 0 {
 		c.Implement.TestStrengthFloor = s.TestStrengthFloor
