@@ -122,7 +122,7 @@ func unmeasured(rep strength.Report) string {
 		parts = append(parts, fmt.Sprintf("%d changed lines with nothing to mutate", rep.Skipped))
 	}
 	if len(parts) == 0 {
-		return "no changed line of Go or Python code"
+		return "no changed line of Go, Python or JavaScript code"
 	}
 	return strings.Join(parts, "; ")
 }
