@@ -136,8 +136,8 @@ func TestE2EPythonRepository(t *testing.T) {
 			t.Errorf("the implement step's output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "test strength: not measured") {
-		t.Errorf("a group's Python change was not measured:\n%s", out)
+	if strings.Contains(out, "roadmap: group 1: test strength: not measured") {
+		t.Errorf("group 1's Python change was not measured:\n%s", out)
 	}
 	// The agent's Python code is on the PR's head.
 	ctx := t.Context()
