@@ -37,7 +37,7 @@ const maxBlockerReads = 2
 // merge left it, takes B to ready on code that holds A's change.
 func TestE2EBlockedThenUnblocked(t *testing.T) {
 	act := requireAct(t)
-	it := newItem(t, act, itemOptions{World: demotest.NewTrioWorld, Latency: 20 * time.Millisecond, WatchTimeout: time.Minute})
+	it := newItem(t, act, itemOptions{World: demotest.NewTrioWorld, Latency: 20 * time.Millisecond, WatchTimeout: time.Minute, NoReview: true})
 	trio := demotest.Trio(it.w)
 	a, b := trio[0], trio[1]
 	it.logf("A #%d %s (package %s), B #%d %s (package %s); B waits for A", a.Issue, a.Change, a.Package, b.Issue, b.Change, b.Package)

@@ -132,6 +132,10 @@ type itemOptions struct {
 	// Implement holds more lines of the configuration's implement mapping
 	// (each indented two spaces).
 	Implement string
+	// NoReview turns the review before ready off (review.enabled: false):
+	// for a world whose recordings hold no reviewer's answers (the trio's),
+	// as the review is on by default.
+	NoReview bool
 	// FromIssue starts from an issue with no plan: stage writes it.
 	FromIssue bool
 	// Caller is the example caller under docs/examples the user's
@@ -305,6 +309,9 @@ implement:
   watch_timeout: %s
   repair_rounds: 2
 %s`, modelURL, o.WatchTimeout, o.Implement),
+	}
+	if o.NoReview {
+		files[config.DefaultPath] += "review:\n  enabled: false\n"
 	}
 	for name, body := range o.Files {
 		files[name] = body

@@ -39,7 +39,7 @@ import (
 // its verb's table, and each drive's within what the spec gives it.
 func TestE2ETrackerDrivesThree(t *testing.T) {
 	act := requireAct(t)
-	it := newItem(t, act, itemOptions{World: demotest.NewTrioWorld, Latency: 20 * time.Millisecond, WatchTimeout: time.Minute})
+	it := newItem(t, act, itemOptions{World: demotest.NewTrioWorld, Latency: 20 * time.Millisecond, WatchTimeout: time.Minute, NoReview: true})
 	trio := demotest.Trio(it.w)
 	a, b, c := trio[0], trio[1], trio[2]
 	it.playCIOn("success", a.Branch, b.Branch, c.Branch)

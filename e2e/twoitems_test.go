@@ -56,7 +56,7 @@ const (
 // counted per item although the runs overlap.
 func TestE2ETwoItemsAtOnce(t *testing.T) {
 	act := requireAct(t)
-	it := newItem(t, act, itemOptions{World: demotest.NewTrioWorld, Latency: 20 * time.Millisecond, WatchTimeout: time.Minute})
+	it := newItem(t, act, itemOptions{World: demotest.NewTrioWorld, Latency: 20 * time.Millisecond, WatchTimeout: time.Minute, NoReview: true})
 	trio := demotest.Trio(it.w)
 	a, b, c := trio[0], trio[1], trio[2]
 	it.logf("three staged items: A #%d %s (package %s), B #%d %s (package %s), C #%d %s (package %s)",
