@@ -1,0 +1,72 @@
+package adopt
+
+import "regexp"
+
+// Pin is what the workflows init writes name roadmap by: Ref after the @ of
+// every uses: line, and Version, when not "", as a comment after it
+// (`@<sha> # v0.1.0`), because a commit SHA alone tells a reader nothing.
+type Pin struct {
+	Ref     string
+	Version string
+	// ToDo, when not "", is the to-do item that says why the pin is not a
+	// release's and what to check before the first Job.
+	ToDo string
+}
+
+// uses is what replaces REF in a uses: line: the ref and its comment.
+func (p Pin) uses() string {
+	if p.Version == "" || p.Version == p.Ref {
+		return p.Ref
+	}
+	return p.Ref + " # " + p.Version
+}
+
+// ReleaseTag matches a release's tag, vX.Y.Z: a pre-release (v1.2.0-rc.1)
+// or a Go pseudo-version is not one.
+var ReleaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
+
+var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// MainBranch is roadmap's default branch: the pin of a build that names no
+// commit, which is the only ref known to exist then.
+const MainBranch = "main"
+
+// PinFor is the pin for the roadmap build that runs init: version (a
+// release tag, a Go pseudo-version, "" when unknown) built from commit (the
+// full SHA, "" when unknown), with local changes when modified.
+//
+// A build that knows its commit pins that commit, so the workflows run the
+// code that wrote them; a release names its tag in the comment, any other
+// build its version and a to-do, since its commit may be on no branch of
+// roadmap's repository. Without a commit, a release pins its tag (a
+// `go install ...@vX.Y.Z`: the module proxy served that tag), and a build
+// that names nothing pins main, and says to pin it with --ref: never a tag
+// that may not exist.
+func PinFor(version, commit string, modified bool) Pin {
+	release := ReleaseTag.MatchString(version) && !modified
+	switch {
+	case fullSHA.MatchString(commit) && release:
+		return Pin{Ref: commit, Version: version}
+	case fullSHA.MatchString(commit):
+		if version == "" {
+			version = "unreleased"
+		}
+		what := "not a tagged release"
+		if modified {
+			what = "built with local changes that commit does not hold"
+		}
+		todo := "The workflows pin roadmap at commit " + commit + ", the one this roadmap (" + version + ", " + what + ") was built from" +
+			": that commit must be on github.com/roadmap-dev/roadmap, or the first Job cannot find roadmap's workflows. " +
+			"To pin a release instead, remove the workflow files init wrote and run it again with --ref and a release's tag or commit SHA (docs/release.md)"
+		return Pin{Ref: commit, Version: version, ToDo: todo}
+	case ReleaseTag.MatchString(version):
+		return Pin{Ref: version}
+	default:
+		if version == "" {
+			version = "dev"
+		}
+		return Pin{Ref: MainBranch, Version: version, ToDo: "This roadmap (" + version + ") names no commit it was built from, " +
+			"so the workflows follow roadmap's " + MainBranch + " branch, which moves: remove the workflow files init wrote and run it again with --ref and a release's tag or commit SHA " +
+			"to pin it (docs/release.md)"}
+	}
+}
