@@ -12,8 +12,11 @@ import (
 
 // initOptions are `roadmap init`'s flags, parsed.
 type initOptions struct {
-	Dir, Ref, EvalModel        string
-	Provider                   string
+	Dir, Ref, EvalModel string
+	Provider            string
+	// Pin is what the workflows pin roadmap to: --ref as given, else the
+	// commit this roadmap was built from (adopt.PinFor).
+	Pin                        adopt.Pin
 	DryRun, JSON, EvalWorkflow bool
 	AgentsMD                   bool
 }
@@ -54,6 +57,12 @@ func initCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 		env.Errorf("--eval-model needs --eval-workflow")
 		return ExitUsage
 	}
+	// --ref as given; else this build's commit, never a tag that may not exist.
+	o.Pin = adopt.Pin{Ref: o.Ref}
+	if o.Ref == "" {
+		b := f.Build()
+		o.Pin = adopt.PinFor(b.Version, b.Commit, b.Modified)
+	}
 	return runF(ctx, f, o)
 }
 
@@ -75,14 +84,8 @@ func initRun(ctx context.Context, f *Factory, o *initOptions) int {
 	if o.JSON {
 		out = env.Stderr
 	}
-	// --ref as given; else this build's commit, never a tag that may not exist.
-	pin := adopt.Pin{Ref: o.Ref}
-	if o.Ref == "" {
-		b := f.Build()
-		pin = adopt.PinFor(b.Version, b.Commit, b.Modified)
-	}
 	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Pin: pin, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD, Provider: o.Provider})
+		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Pin: o.Pin, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD, Provider: o.Provider})
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal

@@ -99,8 +99,13 @@ func runVersion(ctx context.Context, env *Env, args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	b := env.factory().Build()
-	if *asJSON {
+	return printVersion(env, currentBuild(), *asJSON)
+}
+
+// printVersion prints b as `roadmap version` does: "roadmap " and b, or
+// with asJSON the object Build.
+func printVersion(env *Env, b Build, asJSON bool) int {
+	if asJSON {
 		return env.JSON(b)
 	}
 	fmt.Fprintf(env.Stdout, "roadmap %s\n", b)

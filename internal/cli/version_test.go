@@ -77,23 +77,22 @@ func TestVersionNamesRelease(t *testing.T) {
 		})
 	}
 
-	// The verb prints its Factory's Build, as text and as JSON.
+	// The verb prints a Build as text and as JSON.
 	release := Build{Version: "v0.1.0", Commit: releaseSHA, Go: "go1.26.8"}
-	run := func(args ...string) string {
+	run := func(asJSON bool) string {
 		t.Helper()
 		var out, errb bytes.Buffer
 		env := newEnv(nil, nil, strings.NewReader(""), &out, &errb)
-		env.factory().Build = func() Build { return release }
-		if code := runVersion(context.Background(), env, args); code != ExitOK {
-			t.Fatalf("roadmap version %v: exit %d\n%s", args, code, errb.String())
+		if code := printVersion(env, release, asJSON); code != ExitOK {
+			t.Fatalf("roadmap version: exit %d\n%s", code, errb.String())
 		}
 		return out.String()
 	}
-	if got, want := run(), "roadmap v0.1.0 ("+releaseSHA+") go1.26.8\n"; got != want {
+	if got, want := run(false), "roadmap v0.1.0 ("+releaseSHA+") go1.26.8\n"; got != want {
 		t.Errorf("roadmap version printed %q, want %q", got, want)
 	}
 	var got map[string]any
-	if err := json.Unmarshal([]byte(run("--json")), &got); err != nil {
+	if err := json.Unmarshal([]byte(run(true)), &got); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(map[string]any{"version": "v0.1.0", "commit": releaseSHA, "go": "go1.26.8"}, got); d != "" {
