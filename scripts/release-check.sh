@@ -2,8 +2,9 @@
 # The release short of publishing (`make release-check`, docs/release.md): `goreleaser
 # check`, a snapshot of .goreleaser.yaml into dist/ (every platform's archive,
 # checksums.txt, the SBOMs; no tag needed), the host's binary must print the snapshot's
-# version, and TestInstallGoReleaserDist installs the archives through
-# scripts/install-roadmap.sh from a loopback release.
+# version, TestInstallGoReleaserDist installs the archives through
+# scripts/install-roadmap.sh from a loopback release, and TestChangelogVersions checks the
+# newest CHANGELOG.md section a tag would publish.
 #
 # Environment: GORELEASER and CYCLONEDX (pinned module@version, from the Makefile), GO.
 set -euo pipefail
@@ -64,4 +65,6 @@ case "$got" in
     exit 1
     ;;
 esac
-ROADMAP_RELEASE_DIST="$PWD/dist" "$GO" test -count=1 -run '^TestInstallGoReleaserDist$' ./scripts
+# And the notes a tag would publish: CHANGELOG.md's newest version has its section and link
+# line (TestChangelogVersions), which release.yml refuses a tag without.
+ROADMAP_RELEASE_DIST="$PWD/dist" "$GO" test -count=1 -run '^(TestInstallGoReleaserDist|TestChangelogVersions)$' ./scripts

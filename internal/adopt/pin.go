@@ -60,7 +60,9 @@ func PinFor(version, commit string, modified bool) Pin {
 			"To pin a release instead, remove the workflow files init wrote and run it again with --ref and a release's tag or commit SHA (docs/release.md)"
 		return Pin{Ref: commit, Version: version, ToDo: todo}
 	case ReleaseTag.MatchString(version):
-		return Pin{Ref: version}
+		return Pin{Ref: version, ToDo: "The workflows pin roadmap at the tag " + version + ", this roadmap's version: a build from the module proxy " +
+			"(go install) names no commit. A tag can be moved, a commit cannot: to pin the commit, replace " + version +
+			" in each roadmap-dev/roadmap uses: line with its SHA and a comment (docs/install.md, \"Pinning a release by SHA\")"}
 	default:
 		if version == "" {
 			version = "dev"

@@ -125,6 +125,8 @@ func TestInitPinsBuildCommit(t *testing.T) {
 			pin: releaseSHA + " # v0.1.0", todo: []string{"pin roadmap at commit " + releaseSHA, "local changes", "--ref"}},
 		{name: "a build that knows only its commit", build: Build{Version: "unreleased", Commit: otherSHA},
 			pin: otherSHA + " # unreleased", todo: []string{"pin roadmap at commit " + otherSHA}},
+		{name: "go install ...@v0.1.0 pins the tag it was served, and says how to pin its commit", build: Build{Version: "v0.1.0"},
+			pin: "v0.1.0", todo: []string{"at the tag v0.1.0", "names no commit", "Pinning a release by SHA"}},
 		{name: "a build that names nothing follows main and says so", build: Build{Version: "dev"},
 			pin: "main # dev", todo: []string{"names no commit", "--ref"}},
 		{name: "--ref as given", build: Build{Version: "v0.1.0", Commit: releaseSHA}, args: []string{"--ref", otherSHA},
@@ -175,7 +177,7 @@ func TestInitPinsBuildCommit(t *testing.T) {
 			// The to-do's pin step: before the commit, only when not a release's.
 			i := -1
 			for j, s := range res.ToDo {
-				if strings.Contains(s, "roadmap at commit") || strings.Contains(s, "names no commit") {
+				if strings.Contains(s, "The workflows pin roadmap") || strings.Contains(s, "names no commit") {
 					i = j
 				}
 			}
