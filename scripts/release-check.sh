@@ -58,8 +58,9 @@ commit=$(git rev-parse HEAD)
 bin=$(ls dist/roadmap_"$("$GO" env GOOS)"_"$("$GO" env GOARCH)"*/roadmap)
 got=$("$bin" version)
 echo "$bin version: $got"
+# ", modified" after the commit: a snapshot of a work tree with changes, when Go stamped it.
 case "$got" in
-  "roadmap v$version ($commit) "*) ;;
+  "roadmap v$version ($commit) "* | "roadmap v$version ($commit, modified) "*) ;;
   *)
     echo "release-check: $bin does not print the snapshot's version and commit (roadmap v$version ($commit) …)" >&2
     exit 1
