@@ -27,6 +27,10 @@ var ReleaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
 
 var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
+// pinRelease is how a person pins a release instead: init keeps the files
+// it wrote, so they go first.
+const pinRelease = "To pin a release, remove the files init wrote and run it again with --ref and the release's tag or commit (docs/release.md)"
+
 // MainBranch is roadmap's default branch: the pin of a build that names no
 // commit, which is the only ref known to exist then.
 const MainBranch = "main"
@@ -55,20 +59,16 @@ func PinFor(version, commit string, modified bool) Pin {
 		if modified {
 			what = "built with local changes that commit does not hold"
 		}
-		todo := "The workflows pin roadmap at commit " + commit + ", the one this roadmap (" + version + ", " + what + ") was built from" +
-			": that commit must be on github.com/roadmap-dev/roadmap, or the first Job cannot find roadmap's workflows. " +
-			"To pin a release instead, remove the workflow files init wrote and run it again with --ref and a release's tag or commit SHA (docs/release.md)"
-		return Pin{Ref: commit, Version: version, ToDo: todo}
+		return Pin{Ref: commit, Version: version, ToDo: "The workflows pin roadmap at commit " + commit + ", the build of this roadmap (" +
+			version + ", " + what + "): it must be on github.com/roadmap-dev/roadmap. " + pinRelease}
 	case ReleaseTag.MatchString(version):
-		return Pin{Ref: version, ToDo: "The workflows pin roadmap at the tag " + version + ", this roadmap's version: a build from the module proxy " +
-			"(go install) names no commit. A tag can be moved, a commit cannot: to pin the commit, replace " + version +
-			" in each roadmap-dev/roadmap uses: line with its SHA and a comment (docs/install.md, \"Pinning a release by SHA\")"}
+		return Pin{Ref: version, ToDo: "The workflows pin roadmap at the tag " + version + ": a go install build names no commit, and a tag can move. " +
+			"To pin its commit, write the SHA in each roadmap-dev/roadmap uses: line (docs/install.md, \"Pinning a release by SHA\")"}
 	default:
 		if version == "" {
 			version = "dev"
 		}
-		return Pin{Ref: MainBranch, Version: version, ToDo: "This roadmap (" + version + ") names no commit it was built from, " +
-			"so the workflows follow roadmap's " + MainBranch + " branch, which moves: remove the workflow files init wrote and run it again with --ref and a release's tag or commit SHA " +
-			"to pin it (docs/release.md)"}
+		return Pin{Ref: MainBranch, Version: version, ToDo: "The workflows pin roadmap at its " + MainBranch + " branch, which moves: this roadmap (" +
+			version + ") names no commit. " + pinRelease}
 	}
 }
