@@ -18,9 +18,16 @@ DEV_BIN     := bin/roadmap-dev
 .PHONY: build test jobs-test eval eval-test release-check lint vet fmt-check mod-tidy actionlint unit fuzz bench clean demo npm-tools faults faults-test faults-process build-dev dev-test
 
 # -trimpath: the binary names no checkout's folder, and a clean clone in a new one reuses the
-# build cache (scripts/unit.sh).
+# build cache (scripts/unit.sh). The ldflags name the version (the tag, or git describe's
+# vX.Y.Z-N-g<sha>, -dirty with local changes) and the full commit, as GoReleaser's do:
+# `roadmap version` prints them and `roadmap init` pins its workflows to that commit. Outside
+# a git checkout both are empty and the binary reads what Go stamped, else says dev.
+VERSION     ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null)
+COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS     := $(if $(VERSION),-X github.com/roadmap-dev/roadmap/internal/cli.Version=$(VERSION)) \
+               $(if $(COMMIT),-X github.com/roadmap-dev/roadmap/internal/cli.Commit=$(COMMIT))
 build:
-	$(GO) build -trimpath -o $(BIN) ./cmd/roadmap
+	$(GO) build -trimpath -ldflags '$(strip $(LDFLAGS))' -o $(BIN) ./cmd/roadmap
 
 # roadmap-dev beside roadmap: `roadmap-dev faults process` runs the roadmap binary next to it.
 build-dev: build

@@ -2,8 +2,9 @@
 # The release short of publishing (`make release-check`, docs/release.md): `goreleaser
 # check`, a snapshot of .goreleaser.yaml into dist/ (every platform's archive,
 # checksums.txt, the SBOMs; no tag needed), the host's binary must print the snapshot's
-# version, and TestInstallGoReleaserDist installs the archives through
-# scripts/install-roadmap.sh from a loopback release.
+# version, TestInstallGoReleaserDist installs the archives through
+# scripts/install-roadmap.sh from a loopback release, and TestChangelogVersions checks the
+# newest CHANGELOG.md section a tag would publish.
 #
 # Environment: GORELEASER and CYCLONEDX (pinned module@version, from the Makefile), GO.
 set -euo pipefail
@@ -57,11 +58,14 @@ commit=$(git rev-parse HEAD)
 bin=$(ls dist/roadmap_"$("$GO" env GOOS)"_"$("$GO" env GOARCH)"*/roadmap)
 got=$("$bin" version)
 echo "$bin version: $got"
+# ", modified" after the commit: a snapshot of a work tree with changes, when Go stamped it.
 case "$got" in
-  "roadmap v$version ($commit) "*) ;;
+  "roadmap v$version ($commit) "* | "roadmap v$version ($commit, modified) "*) ;;
   *)
     echo "release-check: $bin does not print the snapshot's version and commit (roadmap v$version ($commit) …)" >&2
     exit 1
     ;;
 esac
-ROADMAP_RELEASE_DIST="$PWD/dist" "$GO" test -count=1 -run '^TestInstallGoReleaserDist$' ./scripts
+# And the notes a tag would publish: CHANGELOG.md's newest version has its section and link
+# line (TestChangelogVersions), which release.yml refuses a tag without.
+ROADMAP_RELEASE_DIST="$PWD/dist" "$GO" test -count=1 -run '^(TestInstallGoReleaserDist|TestChangelogVersions)$' ./scripts

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes the release notes of a tag: its section of CHANGELOG.md, from the heading
-# "## [X.Y.Z]" (a date may follow) to the next "## ". .github/workflows/release.yml gives the
+# "## [X.Y.Z]" (a date may follow) to the next "## ", or to the link lines ("[X.Y.Z]: URL")
+# that end the file. .github/workflows/release.yml gives the
 # file to GoReleaser (--release-notes); .goreleaser.yaml builds everything else
 # (docs/release.md). A tag without a CHANGELOG.md section, or with an empty one, is refused:
 # the release keeps the changelog.
@@ -18,6 +19,7 @@ mkdir -p "$(dirname "$notes")"
 awk -v v="$version" '
   index($0, "## [" v "]") == 1 { on = 1; next }
   on && /^## / { exit }
+  on && /^\[[^]]+\]: / { exit }
   on { print }' CHANGELOG.md > "$notes"
 if ! grep -q '[^[:space:]]' "$notes"; then
   rm -f "$notes"

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -55,6 +57,9 @@ const changelog = `# Changelog
 ## [1.0.0] - 2026-11-01
 
 - the first
+
+[Unreleased]: https://github.com/o/r/compare/v2.0.0...HEAD
+[2.0.0]: https://github.com/o/r/compare/v1.1.0...v2.0.0
 `
 
 // TestReleaseNotes holds the release notes to CHANGELOG.md: release.yml publishes what
@@ -63,7 +68,7 @@ func TestReleaseNotes(t *testing.T) {
 	for _, tc := range []struct{ name, tag, want string }{
 		{"a release's section, up to the next heading", "v2.0.0", "### Added\n\n- the thing"},
 		{"a pre-release's own section", "v2.0.0-rc.1", "- the candidate"},
-		{"the last section, to the end", "v1.0.0", "- the first"},
+		{"the last section, to the link lines", "v1.0.0", "- the first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok, code, log := notes(t, changelog, tc.tag)
@@ -92,4 +97,82 @@ func TestReleaseNotes(t *testing.T) {
 			}
 		})
 	}
+}
+
+var (
+	versionHeading = regexp.MustCompile(`^## \[(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\] - (\d{4}-\d{2}-\d{2})$`)
+	linkLine       = regexp.MustCompile(`^\[([^]]+)\]: (\S+)$`)
+)
+
+// TestChangelogVersions holds the repository's own CHANGELOG.md to what the release workflow
+// and a reader need: `## [Unreleased]` first, then
+// each version's `## [X.Y.Z] - YYYY-MM-DD` section, newest first, each with notes
+// scripts/release.sh extracts; and at the bottom a link line for Unreleased (the newest
+// version's tag compared with HEAD) and one for every version (its release's page). `make
+// release-check` runs it beside the snapshot, so a tag is never pushed without its notes.
+func TestChangelogVersions(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	var headings, versions []string
+	links := map[string]string{}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "## ") {
+			headings = append(headings, l)
+			if m := versionHeading.FindStringSubmatch(l); m != nil {
+				versions = append(versions, m[1])
+			}
+		}
+		if m := linkLine.FindStringSubmatch(l); m != nil {
+			links[m[1]] = m[2]
+		}
+	}
+	if len(headings) == 0 || headings[0] != "## [Unreleased]" {
+		t.Fatalf("CHANGELOG.md's first section is %q, want ## [Unreleased]", headings)
+	}
+	if len(versions) != len(headings)-1 {
+		t.Errorf("CHANGELOG.md has sections that are neither Unreleased nor ## [X.Y.Z] - YYYY-MM-DD: %q", headings)
+	}
+	if len(versions) == 0 {
+		t.Fatal("CHANGELOG.md has no version section: nothing to release")
+	}
+	const repo = "https://github.com/roadmap-dev/roadmap"
+	if want := repo + "/compare/v" + versions[0] + "...HEAD"; links["Unreleased"] != want {
+		t.Errorf("the Unreleased link is %q, want %q", links["Unreleased"], want)
+	}
+	for i, v := range versions {
+		if i > 0 && !older(versions[i], versions[i-1]) {
+			t.Errorf("CHANGELOG.md: %s is below %s, want the newest first", v, versions[i-1])
+		}
+		if want := repo + "/releases/tag/v" + v; links[v] != want {
+			t.Errorf("the link line of %s is %q, want %q", v, links[v], want)
+		}
+		got, ok, code, log := notes(t, string(raw), "v"+v)
+		if code != 0 || !ok || strings.Contains(got, "]: http") {
+			t.Errorf("the notes of v%s: exit %d, written %v, or they hold the link lines\n%s%s", v, code, ok, log, got)
+		}
+	}
+	if len(links) != len(versions)+1 {
+		t.Errorf("CHANGELOG.md has %d link lines for %d versions and Unreleased: %v", len(links), len(versions), links)
+	}
+}
+
+// older: version a is below b (X.Y.Z numerically; a pre-release is below its release).
+func older(a, b string) bool {
+	num := func(v string) ([3]int, string) {
+		core, pre, _ := strings.Cut(v, "-")
+		var n [3]int
+		for i, p := range strings.SplitN(core, ".", 3) {
+			n[i], _ = strconv.Atoi(p)
+		}
+		return n, pre
+	}
+	na, pa := num(a)
+	nb, pb := num(b)
+	if na != nb {
+		return na[0] < nb[0] || na[0] == nb[0] && (na[1] < nb[1] || na[1] == nb[1] && na[2] < nb[2])
+	}
+	return pa != "" && (pb == "" || pa < pb)
 }

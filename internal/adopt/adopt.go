@@ -35,9 +35,9 @@ type Options struct {
 	GitHub GitHub
 	// Repository is "owner/repo"; Server is the web root (https://github.com).
 	Repository, Server string
-	// Ref is what the written workflows pin roadmap's reusable workflows to
-	// (a release tag, v1, or a commit SHA).
-	Ref    string
+	// Pin is what the written workflows pin roadmap's reusable workflows
+	// and actions to (PinFor: the commit of the build that runs init).
+	Pin    Pin
 	DryRun bool
 	Out    io.Writer
 	// Now is when init runs: the empty dashboard it opens shows that day.
@@ -221,7 +221,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 
-	written := files(o.Ref, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number, o.EvalModel, provider)
+	written := files(o.Pin, res.Settings.DefaultBranch, res.Language, res.CI, res.Dashboard.Number, o.EvalModel, provider)
 	noInstructions, err := needsAgentsStub(o.Dir)
 	if err != nil {
 		return res, err
@@ -354,6 +354,10 @@ func toDo(o Options, res Result, provider Provider, noInstructions bool) []strin
 	}
 	if res.Settings.Private {
 		out = append(out, "This repository is private: draft pull requests on private repositories need a paid plan (GitHub Pro, Team or Enterprise)")
+	}
+	// Before the commit: the pin is in the files it would push.
+	if o.Pin.ToDo != "" {
+		out = append(out, o.Pin.ToDo)
 	}
 	if written := res.files(Written); len(written) > 0 {
 		paths := strings.Join(written, " ")

@@ -53,7 +53,7 @@ func TestInitOffersAgentsStub(t *testing.T) {
 			}
 		}
 		res, err := Run(context.Background(), Options{Dir: dir, GitHub: settled{}, Repository: "acme/x", Server: "https://github.com",
-			Ref: "v1", Out: io.Discard, AgentsStub: stub})
+			Pin: Pin{Ref: "v1"}, Out: io.Discard, AgentsStub: stub})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ const (
 )
 
 // files are the caller workflow, the checks workflow, the wake workflow and
-// the configuration, for roadmap's reusable workflows at ref, the
+// the configuration, for roadmap's reusable workflows at pin, the
 // repository's default branch, its toolchain and its CI. The caller is
 // docs/examples/roadmap-caller.yml, named roadmap.yml.
 //
@@ -41,8 +41,9 @@ const (
 // when not "", adds the scheduled eval workflow on GitHub Models with that
 // model. provider is the one whose ladder the configuration holds
 // (Providers).
-func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int, evalModel string, provider Provider) []file {
-	r := strings.NewReplacer("@REF", "@"+ref, "BRANCH", defaultBranch, "DASHBOARD_ISSUE", strconv.Itoa(dashboard), "EVAL_MODEL", evalModel)
+func files(pin Pin, defaultBranch string, tc Toolchain, ci CI, dashboard int, evalModel string, provider Provider) []file {
+	// Every @REF ends its line, so the pin's comment can follow it.
+	r := strings.NewReplacer("@REF", "@"+pin.uses(), "BRANCH", defaultBranch, "DASHBOARD_ISSUE", strconv.Itoa(dashboard), "EVAL_MODEL", evalModel)
 	checks, caller := checksYAML, callerYAML
 	if tc.setup != "" {
 		checks = checksStepsYAML(tc)
@@ -54,7 +55,7 @@ func files(ref, defaultBranch string, tc Toolchain, ci CI, dashboard int, evalMo
 		{CallerPath, r.Replace(caller)},
 		{ChecksPath, r.Replace(checks)},
 		{WakePath, r.Replace(wakeYAML)},
-		{ConfigPath, configText(ref, defaultBranch, tc, ci, provider)},
+		{ConfigPath, configText(pin.Ref, defaultBranch, tc, ci, provider)},
 	}
 	if evalModel != "" {
 		out = append(out, file{EvalPath, r.Replace(evalYAML)})

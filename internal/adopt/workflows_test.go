@@ -74,14 +74,14 @@ func workflowFiles(t *testing.T) map[string][]byte {
 			out[filepath.ToSlash(rel)] = b
 		}
 	}
-	for _, f := range files("v1", "main", goToolchain(), CI{}, 1, "openai/gpt-4o-mini", defaultProvider) {
+	for _, f := range files(Pin{Ref: "v1"}, "main", goToolchain(), CI{}, 1, "openai/gpt-4o-mini", defaultProvider) {
 		if strings.HasSuffix(f.path, ".yml") && strings.HasPrefix(f.path, ".github/workflows/") {
 			out["init/"+f.path] = []byte(f.text)
 		}
 	}
 	// The checks workflow of each other toolchain, as init/<name>/<path>.
 	for name, tc := range sampleToolchains {
-		for _, f := range files("v1", "main", tc, CI{}, 1, "", defaultProvider) {
+		for _, f := range files(Pin{Ref: "v1"}, "main", tc, CI{}, 1, "", defaultProvider) {
 			if f.path == ChecksPath {
 				out["init/"+name+"/"+f.path] = []byte(f.text)
 			}
@@ -942,7 +942,7 @@ func TestPinJobsAgree(t *testing.T) {
 // TestConfigNamesItsSchema: the configuration init writes names the schema of
 // the roadmap version its workflows pin, at a path the repository holds.
 func TestConfigNamesItsSchema(t *testing.T) {
-	for _, f := range files("v1.2.3", "main", goToolchain(), CI{}, 1, "", defaultProvider) {
+	for _, f := range files(Pin{Ref: "v1.2.3"}, "main", goToolchain(), CI{}, 1, "", defaultProvider) {
 		if f.path != ConfigPath {
 			continue
 		}
@@ -997,7 +997,7 @@ func TestPythonCallerIsTheExample(t *testing.T) {
 // read from; with no provider named, GitHub Models'.
 func TestInitWritesTwoTierLadder(t *testing.T) {
 	for _, p := range Providers {
-		for _, f := range files("v1.2.3", "main", goToolchain(), CI{}, 1, "", p) {
+		for _, f := range files(Pin{Ref: "v1.2.3"}, "main", goToolchain(), CI{}, 1, "", p) {
 			if f.path != ConfigPath {
 				continue
 			}

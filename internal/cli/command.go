@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -152,16 +151,7 @@ func summaryOf(parent *cobra.Command) string {
 
 // versionText is what --version and `roadmap version` print after "roadmap ".
 func versionText() string {
-	v := Version
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" {
-				v += " (" + s.Value + ")"
-			}
-		}
-		v += " " + info.GoVersion
-	}
-	return v
+	return currentBuild().String()
 }
 
 // errNoAuth is gitHubClient's error when no token is found.

@@ -42,6 +42,9 @@ type Factory struct {
 
 	// Now is the verb's clock.
 	Now func() time.Time
+	// Build is what this roadmap knows of its version and commit
+	// (currentBuild); init pins the workflows it writes to it.
+	Build func() Build
 	// IO is the step's outputs, summary and annotations (stdout in Actions).
 	IO func() *actionsio.IO
 	// Config is the configuration, loaded once. A verb that must trust
@@ -84,7 +87,7 @@ func (e *Env) factory() *Factory {
 
 // newFactory wires every part of env's Factory lazily.
 func newFactory(env *Env) *Factory {
-	f := &Factory{env: env, Now: time.Now}
+	f := &Factory{env: env, Now: time.Now, Build: currentBuild}
 	f.IO = sync.OnceValue(func() *actionsio.IO { return actionsio.New(env.Getenv, env.Stdout) })
 	f.Config = sync.OnceValues(func() (*config.Config, error) {
 		cfg, path, err := loadConfig(f.ConfigPath, env.workdir(f.Workdir))

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"regexp"
 
 	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/config"
@@ -13,8 +12,11 @@ import (
 
 // initOptions are `roadmap init`'s flags, parsed.
 type initOptions struct {
-	Dir, Ref, EvalModel        string
-	Provider                   string
+	Dir, Ref, EvalModel string
+	Provider            string
+	// Pin is what the workflows pin roadmap to: --ref as given, else the
+	// commit this roadmap was built from (adopt.PinFor).
+	Pin                        adopt.Pin
 	DryRun, JSON, EvalWorkflow bool
 	AgentsMD                   bool
 }
@@ -34,7 +36,7 @@ func initCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 	fs.StringVarP(&o.Dir, "workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the files and changes without making them")
 	fs.BoolVar(&o.JSON, "json", false, "print what init did as one JSON object on stdout (docs/cli.md)")
-	fs.StringVar(&o.Ref, "ref", "", "the `REF` the workflows pin roadmap to (default: this release's tag, else v1)")
+	fs.StringVar(&o.Ref, "ref", "", "the `REF` the workflows pin roadmap to: a release's tag or a commit SHA (default: the commit this roadmap was built from, commented with its version)")
 	fs.BoolVar(&o.EvalWorkflow, "eval-workflow", false, "also write "+adopt.EvalPath+": the golden suites weekly on GitHub Models, their scores posted to the dashboard (docs/eval.md)")
 	fs.StringVar(&o.EvalModel, "eval-model", "", "the GitHub Models `MODEL` the eval workflow runs (default: the configuration's first github-models model)")
 	fs.StringVar(&o.Provider, "provider", adopt.DefaultProvider, "the model `PROVIDER` whose two-tier ladder the configuration holds: github-models, openai or anthropic (docs/models.md)")
@@ -55,11 +57,11 @@ func initCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 		env.Errorf("--eval-model needs --eval-workflow")
 		return ExitUsage
 	}
+	// --ref as given; else this build's commit, never a tag that may not exist.
+	o.Pin = adopt.Pin{Ref: o.Ref}
 	if o.Ref == "" {
-		o.Ref = "v1"
-		if releaseTag.MatchString(Version) {
-			o.Ref = Version
-		}
+		b := f.Build()
+		o.Pin = adopt.PinFor(b.Version, b.Commit, b.Modified)
 	}
 	return runF(ctx, f, o)
 }
@@ -83,7 +85,7 @@ func initRun(ctx context.Context, f *Factory, o *initOptions) int {
 		out = env.Stderr
 	}
 	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Ref: o.Ref, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD, Provider: o.Provider})
+		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Pin: o.Pin, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD, Provider: o.Provider})
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal
@@ -109,8 +111,6 @@ func configEvalModel(dir string) (string, error) {
 	}
 	return "", fmt.Errorf("%s names no github-models model: name one with --eval-model", path)
 }
-
-var releaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
 
 // initEvalModel is the model the eval workflow runs: --eval-model, else
 // the configuration's (configEvalModel); "" without --eval-workflow.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/roadmap-dev/roadmap/internal/adopt"
 )
 
 // The flag tests of the verbs seam_test.go does not hold: each parses a
@@ -266,12 +268,12 @@ func TestInitFlags(t *testing.T) {
 	if code != ExitOK || got == nil {
 		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
 	}
-	want := &initOptions{Dir: "repo", Ref: "v2.1.0", EvalModel: "openai/gpt-4o-mini", Provider: "github-models", DryRun: true, JSON: true, EvalWorkflow: true}
+	want := &initOptions{Dir: "repo", Ref: "v2.1.0", Pin: adopt.Pin{Ref: "v2.1.0"}, EvalModel: "openai/gpt-4o-mini", Provider: "github-models", DryRun: true, JSON: true, EvalWorkflow: true}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("options (-want +got):\n%s", d)
 	}
 	f, _ = seamFactory()
-	if got, _ := parsed(t, initCmd, f, "--dir", "old"); got == nil || got.Dir != "old" || got.Ref == "" {
+	if got, _ := parsed(t, initCmd, f, "--dir", "old"); got == nil || got.Dir != "old" || got.Pin.Ref == "" {
 		t.Errorf("--dir (the old name) gave %+v, want the workdir old and a pinned ref", got)
 	}
 	f, _ = seamFactory()
