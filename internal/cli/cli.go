@@ -68,13 +68,18 @@ func (e *Env) Getenv(key string) string { return e.Vars[key] }
 // plan text and check logs, so each of its lines is made plain: none can be
 // a workflow command.
 //
-// Each message starts with the verb it comes from ("roadmap explain: …");
-// a verb's own "explain: " prefix is not repeated.
+// Each message starts with the verb it comes from ("roadmap explain: …"),
+// once: a message that already starts with that prefix, with "roadmap: "
+// or with the verb's own "explain: " does not get a second one.
 func (e *Env) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	prefix := "roadmap: "
 	if e.verb != "" {
 		prefix = "roadmap " + e.verb + ": "
+	}
+	msg = strings.TrimPrefix(msg, prefix)
+	msg = strings.TrimPrefix(msg, "roadmap: ")
+	if e.verb != "" {
 		msg = strings.TrimPrefix(msg, e.verb+": ")
 	}
 	msg = prefix + msg
