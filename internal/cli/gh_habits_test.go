@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -78,5 +81,50 @@ func TestOneErrorPrefixErrorf(t *testing.T) {
 		if errb.String() != tt.want {
 			t.Errorf("verb %q, Errorf(%q) printed %q, want %q", tt.verb, tt.msg, errb.String(), tt.want)
 		}
+	}
+}
+
+// TestGHRepoEnv: GH_REPO, the gh CLI's variable, names the repository when
+// neither -R nor GITHUB_REPOSITORY does, and comes before the origin
+// remote; it may carry the host roadmap talks to; one it cannot read is a
+// usage error naming it, unless -R or GITHUB_REPOSITORY make it moot.
+func TestGHRepoEnv(t *testing.T) {
+	w := newExplainWorld(t) // the fake serves acme/widgets
+	n := strconv.Itoa(w.item(blockComment("implement.result: ready")))
+	clone := t.TempDir() // its origin names another repository
+	for _, args := range [][]string{{"init", "--quiet", clone}, {"-C", clone, "remote", "add", "origin", "git@github.com:someone/else.git"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v\n%s", args, err, out)
+		}
+	}
+	base := []string{w.environ[0], w.environ[1], "PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GITHUB_WORKSPACE=" + clone} // token, API; no GITHUB_REPOSITORY
+	tests := []struct {
+		name    string
+		args    []string
+		environ []string
+		code    int
+		stdout  string
+		stderr  string
+	}{
+		{"GH_REPO names it", []string{"explain", n}, []string{"GH_REPO=acme/widgets"}, ExitOK, "result: ready", ""},
+		{"GH_REPO comes before the origin remote", []string{"wake", "--dry-run", "--json"}, []string{"GH_REPO=acme/widgets"}, ExitOK, `"dispatched": 0`, ""},
+		{"the origin remote without GH_REPO", []string{"explain", n}, nil, ExitUsage, "", "someone/else"},
+		{"GH_REPO with the host", []string{"explain", n}, []string{"GH_REPO=github.com/acme/widgets"}, ExitOK, "result: ready", ""},
+		{"GH_REPO with GITHUB_SERVER_URL's host", []string{"explain", n}, []string{"GH_REPO=ghe.example.test/acme/widgets", "GITHUB_SERVER_URL=https://ghe.example.test"}, ExitOK, "result: ready", ""},
+		{"GH_REPO with another host", []string{"explain", n}, []string{"GH_REPO=ghe.example.test/acme/widgets"}, ExitUsage, "",
+			`roadmap explain: GH_REPO "ghe.example.test/acme/widgets" names the host ghe.example.test, but roadmap talks to github.com`},
+		{"GH_REPO that is not a repository", []string{"explain", n}, []string{"GH_REPO=widgets"}, ExitUsage, "", `roadmap explain: GH_REPO "widgets" is not [HOST/]OWNER/REPO`},
+		{"-R comes before GH_REPO", []string{"explain", n, "-R", "acme/widgets"}, []string{"GH_REPO=someone/else"}, ExitOK, "result: ready", ""},
+		{"-R makes a bad GH_REPO moot", []string{"explain", n, "-R", "acme/widgets"}, []string{"GH_REPO=widgets"}, ExitOK, "result: ready", ""},
+		{"GITHUB_REPOSITORY comes before GH_REPO", []string{"explain", n}, []string{"GITHUB_REPOSITORY=acme/widgets", "GH_REPO=someone/else"}, ExitOK, "result: ready", ""},
+		{"GH_REPO names it for metrics too", []string{"metrics", "--json"}, []string{"GH_REPO=acme/widgets"}, ExitOK, `"requests"`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := roadmapCLI(t, append(append([]string(nil), base...), tt.environ...), tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q on stdout, %q on stderr", code, out, errOut, tt.code, tt.stdout, tt.stderr)
+			}
+		})
 	}
 }
