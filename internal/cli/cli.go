@@ -59,6 +59,12 @@ type Env struct {
 
 	// f is the verb's Factory (factory.go), made on first use.
 	f *Factory
+
+	// ctx is the running verb's context, for what runs beside it (the
+	// --jq filter).
+	ctx context.Context
+	// jq, with --jq, is the filter between the verb and stdout (jq.go).
+	jq *jqWriter
 }
 
 // Getenv returns the value of an environment variable, "" when unset.
@@ -164,11 +170,18 @@ func newEnv(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) *
 // the verb from here on, and a verb that gave up for want of a token
 // (gitHubClient found none) exits ExitAuth whatever code it chose: the
 // verbs map every setup error to ExitUsage, and a missing login is not one.
+//
+// With --jq the filter ends here, after the verb: what is left of the
+// output is filtered and a failure of the filter is said.
 func (e *Env) runVerb(ctx context.Context, v verb, args []string) int {
-	e.verb = v.name
+	e.verb, e.ctx = v.name, ctx
 	code := v.run(ctx, e, args)
 	if e.authMissing && code == ExitUsage {
-		return ExitAuth
+		code = ExitAuth
+	}
+	if e.jq != nil {
+		code = e.jq.finish(e, code)
+		e.Stdout, e.jq = e.jq.out, nil
 	}
 	return code
 }

@@ -69,6 +69,7 @@ func (flagSink) Write(p []byte) (int, error) { return len(p), nil }
 func parseFlags(fs *pflag.FlagSet, args []string) (code int, ok bool) {
 	sink, _ := fs.Output().(flagSink)
 	addAliases(fs, sink.name)
+	addJQ(fs)
 	if sink.env != nil && sink.env.collect != nil {
 		sink.env.collect(fs)
 		return ExitOK, false
@@ -93,6 +94,9 @@ func parseFlags(fs *pflag.FlagSet, args []string) (code int, ok bool) {
 				sink.env.Errorf("--%s is an old name: %s", f.Name, f.Deprecated)
 			}
 		})
+		if sink.env != nil {
+			return startJQ(sink.env, fs)
+		}
 		return ExitOK, true
 	}
 	if errors.Is(err, pflag.ErrHelp) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,5 +127,114 @@ func TestGHRepoEnv(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q on stdout, %q on stderr", code, out, errOut, tt.code, tt.stdout, tt.stderr)
 			}
 		})
+	}
+}
+
+// TestJQ: --jq on every verb with --json, as the gh CLI has it: it turns
+// --json on, prints a string raw and any other value as compact JSON, says
+// a bad expression in one line and exits 2, cannot read the environment,
+// and leaves the runner's workflow commands on stdout alone.
+func TestJQ(t *testing.T) {
+	t.Run("every verb with --json takes --jq", func(t *testing.T) {
+		n := 0
+		for _, v := range verbs() {
+			fs := verbFlags(v)
+			if fs == nil || fs.Lookup("json") == nil {
+				continue
+			}
+			n++
+			f := fs.Lookup("jq")
+			if f == nil || f.Hidden || f.Value.Type() != "string" {
+				t.Errorf("roadmap %s has --json but no --jq", v.name)
+				continue
+			}
+			if f.Shorthand != "q" && fs.ShorthandLookup("q") == f {
+				t.Errorf("roadmap %s --jq has the shorthand %q", v.name, f.Shorthand)
+			}
+		}
+		if n < 15 {
+			t.Errorf("only %d verbs have --json; the walk found too few to mean anything", n)
+		}
+	})
+
+	w := newExplainWorld(t)
+	n := w.item(blockComment("implement.result: ready"))
+	body := filepath.Join(t.TempDir(), "body.md")
+	if err := os.WriteFile(body, []byte("text\n\n<!-- roadmap:record v1\nimplement.result: ready\nimplement.group: 2\n-->\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		stdout  string // exactly
+		stderr  string // in stderr, which is one line
+		noToken bool
+	}{
+		{name: "a string prints raw", args: []string{"version", "--jq", ".version"}, stdout: Version + "\n"},
+		{name: "-q is --jq", args: []string{"version", "-q", ".version"}, stdout: Version + "\n"},
+		{name: "--jq implies --json", args: []string{"record", "show", "--body-file", body, "--jq", ".keys"},
+			stdout: `{"implement.group":2,"implement.result":"ready"}` + "\n"},
+		{name: "with --json too, several outputs a line each", args: []string{"record", "show", "--body-file", body, "--json", "--jq", `.keys["implement.group"], .unknown, (.keys | keys[])`},
+			stdout: "2\n[]\nimplement.group\nimplement.result\n"},
+		{name: "a verb that reads GitHub", args: []string{"explain", strconv.Itoa(n), "--jq", `"#\(.issue) \(.title)"`},
+			stdout: "#" + strconv.Itoa(n) + " Add greetings\n"},
+		{name: "a bad expression exits 2 before the verb runs", args: []string{"explain", strconv.Itoa(n), "--jq", ".result | ["}, code: ExitUsage,
+			stderr: `roadmap explain: --jq ".result | [": not a jq expression: unexpected EOF at byte 11`},
+		{name: "an expression that does not fit the output exits 2", args: []string{"version", "--jq", ".version | tonumber"}, code: ExitUsage,
+			stderr: `roadmap version: --jq: tonumber cannot be applied to "` + Version + `"`},
+		{name: "the environment is out of reach", args: []string{"version", "--jq", "[env, $ENV]"}, stdout: "[{},{}]\n", noToken: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := roadmapCLI(t, w.environ, tt.args...)
+			if code != tt.code || out != tt.stdout || !strings.Contains(errOut, tt.stderr) {
+				t.Errorf("roadmap %s: exit %d, stdout %q, stderr %q; want %d, %q, %q in stderr", strings.Join(tt.args, " "), code, out, errOut, tt.code, tt.stdout, tt.stderr)
+			}
+			if strings.Count(strings.TrimSuffix(errOut, "\n"), "\n") != 0 {
+				t.Errorf("stderr is not one line: %q", errOut)
+			}
+			if strings.Contains(out+errOut, explainToken) {
+				t.Errorf("the token is in the output")
+			}
+		})
+	}
+}
+
+// TestJQStream: the filter reads whatever way the verb writes: a value in
+// pieces, NDJSON, several values on a line, brackets inside strings, a last
+// value without its newline; workflow commands between values pass
+// through in order, and output that is not JSON is an internal failure.
+func TestJQStream(t *testing.T) {
+	run := func(expr string, pieces ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		env := &Env{Vars: map[string]string{}, Stdout: &out, Stderr: &errb, verb: "console"}
+		fs := newFlags(env, "console")
+		fs.Bool("json", false, "print JSON")
+		if code, ok := parseFlags(fs, []string{"--jq", expr}); !ok {
+			t.Fatalf("parse --jq %q: exit %d, %s", expr, code, errb.String())
+		}
+		if !fs.Lookup("json").Changed {
+			t.Errorf("--jq did not turn --json on")
+		}
+		for _, p := range pieces {
+			env.Stdout.Write([]byte(p))
+		}
+		code := env.jq.finish(env, ExitOK)
+		return out.String(), errb.String(), code
+	}
+	out, errOut, code := run(`if type == "object" then .a else length end`,
+		"::add-mask::s3cret\n{\n  \"a\": 1,\n", "  \"b\": \"}]{[\\\"\"\n}\n",
+		`{"a":"two"}`+"\n", `{"a":3}{"a":4}`+"\n", "::notice::between\n", "[1,\n2]")
+	if want := "::add-mask::s3cret\n1\ntwo\n3\n4\n::notice::between\n2\n"; out != want || code != ExitOK || errOut != "" {
+		t.Errorf("stdout %q, stderr %q, exit %d; want %q, nothing, 0", out, errOut, code, want)
+	}
+	out, errOut, code = run(".", "{\"a\":1}\n", "plain text\n", "{\"a\":2}\n")
+	if out != `{"a":1}`+"\n" || code != ExitInternal || !strings.HasPrefix(errOut, "roadmap console: --jq: the output is not JSON") {
+		t.Errorf("text on stdout: stdout %q, stderr %q, exit %d; want the first value, a failure, 3", out, errOut, code)
+	}
+	out, errOut, code = run(".", "{\"a\":\n")
+	if out != "" || code != ExitInternal || !strings.Contains(errOut, "ends inside a value") {
+		t.Errorf("a cut value: stdout %q, stderr %q, exit %d", out, errOut, code)
 	}
 }
