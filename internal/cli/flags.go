@@ -178,7 +178,8 @@ func verbFlags(v verb) *pflag.FlagSet {
 	return got
 }
 
-// verbHelp writes a verb's help: its summary, its usage and its flags.
+// verbHelp writes a verb's help: its summary, its usage, what it does that
+// a person should know first (help.go), its flags and its examples.
 func verbHelp(w io.Writer, name string, fs *pflag.FlagSet) {
 	summary := ""
 	for _, v := range verbs() {
@@ -187,8 +188,10 @@ func verbHelp(w io.Writer, name string, fs *pflag.FlagSet) {
 		}
 	}
 	fmt.Fprintf(w, "roadmap %s: %s\n\nusage: roadmap %s [flags]\n", name, summary, name)
+	writeVerbAbout(w, name)
 	if fs.HasAvailableFlags() {
 		fmt.Fprintf(w, "\nflags (before or after the arguments; -flag is --flag):\n%s", fs.FlagUsages())
 	}
+	writeVerbExamples(w, name)
 	fmt.Fprintf(w, "\n%s\n", exitCodesLine)
 }

@@ -9,6 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/roadmap-dev/roadmap/internal/dashboard"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // The gh CLI's habits that issue 50 (item 6) found missing: one error
@@ -236,5 +242,165 @@ func TestJQStream(t *testing.T) {
 	out, errOut, code = run(".", "{\"a\":\n")
 	if out != "" || code != ExitInternal || !strings.Contains(errOut, "ends inside a value") {
 		t.Errorf("a cut value: stdout %q, stderr %q, exit %d", out, errOut, code)
+	}
+}
+
+// TestHelpHasExamples walks every verb: its help (-h) has an EXAMPLES
+// section with at least one command line of that verb, and every command
+// line there parses as shell and its flags parse with the verb's own flag
+// set, so an example cannot name a flag the verb lacks.
+func TestHelpHasExamples(t *testing.T) {
+	for _, v := range verbs() {
+		words := strings.Fields(v.name)
+		code, out, errOut := roadmapCLI(t, nil, append(words, "-h")...)
+		if code != ExitOK {
+			t.Errorf("roadmap %s -h: exit %d, stderr %q", v.name, code, errOut)
+			continue
+		}
+		_, section, ok := strings.Cut(out, "\nEXAMPLES\n")
+		if !ok {
+			t.Errorf("roadmap %s -h has no EXAMPLES section:\n%s", v.name, out)
+			continue
+		}
+		section, _, _ = strings.Cut(section, "\n\n")
+		own := 0
+		for _, line := range strings.Split(section, "\n") {
+			if strings.HasPrefix(line, "  # ") {
+				continue
+			}
+			cmdline, ok := strings.CutPrefix(line, "  $ ")
+			if !ok {
+				t.Errorf("roadmap %s: EXAMPLES line %q is neither \"  $ COMMAND\" nor \"  # note\"", v.name, line)
+				continue
+			}
+			for _, args := range exampleCalls(t, cmdline) {
+				verb, rest := exampleVerb(args)
+				if verb.name == "" {
+					t.Errorf("roadmap %s: example %q runs roadmap with no verb", v.name, cmdline)
+					continue
+				}
+				if verb.name == v.name {
+					own++
+				}
+				fs := verbFlags(verb)
+				if err := fs.Parse(longDashes(fs, rest)); err != nil {
+					t.Errorf("roadmap %s: example %q: %v", v.name, cmdline, err)
+				}
+			}
+		}
+		if own == 0 {
+			t.Errorf("roadmap %s: no example runs roadmap %s:\n%s", v.name, v.name, section)
+		}
+	}
+}
+
+// exampleCalls parses an example as shell and returns the arguments of
+// each call of roadmap in it (a pipeline may hold other commands).
+func exampleCalls(t *testing.T, cmdline string) [][]string {
+	t.Helper()
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmdline), "")
+	if err != nil {
+		t.Errorf("example %q is not a shell command line: %v", cmdline, err)
+		return nil
+	}
+	var calls [][]string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		call, ok := n.(*syntax.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return true
+		}
+		var args []string
+		for _, w := range call.Args {
+			s, err := expand.Literal(&expand.Config{Env: expand.ListEnviron("HOME=/home/me", "MY_KEY=sk-example-key-0000")}, w)
+			if err != nil {
+				t.Errorf("example %q: %v", cmdline, err)
+				return false
+			}
+			args = append(args, s)
+		}
+		if args[0] == "roadmap" {
+			calls = append(calls, args[1:])
+		}
+		return true
+	})
+	return calls
+}
+
+// exampleVerb finds the verb of the table that args name, two words
+// before one, and the arguments after it.
+func exampleVerb(args []string) (verb, []string) {
+	for _, n := range []int{2, 1} {
+		if len(args) < n {
+			continue
+		}
+		name := strings.Join(args[:n], " ")
+		for _, v := range verbs() {
+			if v.name == name {
+				return v, args[n:]
+			}
+		}
+	}
+	return verb{}, nil
+}
+
+// writesAt is stdout that notes, when a line holding mark is written, how
+// many requests other than reads the fake had seen by then.
+type writesAt struct {
+	bytes.Buffer
+	fake   *githubfake.Fake
+	mark   string
+	writes int // -1 until mark is written
+}
+
+func (w *writesAt) Write(p []byte) (int, error) {
+	if w.writes < 0 && strings.Contains(string(p), w.mark) {
+		w.writes = 0
+		for _, r := range w.fake.Requests() {
+			if r.Method != "GET" {
+				w.writes++
+			}
+		}
+	}
+	return w.Buffer.Write(p)
+}
+
+// TestInitSaysFirst: roadmap init names what it will create on GitHub (the
+// labels the repository lacks, the dashboard issue) before its first write
+// there; a run with nothing to create and a dry run do not say it; its help
+// says what it creates and shows --dry-run.
+func TestInitSaysFirst(t *testing.T) {
+	r := newInitRepo(t, map[string]string{"go.mod": "module example.com/widgets\n"})
+	environ := []string{"GITHUB_TOKEN=" + explainToken, "GITHUB_API_URL=" + r.srv.URL}
+	const mark = "on GitHub, in acme/widgets, this makes now: "
+	initCLI := func(args ...string) *writesAt {
+		t.Helper()
+		out := &writesAt{fake: r.fake, mark: mark, writes: -1}
+		var errb bytes.Buffer
+		if code := Main(context.Background(), append([]string{"init", "-R", "acme/widgets", "-C", r.dir}, args...), environ, strings.NewReader(""), out, &errb); code != ExitOK {
+			t.Fatalf("roadmap init %v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		}
+		return out
+	}
+	if out := initCLI("--dry-run"); out.writes >= 0 {
+		t.Errorf("--dry-run says it makes things now:\n%s", out.String())
+	}
+	out := initCLI()
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if out.writes != 0 || !strings.HasPrefix(first, "roadmap init: "+mark) {
+		t.Fatalf("init's first line is %q (%d writes before it); want it to start %q before any write", first, out.writes, mark)
+	}
+	for _, want := range []string{" label(s) (roadmap:stage, roadmap:implement,", dashboard.Label, `the dashboard issue "` + dashboard.Title + `"`, "roadmap init --dry-run"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first line lacks %q: %s", want, first)
+		}
+	}
+	if again := initCLI(); again.writes >= 0 {
+		t.Errorf("a second run, with nothing to create, says it makes things:\n%s", again.String())
+	}
+	code, help, _ := roadmapCLI(t, nil, "init", "-h")
+	for _, want := range []string{"on GitHub it creates", "the labels roadmap uses", "the dashboard issue", "$ roadmap init --dry-run"} {
+		if code != ExitOK || !strings.Contains(help, want) {
+			t.Errorf("roadmap init -h (exit %d) lacks %q:\n%s", code, want, help)
+		}
 	}
 }
