@@ -59,6 +59,12 @@ type Env struct {
 
 	// f is the verb's Factory (factory.go), made on first use.
 	f *Factory
+
+	// ctx is the running verb's context, for what runs beside it (the
+	// --jq filter).
+	ctx context.Context
+	// jq, with --jq, is the filter between the verb and stdout (jq.go).
+	jq *jqWriter
 }
 
 // Getenv returns the value of an environment variable, "" when unset.
@@ -68,13 +74,18 @@ func (e *Env) Getenv(key string) string { return e.Vars[key] }
 // plan text and check logs, so each of its lines is made plain: none can be
 // a workflow command.
 //
-// Each message starts with the verb it comes from ("roadmap explain: …");
-// a verb's own "explain: " prefix is not repeated.
+// Each message starts with the verb it comes from ("roadmap explain: …"),
+// once: a message that already starts with that prefix, with "roadmap: "
+// or with the verb's own "explain: " does not get a second one.
 func (e *Env) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	prefix := "roadmap: "
 	if e.verb != "" {
 		prefix = "roadmap " + e.verb + ": "
+	}
+	msg = strings.TrimPrefix(msg, prefix)
+	msg = strings.TrimPrefix(msg, "roadmap: ")
+	if e.verb != "" {
 		msg = strings.TrimPrefix(msg, e.verb+": ")
 	}
 	msg = prefix + msg
@@ -159,11 +170,18 @@ func newEnv(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) *
 // the verb from here on, and a verb that gave up for want of a token
 // (gitHubClient found none) exits ExitAuth whatever code it chose: the
 // verbs map every setup error to ExitUsage, and a missing login is not one.
+//
+// With --jq the filter ends here, after the verb: what is left of the
+// output is filtered and a failure of the filter is said.
 func (e *Env) runVerb(ctx context.Context, v verb, args []string) int {
-	e.verb = v.name
+	e.verb, e.ctx = v.name, ctx
 	code := v.run(ctx, e, args)
 	if e.authMissing && code == ExitUsage {
-		return ExitAuth
+		code = ExitAuth
+	}
+	if e.jq != nil {
+		code = e.jq.finish(e, code)
+		e.Stdout, e.jq = e.jq.out, nil
 	}
 	return code
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -29,11 +28,33 @@ func run(ctx context.Context, env *Env) int {
 	root := newRoot(ctx, env, &code, completing)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		env.Errorf("%v (see 'roadmap --help')", err)
+		// cobra's own errors (a flag of the root, of a parent or of
+		// completion) name no verb; a flag error carries its command, so
+		// the line names it once, as a verb's own flag error does.
+		see := "roadmap"
+		var fe *flagError
+		if errors.As(err, &fe) {
+			see = fe.path
+			env.verb = strings.TrimPrefix(strings.TrimPrefix(fe.path, "roadmap"), " ")
+			err = fe.err
+		}
+		env.Errorf("%v (see '%s --help')", err, see)
 		return ExitUsage
 	}
 	return code
 }
+
+// flagError is a flag error of a command cobra parses (the root, a parent,
+// completion) with the command's path ("roadmap dev"). Errorf adds the
+// "roadmap dev: " prefix; the error's text must not hold it too, or the
+// line would read "roadmap: roadmap dev: unknown flag".
+type flagError struct {
+	path string
+	err  error
+}
+
+func (e *flagError) Error() string { return e.err.Error() }
+func (e *flagError) Unwrap() error { return e.err }
 
 // newRoot builds the command tree; with flags, each verb's flag set is
 // registered on its command (shell completion asks for them).
@@ -64,7 +85,7 @@ func newRoot(ctx context.Context, env *Env, code *int, flags bool) *cobra.Comman
 	root.SetErr(env.Stderr)
 	root.SetVersionTemplate("roadmap {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return fmt.Errorf("%s: %w", cmd.CommandPath(), err)
+		return &flagError{path: cmd.CommandPath(), err: err}
 	})
 
 	parents := map[string]*cobra.Command{}

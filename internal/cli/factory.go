@@ -217,12 +217,15 @@ func modelKeys(e *Env, cfg *config.Config) []string {
 }
 
 // gitHubClient is a client for the repository the environment names: -R,
-// else GITHUB_REPOSITORY, else the origin remote of the work tree
-// (e.repository).
+// else GITHUB_REPOSITORY, else GH_REPO, else the origin remote of the work
+// tree (e.repository).
 func (e *Env) gitHubClient(m *redact.Masker, deadline time.Time) (*github.Client, error) {
-	repoFull := e.repository()
+	repoFull, err := e.repository()
+	if err != nil {
+		return nil, err
+	}
 	if repoFull == "" {
-		return nil, errors.New("no repository: pass -R OWNER/REPO, set GITHUB_REPOSITORY, or run in a clone whose origin remote is on GitHub")
+		return nil, errors.New("no repository: pass -R OWNER/REPO, set GITHUB_REPOSITORY or GH_REPO, or run in a clone whose origin remote is on GitHub")
 	}
 	owner, repo, ok := strings.Cut(repoFull, "/")
 	if !ok || owner == "" || repo == "" {

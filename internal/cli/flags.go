@@ -69,6 +69,7 @@ func (flagSink) Write(p []byte) (int, error) { return len(p), nil }
 func parseFlags(fs *pflag.FlagSet, args []string) (code int, ok bool) {
 	sink, _ := fs.Output().(flagSink)
 	addAliases(fs, sink.name)
+	addJQ(fs)
 	if sink.env != nil && sink.env.collect != nil {
 		sink.env.collect(fs)
 		return ExitOK, false
@@ -93,6 +94,9 @@ func parseFlags(fs *pflag.FlagSet, args []string) (code int, ok bool) {
 				sink.env.Errorf("--%s is an old name: %s", f.Name, f.Deprecated)
 			}
 		})
+		if sink.env != nil {
+			return startJQ(sink.env, fs)
+		}
 		return ExitOK, true
 	}
 	if errors.Is(err, pflag.ErrHelp) {
@@ -174,7 +178,8 @@ func verbFlags(v verb) *pflag.FlagSet {
 	return got
 }
 
-// verbHelp writes a verb's help: its summary, its usage and its flags.
+// verbHelp writes a verb's help: its summary, its usage, what it does that
+// a person should know first (help.go), its flags and its examples.
 func verbHelp(w io.Writer, name string, fs *pflag.FlagSet) {
 	summary := ""
 	for _, v := range verbs() {
@@ -183,8 +188,10 @@ func verbHelp(w io.Writer, name string, fs *pflag.FlagSet) {
 		}
 	}
 	fmt.Fprintf(w, "roadmap %s: %s\n\nusage: roadmap %s [flags]\n", name, summary, name)
+	writeVerbAbout(w, name)
 	if fs.HasAvailableFlags() {
 		fmt.Fprintf(w, "\nflags (before or after the arguments; -flag is --flag):\n%s", fs.FlagUsages())
 	}
+	writeVerbExamples(w, name)
 	fmt.Fprintf(w, "\n%s\n", exitCodesLine)
 }

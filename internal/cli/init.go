@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/roadmap-dev/roadmap/internal/adopt"
 	"github.com/roadmap-dev/roadmap/internal/config"
@@ -34,7 +36,7 @@ func initCmd(ctx context.Context, f *Factory, args []string, runF func(context.C
 	env, o := f.env, &initOptions{}
 	fs := newFlags(env, "init")
 	fs.StringVarP(&o.Dir, "workdir", "C", "", "the repository checkout (default $GITHUB_WORKSPACE or .)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "print the files and changes without making them")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the files, labels and issue init would write and create, and make none of them")
 	fs.BoolVar(&o.JSON, "json", false, "print what init did as one JSON object on stdout (docs/cli.md)")
 	fs.StringVar(&o.Ref, "ref", "", "the `REF` the workflows pin roadmap to: a release's tag or a commit SHA (default: the commit this roadmap was built from, commented with its version)")
 	fs.BoolVar(&o.EvalWorkflow, "eval-workflow", false, "also write "+adopt.EvalPath+": the golden suites weekly on GitHub Models, their scores posted to the dashboard (docs/eval.md)")
@@ -84,8 +86,15 @@ func initRun(ctx context.Context, f *Factory, o *initOptions) int {
 	if o.JSON {
 		out = env.Stderr
 	}
-	res, err := adopt.Run(ctx, adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
-		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Pin: o.Pin, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD, Provider: o.Provider})
+	ao := adopt.Options{Dir: wd, GitHub: gh, Repository: env.Getenv("GITHUB_REPOSITORY"),
+		Server: firstSet(env.Getenv("GITHUB_SERVER_URL"), "https://github.com"), Pin: o.Pin, DryRun: o.DryRun, Out: out, Now: f.Now(), EvalModel: model, AgentsStub: o.AgentsMD, Provider: o.Provider}
+	if !o.DryRun {
+		if err := initForewarn(ctx, ao); err != nil {
+			env.Errorf("%v", err)
+			return ExitInternal
+		}
+	}
+	res, err := adopt.Run(ctx, ao)
 	if err != nil {
 		env.Errorf("%v", err)
 		return ExitInternal
@@ -132,4 +141,37 @@ func initEvalModel(env *Env, wd string, evalWorkflow bool, evalModel string) (st
 		return "", ExitUsage
 	}
 	return model, ExitOK
+}
+
+// initForewarn says, before init makes anything, what it will create on
+// GitHub: the labels the repository lacks and the dashboard issue when none
+// is open. These land on GitHub at once, before the person has committed
+// the files, so they are named first. It learns them from a dry run
+// (reads only) and says nothing when there is nothing to create.
+func initForewarn(ctx context.Context, o adopt.Options) error {
+	out := o.Out
+	o.DryRun, o.Out = true, io.Discard
+	plan, err := adopt.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	var labels []string
+	for _, l := range plan.Labels {
+		if l.Status == adopt.Created {
+			labels = append(labels, l.Name)
+		}
+	}
+	var what []string
+	if len(labels) > 0 {
+		what = append(what, fmt.Sprintf("%d label(s) (%s)", len(labels), strings.Join(labels, ", ")))
+	}
+	if plan.Dashboard.Status == adopt.Created {
+		what = append(what, fmt.Sprintf("the dashboard issue %q", dashboard.Title))
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "roadmap init: on GitHub, in %s, this makes now: %s; the files follow in the work tree, for you to commit (roadmap init --dry-run shows it all and makes nothing)\n",
+		o.Repository, strings.Join(what, " and "))
+	return nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"os/exec"
 	"regexp"
@@ -10,14 +11,26 @@ import (
 	"time"
 )
 
-// repository is OWNER/REPO of the repository a verb reads, as the gh CLI
-// finds it: -R (which sets GITHUB_REPOSITORY), else GITHUB_REPOSITORY, else
-// the origin remote of the work tree (e.repoDir, else the workspace). One
-// found on the remote is kept in GITHUB_REPOSITORY, so whatever reads the
-// repository later in the run reads the same one. "" when none names one.
-func (e *Env) repository() string {
+// repository is OWNER/REPO of the repository a verb reads: -R (which sets
+// GITHUB_REPOSITORY), else GITHUB_REPOSITORY, else GH_REPO (the gh CLI's
+// variable, ghRepo), else the origin remote of the work tree (e.repoDir,
+// else the workspace). GITHUB_REPOSITORY comes before GH_REPO: in a
+// workflow it is the repository the run belongs to, and a GH_REPO set there
+// for gh's steps must not send roadmap's Jobs elsewhere. One found in
+// GH_REPO or on the remote is kept in GITHUB_REPOSITORY, so whatever reads
+// the repository later in the run reads the same one. "" when none names
+// one; an error when GH_REPO is set but names none.
+func (e *Env) repository() (string, error) {
 	if r := e.Getenv("GITHUB_REPOSITORY"); r != "" {
-		return r
+		return r, nil
+	}
+	if v := e.Getenv("GH_REPO"); v != "" {
+		r, err := ghRepo(v, e.Getenv("GITHUB_SERVER_URL"))
+		if err != nil {
+			return "", err
+		}
+		e.Vars["GITHUB_REPOSITORY"] = r
+		return r, nil
 	}
 	dir := e.repoDir
 	if dir == "" {
@@ -29,7 +42,29 @@ func (e *Env) repository() string {
 	if r != "" {
 		e.Vars["GITHUB_REPOSITORY"] = r
 	}
-	return r
+	return r, nil
+}
+
+// ghRepo is OWNER/REPO from GH_REPO, which the gh CLI reads as
+// [HOST/]OWNER/REPO. A HOST must be the server roadmap talks to (the host
+// of server, GITHUB_SERVER_URL, else github.com): roadmap reads one server,
+// and dropping another host's name would read a different repository.
+func ghRepo(v, server string) (string, error) {
+	parts := strings.Split(strings.TrimSpace(v), "/")
+	if len(parts) == 3 {
+		host := "github.com"
+		if u, err := url.Parse(server); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		if !strings.EqualFold(parts[0], host) {
+			return "", fmt.Errorf("GH_REPO %q names the host %s, but roadmap talks to %s (GITHUB_SERVER_URL): pass -R OWNER/REPO or set GH_REPO to OWNER/REPO", v, parts[0], host)
+		}
+		parts = parts[1:]
+	}
+	if len(parts) != 2 || !ownerName.MatchString(parts[0]) || !repoName.MatchString(parts[1]) || parts[1] == "." || parts[1] == ".." {
+		return "", fmt.Errorf("GH_REPO %q is not [HOST/]OWNER/REPO", v)
+	}
+	return parts[0] + "/" + parts[1], nil
 }
 
 // originRepository is OWNER/REPO from the origin remote of the work tree

@@ -149,10 +149,16 @@ func New(opts Options) (*Client, error) {
 		owner: opts.Owner, repo: opts.Repo,
 		rec: &recorder{}, mask: opts.Masker.Mask, clock: opts.Clock, deadline: opts.Deadline, identity: opts.Identity,
 		issueLocks: map[int]*sync.Mutex{}, markers: map[markerKey]markerState{}, uncommented: map[int]bool{}, server: serverHost(base.Host),
-		recovered: opts.OnRecovery,
 	}
-	if c.recovered == nil {
-		c.recovered = func(Recovery) {}
+	c.recovered = func(r Recovery) {
+		if opts.OnRecovery == nil {
+			return
+		}
+		if r.Repository == "" {
+			r.Repository = c.owner + "/" + c.repo
+		}
+		r.Request = c.mask(r.Request)
+		opts.OnRecovery(r)
 	}
 	lim := &limits{}
 	c.limits = lim

@@ -130,8 +130,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	path := strings.TrimPrefix(req.URL.Path, t.prefix)
 	endpoint := endpointOf(req.Method, path)
+	// sent is the request as a recovery's log line names it.
+	sent := req.Method + " " + strings.TrimPrefix(req.URL.EscapedPath(), t.prefix)
 	if t.unmetered {
 		endpoint = req.Method + " {log URL}" // the path is a one-time secret
+		sent = ""
 	}
 	resource := "core"
 	if strings.HasSuffix(path, "/graphql") {
@@ -191,7 +194,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if retryable && transient < maxTransientRetries {
 				if werr := t.wait(ctx, backoff(transient)); werr == nil {
 					transient++
-					t.recover(Recovery{Kind: RecoverRetry, Endpoint: endpoint, Attempt: attempt + 1, Wait: backoff(transient - 1), Reason: "a connection error"})
+					t.recover(Recovery{Request: sent, Kind: RecoverRetry, Endpoint: endpoint, Attempt: attempt + 1, Wait: backoff(transient - 1), Reason: "a connection error"})
 					continue
 				}
 			}
@@ -222,7 +225,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, t.rateErr(req, endpoint, rl.wait, rl.secondary, rl.message, err)
 			}
 			*n++
-			t.recover(Recovery{Kind: RecoverRateLimit, Endpoint: endpoint, Attempt: attempt + 1, Wait: rl.wait, Reason: strconv.Itoa(resp.StatusCode)})
+			t.recover(Recovery{Request: sent, Kind: RecoverRateLimit, Endpoint: endpoint, Attempt: attempt + 1, Wait: rl.wait, Reason: strconv.Itoa(resp.StatusCode)})
 			if ctx.Value(noResendKey{}) != nil {
 				// The caller rebuilds this request after the wait.
 				err := t.rateErr(req, endpoint, rl.wait, rl.secondary, rl.message, nil).(*RateLimitError)
@@ -235,7 +238,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if werr := t.wait(ctx, backoff(transient)); werr == nil {
 				drain(resp)
 				transient++
-				t.recover(Recovery{Kind: RecoverRetry, Endpoint: endpoint, Attempt: attempt + 1, Wait: backoff(transient - 1), Reason: strconv.Itoa(resp.StatusCode)})
+				t.recover(Recovery{Request: sent, Kind: RecoverRetry, Endpoint: endpoint, Attempt: attempt + 1, Wait: backoff(transient - 1), Reason: strconv.Itoa(resp.StatusCode)})
 				continue
 			}
 		}
