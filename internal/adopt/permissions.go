@@ -48,9 +48,6 @@ var record = []Call{
 var blockers = []Call{
 	{"GET " + repo + "/issues/{n}/dependencies/blocked_by", issuesRead},
 	{"DELETE " + repo + "/issues/{n}/labels/{name}", issuesWrite},
-	// The day's budget without a dashboard: the ledger issue, found by
-	// its label (internal/ledger) before the Job starts.
-	{"GET " + repo + "/issues", issuesRead},
 }
 
 // verbCalls is, for each verb a workflow job runs, the GitHub endpoints its

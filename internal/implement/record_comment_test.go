@@ -498,12 +498,6 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 		createPR   = "POST /repos/{owner}/{repo}/pulls"
 		status     = "GET /repos/{owner}/{repo}/commits/{ref}/status"
 		checkRuns  = "GET /repos/{owner}/{repo}/commits/{ref}/check-runs"
-		// The day's ledger found by its label before each Job starts (a
-		// day budget and no dashboard, the defaults; internal/ledger).
-		// The workflow's continuations skip it (their attempt number says
-		// report checked the day as it dispatched them); this harness opens
-		// every Job without one.
-		ledgerFind = "GET /repos/{owner}/{repo}/issues"
 	)
 	// A write of the record costs a conditional read (free after a read,
 	// paid after our own PATCH: its ETag is not a GET's) and the PATCH.
@@ -518,16 +512,16 @@ func TestRequestCountPerEndpoint(t *testing.T) {
 		// create changed it, so that read is the one paid; the others are
 		// free 304s.
 		{getIssue: 2, listComments: 1, getComment: 1, patchComment: 2, postComment: 1,
-			listPRs: 1, createPR: 1, status: 2, checkRuns: 1, ledgerFind: 1},
+			listPRs: 1, createPR: 1, status: 2, checkRuns: 1},
 		// Same head: the record read by its id; the PR read as an issue
 		// once (a person may have closed it: the safe point before the
 		// head's checks); nothing to do but watch; the result written; the
 		// PR comment listed and edited.
-		{getIssue: 2, getComment: 1, patchComment: 2, listComments: 1, getPR: 1, status: 1, checkRuns: 1, ledgerFind: 1},
+		{getIssue: 2, getComment: 1, patchComment: 2, listComments: 1, getPR: 1, status: 1, checkRuns: 1},
 		// New head: the person's push reconciled (published_sha, riding on
 		// the checked mark as a group's mark does), the scoped checks
 		// passed there (checked_sha), the result; the PR comment.
-		{getIssue: 2, getComment: 2, patchComment: 3, listComments: 1, getPR: 1, status: 2, checkRuns: 1, ledgerFind: 1},
+		{getIssue: 2, getComment: 2, patchComment: 3, listComments: 1, getPR: 1, status: 2, checkRuns: 1},
 	}
 	// fixed is each Job's record cost before seed 001's extras: the issue
 	// read, the record read (fresh: its list), the marks the work itself

@@ -12,6 +12,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/github"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/implement"
 	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/ledger"
@@ -125,36 +126,18 @@ func TestChecksCommandsDetectedAtRunTime(t *testing.T) {
 	})
 }
 
-// TestDayBudgetWithoutDashboard (the Job's side; report's books it): with
-// no dashboard a Job reads the ledger issue roadmap keeps, and does not
-// start once the day's spend there has reached the budget. Before any
-// booking there is no ledger issue, and the Job starts.
-func TestDayBudgetWithoutDashboard(t *testing.T) {
-	w, fixtures := sampleWorld(t, "ghs_daybudgetworld000000000000000000")
+// TestDayBudgetAtJobStart: with a dashboard a Job reads the day's ledger
+// there and does not start once the day is spent; a continuation (Job 2
+// on) does not read it again, report having read it as it dispatched it.
+// Without a dashboard the ledger is on the ledger issue report keeps, and
+// a Job a person starts reads nothing at its start (report's and wake's
+// dispatches are checked: internal/report TestDayBudgetWithoutDashboard).
+func TestDayBudgetAtJobStart(t *testing.T) {
+	const token = "ghs_daybudgetworld000000000000000000"
+	w, fixtures := sampleWorld(t, token)
 	ctx := context.Background()
-	open := func(name string, number int) error {
-		ws, err := w.Workspace(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := w.Setup(implement.Phase(), ws, fixtures)
-		s.Number = number
-		s.Config.Budgets.Day = config.Budget{USD: 1}
-		k, err := job.Open(ctx, s)
-		if err == nil {
-			k.Close()
-		}
-		return err
-	}
-	if err := open("first", 1); err != nil {
-		t.Fatalf("the first Job of the day, no ledger yet: %v", err)
-	}
-	gh, err := github.New(github.Options{BaseURL: w.GitHubURL() + "/", Token: "ghs_daybudgetworld000000000000000000", Owner: "acme", Repo: "widgets",
+	gh, err := github.New(github.Options{BaseURL: w.GitHubURL() + "/", Token: token, Owner: "acme", Repo: "widgets",
 		Masker: redact.New(redact.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	where, err := ledger.Open(ctx, gh, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,16 +145,45 @@ func TestDayBudgetWithoutDashboard(t *testing.T) {
 	if w.Clock != nil {
 		now = w.Clock.Now()
 	}
-	if err := ledger.Append(ctx, gh, where, ledger.Entry{Day: ledger.Day(now), Issue: 9, Job: 1, USD: 1.2, ModelCalls: 3}); err != nil {
+	spent := ledger.Entry{Day: ledger.Day(now), Issue: 9, Job: 1, USD: 1.2, ModelCalls: 3}
+	ledgerIssue, err := ledger.Open(ctx, gh, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var refused *job.DayRefused
-	if err := open("second", 1); !errors.As(err, &refused) || refused.Spent.USD != 1.2 {
-		t.Fatalf("Open = %v, want *job.DayRefused with $1.20 spent", err)
+	dash := w.Fake.CreateIssue(githubfake.Issue{Title: "roadmap dashboard", Author: "alice"})
+	for _, n := range []int{ledgerIssue, dash} {
+		if err := ledger.Append(ctx, gh, n, spent); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// A continuation was dispatched by report (or wake) after it read the
-	// same ledger: it is not read again.
-	if err := open("continuation", 2); err != nil {
+	open := func(name string, dashboard, number int) error {
+		ws, err := w.Workspace(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := w.Setup(implement.Phase(), ws, fixtures)
+		s.Config.Budgets.Day = config.Budget{USD: 1}
+		s.Dashboard, s.Number = dashboard, number
+		k, err := job.Open(ctx, s)
+		if err == nil {
+			k.Close()
+		}
+		return err
+	}
+	var refused *job.DayRefused
+	if err := open("dashboard", dash, 1); !errors.As(err, &refused) || refused.Spent.USD != 1.2 {
+		t.Fatalf("Open with the dashboard = %v, want *job.DayRefused with $1.20 spent", err)
+	}
+	if err := open("continuation", dash, 2); err != nil {
 		t.Errorf("Open of Job 2, a continuation: %v; want it started (report checked the day before dispatching it)", err)
+	}
+	before := len(w.Fake.Requests())
+	if err := open("no-dashboard", 0, 1); err != nil {
+		t.Errorf("Open without a dashboard: %v; want it started", err)
+	}
+	for _, r := range w.Fake.Requests()[before:] {
+		if r.Method == "GET" && strings.HasSuffix(r.Path, "/issues") {
+			t.Errorf("a Job without a dashboard looked for the ledger issue (%s %s): report and wake read it", r.Method, r.Path)
+		}
 	}
 }

@@ -76,8 +76,8 @@ var mutations = []mutation{
 	// Item 2: the links between agent, runner and command.
 	{Name: "link: the command skips the day check at start",
 		File: "internal/job/open.go",
-		Old:  "if budget.Zero() || s.Number > 1 {",
-		New:  "if true || budget.Zero() || s.Number > 1 {",
+		Old:  "if s.Dashboard == 0 || budget.Zero() || s.Number > 1 {",
+		New:  "if true || s.Dashboard == 0 || budget.Zero() || s.Number > 1 {",
 		Pkg:  cliPkg, Run: "TestImplementDayBudget"},
 	{Name: "link: the command drops the provider's retry events",
 		File: "internal/job/open.go",
