@@ -104,4 +104,23 @@ var scheduled = map[string][]string{
 		"internal/stage.TestPlanAmendmentKeepsPassedGroups",
 		"e2e.TestE2EPlanApprovedStartsImplement",
 	},
+	// Issue 50's TestE2EDashboardTick (a person's tick on the dashboard
+	// carried out under act) runs on every change; this one (about 65 s
+	// wall, 60 CPU s) went to the schedule to pay for it, being the
+	// scenario whose behaviour the unit tests hold most of. A person's
+	// close of the PR between two Jobs: TestPersonClosesPR in
+	// internal/implement plays the Job that finds the PR closed at its
+	// first safe point (held pr_closed, nothing pushed, never ready), the
+	// one in internal/next holds the decision at every state of the PR,
+	// TestActionFor that report dispatches nothing for pr_closed, and
+	// TestFaultsRun injects the person_closes_pr kind on every change;
+	// TestE2EYieldAndContinue plays under act the continuation this
+	// scenario's run 2 is.
+	"TestE2EPersonClosesPR": {
+		"internal/implement.TestPersonClosesPR",
+		"internal/next.TestPersonClosesPR",
+		"internal/report/decide.TestActionFor",
+		"internal/faults.TestFaultsRun",
+		"e2e.TestE2EYieldAndContinue",
+	},
 }
