@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/roadmap-dev/roadmap/internal/config"
+	"github.com/roadmap-dev/roadmap/internal/dashboard"
 )
 
 // The workflows a user runs roadmap with: the reusable workflows, the
@@ -343,10 +344,12 @@ func jobText(t *testing.T, text []byte, id string) string {
 }
 
 // TestWorkflowLabels: the label names the workflows match on are the
-// configuration's (config.Default().Labels), the one place they live.
+// configuration's (config.Default().Labels), the one place they live, or
+// the dashboard issue's, which no configuration renames (dashboard.Label).
 func TestWorkflowLabels(t *testing.T) {
 	l := config.Default().Labels
-	known := map[string]bool{l.Stage: true, l.Implement: true, l.NeedsInput: true, l.Stopped: true, l.Stop: true, l.Waiting: true}
+	known := map[string]bool{l.Stage: true, l.Implement: true, l.NeedsInput: true, l.Stopped: true, l.Stop: true, l.Waiting: true,
+		dashboard.Label: true}
 	lit := regexp.MustCompile(`'(roadmap:[a-z-]+)'`)
 	seen := map[string]bool{}
 	for name, text := range workflowFiles(t) {
@@ -797,7 +800,9 @@ func TestCallerPhase(t *testing.T) {
 // only, never on the draft (the plan under review), and a /roadmap fix
 // comment on a PR starts it, another comment does not. A person's close or
 // reopening of any issue starts the unblock job alone (the items waiting
-// for it, the trackers' status).
+// for it, the trackers' status). A person's edit of the dashboard issue (a
+// ticked box) starts the answer job alone; a bot's edit of it (roadmap's
+// own refresh) and an edit of any other issue start no job.
 func TestCallerPeopleTriggers(t *testing.T) {
 	reopened := func(labels ...any) exprCtx {
 		return exprCtx{"github": map[string]any{"event_name": "issues", "event": map[string]any{"action": "reopened",
@@ -822,6 +827,14 @@ func TestCallerPeopleTriggers(t *testing.T) {
 	prComment := func(body string) exprCtx {
 		return exprCtx{"github": map[string]any{"event_name": "issue_comment", "event": map[string]any{"action": "created",
 			"issue": map[string]any{"number": 9.0, "pull_request": map[string]any{"url": "x"}}, "comment": map[string]any{"body": body}}}}
+	}
+	// An edit of an issue's body (a box ticked on the dashboard) by a
+	// sender: a person is a User; GITHUB_TOKEN (github-actions[bot]) and a
+	// GitHub App's token (roadmap's own refresh of the body) a Bot.
+	edited := func(senderType string, labels ...any) exprCtx {
+		return exprCtx{"github": map[string]any{"event_name": "issues", "event": map[string]any{"action": "edited",
+			"issue":  map[string]any{"number": 3.0, "labels": labelObjects(labels)},
+			"sender": map[string]any{"login": "alice", "type": senderType}}}, "inputs": map[string]any{}}
 	}
 	for _, path := range []string{"docs/examples/roadmap-caller.yml", "internal/adopt/caller.yml"} {
 		w := readRaw(t, path)
@@ -851,6 +864,13 @@ func TestCallerPeopleTriggers(t *testing.T) {
 			{"an issue labelled, for the unblock job", "unblock", labelled, false},
 			{"an issue reopened, for the unblock job (a tracker's status)", "unblock", reopened("bug"), true},
 			{"a roadmap PR reopened, for the unblock job", "unblock", prReopened("roadmap/7-greet", "acme/widgets"), false},
+			{"a person's edit of the dashboard (a ticked box)", "answer", edited("User", "roadmap:dashboard"), true},
+			{"a bot's edit of the dashboard (roadmap's refresh)", "answer", edited("Bot", "roadmap:dashboard"), false},
+			{"a person's edit of another issue", "answer", edited("User", "roadmap:implement"), false},
+			{"a person's edit of the dashboard, for the roadmap job", "roadmap", edited("User", "roadmap:dashboard"), false},
+			{"a person's edit of an item's issue, for the roadmap job", "roadmap", edited("User", "roadmap:implement"), false},
+			{"a person's edit of the dashboard, for the unblock job", "unblock", edited("User", "roadmap:dashboard"), false},
+			{"a person's edit of the dashboard, for the approved job", "approved", edited("User", "roadmap:dashboard"), false},
 		} {
 			if got := cond(t, w.Jobs[tt.job].If, tt.ctx); got != tt.want {
 				t.Errorf("%s: %s: job %s runs = %v, want %v", path, tt.name, tt.job, got, tt.want)

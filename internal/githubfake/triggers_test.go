@@ -511,6 +511,28 @@ func TestTriggerRules(t *testing.T) {
 			want: []startedRun{queued("state.yml", "issues", "main", "alice"), queued("state.yml", "issues", "main", "alice")},
 		},
 		{
+			// The dashboard's boxes: a person's tick is an edit of the
+			// issue's body; roadmap's own writes of it are GITHUB_TOKEN's
+			// (no run) or, with an App token, a run whose job's if: skips.
+			rule: "issues edited: a person's or a GitHub App's edit of an issue's body or title starts a run, GITHUB_TOKEN's and a labels-only change none", source: srcEvents + "#issues",
+			files: map[string]map[string]string{"": {"boxes.yml": wfOn("  issues:\n    types: [edited]")}},
+			act: func(w *triggerWorld) {
+				n := w.issue(w.bot)
+				for i, c := range []*github.Client{w.bot, w.alice, w.app} {
+					_, _, err := c.Issues.Edit(w.ctx, "acme", "widgets", n, &github.IssueRequest{Body: github.String(fmt.Sprintf("- [x] retry #%d", i))})
+					w.must(err, "edit the body")
+				}
+				_, _, err := w.alice.Issues.Edit(w.ctx, "acme", "widgets", n, &github.IssueRequest{Title: github.String("renamed")})
+				w.must(err, "edit the title")
+				// The same body again, and a change of labels alone, are no edit.
+				_, _, err = w.alice.Issues.Edit(w.ctx, "acme", "widgets", n, &github.IssueRequest{Body: github.String("- [x] retry #2")})
+				w.must(err, "edit to the same body")
+				w.label(w.alice, n, "bug")
+			},
+			want: []startedRun{queued("boxes.yml", "issues", "main", "alice"), queued("boxes.yml", "issues", "main", "roadmap-app[bot]"),
+				queued("boxes.yml", "issues", "main", "alice")},
+		},
+		{
 			rule: "issue_dependencies is not an event that triggers workflows: a person's blocked-by change starts no run", source: srcEvents,
 			files: map[string]map[string]string{"": {"any.yml": wfOn("  issues:\n  issue_comment:")}},
 			act: func(w *triggerWorld) {

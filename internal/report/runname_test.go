@@ -31,6 +31,8 @@ func TestCallerRunName(t *testing.T) {
 	}
 	closed := map[string]any{"github": map[string]any{"event_name": "issues",
 		"event": map[string]any{"action": "closed", "issue": map[string]any{"number": 12.0}}}, "inputs": map[string]any{}}
+	edited := map[string]any{"github": map[string]any{"event_name": "issues",
+		"event": map[string]any{"action": "edited", "issue": map[string]any{"number": 3.0}}}, "inputs": map[string]any{}}
 	review := map[string]any{"github": map[string]any{"event_name": "pull_request_review",
 		"event": map[string]any{"review": map[string]any{"state": "approved"},
 			"pull_request": map[string]any{"number": 31.0, "head": map[string]any{"ref": "roadmap/12-webhook-backoff"}}}},
@@ -66,7 +68,8 @@ func TestCallerRunName(t *testing.T) {
 		}
 		cases := common
 		if file != "docs/examples/roadmap-steps.yml" {
-			cases = append(cases, tc{"a close", closed, "roadmap #12 closed", 12})
+			cases = append(cases, tc{"a close", closed, "roadmap #12 closed", 12},
+				tc{"a box ticked on the dashboard", edited, "roadmap #3 edited", 3})
 		}
 		if wf.On.Review != nil {
 			cases = append(cases, tc{"a plan approval", review, "roadmap review on roadmap/12-webhook-backoff", 0})
