@@ -31,10 +31,14 @@ func (p *person) editBody(n int, body string) {
 // writes with it is its own act, not a person's, and not the item's
 // requests either.
 func (it *item) app() *person {
+	const login = "roadmap-e2e[bot]" // the fake's identity of appPushToken (newItem)
 	it.mu.Lock()
-	it.persons["roadmap-e2e[bot]"] = true
+	if it.persons == nil {
+		it.persons = map[string]bool{}
+	}
+	it.persons[login] = true
 	it.mu.Unlock()
-	return &person{it: it, login: "roadmap-e2e[bot]", token: appPushToken}
+	return &person{it: it, login: login, token: appPushToken}
 }
 
 // TestE2EDashboardTick: the item is stopped (seeded as a stop's report
