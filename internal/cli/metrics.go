@@ -15,6 +15,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/items"
 	"github.com/roadmap-dev/roadmap/internal/metrics"
 	"github.com/roadmap-dev/roadmap/internal/recordstore"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // metricsOutput is `roadmap metrics --json`: the report, the counted GitHub
@@ -158,10 +159,10 @@ func printMetrics(w io.Writer, o metricsOutput) error {
 		str = (time.Duration(*o.MedianStageToReadySeconds) * time.Second).String()
 	}
 	fmt.Fprintf(tw, "median stage to ready\t%s (%d items)\n", str, o.StageToReadyItems)
-	fmt.Fprintf(tw, "total spend\t$%.2f (in the window $%.2f)\n", o.TotalSpend.USD, o.WindowSpend.USD)
+	fmt.Fprintf(tw, "total spend\t%s (in the window %s)\n", text.USD(o.TotalSpend.USD), text.USD(o.WindowSpend.USD))
 	per := "-"
 	if o.SpendPerReadyUSD != nil {
-		per = fmt.Sprintf("$%.2f", *o.SpendPerReadyUSD)
+		per = text.USD(*o.SpendPerReadyUSD)
 	}
 	fmt.Fprintf(tw, "spend per ready item\t%s\n", per)
 	fmt.Fprintf(tw, "continuation rate\t%s (%d of %d implement Jobs)\n", percent(o.ContinuationRate), o.Continuations, o.ImplementJobs)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -540,12 +541,7 @@ func orDash(s string) string {
 	return s
 }
 
-func costText(u float64) string {
-	if u != 0 && u < 0.01 {
-		return fmt.Sprintf("$%.4f", u)
-	}
-	return fmt.Sprintf("$%.2f", u)
-}
+func costText(u float64) string { return text.USD(u) }
 
 // stickyWriter keeps the first write error so a long print checks it once.
 type stickyWriter struct {
