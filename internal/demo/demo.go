@@ -243,7 +243,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 		return nil, fmt.Errorf("report on the stage Job: %w", err)
 	}
 	d.kept = append(d.kept, outS.Dashboard)
-	d.step("report after stage: %s → %s (a person approves the plan; the demo goes on)", st.Result, outS.Action)
+	d.step("report after stage: %s → %s; a person approves the plan (here, at once)", st.Result, outS.Action)
 
 	// Job 1, killed with SIGKILL in its second group.
 	run1 := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
@@ -658,8 +658,8 @@ func (s *Summary) printWhere(w io.Writer, verbose bool) {
 		}
 		return
 	}
-	fmt.Fprintf(w, "\nkept in %s: the dashboard (%s), the step summary (%s),\n", s.Dir, DashboardFile, StepSummaryFile)
-	fmt.Fprintf(w, "the Jobs' timeline (%s), the traces, the repositories; look with (no token needed):\n", TimelineFile)
+	fmt.Fprintf(w, "\nkept in %s\n", s.Dir)
+	fmt.Fprintln(w, "(the dashboard, step summary, timeline, traces, repositories); look, with no token:")
 	fmt.Fprintf(w, "  roadmap explain %d --state %s\n", s.Issue, s.Dir)
 	fmt.Fprintf(w, "  roadmap explain %d --trace-file %s\n", s.Issue, filepath.Join(s.Dir, "trace-job-1.jsonl"))
 	fmt.Fprintf(w, "  git -C %s log --oneline --all\n", filepath.Join(s.Dir, "remote.git"))
