@@ -30,7 +30,7 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 func demoCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *demoOptions) int) int {
 	env, o := f.env, &demoOptions{}
 	fs := newFlags(env, "demo")
-	fs.StringVar(&o.Keep, "keep", "", "leave the demo's state (fake GitHub, repositories, traces, the step summary and a timeline) in this `DIR`")
+	fs.StringVar(&o.Keep, "keep", "", "leave the demo's state (fake GitHub, repositories, traces, the step summary and a timeline, Mermaid and SVG) in this `DIR`")
 	fs.BoolVar(&o.JSON, "json", false, "print the final state as one JSON object")
 	fs.BoolVar(&o.Verbose, "verbose", false, "print the Jobs' and report's own log lines under the steps, and the PR comment, the record and the dashboard at the end")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -123,7 +123,8 @@ func keepSummary(keep string, o *demo.Options) (keptFiles, error) {
 	return kept, nil
 }
 
-// keepTimeline writes the Jobs' timeline (Mermaid) from their traces in keep.
+// keepTimeline writes the Jobs' timeline (Mermaid, and a picture in SVG)
+// from their traces in keep.
 func keepTimeline(env *Env, keep string, issue int, kept *keptFiles) int {
 	traces, err := readTraces(keep)
 	if err == nil && len(traces) == 0 {
@@ -134,10 +135,13 @@ func keepTimeline(env *Env, keep string, issue int, kept *keptFiles) int {
 		return ExitInternal
 	}
 	kept.Timeline = filepath.Join(keep, demoTimeline)
-	md := timelineMarkdown(fmt.Sprintf("roadmap demo, the Jobs of issue #%d", issue), traces)
-	if err := os.WriteFile(kept.Timeline, []byte(md), 0o644); err != nil {
-		env.Errorf("demo: %v", err)
-		return ExitInternal
+	kept.TimelineSVG = filepath.Join(keep, demoTimelineSVG)
+	title := fmt.Sprintf("roadmap demo, the Jobs of issue #%d", issue)
+	for path, body := range map[string]string{kept.Timeline: timelineMarkdown(title, traces), kept.TimelineSVG: timelineSVG(title, traces)} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			env.Errorf("demo: %v", err)
+			return ExitInternal
+		}
 	}
 	return ExitOK
 }
@@ -150,10 +154,12 @@ var demoRun = demo.Run
 const (
 	demoStepSummary = demo.StepSummaryFile
 	demoTimeline    = demo.TimelineFile
+	demoTimelineSVG = "timeline.svg"
 )
 
 // keptFiles are the paths of those files, in --json too.
 type keptFiles struct {
 	StepSummary string `json:"step_summary,omitempty"`
 	Timeline    string `json:"timeline,omitempty"`
+	TimelineSVG string `json:"timeline_svg,omitempty"`
 }
