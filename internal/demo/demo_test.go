@@ -16,6 +16,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // The test binary doubles as the roadmap binary the demo starts for each
@@ -126,10 +127,7 @@ func TestDashboardRequestBudget(t *testing.T) {
 		t.Fatalf("no report kept the dashboard: %+v", sum.Dashboard.Reports)
 	}
 	body := sum.Dashboard.Body
-	spend := fmt.Sprintf("$%.4f", sum.Spend.USD)
-	if sum.Spend.USD >= 0.01 {
-		spend = fmt.Sprintf("$%.2f", sum.Spend.USD)
-	}
+	spend := text.USD(sum.Spend.USD)
 	row := fmt.Sprintf("| ready | #%d ", sum.Issue)
 	i := strings.Index(body, row)
 	if i < 0 {
