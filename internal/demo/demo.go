@@ -604,14 +604,24 @@ const (
 // phase and the dashboard.
 func (s *Summary) Print(w io.Writer, verbose bool) {
 	fmt.Fprintf(w, "\n── result %s\n", strings.Repeat("─", 40))
-	fmt.Fprintf(w, "issue #%d is %s: PR #%d, after %d implement Jobs (Job 1 killed, Job 2 continued)\n",
-		s.Issue, s.Result, s.PR, len(s.Jobs))
-	fmt.Fprintf(w, "spend: %s for %d model calls (%d tokens in, %d out), stage and both Jobs\n",
+	how := ""
+	if s.Kill.Class != "" && len(s.Jobs) > 1 {
+		how = fmt.Sprintf(" (Job 1 %s, Job 2 continued)", s.Kill.Class)
+	}
+	jobs := "1 implement Job"
+	if len(s.Jobs) != 1 {
+		jobs = fmt.Sprintf("%d implement Jobs", len(s.Jobs))
+	}
+	fmt.Fprintf(w, "issue #%d is %s: PR #%d, after %s%s\n", s.Issue, s.Result, s.PR, jobs, how)
+	fmt.Fprintf(w, "spend: %s for %d model calls (%d tokens in, %d out), stage and every Job\n",
 		text.USD(s.Spend.USD), s.Spend.ModelCalls, s.Spend.TokensIn, s.Spend.TokensOut)
-	if s.SpendMatches() {
+	switch {
+	case s.SpendMatches() && s.Estimated.ModelCalls > 0:
 		fmt.Fprintf(w, "  = %d calls the model answered + %d killed in flight, booked at their most\n",
 			s.Recorded.ModelCalls, s.Estimated.ModelCalls)
-	} else {
+	case s.SpendMatches():
+		fmt.Fprintf(w, "  = the %d calls the model answered\n", s.Recorded.ModelCalls)
+	default:
 		fmt.Fprintln(w, "  MISMATCH: the record's spend is not the sum of the model calls made")
 	}
 	fmt.Fprintf(w, "%s: %d, as their record lines count them (explain, dashboard)\n", JobRequestsLabel, s.Requests.Jobs)

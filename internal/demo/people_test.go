@@ -37,7 +37,7 @@ const (
 var plainWords = []string{
 	"a", "add", "after", "all", "an", "and", "answered", "approves", "as", "at", "both", "by",
 	"carries", "comment", "continue", "continued", "count", "demo", "dir", "dispatches", "done",
-	"ended", "explain", "fake", "flight", "for", "free", "from", "git", "github", "greetings", "has",
+	"ended", "every", "explain", "fake", "flight", "for", "free", "from", "git", "github", "greetings", "has",
 	"here", "in", "is", "issue", "it", "its", "keep", "kept", "killed", "labelled", "leaves", "life",
 	"line", "lines", "log", "logs", "look", "machine", "most", "needed", "no", "none", "of", "on",
 	"once", "oneline", "out", "own", "person", "print", "reads", "recorded", "repositories", "result",
