@@ -25,8 +25,9 @@
 # CLI, about 35), are not played here: `make jobs-test` and `make eval-test` play them, and
 # .ci/run runs both beside the e2e, on every change (docs/testing.md).
 #
-# The demo's plays of one item (TestDemo, TestDashboardRequestBudget, TestPythonItem) play
-# whole items with the test binary as roadmap, so under -race every Job of them ran
+# The demo's plays of one item (TestDemo, TestDashboardRequestBudget, TestPythonItem; and
+# TestDemoOutputForPeople and TestRequestCountsAgree, which read TestDemo's play, in the same
+# job) play whole items with the test binary as roadmap, so under -race every Job of them ran
 # race-instrumented (145 s, 49 s without); they run no code at once that the package's other
 # tests do not: TestParallelGroupsDemo (groups at once) and TestTrioWorld (three items at once)
 # stay under -race.
@@ -128,10 +129,10 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 	job "the other packages, 1 of 2 (-race)" 120 $(race) -p 1 $rest1
 	job "the other packages, 2 of 2 (-race)" 120 $(race) -p 1 $rest2
 	job "internal/eval (-race)" 60 $(race) -skip '^TestEvalImplementReport$' ./internal/eval
-	job "the demo's one-item plays" 75 $(gotest) -run '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
+	job "the demo's one-item plays" 75 $(gotest) -run '^(TestDemo|TestDashboardRequestBudget|TestDemoOutputForPeople|TestRequestCountsAgree|TestPythonItem)$' ./internal/demo
 	job "internal/git" 55 $(gotest) ./internal/git
 	job "internal/sandbox (-race)" 47w $(race) ./internal/sandbox
-	job "internal/demo (-race)" 47 $(race) -skip '^(TestDemo|TestDashboardRequestBudget|TestPythonItem)$' ./internal/demo
+	job "internal/demo (-race)" 47 $(race) -skip '^(TestDemo|TestDashboardRequestBudget|TestDemoOutputForPeople|TestRequestCountsAgree|TestPythonItem)$' ./internal/demo
 	job "internal/stage (-race)" 38 $(race) ./internal/stage
 	job "internal/faults (-race)" 19 $(race) -skip '^(TestFaultsRun|TestFaultsFirstSeed|TestRecoveryNeedsEvidence|TestStageReportKeepsKilledSpend|TestStageReportRerunDispatchesOnce|TestRequestsIndependentOfGroups|TestFreshJobManyComments)$' ./internal/faults
 	# The process histories' tests run real roadmap processes: make faults-test plays them.

@@ -268,7 +268,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if len(res.ToDo) > 0 {
 		fmt.Fprintln(o.Out, "\nWhat you must still do, in order:")
 		for i, s := range res.ToDo {
-			fmt.Fprintf(o.Out, "  %d. %s\n", i+1, s)
+			// A step's further lines (a list of choices) under its first.
+			fmt.Fprintf(o.Out, "  %d. %s\n", i+1, strings.ReplaceAll(s, "\n", "\n     "))
 		}
 	}
 	return res, nil
@@ -414,11 +415,16 @@ func secretToDo(o Options, res Result, p Provider) string {
 // ciToDo is the choice of how CI runs on roadmap's pushes: GITHUB_TOKEN's
 // pushes start no workflow run, and roadmap never calls a PR no CI ran on
 // green. The one setting init can make is implement.ci_workflows, from the
-// repository's own CI workflows that can be dispatched.
+// repository's own CI workflows that can be dispatched. It is a short head
+// and the choices as a list, one a line ("\n- "), where to read more last.
 func ciToDo(res Result) string {
-	const why = "CI on roadmap's pushes: roadmap pushes with GITHUB_TOKEN, whose pushes start no workflow run, and it never marks ready a PR no CI ran on. "
-	const token = "a push token, so your push and pull_request workflows run as on anyone's: a fine-grained PAT with contents: write, kept as the repository secret ROADMAP_PUSH_TOKEN, or a GitHub App's installation token (actions/create-github-app-token) as the push-token input of roadmap's implement action in a job of your own"
-	const more = " (docs/install.md, \"CI on roadmap's pushes\")"
+	const head = "CI on roadmap's pushes: GITHUB_TOKEN's pushes start no workflow run,\nand roadmap marks no PR ready that no CI checked."
+	token := []string{
+		"a push token, so your own push and pull_request workflows run:",
+		"  a fine-grained PAT (contents: write) kept as the repository secret ROADMAP_PUSH_TOKEN,",
+		"  or a GitHub App's token (actions/create-github-app-token) as implement's push-token input",
+	}
+	const more = "More: docs/install.md, \"CI on roadmap's pushes\""
 	wrote := false
 	for _, f := range res.Files {
 		if f.Path == ConfigPath && f.Status != Kept {
@@ -426,18 +432,33 @@ func ciToDo(res Result) string {
 		}
 	}
 	ci := res.CI
+	var lines []string
 	switch {
 	case len(ci.Dispatchable) > 0 && wrote:
-		return why + "init named " + strings.Join(ci.Dispatchable, ", ") + " (on: workflow_dispatch) in implement.ci_workflows in " + ConfigPath +
-			", so the watch dispatches them on the work branch. Or use " + token + ", and remove implement.ci_workflows, or CI runs twice" + more
+		lines = append([]string{head + " Nothing to do, or:",
+			"- as init set it: init named " + strings.Join(ci.Dispatchable, ", ") + " (on: workflow_dispatch) in implement.ci_workflows",
+			"  in " + ConfigPath + ", so the watch dispatches them on the work branch",
+			"- or " + token[0]}, token[1:]...)
+		lines = append(lines, "  and remove implement.ci_workflows, or CI runs twice")
 	case len(ci.Dispatchable) > 0:
-		return why + "Name " + strings.Join(ci.Dispatchable, ", ") + " (on: workflow_dispatch) in implement.ci_workflows in " + ConfigPath +
-			" (init left that file as it is), or use " + token + more
+		lines = append([]string{head + " Choose one:",
+			"- name " + strings.Join(ci.Dispatchable, ", ") + " (on: workflow_dispatch) in implement.ci_workflows in " + ConfigPath,
+			"  (init left that file as it is)",
+			"- " + token[0]}, token[1:]...)
 	case len(ci.Workflows) > 0:
-		return why + "Choose one: add workflow_dispatch to the on: of " + strings.Join(ci.Workflows, ", ") + " and name it in implement.ci_workflows in " + ConfigPath +
-			"; or use " + token + "; or set implement.ready_without_ci: true, and the PR is marked ready with no CI, its comment saying so" + more
+		lines = append([]string{head + " Choose one:",
+			"- add workflow_dispatch to the on: of " + strings.Join(ci.Workflows, ", ") + " and name it in implement.ci_workflows",
+			"  in " + ConfigPath,
+			"- " + token[0]}, token[1:]...)
+		lines = append(lines, "- set implement.ready_without_ci: true: the PR is marked ready with no CI,", "  its comment saying so")
 	default:
-		return why + "This repository has no CI workflow on push or pull_request. Choose one: set implement.ready_without_ci: true in " + ConfigPath +
-			", and the PR is marked ready with no CI, its comment saying so; or add a CI workflow with on: workflow_dispatch and name it in implement.ci_workflows; or add CI and use " + token + more
+		lines = []string{head,
+			"This repository has no CI workflow on push or pull_request. Choose one:",
+			"- set implement.ready_without_ci: true in " + ConfigPath + ":",
+			"  the PR is marked ready with no CI, its comment saying so",
+			"- add a CI workflow with on: workflow_dispatch and name it in implement.ci_workflows",
+			"- add CI and use " + token[0]}
+		lines = append(lines, token[1:]...)
 	}
+	return strings.Join(append(lines, more), "\n")
 }

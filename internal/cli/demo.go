@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +15,9 @@ import (
 
 // demoOptions are `roadmap demo`'s flags, parsed.
 type demoOptions struct {
-	Keep string
-	JSON bool
+	Keep    string
+	JSON    bool
+	Verbose bool
 }
 
 // runDemo is `roadmap demo`: the whole life of an item, locally, this
@@ -30,8 +30,9 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 func demoCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *demoOptions) int) int {
 	env, o := f.env, &demoOptions{}
 	fs := newFlags(env, "demo")
-	fs.StringVar(&o.Keep, "keep", "", "leave the demo's state (fake GitHub, repositories, traces, the step summary and a timeline) in this `DIR`")
+	fs.StringVar(&o.Keep, "keep", "", "leave the demo's state (fake GitHub, repositories, traces, the step summary and a timeline, Mermaid and SVG) in this `DIR`")
 	fs.BoolVar(&o.JSON, "json", false, "print the final state as one JSON object")
+	fs.BoolVar(&o.Verbose, "verbose", false, "print the Jobs' and report's own log lines under the steps, and the PR comment, the record and the dashboard at the end")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -50,7 +51,7 @@ func demoVerbRun(ctx context.Context, f *Factory, o *demoOptions) int {
 	if o.JSON {
 		progress = env.Stderr
 	}
-	fmt.Fprintln(progress, "roadmap demo: the life of an item, locally, against the fakes")
+	fmt.Fprintln(progress, demo.Header)
 	start := time.Now()
 	do := demo.Options{
 		Dir:      o.Keep,
@@ -58,6 +59,9 @@ func demoVerbRun(ctx context.Context, f *Factory, o *demoOptions) int {
 		Command: func(ctx context.Context, args []string) *exec.Cmd {
 			return exec.CommandContext(ctx, self, args...)
 		},
+	}
+	if o.Verbose {
+		do.Log = progress
 	}
 	if !o.JSON {
 		do.Render = env.termRenderer()
@@ -77,13 +81,13 @@ func demoVerbRun(ctx context.Context, f *Factory, o *demoOptions) int {
 	} else if code := keepTimeline(env, o.Keep, sum.Issue, &kept); code != ExitOK {
 		return code
 	}
-	return demoOutput(env, sum, kept, o.Keep, o.JSON, start)
+	return demoOutput(env, sum, kept, o, start)
 }
 
 // demoOutput prints the final state, and says whether the item ended ready
 // with its spend matching the Jobs'.
-func demoOutput(env *Env, sum *demo.Summary, kept keptFiles, keep string, asJSON bool, start time.Time) int {
-	if asJSON {
+func demoOutput(env *Env, sum *demo.Summary, kept keptFiles, o *demoOptions, start time.Time) int {
+	if o.JSON {
 		if code := env.JSON(struct {
 			*demo.Summary
 			keptFiles
@@ -91,12 +95,8 @@ func demoOutput(env *Env, sum *demo.Summary, kept keptFiles, keep string, asJSON
 			return code
 		}
 	} else {
-		sum.Print(env.Stdout)
-		fmt.Fprintf(env.Stdout, "\ndone in %.1fs\n", time.Since(start).Seconds())
-		explore(env.Stdout, keep, sum.Issue)
-		if keep != "" {
-			fmt.Fprintf(env.Stdout, "\nthe step summary (what GITHUB_STEP_SUMMARY got): %s\nthe timeline of the Jobs (Mermaid):             %s\n", kept.StepSummary, kept.Timeline)
-		}
+		sum.Print(env.Stdout, o.Verbose)
+		fmt.Fprintf(env.Stdout, "done in %.1fs\n", time.Since(start).Seconds())
 	}
 	if sum.Result != record.ResultReady || !sum.SpendMatches() {
 		env.Errorf("demo: the item ended %s (spend matches: %v)", sum.Result, sum.SpendMatches())
@@ -123,7 +123,8 @@ func keepSummary(keep string, o *demo.Options) (keptFiles, error) {
 	return kept, nil
 }
 
-// keepTimeline writes the Jobs' timeline (Mermaid) from their traces in keep.
+// keepTimeline writes the Jobs' timeline (Mermaid, and a picture in SVG)
+// from their traces in keep.
 func keepTimeline(env *Env, keep string, issue int, kept *keptFiles) int {
 	traces, err := readTraces(keep)
 	if err == nil && len(traces) == 0 {
@@ -134,10 +135,13 @@ func keepTimeline(env *Env, keep string, issue int, kept *keptFiles) int {
 		return ExitInternal
 	}
 	kept.Timeline = filepath.Join(keep, demoTimeline)
-	md := timelineMarkdown(fmt.Sprintf("roadmap demo, the Jobs of issue #%d", issue), traces)
-	if err := os.WriteFile(kept.Timeline, []byte(md), 0o644); err != nil {
-		env.Errorf("demo: %v", err)
-		return ExitInternal
+	kept.TimelineSVG = filepath.Join(keep, demoTimelineSVG)
+	title := fmt.Sprintf("roadmap demo, the Jobs of issue #%d", issue)
+	for path, body := range map[string]string{kept.Timeline: timelineMarkdown(title, traces), kept.TimelineSVG: timelineSVG(title, traces)} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			env.Errorf("demo: %v", err)
+			return ExitInternal
+		}
 	}
 	return ExitOK
 }
@@ -148,25 +152,14 @@ var demoRun = demo.Run
 
 // The files a kept demo adds beside the state, named at its end.
 const (
-	demoStepSummary = "step-summary.md"
-	demoTimeline    = "timeline.md"
+	demoStepSummary = demo.StepSummaryFile
+	demoTimeline    = demo.TimelineFile
+	demoTimelineSVG = "timeline.svg"
 )
 
 // keptFiles are the paths of those files, in --json too.
 type keptFiles struct {
 	StepSummary string `json:"step_summary,omitempty"`
 	Timeline    string `json:"timeline,omitempty"`
-}
-
-// explore says how to look at what the demo left with roadmap's own tools.
-func explore(w io.Writer, keep string, issue int) {
-	if keep == "" {
-		fmt.Fprintln(w, "\nto explore what it leaves, run it again with --keep DIR")
-		return
-	}
-	fmt.Fprintf(w, "\nexplore what it left (no token needed):\n")
-	fmt.Fprintf(w, "  roadmap explain %d --state %s                         what ran, what it cost, what waits\n", issue, keep)
-	fmt.Fprintf(w, "  roadmap explain %d --trace-file %s  the events of the continuation Job\n", issue, filepath.Join(keep, "trace-job-2.jsonl"))
-	fmt.Fprintf(w, "  roadmap explain %d --trace-file %s  the Job that was killed\n", issue, filepath.Join(keep, "trace-job-1.jsonl"))
-	fmt.Fprintf(w, "  git -C %s log --oneline --all                the branches and commits\n", filepath.Join(keep, "remote.git"))
+	TimelineSVG string `json:"timeline_svg,omitempty"`
 }

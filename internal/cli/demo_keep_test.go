@@ -129,7 +129,7 @@ func playDemoAtTerminal() (keep, screen string, err error) {
 	defer p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "demo", "--keep", keep)
+	cmd := exec.CommandContext(ctx, bin, "demo", "--keep", keep, "--verbose")
 	cmd.Stdout, cmd.Stderr = p.tty, p.tty
 	cmd.Env = append(demoEnviron(), "NO_COLOR=1")
 	runErr := cmd.Run()
@@ -201,7 +201,7 @@ func demoJSONOffTerminal(t *testing.T) {
 		return demo.Run(ctx, o)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := Main(t.Context(), []string{"demo", "--keep", keep, "--json"}, environ, strings.NewReader(""), &stdout, &stderr); code != ExitInternal {
+	if code := Main(t.Context(), []string{"demo", "--keep", keep, "--json", "--verbose"}, environ, strings.NewReader(""), &stdout, &stderr); code != ExitInternal {
 		t.Errorf("a demo whose stage Job fails: exit %d, want %d", code, ExitInternal)
 	}
 	if !strings.Contains(stderr.String(), "\n        │ ::group::roadmap: group 1 of 3: Hello\n        │ ::endgroup::\n") {

@@ -378,7 +378,7 @@ func TestExplainCost(t *testing.T) {
 	for _, s := range []string{
 		"What ran", "What it cost", "What waits",
 		"item spend: 8,400 tokens in, 600 out, $0.0016, 8 model calls",
-		"GitHub requests: 16 counted, over 2 Job(s)",
+		"GitHub requests by the Jobs: 16 over 2 Job(s), stage's included",
 		"person: the item stopped on checks_failed at group 2",
 		"    grep: greeting-2.txt: No such file or directory",
 	} {

@@ -12,6 +12,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/job"
 	"github.com/roadmap-dev/roadmap/internal/prfix"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	txt "github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -144,8 +145,8 @@ func implementSummary(issue int, res implement.Result, events []trace.Event, not
 	case "none":
 		b.WriteString("PR checks: **no check was reported on the head**; ready because `implement.ready_without_ci` is true.\n\n")
 	}
-	fmt.Fprintf(&b, "Item spend: %d tokens in, %d out, $%.4f over %d model calls (this Job: %d calls).\n\n",
-		res.Spend.TokensIn, res.Spend.TokensOut, res.Spend.USD, res.Spend.ModelCalls, res.JobSpend.ModelCalls)
+	fmt.Fprintf(&b, "Item spend: %d tokens in, %d out, %s over %d model calls (this Job: %d calls).\n\n",
+		res.Spend.TokensIn, res.Spend.TokensOut, txt.USD(res.Spend.USD), res.Spend.ModelCalls, res.JobSpend.ModelCalls)
 	b.WriteString(trace.SummaryTable(events))
 	b.WriteString("\n")
 	b.WriteString(trace.Timeline(events))

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
@@ -440,6 +441,21 @@ func TestInitLeadsToStage(t *testing.T) {
 			}
 			if i != len(got.ToDo)-2 {
 				t.Errorf("the CI step is step %d of %d, want it just before the stage label", i+1, len(got.ToDo))
+			}
+			// Short steps, the choices a list (issue 50: it was one sentence
+			// of up to 790 characters).
+			choices := 0
+			for _, l := range strings.Split(got.ToDo[i], "\n") {
+				// Printed under "  N. ", each line stays under 100 characters.
+				if n := utf8.RuneCountInString(l); n > 94 {
+					t.Errorf("a line of the CI step has %d characters, want at most 94: %q", n, l)
+				}
+				if strings.HasPrefix(l, "- ") {
+					choices++
+				}
+			}
+			if choices < 2 {
+				t.Errorf("the CI step lists %d choices, want them as a list of at least two:\n%s", choices, got.ToDo[i])
 			}
 			for _, w := range tc.todo {
 				if !strings.Contains(got.ToDo[i], w) {

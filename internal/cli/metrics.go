@@ -15,6 +15,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/items"
 	"github.com/roadmap-dev/roadmap/internal/metrics"
 	"github.com/roadmap-dev/roadmap/internal/recordstore"
+	txt "github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // metricsOutput is `roadmap metrics --json`: the report, the counted GitHub
@@ -158,14 +159,14 @@ func printMetrics(w io.Writer, o metricsOutput) error {
 		str = (time.Duration(*o.MedianStageToReadySeconds) * time.Second).String()
 	}
 	fmt.Fprintf(tw, "median stage to ready\t%s (%d items)\n", str, o.StageToReadyItems)
-	fmt.Fprintf(tw, "total spend\t$%.2f (in the window $%.2f)\n", o.TotalSpend.USD, o.WindowSpend.USD)
+	fmt.Fprintf(tw, "total spend\t%s (in the window %s)\n", txt.USD(o.TotalSpend.USD), txt.USD(o.WindowSpend.USD))
 	per := "-"
 	if o.SpendPerReadyUSD != nil {
-		per = fmt.Sprintf("$%.2f", *o.SpendPerReadyUSD)
+		per = txt.USD(*o.SpendPerReadyUSD)
 	}
 	fmt.Fprintf(tw, "spend per ready item\t%s\n", per)
 	fmt.Fprintf(tw, "continuation rate\t%s (%d of %d implement Jobs)\n", percent(o.ContinuationRate), o.Continuations, o.ImplementJobs)
-	fmt.Fprintf(tw, "requests per item\t%s (%d requests by the Jobs)\n", number(o.RequestsPerItem), o.JobRequests)
+	fmt.Fprintf(tw, "GitHub requests by the Jobs\t%d (%s per item), as their record lines count them\n", o.JobRequests, number(o.RequestsPerItem))
 	fmt.Fprintf(tw, "time blocked\t%s (%d items waited for their blockers)\n",
 		(time.Duration(o.BlockedSeconds) * time.Second).String(), o.BlockedItems)
 	classes := make([]string, 0, len(o.StopsByClass))
@@ -181,7 +182,7 @@ func printMetrics(w io.Writer, o metricsOutput) error {
 		stops = append(stops, "none")
 	}
 	fmt.Fprintf(tw, "stops by class\t%s\n", strings.Join(stops, ", "))
-	fmt.Fprintf(tw, "GitHub requests\t%d (this command)\n", o.Requests)
+	fmt.Fprintf(tw, "GitHub requests by this command\t%d\n", o.Requests)
 	tw.Flush()
 	return ew.err
 }

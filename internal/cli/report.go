@@ -13,6 +13,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/config"
 	"github.com/roadmap-dev/roadmap/internal/event"
 	"github.com/roadmap-dev/roadmap/internal/report"
+	txt "github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // reportOptions are `roadmap report`'s flags, parsed, with their defaults
@@ -279,9 +280,9 @@ func reportSummary(o report.Outcome) string {
 	if o.Evidence != "" {
 		fmt.Fprintf(&b, "Evidence (log line %d): `%s`\n\n", o.EvidenceLine, strings.ReplaceAll(o.Evidence, "`", "'"))
 	}
-	fmt.Fprintf(&b, "Item spend: %d tokens in, %d out, $%.4f over %d model calls", o.Spend.TokensIn, o.Spend.TokensOut, o.Spend.USD, o.Spend.ModelCalls)
+	fmt.Fprintf(&b, "Item spend: %d tokens in, %d out, %s over %d model calls", o.Spend.TokensIn, o.Spend.TokensOut, txt.USD(o.Spend.USD), o.Spend.ModelCalls)
 	if !o.SpendRecovered.Zero() {
-		fmt.Fprintf(&b, " (%d calls, $%.4f recovered from the killed Job's log)", o.SpendRecovered.ModelCalls, o.SpendRecovered.USD)
+		fmt.Fprintf(&b, " (%d calls, %s recovered from the killed Job's log)", o.SpendRecovered.ModelCalls, txt.USD(o.SpendRecovered.USD))
 	}
 	b.WriteString(".\n")
 	return b.String()

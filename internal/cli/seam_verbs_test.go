@@ -285,11 +285,11 @@ func TestInitFlags(t *testing.T) {
 
 func TestDemoFlags(t *testing.T) {
 	f, stderr := seamFactory()
-	got, code := parsed(t, demoCmd, f, "--keep", "out", "--json")
+	got, code := parsed(t, demoCmd, f, "--keep", "out", "--json", "--verbose")
 	if code != ExitOK || got == nil {
 		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
 	}
-	if d := cmp.Diff(&demoOptions{Keep: "out", JSON: true}, got); d != "" {
+	if d := cmp.Diff(&demoOptions{Keep: "out", JSON: true, Verbose: true}, got); d != "" {
 		t.Errorf("options (-want +got):\n%s", d)
 	}
 	refused(t, demoCmd, []string{"--keep"}, []string{"--no-such-flag"})

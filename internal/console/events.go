@@ -14,6 +14,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -300,12 +301,7 @@ func nonEmpty(parts ...string) []string {
 	return out
 }
 
-func usd(u float64) string {
-	if u != 0 && u < 0.01 {
-		return fmt.Sprintf("$%.4f", u)
-	}
-	return fmt.Sprintf("$%.2f", u)
-}
+func usd(u float64) string { return text.USD(u) }
 
 func tokens(in, out int64) string {
 	return fmt.Sprintf("%s tokens in, %s out", trace.Thousands(in), trace.Thousands(out))

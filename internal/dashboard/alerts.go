@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"sort"
 	"strings"
 	"time"
@@ -164,12 +165,7 @@ func alertBody(a Alert, owners []string) string {
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
-func usd(v float64) string {
-	if v > 0 && v < 0.01 {
-		return fmt.Sprintf("$%.4f", v)
-	}
-	return fmt.Sprintf("$%.2f", v)
-}
+func usd(v float64) string { return text.USD(v) }
 
 // spentOn sums the items' spend on a UTC day.
 func (s *State) spentOn(d string) float64 {

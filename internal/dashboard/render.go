@@ -104,7 +104,7 @@ func Render(s *State, v View) string {
 	if len(lines) == 0 {
 		table.WriteString("No item yet.\n\n")
 	} else {
-		table.WriteString("| state | item | last Job | spend | requests |\n|---|---|---|---:|---:|\n")
+		table.WriteString("| state | item | last Job | spend | GitHub requests by the Jobs |\n|---|---|---|---:|---:|\n")
 		room := MaxBody - head.Len() - tail.Len() - table.Len() - 200
 		for i, l := range lines {
 			row := row(l)

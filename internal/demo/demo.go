@@ -30,6 +30,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/report"
 	"github.com/roadmap-dev/roadmap/internal/stage"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -43,8 +44,12 @@ type Options struct {
 	Command func(ctx context.Context, args []string) *exec.Cmd
 	// ExtraEnv is added to the environment of every Job process.
 	ExtraEnv []string
-	// Progress receives what a person watches; nil discards it.
+	// Progress receives the story a person watches, a short line a step;
+	// nil discards it.
 	Progress io.Writer
+	// Log receives the Jobs' and report's own log lines, indented under
+	// "│" (the CLI passes Progress with --verbose); nil discards them.
+	Log io.Writer
 	// Latency is added to every model call (default 150 ms).
 	Latency time.Duration
 	// World lays the item out; nil is NewIssueWorld, the Go sample.
@@ -75,7 +80,8 @@ type Summary struct {
 	Estimated record.Spend `json:"estimated"`
 	// Kill is how report classified the killed Job and what it did.
 	Kill KillReport `json:"kill"`
-	// Requests are the counted GitHub requests (304s excluded), by phase.
+	// Requests are the counted GitHub requests (304s excluded): the whole
+	// demo's by phase, and the Jobs' as their record lines count them.
 	Requests Requests `json:"requests"`
 	// Stage is how the stage Job ended: the plan, its rounds and findings.
 	Stage   StageReport `json:"stage"`
@@ -117,10 +123,15 @@ type KillReport struct {
 	Dispatched int64  `json:"dispatched_run_id"`
 }
 
-// Requests counts GitHub requests by phase.
+// Requests counts GitHub requests, 304s excluded. ByPhase and Total are
+// every request the demo made: its setup, the Jobs and the reports. Jobs is
+// what the Jobs' record lines (stage.jobs, implement.jobs) count, the number
+// explain, the dashboard and metrics show: a Job's own requests up to its
+// line, none of a killed Job's, none of report's.
 type Requests struct {
 	ByPhase map[string]int `json:"by_phase"`
 	Total   int            `json:"total"`
+	Jobs    int            `json:"jobs"`
 }
 
 // Run plays the life of the sample item and returns its final state.
@@ -146,7 +157,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	d := &run{o: o, p: o.Progress, start: time.Now()}
-	d.log = indented{w: o.Progress, render: o.Render}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	d.log = indented{w: o.Log, render: o.Render}
 	return d.play(ctx, dir)
 }
 
@@ -203,7 +217,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.step("issue #%d %q on %s: no plan yet, labelled roadmap:stage", w.Issue, w.item.Title, "a local bare remote")
+	d.step("issue #%d %q is labelled roadmap:stage; it has no plan yet", w.Issue, w.item.Title)
 	// The dashboard issue, as `roadmap init` opens it once for the repository.
 	d.dash = w.Fake.CreateIssue(githubfake.Issue{Title: dashboard.Title, Labels: []string{dashboard.Label}, Author: github.DefaultIdentity})
 	d.phase("setup")
@@ -211,14 +225,13 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	// Stage: the planner writes the plan, the gates and the verifier check
 	// it, a draft PR holds it.
 	runS := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
-	d.step("stage (run %d): planner, plan gates, verifier, draft PR", runS)
+	d.step("stage (run %d): a model writes the plan; the plan gates and the verifier check it", runS)
 	st, err := d.stage(ctx, runS, cfg)
 	if err != nil {
 		return nil, err
 	}
 	d.phase("stage")
-	d.step("stage: %s after %d round(s), plan %s in draft PR #%d; findings of the last round: %s",
-		st.Result, st.Rounds, st.Plan, st.PR, findingsLine(st.Findings))
+	d.step("stage: %s after %s; the plan waits in draft PR #%d (%s)", st.Result, rounds(st.Rounds), st.PR, findingsCount(st.Findings))
 	if st.Result != stage.ResultStaged {
 		return nil, fmt.Errorf("stage ended %s (%s: %s)", st.Result, st.Failure, st.Reason)
 	}
@@ -230,11 +243,11 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 		return nil, fmt.Errorf("report on the stage Job: %w", err)
 	}
 	d.kept = append(d.kept, outS.Dashboard)
-	d.step("report after stage: %s → %s (%d requests)", st.Result, outS.Action, outS.Requests)
+	d.step("report after stage: %s → %s; a person approves the plan (here, at once)", st.Result, outS.Action)
 
 	// Job 1, killed with SIGKILL in its second group.
 	run1 := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
-	d.step("Job 1 (run %d): implement", run1)
+	d.step("implement Job 1 (run %d): carries the plan out, group by group", run1)
 	// Job 1 is killed while its second model call of group 2 is in flight:
 	// the model server has the request and has not answered.
 	inFlight := make(chan struct{})
@@ -255,7 +268,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.step("SIGKILL Job 1 in group 2, during its second model call there: no result, no marks after group 1")
+	d.step("Job 1 is killed (SIGKILL) in group 2, a model call in flight; group 1 is kept")
 	log1 += "##[error]Process completed with exit code 137.\n"
 	if _, err := w.Fake.AddJob(run1, githubfake.Job{Name: "implement", Conclusion: "failure", Log: stamp(log1),
 		Steps: []githubfake.Step{{Name: "Run roadmap implement", Status: "completed", Conclusion: "failure"}}}); err != nil {
@@ -274,14 +287,16 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	if out1.Dispatched != nil {
 		kill.Dispatched = out1.Dispatched.RunID
 	}
-	d.step("report: class %s → %s (evidence: %s)", kill.Class, kill.Action, kill.Evidence)
+	d.step("report reads Job 1's log: class %s → %s", kill.Class, kill.Action)
+	fmt.Fprintf(d.log, "demo: report's evidence: %s\n", kill.Evidence)
 	disp := w.Fake.Dispatches()
 	if len(disp) == 0 {
 		return nil, fmt.Errorf("report dispatched no continuation for class %s", kill.Class)
 	}
 	last := disp[len(disp)-1]
 	attempt, _ := strconv.Atoi(fmt.Sprint(last.Inputs["attempt"]))
-	d.step("the dispatched run %d starts Job %d (inputs: %s)", last.RunID, attempt, inputsLine(last.Inputs))
+	d.step("report dispatches run %d: Job %d, the continuation, starts after group 1", last.RunID, attempt)
+	fmt.Fprintf(d.log, "demo: the dispatch's inputs: %s\n", inputsLine(last.Inputs))
 
 	// Job 2, the continuation, while the repository's CI passes what it pushes.
 	ciCtx, stopCI := context.WithCancel(ctx)
@@ -309,7 +324,7 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 		return nil, fmt.Errorf("report on Job 2 did not keep the dashboard: %s", out2.DashboardError)
 	}
 	d.phase("report 2")
-	d.step("report: %s → %s", res2.Result, out2.Action)
+	d.step("Job %d ended %s; report: %s → %s (PR #%d is ready for review)", attempt, res2.Result, res2.Result, out2.Action, res2.PR)
 	if d.o.Dir != "" {
 		// Kept: the fake GitHub's state too, so `roadmap explain --state`
 		// reads the item offline.
@@ -364,6 +379,25 @@ func (f lineFilter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// rounds is "1 round", "2 rounds".
+func rounds(n int) string {
+	if n == 1 {
+		return "1 round"
+	}
+	return fmt.Sprintf("%d rounds", n)
+}
+
+// findingsCount is the findings of the last round, counted: "no findings".
+func findingsCount(fs []plan.Finding) string {
+	switch len(fs) {
+	case 0:
+		return "no findings"
+	case 1:
+		return "1 finding"
+	}
+	return fmt.Sprintf("%d findings", len(fs))
 }
 
 func findingsLine(fs []plan.Finding) string {
@@ -451,6 +485,10 @@ func (d *run) summary(res implement.Result, kill KillReport) (*Summary, error) {
 	}
 	s.Result, _ = rec.Result()
 	s.Jobs, _ = rec.Jobs()
+	stageJobs, _ := rec.StageJobs()
+	for _, j := range append(append([]record.JobOutcome{}, stageJobs...), s.Jobs...) {
+		s.Requests.Jobs += j.Requests
+	}
 	s.Spend, _ = rec.Spend()
 	st := w.Replay.Stats()
 	s.Recorded = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}
@@ -542,27 +580,73 @@ func inputsLine(in map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
-// Print writes the summary for a person: the PR comment, the record, the
-// spend check and the GitHub requests.
-func (s *Summary) Print(w io.Writer) {
-	fmt.Fprintf(w, "\n── result ─────────────────────────────────────────────\n")
-	fmt.Fprintf(w, "issue #%d → %s, PR #%d; the killed Job was classified %s → %s\n", s.Issue, s.Result, s.PR, s.Kill.Class, s.Kill.Action)
-	fmt.Fprintf(w, "stage: %s after %d round(s), plan %s; findings of the last round: %s\n", s.Stage.Result, s.Stage.Rounds, s.Stage.Plan, findingsLine(s.Stage.Findings))
-	fmt.Fprintf(w, "\n── the PR comment ─────────────────────────────────────\n%s\n", strings.TrimSpace(s.Comment))
-	fmt.Fprintf(w, "\n── the issue record ───────────────────────────────────\n%s", s.Record)
-	fmt.Fprintf(w, "\n── spend ──────────────────────────────────────────────\n")
-	fmt.Fprintf(w, "record:   %d tokens in, %d out, $%.6f, %d model calls\n", s.Spend.TokensIn, s.Spend.TokensOut, s.Spend.USD, s.Spend.ModelCalls)
-	fmt.Fprintf(w, "recorded: %d tokens in, %d out, %d model calls served by the model server\n", s.Recorded.TokensIn, s.Recorded.TokensOut, s.Recorded.ModelCalls)
+// Header is the first line `roadmap demo` prints.
+const Header = "roadmap demo: the life of an item on this machine, with a fake GitHub and a recorded model"
+
+// The files a kept demo holds beside the state: the step summary every Job
+// appended to and the Jobs' timeline, which the CLI writes.
+const (
+	StepSummaryFile = "step-summary.md"
+	TimelineFile    = "timeline.md"
+)
+
+// What each count of GitHub requests counts, in every view's words: the
+// Jobs' record lines (what explain, the dashboard and metrics sum) and
+// everything the demo did.
+const (
+	JobRequestsLabel  = "GitHub requests by the Jobs"
+	DemoRequestsLabel = "GitHub requests by the whole demo"
+)
+
+// Print writes the summary for a person: the result, the spend and the
+// GitHub requests in a few short lines, then where to look next. verbose
+// adds the PR comment, the record, the spend's check, the requests by
+// phase and the dashboard.
+func (s *Summary) Print(w io.Writer, verbose bool) {
+	fmt.Fprintf(w, "\n── result %s\n", strings.Repeat("─", 40))
+	how := ""
+	if s.Kill.Class != "" && len(s.Jobs) > 1 {
+		how = fmt.Sprintf(" (Job 1 %s, Job 2 continued)", s.Kill.Class)
+	}
+	jobs := "1 implement Job"
+	if len(s.Jobs) != 1 {
+		jobs = fmt.Sprintf("%d implement Jobs", len(s.Jobs))
+	}
+	fmt.Fprintf(w, "issue #%d is %s: PR #%d, after %s%s\n", s.Issue, s.Result, s.PR, jobs, how)
+	fmt.Fprintf(w, "spend: %s for %d model calls (%d tokens in, %d out), stage and every Job\n",
+		text.USD(s.Spend.USD), s.Spend.ModelCalls, s.Spend.TokensIn, s.Spend.TokensOut)
+	switch {
+	case s.SpendMatches() && s.Estimated.ModelCalls > 0:
+		fmt.Fprintf(w, "  = %d calls the model answered + %d killed in flight, booked at their most\n",
+			s.Recorded.ModelCalls, s.Estimated.ModelCalls)
+	case s.SpendMatches():
+		fmt.Fprintf(w, "  = the %d calls the model answered\n", s.Recorded.ModelCalls)
+	default:
+		fmt.Fprintln(w, "  MISMATCH: the record's spend is not the sum of the model calls made")
+	}
+	fmt.Fprintf(w, "%s: %d, as their record lines count them (explain, dashboard)\n", JobRequestsLabel, s.Requests.Jobs)
+	fmt.Fprintf(w, "%s: %d (setup and reports too; a 304 is free)\n", DemoRequestsLabel, s.Requests.Total)
+	if verbose {
+		s.printDetail(w)
+	}
+	s.printWhere(w, verbose)
+}
+
+// printDetail is what --verbose adds: the stage's findings, the PR comment,
+// the record, the spend's parts, the requests by phase, the dashboard.
+func (s *Summary) printDetail(w io.Writer) {
+	fmt.Fprintf(w, "stage: %s after %s, plan %s; findings of the last round: %s\n", s.Stage.Result, rounds(s.Stage.Rounds), s.Stage.Plan, findingsLine(s.Stage.Findings))
+	fmt.Fprintf(w, "the killed Job: class %s → %s (evidence: %s)\n", s.Kill.Class, s.Kill.Action, s.Kill.Evidence)
+	fmt.Fprintf(w, "\n── the PR comment %s\n%s\n", strings.Repeat("─", 32), strings.TrimSpace(s.Comment))
+	fmt.Fprintf(w, "\n── the issue record %s\n%s", strings.Repeat("─", 30), s.Record)
+	fmt.Fprintf(w, "\n── spend %s\n", strings.Repeat("─", 41))
+	fmt.Fprintf(w, "record:   %d tokens in, %d out, %s, %d model calls\n", s.Spend.TokensIn, s.Spend.TokensOut, text.USD(s.Spend.USD), s.Spend.ModelCalls)
+	fmt.Fprintf(w, "answered: %d tokens in, %d out, %d model calls served by the model server\n", s.Recorded.TokensIn, s.Recorded.TokensOut, s.Recorded.ModelCalls)
 	if s.Estimated.ModelCalls > 0 {
-		fmt.Fprintf(w, "booked:   %d tokens in, %d out, %d model calls killed in flight, at their estimate (implement.spend_estimated)\n",
+		fmt.Fprintf(w, "booked:   %d tokens in, %d out, %d model calls killed in flight (implement.spend_estimated)\n",
 			s.Estimated.TokensIn, s.Estimated.TokensOut, s.Estimated.ModelCalls)
 	}
-	if s.SpendMatches() {
-		fmt.Fprintln(w, "the record's sum is the sum of every model call made, stage and both implement Jobs included, with the call killed in flight at its booking")
-	} else {
-		fmt.Fprintln(w, "MISMATCH: the record's sum is not the sum of the model calls made")
-	}
-	fmt.Fprintf(w, "\n── GitHub requests (counted; 304s are free) ───────────\n")
+	fmt.Fprintf(w, "\n── %s, by phase (304s are free) %s\n", DemoRequestsLabel, strings.Repeat("─", 8))
 	for _, p := range []string{"setup", "stage", "job 1", "report 1", "job 2", "report 2"} {
 		fmt.Fprintf(w, "%-9s %d\n", p, s.Requests.ByPhase[p])
 	}
@@ -570,14 +654,25 @@ func (s *Summary) Print(w io.Writer) {
 	if s.Dashboard.Body != "" {
 		// The dashboard as a person reads it, up to its charts.
 		head, _, _ := strings.Cut(s.Dashboard.Body, "## Stops by class")
-		fmt.Fprintf(w, "\n── the dashboard (issue #%d) ───────────────────────────\n%s\n", s.Dashboard.Issue, strings.TrimSpace(head))
-		if s.Dir != "" {
-			fmt.Fprintf(w, "(the whole body, charts included: %s)\n", filepath.Join(s.Dir, DashboardFile))
+		fmt.Fprintf(w, "\n── the dashboard (issue #%d) %s\n%s\n", s.Dashboard.Issue, strings.Repeat("─", 22), strings.TrimSpace(head))
+	}
+}
+
+// printWhere says where the demo left its state and how to look at it with
+// roadmap's own tools, or how to keep it.
+func (s *Summary) printWhere(w io.Writer, verbose bool) {
+	if s.Dir == "" {
+		fmt.Fprintln(w, "\nrun it with --keep DIR to keep what it leaves (the PR comment, the record, the dashboard)")
+		if !verbose {
+			fmt.Fprintln(w, "and with --verbose to print them and the Jobs' own logs")
 		}
+		return
 	}
-	if s.Dir != "" {
-		fmt.Fprintf(w, "\nkept in %s\n", s.Dir)
-	}
+	fmt.Fprintf(w, "\nkept in %s\n", s.Dir)
+	fmt.Fprintln(w, "(the dashboard, step summary, timeline, traces, repositories); look, with no token:")
+	fmt.Fprintf(w, "  roadmap explain %d --state %s\n", s.Issue, s.Dir)
+	fmt.Fprintf(w, "  roadmap explain %d --trace-file %s\n", s.Issue, filepath.Join(s.Dir, "trace-job-1.jsonl"))
+	fmt.Fprintf(w, "  git -C %s log --oneline --all\n", filepath.Join(s.Dir, "remote.git"))
 }
 
 // SpendMatches reports whether the record's spend is what the model server

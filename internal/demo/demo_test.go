@@ -16,6 +16,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // The test binary doubles as the roadmap binary the demo starts for each
@@ -31,7 +32,8 @@ func TestMain(m *testing.M) {
 var played struct {
 	once     sync.Once
 	sum      *demo.Summary
-	progress bytes.Buffer
+	progress bytes.Buffer // the steps: what `roadmap demo` prints by default
+	log      bytes.Buffer // the Jobs' and report's own lines (--verbose)
 	err      error
 }
 
@@ -54,15 +56,18 @@ func playDemo(t *testing.T) (*demo.Summary, *bytes.Buffer) {
 		played.sum, played.err = demo.Run(context.Background(), demo.Options{
 			Dir:      dir,
 			Progress: &played.progress,
-			// The runner's Go build cache is a hosted runner's (sandboxtest.RunnerGoCache).
-			ExtraEnv: []string{"ROADMAP_DEMO_BINARY=1", "GOCACHE=" + sandboxtest.RunnerGoCache(t)},
+			Log:      &played.log,
+			// The runner's Go build cache is a hosted runner's (sandboxtest.RunnerGoCache);
+			// the Jobs' step summaries are kept as `roadmap demo --keep` keeps them.
+			ExtraEnv: []string{"ROADMAP_DEMO_BINARY=1", "GOCACHE=" + sandboxtest.RunnerGoCache(t),
+				"GITHUB_STEP_SUMMARY=" + filepath.Join(dir, demo.StepSummaryFile)},
 			Command: func(ctx context.Context, args []string) *exec.Cmd {
 				return exec.CommandContext(ctx, self, args...)
 			},
 		})
 	})
 	if played.err != nil {
-		t.Fatalf("demo: %v\n%s", played.err, played.progress.String())
+		t.Fatalf("demo: %v\n%s\n%s", played.err, played.progress.String(), played.log.String())
 	}
 	return played.sum, &played.progress
 }
@@ -122,10 +127,7 @@ func TestDashboardRequestBudget(t *testing.T) {
 		t.Fatalf("no report kept the dashboard: %+v", sum.Dashboard.Reports)
 	}
 	body := sum.Dashboard.Body
-	spend := fmt.Sprintf("$%.4f", sum.Spend.USD)
-	if sum.Spend.USD >= 0.01 {
-		spend = fmt.Sprintf("$%.2f", sum.Spend.USD)
-	}
+	spend := text.USD(sum.Spend.USD)
 	row := fmt.Sprintf("| ready | #%d ", sum.Issue)
 	i := strings.Index(body, row)
 	if i < 0 {

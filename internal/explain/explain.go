@@ -13,6 +13,7 @@ import (
 
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -38,7 +39,9 @@ type Output struct {
 	Models map[string]string `json:"models,omitempty"`
 	// Spend is implement.spend, the item's sum over every Job.
 	Spend record.Spend `json:"spend"`
-	// Requests sums the counted GitHub requests of every Job in Jobs.
+	// Requests sums the counted GitHub requests (304s free) of every Job,
+	// stage's and implement's, as their record lines count them: the number
+	// the dashboard and metrics show too. A killed Job's are not in its line.
 	Requests int   `json:"requests"`
 	Jobs     []Job `json:"jobs"`
 	// Stage is where the plan stands: stage.state, stage.plan, stage.round
@@ -121,14 +124,14 @@ func FromRecord(issue int, title string, rec *record.Record) Output {
 	out.Models = rec.Models()
 	jobs, _ := rec.Jobs()
 	out.Jobs = flatJobs(jobs)
-	for _, j := range jobs {
-		out.Requests += j.Requests
-	}
 	out.Stage.State, _ = rec.StageState()
 	out.Stage.Plan, _ = rec.StagePlan()
 	out.Stage.Round, _ = rec.StageRound()
 	stageJobs, _ := rec.StageJobs()
 	out.Stage.Jobs = flatJobs(stageJobs)
+	for _, j := range append(append([]record.JobOutcome{}, stageJobs...), jobs...) {
+		out.Requests += j.Requests
+	}
 	out.Waits = whatWaits(rec, jobs)
 	if len(jobs) == 0 {
 		if w, ok := stageWaits(rec, stageJobs); ok {
@@ -393,7 +396,9 @@ func Print(w io.Writer, o Output) error {
 	fmt.Fprintln(ew, "\nWhat it cost")
 	fmt.Fprintf(ew, "  item spend: %s tokens in, %s out, %s, %d model calls (implement.spend)\n",
 		trace.Thousands(o.Spend.TokensIn), trace.Thousands(o.Spend.TokensOut), costText(o.Spend.USD), o.Spend.ModelCalls)
-	fmt.Fprintf(ew, "  GitHub requests: %d counted, over %d Job(s) (a 304 is free and not counted)\n", o.Requests, len(o.Jobs))
+	fmt.Fprintf(ew, "  GitHub requests by the Jobs: %d over %d Job(s), stage's included, as their record lines count them\n",
+		o.Requests, len(o.Stage.Jobs)+len(o.Jobs))
+	fmt.Fprintln(ew, "  (a 304 is free; report's requests and a killed Job's are not in them)")
 
 	fmt.Fprintln(ew, "\nWhat waits")
 	if o.Waits.Who != "" {
@@ -540,12 +545,7 @@ func orDash(s string) string {
 	return s
 }
 
-func costText(u float64) string {
-	if u != 0 && u < 0.01 {
-		return fmt.Sprintf("$%.4f", u)
-	}
-	return fmt.Sprintf("$%.2f", u)
-}
+func costText(u float64) string { return text.USD(u) }
 
 // stickyWriter keeps the first write error so a long print checks it once.
 type stickyWriter struct {

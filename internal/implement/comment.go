@@ -12,6 +12,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/progress"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/redact"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 	"github.com/roadmap-dev/roadmap/internal/verdict"
 )
@@ -144,11 +145,11 @@ func JobsTable(jobs []record.JobOutcome) string {
 		if result == "" {
 			result = "(no result: killed)"
 		}
-		fmt.Fprintf(&b, "| %d | %d | %s | %s | %d | %d | %d | %.4f | %d |\n", j.Job, j.RunID, result, dash(j.Failure), j.Group,
-			j.Spend.TokensIn, j.Spend.TokensOut, j.Spend.USD, j.Spend.ModelCalls)
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %d | %d | %d | %s | %d |\n", j.Job, j.RunID, result, dash(j.Failure), j.Group,
+			j.Spend.TokensIn, j.Spend.TokensOut, text.USD(j.Spend.USD), j.Spend.ModelCalls)
 		sum = sum.Add(j.Spend)
 	}
-	fmt.Fprintf(&b, "| **total** | | | | | %d | %d | %.4f | %d |\n", sum.TokensIn, sum.TokensOut, sum.USD, sum.ModelCalls)
+	fmt.Fprintf(&b, "| **total** | | | | | %d | %d | %s | %d |\n", sum.TokensIn, sum.TokensOut, text.USD(sum.USD), sum.ModelCalls)
 	return b.String()
 }
 

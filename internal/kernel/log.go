@@ -6,6 +6,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/actionsio"
 	"github.com/roadmap-dev/roadmap/internal/agent"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -178,5 +179,5 @@ func (j *Job) AgentConfig(models []agent.Tier) agent.Config {
 
 // SpendText is a spend in the words of the Job's log lines.
 func SpendText(s record.Spend) string {
-	return fmt.Sprintf("%d tokens in, %d out, $%.4f, %d model calls", s.TokensIn, s.TokensOut, s.USD, s.ModelCalls)
+	return fmt.Sprintf("%d tokens in, %d out, %s, %d model calls", s.TokensIn, s.TokensOut, text.USD(s.USD), s.ModelCalls)
 }

@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"strings"
 	"unicode/utf8"
 )
@@ -73,7 +74,7 @@ func (r *Record) SetView(v View) {
 		if n := r.SpendEstimated(); n > 0 {
 			est = fmt.Sprintf(", %d estimated", n)
 		}
-		facts = append(facts, fmt.Sprintf("spent $%.2f (%d model calls%s)", s.USD, s.ModelCalls, est))
+		facts = append(facts, fmt.Sprintf("spent %s (%d model calls%s)", text.USD(s.USD), s.ModelCalls, est))
 	}
 	if jobs, ok := r.Jobs(); ok && len(jobs) > 0 {
 		last := jobs[len(jobs)-1]

@@ -17,6 +17,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/recordstore"
 	"github.com/roadmap-dev/roadmap/internal/redact"
 	"github.com/roadmap-dev/roadmap/internal/report/decide"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"github.com/roadmap-dev/roadmap/internal/trace"
 )
 
@@ -614,13 +615,13 @@ func jobsTable(rec *record.Record) string {
 		if res == "" {
 			res = "no result"
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d | %d | %d | $%.4f | %d |\n",
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d | %d | %d | %s | %d |\n",
 			j.Job, dashIfZero(j.RunID), res, dashIfEmpty(j.Failure), j.Group,
-			j.Spend.TokensIn, j.Spend.TokensOut, j.Spend.USD, j.Spend.ModelCalls)
+			j.Spend.TokensIn, j.Spend.TokensOut, text.USD(j.Spend.USD), j.Spend.ModelCalls)
 	}
 	total, _ := rec.Spend()
-	fmt.Fprintf(&b, "| **Item** | | | | | %d | %d | $%.4f | %d |\n",
-		total.TokensIn, total.TokensOut, total.USD, total.ModelCalls)
+	fmt.Fprintf(&b, "| **Item** | | | | | %d | %d | %s | %d |\n",
+		total.TokensIn, total.TokensOut, text.USD(total.USD), total.ModelCalls)
 	return b.String()
 }
 

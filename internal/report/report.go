@@ -209,7 +209,11 @@ func (r *reporter) decided(lines []record.JobOutcome, what string) error {
 	}
 	r.out.Class, r.out.Action = r.d.Class, r.d.Action
 	r.out.Reason = r.o.Mask(r.d.Reason)
-	r.logf("report: issue #%d %s %d: %s → %s: %s", r.o.Issue, what, r.job, r.end, r.d.Action, r.out.Reason)
+	if r.out.Reason == "" {
+		r.logf("report: issue #%d %s %d: %s → %s", r.o.Issue, what, r.job, r.end, r.d.Action)
+	} else {
+		r.logf("report: issue #%d %s %d: %s → %s: %s", r.o.Issue, what, r.job, r.end, r.d.Action, r.out.Reason)
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/ledger"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/recordstore"
+	"github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // WakeOptions are the inputs of Wake (`roadmap wake`, on the schedule
@@ -225,7 +226,7 @@ func Wake(ctx context.Context, o WakeOptions) (out WakeOutcome, err error) {
 			w.Action, w.Reason = WakeNotYet, "waits until "+it.WakeAt.Format(time.RFC3339)
 		case left == 0 || (left > 0 && !first && it.Estimate > left):
 			w.Action = WakeOverBudget
-			w.Reason = fmt.Sprintf("its last Job spent $%.4f; the day's budget has $%.4f left", it.Estimate, max(left, 0))
+			w.Reason = fmt.Sprintf("its last Job spent %s; the day's budget has %s left", text.USD(it.Estimate), text.USD(max(left, 0)))
 		case o.DryRun:
 			w.Action, first = WakeDryRun, false
 			if left > 0 {

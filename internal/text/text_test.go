@@ -73,3 +73,14 @@ func TestFence(t *testing.T) {
 		}
 	}
 }
+
+func TestUSD(t *testing.T) {
+	for _, tt := range []struct {
+		in   float64
+		want string
+	}{{0, "$0.00"}, {0.0026751, "$0.0027"}, {0.00999, "$0.0100"}, {0.01115415, "$0.01"}, {5, "$5.00"}, {-0.002, "$-0.0020"}} {
+		if got := USD(tt.in); got != tt.want {
+			t.Errorf("USD(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

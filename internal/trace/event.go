@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/roadmap-dev/roadmap/internal/text"
 	"math"
 	"strconv"
 	"strings"
@@ -277,10 +278,4 @@ func finite(f float64) float64 {
 }
 
 // formatUSD prints a cost with enough digits to see a single cheap call.
-func formatUSD(u float64) string {
-	u = finite(u)
-	if u != 0 && math.Abs(u) < 0.01 {
-		return fmt.Sprintf("$%.4f", u)
-	}
-	return fmt.Sprintf("$%.2f", u)
-}
+func formatUSD(u float64) string { return text.USD(finite(u)) }
