@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/record"
+)
+
+// tryOptions are `roadmap try`'s flags, parsed.
+type tryOptions struct {
+	Repo      string // the user's checkout
+	IssueFile string
+	Issue     int
+	Replay    string
+	Keep      string
+	JSON      bool
+}
+
+// runTry is `roadmap try`: the demo's life of an item (internal/demo) on
+// the user's own checkout, against the fake GitHub and a scratch bare
+// remote. The checkout is only read; the issue may be read from GitHub
+// (GET only), with a token that stays in this process.
+func runTry(ctx context.Context, env *Env, args []string) int {
+	o := &tryOptions{}
+	fs := newFlags(env, "try")
+	fs.StringVar(&o.Repo, "repo", ".", "the git checkout `DIR` whose committed tree at HEAD the item runs on (only read)")
+	fs.StringVar(&o.IssueFile, "issue-file", "", "the issue as a `FILE`: its first line (or a \"# \" heading) is the title, the rest the body")
+	fs.IntVar(&o.Issue, "issue", 0, "read issue `N` from GitHub (read-only) instead of --issue-file")
+	set := func(s string) error {
+		owner, repo, ok := strings.Cut(s, "/")
+		if !ok || owner == "" || repo == "" || strings.ContainsAny(repo, "/ ") {
+			return fmt.Errorf("%q is not OWNER/REPO", s)
+		}
+		env.Vars["GITHUB_REPOSITORY"] = s
+		return nil
+	}
+	fs.FuncP("issue-repo", "R", "the repository `OWNER/REPO` --issue is read from (default: $GITHUB_REPOSITORY, else $GH_REPO, else the checkout's origin)", set)
+	fs.StringVar(&o.Replay, "replay", "", "answer the model's calls from the recorded exchanges in `DIR` instead of the configured models")
+	fs.StringVar(&o.Keep, "keep", "", "leave everything (fake GitHub state, remote, workspaces, traces, the step summary, a timeline) in `DIR`")
+	fs.BoolVar(&o.JSON, "json", false, "print the final state as one JSON object")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if pos := fs.Args(); len(pos) > 0 {
+		env.Errorf("unexpected argument %q (see 'roadmap try --help')", pos[0])
+		return ExitUsage
+	}
+	return tryRun(ctx, env, o)
+}
+
+// tryRun reads the checkout, the issue and the model, then plays the item.
+func tryRun(ctx context.Context, env *Env, o *tryOptions) int {
+	t, extraEnv, code := tryItem(ctx, env, o)
+	if code != ExitOK {
+		return code
+	}
+	self, err := os.Executable()
+	if err != nil {
+		env.Errorf("find the roadmap binary: %v", err)
+		return ExitInternal
+	}
+	progress := env.Stdout
+	if o.JSON {
+		progress = env.Stderr
+	}
+	model := "the replay of " + o.Replay
+	if t.Replay == nil {
+		model = "the models of " + demo.ConfigPath
+	}
+	fmt.Fprintf(progress, "roadmap try: issue %q on %s at %.12s, locally: a fake GitHub, a scratch remote, %s\n",
+		t.Title, t.Checkout.Dir, t.Checkout.Head, model)
+	fmt.Fprintln(progress, "your checkout and its remotes are only read; your CI is not run (its status is played)")
+	if t.Checkout.Submodules > 0 {
+		fmt.Fprintf(progress, "left out: %d submodule(s) (try copies the repository's own files)\n", t.Checkout.Submodules)
+	}
+	start := time.Now()
+	do := demo.Options{
+		Dir:      o.Keep,
+		Progress: progress,
+		ExtraEnv: extraEnv,
+		World:    t.World,
+		NoKill:   true,
+		Command: func(ctx context.Context, args []string) *exec.Cmd {
+			return exec.CommandContext(ctx, self, args...)
+		},
+	}
+	if !o.JSON {
+		do.Render = env.termRenderer()
+	}
+	kept, err := keepSummary(o.Keep, &do)
+	if err != nil {
+		env.Errorf("%v", err)
+		return ExitInternal
+	}
+	sum, err := demo.Run(ctx, do)
+	if err != nil {
+		env.Errorf("%v", err)
+		return ExitInternal
+	}
+	if o.Keep == "" {
+		sum.Dir = ""
+	} else if code := tryTimeline(env, o.Keep, sum.Issue, &kept); code != ExitOK {
+		return code
+	}
+	return tryOutput(env, t, sum, kept, o, start)
+}
+
+// tryItem is the item o describes: the checkout, the issue, the model; and
+// what the Jobs' environment needs beyond the world's (a GitHub Models key).
+func tryItem(ctx context.Context, env *Env, o *tryOptions) (demo.Try, []string, int) {
+	var t demo.Try
+	switch {
+	case o.IssueFile == "" && o.Issue == 0:
+		env.Errorf("no issue: pass --issue-file FILE, or --issue N (with -R OWNER/REPO) to read one from GitHub")
+		return t, nil, ExitUsage
+	case o.IssueFile != "" && o.Issue != 0:
+		env.Errorf("--issue-file and --issue name two issues: pass one")
+		return t, nil, ExitUsage
+	case o.Issue < 0:
+		env.Errorf("--issue %d is not an issue number", o.Issue)
+		return t, nil, ExitUsage
+	}
+	dir, err := filepath.Abs(o.Repo)
+	if err == nil {
+		t.Checkout, err = demo.ReadCheckout(ctx, dir)
+	}
+	if err != nil {
+		env.Errorf("%v", err)
+		return t, nil, ExitUsage
+	}
+	if _, err := t.Config(); err != nil {
+		env.Errorf("the repository's configuration: %v", err)
+		return t, nil, ExitUsage
+	}
+	t.Owner, t.Repo = "local", filepath.Base(t.Checkout.Dir)
+	if o.IssueFile != "" {
+		if t.Title, t.Body, err = readTryIssue(o.IssueFile); err != nil {
+			env.Errorf("%v", err)
+			return t, nil, ExitUsage
+		}
+	} else if code := tryFetchIssue(ctx, env, o.Issue, &t); code != ExitOK {
+		return t, nil, code
+	}
+	extra, code := tryModel(env, o, &t)
+	return t, extra, code
+}
+
+// tryFetchIssue reads issue n from GitHub: one GET, with the caller's
+// token, which stays in this process (the Jobs get the fake's).
+func tryFetchIssue(ctx context.Context, env *Env, n int, t *demo.Try) int {
+	env.repoDir = t.Checkout.Dir
+	gh, err := env.gitHubClient(env.masker(), time.Time{})
+	if err != nil {
+		env.Errorf("read issue %d: %v", n, err)
+		return ExitUsage
+	}
+	is, err := gh.Issue(ctx, n)
+	if err != nil {
+		env.Errorf("read issue %d: %v", n, err)
+		return exitFor(err)
+	}
+	if strings.TrimSpace(is.Title) == "" {
+		env.Errorf("issue %d has no title", n)
+		return ExitUsage
+	}
+	t.Title, t.Body, t.Author = is.Title, is.Body, is.Author
+	if r, _ := env.repository(); r != "" {
+		t.Owner, t.Repo, _ = strings.Cut(r, "/")
+	}
+	return ExitOK
+}
+
+// tryModel is the item's model: the replay of --replay, else the models
+// the repository's configuration names, each with its key in the
+// environment; an error saying what to pass when there is neither.
+func tryModel(env *Env, o *tryOptions, t *demo.Try) ([]string, int) {
+	if o.Replay != "" {
+		r, err := llm.LoadReplay(o.Replay)
+		if err != nil {
+			env.Errorf("--replay %s: %v", o.Replay, err)
+			return nil, ExitUsage
+		}
+		t.Replay = r
+		return nil, ExitOK
+	}
+	if _, ok := t.Checkout.Files[demo.ConfigPath]; !ok {
+		env.Errorf("no model: pass --replay DIR (recorded model exchanges), or commit a %s that names your models (roadmap init writes one)", demo.ConfigPath)
+		return nil, ExitUsage
+	}
+	cfg, _ := t.Config()
+	if len(cfg.Models) == 0 {
+		env.Errorf("no model: %s names none; pass --replay DIR or name your models there", demo.ConfigPath)
+		return nil, ExitUsage
+	}
+	var extra []string
+	if t.NeedsModelsToken() {
+		token := env.token()
+		if token == "" {
+			env.Errorf("no model key: %s names GitHub Models, whose key is a GitHub token: set GH_TOKEN or GITHUB_TOKEN, or pass --replay DIR", demo.ConfigPath)
+			return nil, ExitUsage
+		}
+		extra = append(extra, demo.ModelsTokenEnv+"="+token)
+	}
+	for _, m := range cfg.Models {
+		if m.APIKeyEnv != "" && m.APIKeyEnv != "GITHUB_TOKEN" && env.Getenv(m.APIKeyEnv) == "" {
+			env.Errorf("no model key: the model %s (%s) reads its key from %s, which is unset; set it or pass --replay DIR", m.Name, m.Provider, m.APIKeyEnv)
+			return nil, ExitUsage
+		}
+	}
+	return extra, ExitOK
+}
+
+// readTryIssue reads an issue from path: its first non-empty line is the
+// title (a "# " heading's mark dropped), the rest the body.
+func readTryIssue(path string) (title, body string, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", fmt.Errorf("--issue-file: %w", err)
+	}
+	text := strings.TrimLeft(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	first, rest, _ := strings.Cut(text, "\n")
+	title = strings.TrimSpace(first)
+	if h, ok := strings.CutPrefix(title, "#"); ok && !strings.HasPrefix(h, "#") {
+		title = strings.TrimSpace(h)
+	}
+	if title == "" {
+		return "", "", fmt.Errorf("--issue-file %s: no title: its first line (or a \"# \" heading) is the issue's title, the rest its body", path)
+	}
+	if len(title) > 256 {
+		return "", "", fmt.Errorf("--issue-file %s: the title (its first line) is %d characters, GitHub allows 256: put the rest in the body, after a line break", path, len(title))
+	}
+	return title, strings.TrimSpace(rest) + "\n", nil
+}
+
+// tryTimeline writes the Jobs' timeline (Mermaid) from their traces in keep.
+func tryTimeline(env *Env, keep string, issue int, kept *keptFiles) int {
+	traces, err := readTraces(keep)
+	if err == nil && len(traces) == 0 {
+		err = errors.New("the Jobs left no trace")
+	}
+	if err != nil {
+		env.Errorf("the timeline: %v", err)
+		return ExitInternal
+	}
+	kept.Timeline = filepath.Join(keep, demoTimeline)
+	md := timelineMarkdown(fmt.Sprintf("roadmap try, the Jobs of issue #%d", issue), traces)
+	if err := os.WriteFile(kept.Timeline, []byte(md), 0o644); err != nil {
+		env.Errorf("%v", err)
+		return ExitInternal
+	}
+	return ExitOK
+}
+
+// trySummary is what `roadmap try --json` prints: the demo's summary, the
+// kept files, and what was tried on.
+type trySummary struct {
+	*demo.Summary
+	keptFiles
+	Checkout string `json:"checkout"`
+	Head     string `json:"head"`
+	// CI says the repository's CI was not run: its status was played.
+	CI string `json:"ci"`
+}
+
+// tryOutput prints the final state, and says whether the item ended ready.
+func tryOutput(env *Env, t demo.Try, sum *demo.Summary, kept keptFiles, o *tryOptions, start time.Time) int {
+	if o.JSON {
+		if code := env.JSON(trySummary{sum, kept, t.Checkout.Dir, t.Checkout.Head, demo.TryCI}); code != ExitOK {
+			return code
+		}
+	} else {
+		w := env.Stdout
+		fmt.Fprintf(w, "\nissue #%d → %s, PR #%d (on the fake GitHub), in %.1fs\n", sum.Issue, sum.Result, sum.PR, time.Since(start).Seconds())
+		fmt.Fprintf(w, "stage: %s after %d round(s), plan %s\n", sum.Stage.Result, sum.Stage.Rounds, sum.Stage.Plan)
+		fmt.Fprintf(w, "spend: %d tokens in, %d out, $%.4f, %d model calls\n", sum.Spend.TokensIn, sum.Spend.TokensOut, sum.Spend.USD, sum.Spend.ModelCalls)
+		fmt.Fprintf(w, "CI: %s\n", demo.TryCI)
+		if o.Keep == "" {
+			fmt.Fprintln(w, "to look at the PR, the branch and the traces, run it again with --keep DIR")
+		} else {
+			fmt.Fprintf(w, "\nkept in %s:\n", o.Keep)
+			fmt.Fprintf(w, "  roadmap explain %d --state %s   what ran, what it cost\n", sum.Issue, o.Keep)
+			fmt.Fprintf(w, "  git -C %s log --oneline --all   the branch and its commits\n", filepath.Join(o.Keep, "remote.git"))
+			fmt.Fprintf(w, "  %s   the timeline of the Jobs\n", kept.Timeline)
+		}
+	}
+	if sum.Result != record.ResultReady || t.Replay != nil && !sum.SpendMatches() {
+		env.Errorf("the item ended %s (spend matches the replay: %v)", sum.Result, sum.SpendMatches())
+		return ExitFindings
+	}
+	return ExitOK
+}

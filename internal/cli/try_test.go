@@ -1,0 +1,371 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/roadmap-dev/roadmap/internal/demo"
+	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
+	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/world"
+)
+
+// roadmap try plays whole items (a stage Job, an implement Job, two
+// reports) on scratch checkouts: the tests run in `make jobs-test`, beside
+// the e2e, not in make test's unit phase.
+
+// realToken is the token of the fake that stands for the real GitHub in
+// the Go play: it must reach that fake, and nothing else.
+const realToken = "ghp_tryRealUserToken000000000000000000000"
+
+// tryPlay is one play of roadmap try on a scratch checkout.
+type tryPlay struct {
+	checkout, origin, keep string
+	stdout, stderr         string
+	code                   int
+	sum                    struct {
+		demo.Summary
+		Checkout    string `json:"checkout"`
+		Head        string `json:"head"`
+		CI          string `json:"ci"`
+		StepSummary string `json:"step_summary"`
+		Timeline    string `json:"timeline"`
+	}
+	// before and after are every file of the checkout (its .git
+	// included) and of its origin, before and after the play.
+	before, after map[string]string
+	// real is the fake standing for the real GitHub (the Go play reads its
+	// issue with -R OWNER/REPO --issue N).
+	real *githubfake.Fake
+}
+
+// The Go play is shared: TestTryOwnRepository reads its item,
+// TestTryNeverWritesRemote what it left untouched.
+var goTry struct {
+	once sync.Once
+	play *tryPlay
+	err  error
+}
+
+// playGoTry is the package's one play of try on the Go sample, its issue
+// read from a fake standing for the real GitHub.
+func playGoTry(t *testing.T) *tryPlay {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("roadmap try plays a whole item (-short)")
+	}
+	goTry.once.Do(func() {
+		goTry.play, goTry.err = playTry(t, demo.GoSample(), true)
+	})
+	if goTry.err != nil {
+		t.Fatalf("the Go play of roadmap try: %v", goTry.err)
+	}
+	return goTry.play
+}
+
+// playTry lays the sample s out as a user's checkout (a real git repository
+// with an origin, a local bare repository) with its own configuration and
+// recorded exchanges, and runs roadmap try on it to its end. With fromGitHub
+// the issue is read by -R OWNER/REPO --issue N from a fake standing for the
+// real GitHub; else from --issue-file.
+func playTry(t *testing.T, s demo.Sample, fromGitHub bool) (*tryPlay, error) {
+	bin, err := roadmapBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "roadmap-cli-test-try-")
+	if err != nil {
+		return nil, err
+	}
+	sharedDirs = append(sharedDirs, dir)
+	p := &tryPlay{checkout: filepath.Join(dir, "checkout"), origin: filepath.Join(dir, "origin.git"), keep: filepath.Join(dir, "kept")}
+	fixtures := filepath.Join(dir, "fixtures")
+	if err := os.MkdirAll(fixtures, 0o755); err != nil {
+		return nil, err
+	}
+	if err := s.WriteIssueFixtures(fixtures); err != nil {
+		return nil, err
+	}
+	if err := userCheckout(s, p.checkout, p.origin); err != nil {
+		return nil, err
+	}
+	environ := append(demoEnviron(), "PATH=/usr/bin"+string(os.PathListSeparator)+os.Getenv("PATH"))
+	args := []string{"try", "--repo", p.checkout, "--replay", fixtures, "--keep", p.keep, "--json"}
+	if fromGitHub {
+		p.real = githubfake.New(githubfake.Options{Token: realToken, Owner: "acme", Repo: "widgets"})
+		srv := httptest.NewServer(p.real)
+		defer srv.Close()
+		p.real.CreateIssue(githubfake.Issue{Title: "an older issue", Author: "someone"})
+		n := p.real.CreateIssue(githubfake.Issue{Title: s.Title, Body: s.Body, Author: "maintainer"})
+		args = append(args, "-R", "acme/widgets", "--issue", strconv.Itoa(n))
+		environ = append(environ, "GH_TOKEN="+realToken, "GITHUB_API_URL="+srv.URL)
+	} else {
+		issue := filepath.Join(dir, "issue.md")
+		if err := os.WriteFile(issue, []byte("# "+s.Title+"\n\n"+s.Body), 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "--issue-file", issue)
+	}
+	if p.before, err = snapshot(p.checkout, p.origin); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = environ
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	p.stdout, p.stderr, p.code = stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+	if p.after, err = snapshot(p.checkout, p.origin); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &p.sum); err != nil {
+		return nil, fmt.Errorf("roadmap try: %v; stdout is not its summary (%v):\n%s\n%s", runErr, err, p.stdout, p.stderr)
+	}
+	return p, nil
+}
+
+// userCheckout makes dir a user's checkout of the sample s as a person
+// files its issue: its files (no plan), a .github/roadmap.yml naming GitHub
+// Models and the sample's checks, an executable script and a symbolic link,
+// one commit, an origin (a local bare repository) it was pushed to, and a
+// hook that fails any commit made in it.
+func userCheckout(s demo.Sample, dir, origin string) error {
+	files, err := s.IssueFiles()
+	if err != nil {
+		return err
+	}
+	files[demo.ConfigPath] = "models:\n  - provider: github-models\n    name: openai/gpt-4o-mini\n" + s.Checks
+	files["scripts/check.sh"] = "#!/bin/sh\nexit 0\n"
+	if err := world.WriteFiles(dir, files); err != nil {
+		return err
+	}
+	if err := os.Chmod(filepath.Join(dir, "scripts", "check.sh"), 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink("README.md", filepath.Join(dir, "README.link")); err != nil {
+		return err
+	}
+	env := world.GitEnv()
+	for _, args := range [][]string{{"init", "-q", "-b", "trunk", dir}, {"-C", dir, "add", "-A"},
+		{"-C", dir, "commit", "-q", "-m", "the user's own history"}, {"init", "-q", "--bare", origin},
+		{"-C", dir, "remote", "add", "origin", origin}, {"-C", dir, "push", "-q", "origin", "trunk"}} {
+		if _, err := world.Git(env, ".", args...); err != nil {
+			return err
+		}
+	}
+	// Uncommitted work that try must neither copy nor touch.
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not committed\n"), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\necho 'a commit in the user checkout' >&2\nexit 1\n"), 0o755)
+}
+
+// snapshot is every file under the dirs: its mode and content's hash, or
+// its link's target.
+func snapshot(dirs ...string) (map[string]string, error) {
+	files := map[string]string{}
+	for _, root := range dirs {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			switch {
+			case info.Mode()&fs.ModeSymlink != 0:
+				target, err := os.Readlink(p)
+				if err != nil {
+					return err
+				}
+				files[p] = "link " + target
+			case info.IsDir():
+				files[p] = info.Mode().String()
+			default:
+				data, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				files[p] = fmt.Sprintf("%s %x", info.Mode(), sha256.Sum256(data))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// TestTryOwnRepository: roadmap try plays an item to a ready PR on a
+// user's own checkout, a scratch Go repository and a scratch Python one,
+// each with its own configuration and recorded exchanges: the remote's
+// main is the checkout's committed tree at HEAD (its executable bit and
+// symbolic link too, its uncommitted file not), the stage Job plans, one
+// implement Job runs to its end (no kill), the Job's checks ran locally,
+// the CI status says it was not run, and --keep leaves what `roadmap
+// explain --state` reads.
+func TestTryOwnRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("roadmap try plays whole items (-short)")
+	}
+	t.Run("go", func(t *testing.T) { checkTryPlay(t, playGoTry(t)) })
+	t.Run("python", func(t *testing.T) {
+		if exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run() != nil && exec.Command("python3", "-m", "pytest", "--version").Run() != nil {
+			t.Skip("no python3 with pytest: the Python item's checks run pytest (Debian: apt-get install python3-pytest)")
+		}
+		p, err := playTry(t, demotest.PythonSample(), false)
+		if err != nil {
+			t.Fatalf("the Python play of roadmap try: %v", err)
+		}
+		checkTryPlay(t, p)
+	})
+}
+
+func checkTryPlay(t *testing.T, p *tryPlay) {
+	t.Helper()
+	sum := &p.sum
+	if p.code != ExitOK || sum.Result != record.ResultReady || sum.PR == 0 {
+		t.Fatalf("roadmap try: exit %d, result %q, PR %d; want 0, ready and a PR\n%s", p.code, sum.Result, sum.PR, p.stderr)
+	}
+	if sum.Stage.Result != "staged" || sum.Stage.Plan != demo.PlanDir {
+		t.Errorf("stage = %+v, want the plan staged in %s", sum.Stage, demo.PlanDir)
+	}
+	if len(sum.Jobs) != 1 || sum.Jobs[0].Result != record.ResultReady || sum.Kill.Class != "" {
+		t.Errorf("jobs = %+v, kill = %+v; want one implement Job ready, none killed", sum.Jobs, sum.Kill)
+	}
+	if !sum.SpendMatches() || sum.Recorded.ModelCalls == 0 {
+		t.Errorf("record spend %+v != the replay's %+v", sum.Spend, sum.Recorded)
+	}
+	if !strings.Contains(p.stderr, "isolated: model-written commands run as uid") {
+		t.Errorf("no Job said it ran its checks behind the isolation boundary:\n%s", p.stderr)
+	}
+	// The remote's main is the checkout's committed tree, modes and links
+	// included; the uncommitted file is not in it.
+	want, err := world.Git(nil, p.checkout, "rev-parse", "HEAD^{tree}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := filepath.Join(p.keep, "remote.git")
+	got, err := world.Git(nil, remote, "rev-parse", "main^{tree}")
+	if err != nil || got != want {
+		t.Errorf("the remote's main tree is %s (%v), want the checkout's HEAD tree %s", got, err, want)
+	}
+	if sum.Head == "" || sum.Checkout != p.checkout {
+		t.Errorf("checkout %q at %q, want %s at its HEAD", sum.Checkout, sum.Head, p.checkout)
+	}
+	// The CI was not run, and says so: on the PR's head and in the output.
+	head, err := world.Git(nil, remote, "rev-parse", "refs/heads/"+branchOf(t, remote))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Statuses []struct {
+			SHA, Context, State, Description string
+		} `json:"statuses"`
+	}
+	data, err := os.ReadFile(filepath.Join(p.keep, "github-state.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &state)
+	}
+	if err != nil {
+		t.Fatalf("the kept fake GitHub state: %v", err)
+	}
+	ci := ""
+	for _, st := range state.Statuses {
+		if st.SHA == head && st.Context == "ci/test" {
+			ci = st.Description
+		}
+	}
+	if !strings.Contains(ci, "not run") || !strings.Contains(sum.CI, "not run") {
+		t.Errorf("the head's CI status %q and the summary's CI %q do not say the CI was not run", ci, sum.CI)
+	}
+	// --keep leaves what explain reads, and the timeline.
+	bin, _ := roadmapBinary()
+	out, err := exec.Command(bin, "explain", strconv.Itoa(sum.Issue), "--state", p.keep).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ready") {
+		t.Errorf("roadmap explain %d --state %s: %v\n%s", sum.Issue, p.keep, err, out)
+	}
+	if _, err := os.Stat(sum.Timeline); err != nil {
+		t.Errorf("the timeline: %v", err)
+	}
+}
+
+// branchOf is the one work branch on the remote.
+func branchOf(t *testing.T, remote string) string {
+	t.Helper()
+	out, err := world.Git(nil, remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/roadmap/")
+	if err != nil || len(strings.Fields(out)) != 1 {
+		t.Fatalf("work branches on the remote: %q (%v), want one", out, err)
+	}
+	return out
+}
+
+// TestTryNeverWritesRemote: the Go play of roadmap try wrote nothing to
+// the user's checkout (its refs, index, work tree, configuration and hooks:
+// every file, .git included, is as it was) nor to its origin; it read its
+// issue from the GitHub of -R OWNER/REPO --issue N with GET requests only,
+// and the token it read with appears in no file it kept.
+func TestTryNeverWritesRemote(t *testing.T) {
+	p := playGoTry(t)
+	if p.code != ExitOK {
+		t.Fatalf("roadmap try: exit %d\n%s", p.code, p.stderr)
+	}
+	for path, was := range p.before {
+		if now, ok := p.after[path]; !ok {
+			t.Errorf("%s was removed", path)
+		} else if now != was {
+			t.Errorf("%s changed: %s → %s", path, was, now)
+		}
+	}
+	for path := range p.after {
+		if _, ok := p.before[path]; !ok {
+			t.Errorf("%s was made", path)
+		}
+	}
+	reqs := p.real.Requests()
+	if len(reqs) == 0 {
+		t.Errorf("no request reached the GitHub of -R: the issue was not read from it")
+	}
+	for _, r := range reqs {
+		if r.Method != "GET" {
+			t.Errorf("%s %s reached the GitHub of -R; want GET only", r.Method, r.Path)
+		}
+	}
+	err := filepath.WalkDir(p.keep, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, []byte(realToken)) {
+			t.Errorf("the caller's GitHub token is in %s", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.stdout+p.stderr, realToken) {
+		t.Errorf("the caller's GitHub token is in try's output")
+	}
+}
