@@ -210,11 +210,20 @@ func tryModel(env *Env, o *tryOptions, t *demo.Try) ([]string, int) {
 		}
 		extra = append(extra, demo.ModelsTokenEnv+"="+token)
 	}
+	// The keys go to the Jobs by name: this process's own environment has
+	// lost every credential-looking variable (Protect), and a Job's is the
+	// world's plus these.
 	for _, m := range cfg.Models {
-		if m.APIKeyEnv != "" && m.APIKeyEnv != "GITHUB_TOKEN" && env.Getenv(m.APIKeyEnv) == "" {
-			env.Errorf("no model key: the model %s (%s) reads its key from %s, which is unset; set it or pass --replay DIR", m.Name, m.Provider, m.APIKeyEnv)
+		key := demo.ModelKeyEnv(m)
+		if key == "" || key == "GITHUB_TOKEN" {
+			continue
+		}
+		v := env.Getenv(key)
+		if v == "" {
+			env.Errorf("no model key: the model %s (%s) reads its key from %s, which is unset; set it or pass --replay DIR", m.Name, m.Provider, key)
 			return nil, ExitUsage
 		}
+		extra = append(extra, key+"="+v)
 	}
 	return extra, ExitOK
 }

@@ -32,9 +32,27 @@ import (
 // the Go play: it must reach that fake, and nothing else.
 const realToken = "ghp_tryRealUserToken000000000000000000000"
 
+// jobEnvVar, set in roadmap try's environment, names a folder where each
+// stage and implement Job it starts (this test binary as roadmap) leaves
+// its environment (dumpJobEnv): TestTryNeverWritesRemote reads what the
+// Jobs were given.
+const jobEnvVar = "ROADMAP_CLI_TEST_JOB_ENV"
+
+// dumpJobEnv writes the environment of this process, when it is a stage
+// or implement Job and jobEnvVar names a folder, into that folder.
+func dumpJobEnv() {
+	dir := os.Getenv(jobEnvVar)
+	if dir == "" || len(os.Args) < 2 || os.Args[1] != "stage" && os.Args[1] != "implement" {
+		return
+	}
+	name := fmt.Sprintf("%s-%d.env", os.Args[1], os.Getpid())
+	os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(os.Environ(), "\n")), 0o600)
+}
+
 // tryPlay is one play of roadmap try on a scratch checkout.
 type tryPlay struct {
 	checkout, origin, keep string
+	jobEnv                 string // the Jobs' environments (jobEnvVar)
 	stdout, stderr         string
 	code                   int
 	sum                    struct {
@@ -104,6 +122,11 @@ func playTry(t *testing.T, s demo.Sample, fromGitHub bool) (*tryPlay, error) {
 		return nil, err
 	}
 	environ := append(demoEnviron(), "PATH=/usr/bin"+string(os.PathListSeparator)+os.Getenv("PATH"))
+	p.jobEnv = filepath.Join(dir, "job-env")
+	if err := os.MkdirAll(p.jobEnv, 0o755); err != nil {
+		return nil, err
+	}
+	environ = append(environ, jobEnvVar+"="+p.jobEnv)
 	args := []string{"try", "--repo", p.checkout, "--replay", fixtures, "--keep", p.keep, "--json"}
 	if fromGitHub {
 		p.real = githubfake.New(githubfake.Options{Token: realToken, Owner: "acme", Repo: "widgets"})
@@ -294,7 +317,7 @@ func checkTryPlay(t *testing.T, p *tryPlay) {
 			ci = st.Description
 		}
 	}
-	if !strings.Contains(ci, "not run") || !strings.Contains(sum.CI, "not run") {
+	if !strings.HasPrefix(ci, "not run: ") || !strings.HasPrefix(sum.CI, "not run: ") {
 		t.Errorf("the head's CI status %q and the summary's CI %q do not say the CI was not run", ci, sum.CI)
 	}
 	// --keep leaves what explain reads, and the timeline.
@@ -367,5 +390,19 @@ func TestTryNeverWritesRemote(t *testing.T) {
 	}
 	if strings.Contains(p.stdout+p.stderr, realToken) {
 		t.Errorf("the caller's GitHub token is in try's output")
+	}
+	// Nor did it reach a Job: each stage and implement Job's environment.
+	envs, err := filepath.Glob(filepath.Join(p.jobEnv, "*.env"))
+	if err != nil || len(envs) < 2 {
+		t.Fatalf("the Jobs' environments: %q (%v), want the stage Job's and the implement Job's at least", envs, err)
+	}
+	for _, f := range envs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(realToken)) {
+			t.Errorf("the caller's GitHub token reached a Job: %s", filepath.Base(f))
+		}
 	}
 }

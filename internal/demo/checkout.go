@@ -209,12 +209,22 @@ func (t Try) JobConfig(modelURL string) ([]byte, error) {
 		}
 		models := make([]map[string]any, 0, len(cfg.Models))
 		for _, m := range cfg.Models {
-			key := m.APIKeyEnv
-			if key == "GITHUB_TOKEN" || key == "" && (m.Provider == "" || m.Provider == "github-models") {
+			key := ModelKeyEnv(m)
+			if key == "GITHUB_TOKEN" {
 				key = ModelsTokenEnv
 			}
-			models = append(models, map[string]any{"provider": m.Provider, "name": m.Name, "base_url": m.BaseURL,
-				"api_key_env": key, "input_window": m.InputWindow, "max_output": m.MaxOutput, "fixtures": m.Fixtures})
+			row := map[string]any{"provider": m.Provider, "name": m.Name}
+			for k, v := range map[string]string{"base_url": m.BaseURL, "api_key_env": key, "fixtures": m.Fixtures} {
+				if v != "" {
+					row[k] = v
+				}
+			}
+			for k, v := range map[string]int{"input_window": m.InputWindow, "max_output": m.MaxOutput} {
+				if v != 0 {
+					row[k] = v
+				}
+			}
+			models = append(models, row)
 		}
 		doc["models"] = models
 	}
@@ -227,6 +237,23 @@ func (t Try) JobConfig(modelURL string) ([]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// ModelKeyEnv is the variable model m reads its key from: its api_key_env,
+// else its provider's (internal/llm's defaults); "" when it needs none.
+func ModelKeyEnv(m config.Model) string {
+	if m.APIKeyEnv != "" {
+		return m.APIKeyEnv
+	}
+	switch m.Provider {
+	case "", "github-models":
+		return "GITHUB_TOKEN"
+	case "openai":
+		return "OPENAI_API_KEY"
+	case "anthropic":
+		return "ANTHROPIC_API_KEY"
+	}
+	return ""
 }
 
 // section is doc's mapping under key, made when missing.
@@ -250,7 +277,7 @@ func (t Try) NeedsModelsToken() bool {
 		return false
 	}
 	for _, m := range cfg.Models {
-		if m.APIKeyEnv == "GITHUB_TOKEN" || m.APIKeyEnv == "" && (m.Provider == "" || m.Provider == "github-models") {
+		if ModelKeyEnv(m) == "GITHUB_TOKEN" {
 			return true
 		}
 	}
