@@ -121,7 +121,7 @@ func playTry(t *testing.T, s demo.Sample, fromGitHub bool) (*tryPlay, error) {
 	if err := userCheckout(s, p.checkout, p.origin); err != nil {
 		return nil, err
 	}
-	environ := append(demoEnviron(), "PATH=/usr/bin"+string(os.PathListSeparator)+os.Getenv("PATH"))
+	environ := append(demoEnviron(), "PATH="+pytestPath())
 	p.jobEnv = filepath.Join(dir, "job-env")
 	if err := os.MkdirAll(p.jobEnv, 0o755); err != nil {
 		return nil, err
@@ -237,6 +237,24 @@ func snapshot(dirs ...string) (map[string]string, error) {
 	return files, nil
 }
 
+// pytestPath is the PATH under which python3 runs pytest: the machine's
+// own, else with /usr/bin first (a pyenv python3 without pytest ahead of
+// Debian's python3-pytest); the machine's when neither has it.
+func pytestPath() string {
+	path := os.Getenv("PATH")
+	if !hasPytest(path) && hasPytest("/usr/bin"+string(os.PathListSeparator)+path) {
+		return "/usr/bin" + string(os.PathListSeparator) + path
+	}
+	return path
+}
+
+// hasPytest reports whether python3 on path runs pytest.
+func hasPytest(path string) bool {
+	cmd := exec.Command("sh", "-c", "python3 -m pytest --version")
+	cmd.Env = append(os.Environ(), "PATH="+path)
+	return cmd.Run() == nil
+}
+
 // TestTryOwnRepository: roadmap try plays an item to a ready PR on a
 // user's own checkout, a scratch Go repository and a scratch Python one,
 // each with its own configuration and recorded exchanges: the remote's
@@ -251,7 +269,7 @@ func TestTryOwnRepository(t *testing.T) {
 	}
 	t.Run("go", func(t *testing.T) { checkTryPlay(t, playGoTry(t)) })
 	t.Run("python", func(t *testing.T) {
-		if exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run() != nil && exec.Command("python3", "-m", "pytest", "--version").Run() != nil {
+		if !hasPytest(pytestPath()) {
 			t.Skip("no python3 with pytest: the Python item's checks run pytest (Debian: apt-get install python3-pytest)")
 		}
 		p, err := playTry(t, demotest.PythonSample(), false)
