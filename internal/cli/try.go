@@ -30,7 +30,12 @@ type tryOptions struct {
 // remote. The checkout is only read; the issue may be read from GitHub
 // (GET only), with a token that stays in this process.
 func runTry(ctx context.Context, env *Env, args []string) int {
-	o := &tryOptions{}
+	return tryCmd(ctx, env.factory(), args, tryVerbRun)
+}
+
+// tryCmd parses try's flags into its options, then calls runF.
+func tryCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *tryOptions) int) int {
+	env, o := f.env, &tryOptions{}
 	fs := newFlags(env, "try")
 	fs.StringVar(&o.Repo, "repo", ".", "the git checkout `DIR` whose committed tree at HEAD the item runs on (only read)")
 	fs.StringVar(&o.IssueFile, "issue-file", "", "the issue as a `FILE`: its first line (or a \"# \" heading) is the title, the rest the body")
@@ -54,12 +59,27 @@ func runTry(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("unexpected argument %q (see 'roadmap try --help')", pos[0])
 		return ExitUsage
 	}
-	return tryRun(ctx, env, o)
+	return runF(ctx, f, o)
 }
 
-// tryRun reads the checkout, the issue and the model, then plays the item.
-func tryRun(ctx context.Context, env *Env, o *tryOptions) int {
-	t, extraEnv, code := tryItem(ctx, env, o)
+// tryVerbRun reads the checkout, the issue and the model, then plays the
+// item.
+func tryVerbRun(ctx context.Context, f *Factory, o *tryOptions) int {
+	env := f.env
+	if o.Keep != "" {
+		// The world's git runs in other folders: its paths are absolute.
+		keep, err := filepath.Abs(o.Keep)
+		if err != nil {
+			env.Errorf("--keep %s: %v", o.Keep, err)
+			return ExitUsage
+		}
+		o.Keep = keep
+		if ents, err := os.ReadDir(keep); err == nil && len(ents) > 0 {
+			env.Errorf("--keep %s is not empty: pass a new folder", keep)
+			return ExitUsage
+		}
+	}
+	t, extraEnv, code := tryItem(ctx, f, o)
 	if code != ExitOK {
 		return code
 	}
@@ -116,7 +136,8 @@ func tryRun(ctx context.Context, env *Env, o *tryOptions) int {
 
 // tryItem is the item o describes: the checkout, the issue, the model; and
 // what the Jobs' environment needs beyond the world's (a GitHub Models key).
-func tryItem(ctx context.Context, env *Env, o *tryOptions) (demo.Try, []string, int) {
+func tryItem(ctx context.Context, f *Factory, o *tryOptions) (demo.Try, []string, int) {
+	env := f.env
 	var t demo.Try
 	switch {
 	case o.IssueFile == "" && o.Issue == 0:
@@ -147,18 +168,19 @@ func tryItem(ctx context.Context, env *Env, o *tryOptions) (demo.Try, []string, 
 			env.Errorf("%v", err)
 			return t, nil, ExitUsage
 		}
-	} else if code := tryFetchIssue(ctx, env, o.Issue, &t); code != ExitOK {
+	} else if code := tryFetchIssue(ctx, f, o.Issue, &t); code != ExitOK {
 		return t, nil, code
 	}
-	extra, code := tryModel(env, o, &t)
+	extra, code := tryModel(f, o, &t)
 	return t, extra, code
 }
 
 // tryFetchIssue reads issue n from GitHub: one GET, with the caller's
 // token, which stays in this process (the Jobs get the fake's).
-func tryFetchIssue(ctx context.Context, env *Env, n int, t *demo.Try) int {
+func tryFetchIssue(ctx context.Context, f *Factory, n int, t *demo.Try) int {
+	env := f.env
 	env.repoDir = t.Checkout.Dir
-	gh, err := env.gitHubClient(env.masker(), time.Time{})
+	gh, err := f.GitHub()
 	if err != nil {
 		env.Errorf("read issue %d: %v", n, err)
 		return ExitUsage
@@ -182,7 +204,8 @@ func tryFetchIssue(ctx context.Context, env *Env, n int, t *demo.Try) int {
 // tryModel is the item's model: the replay of --replay, else the models
 // the repository's configuration names, each with its key in the
 // environment; an error saying what to pass when there is neither.
-func tryModel(env *Env, o *tryOptions, t *demo.Try) ([]string, int) {
+func tryModel(f *Factory, o *tryOptions, t *demo.Try) ([]string, int) {
+	env := f.env
 	if o.Replay != "" {
 		r, err := llm.LoadReplay(o.Replay)
 		if err != nil {
@@ -203,7 +226,7 @@ func tryModel(env *Env, o *tryOptions, t *demo.Try) ([]string, int) {
 	}
 	var extra []string
 	if t.NeedsModelsToken() {
-		token := env.token()
+		token := f.userToken()
 		if token == "" {
 			env.Errorf("no model key: %s names GitHub Models, whose key is a GitHub token: set GH_TOKEN or GITHUB_TOKEN, or pass --replay DIR", demo.ConfigPath)
 			return nil, ExitUsage
