@@ -297,11 +297,11 @@ func TestDemoFlags(t *testing.T) {
 
 func TestTryFlags(t *testing.T) {
 	f, stderr := seamFactory()
-	got, code := parsed(t, tryCmd, f, "--repo", "src", "-R", "acme/widgets", "--issue", "12", "--replay", "fx", "--keep", "out", "--json")
+	got, code := parsed(t, tryCmd, f, "--repo", "src", "-R", "acme/widgets", "--issue", "12", "--replay", "fx", "--record", "rec", "--keep", "out", "--json")
 	if code != ExitOK || got == nil {
 		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
 	}
-	if d := cmp.Diff(&tryOptions{Repo: "src", Issue: 12, Replay: "fx", Keep: "out", JSON: true}, got); d != "" {
+	if d := cmp.Diff(&tryOptions{Repo: "src", Issue: 12, Replay: "fx", Record: "rec", Keep: "out", JSON: true}, got); d != "" {
 		t.Errorf("options (-want +got):\n%s", d)
 	}
 	if r := f.env.Getenv("GITHUB_REPOSITORY"); r != "acme/widgets" {

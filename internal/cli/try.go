@@ -21,6 +21,7 @@ type tryOptions struct {
 	IssueFile string
 	Issue     int
 	Replay    string
+	Record    string
 	Keep      string
 	JSON      bool
 }
@@ -50,6 +51,7 @@ func tryCmd(ctx context.Context, f *Factory, args []string, runF func(context.Co
 	}
 	fs.FuncP("issue-repo", "R", "the repository `OWNER/REPO` --issue is read from (default: $GITHUB_REPOSITORY, else $GH_REPO, else the checkout's origin)", set)
 	fs.StringVar(&o.Replay, "replay", "", "answer the model's calls from the recorded exchanges in `DIR` instead of the configured models")
+	fs.StringVar(&o.Record, "record", "", "write every model exchange of the stage and implement Jobs to `DIR` as replay fixtures (replay them with --replay DIR)")
 	fs.StringVar(&o.Keep, "keep", "", "leave everything (fake GitHub state, remote, workspaces, traces, the step summary, a timeline) in `DIR`")
 	fs.BoolVar(&o.JSON, "json", false, "print the final state as one JSON object")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -66,18 +68,21 @@ func tryCmd(ctx context.Context, f *Factory, args []string, runF func(context.Co
 // item.
 func tryVerbRun(ctx context.Context, f *Factory, o *tryOptions) int {
 	env := f.env
-	if o.Keep != "" {
-		// The world's git runs in other folders: its paths are absolute.
-		keep, err := filepath.Abs(o.Keep)
+	// The Jobs and the world's git run in other folders: paths are absolute.
+	for _, p := range []*string{&o.Keep, &o.Record} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
 		if err != nil {
-			env.Errorf("--keep %s: %v", o.Keep, err)
+			env.Errorf("%s: %v", *p, err)
 			return ExitUsage
 		}
-		o.Keep = keep
-		if ents, err := os.ReadDir(keep); err == nil && len(ents) > 0 {
-			env.Errorf("--keep %s is not empty: pass a new folder", keep)
-			return ExitUsage
-		}
+		*p = abs
+	}
+	if ents, err := os.ReadDir(o.Keep); o.Keep != "" && err == nil && len(ents) > 0 {
+		env.Errorf("--keep %s is not empty: pass a new folder", o.Keep)
+		return ExitUsage
 	}
 	t, extraEnv, code := tryItem(ctx, f, o)
 	if code != ExitOK {
@@ -110,6 +115,9 @@ func tryVerbRun(ctx context.Context, f *Factory, o *tryOptions) int {
 		World:    t.World,
 		NoKill:   true,
 		Command: func(ctx context.Context, args []string) *exec.Cmd {
+			if o.Record != "" && len(args) > 0 && (args[0] == "stage" || args[0] == "implement") {
+				args = append(args, "--record", o.Record)
+			}
 			return exec.CommandContext(ctx, self, args...)
 		},
 	}

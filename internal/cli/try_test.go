@@ -20,6 +20,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/demo/demotest"
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
+	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
@@ -53,6 +54,7 @@ func dumpJobEnv() {
 type tryPlay struct {
 	checkout, origin, keep string
 	jobEnv                 string // the Jobs' environments (jobEnvVar)
+	record                 string // what --record wrote
 	stdout, stderr         string
 	code                   int
 	sum                    struct {
@@ -127,7 +129,8 @@ func playTry(t *testing.T, s demo.Sample, fromGitHub bool) (*tryPlay, error) {
 		return nil, err
 	}
 	environ = append(environ, jobEnvVar+"="+p.jobEnv)
-	args := []string{"try", "--repo", p.checkout, "--replay", fixtures, "--keep", p.keep, "--json"}
+	p.record = filepath.Join(dir, "recorded")
+	args := []string{"try", "--repo", p.checkout, "--replay", fixtures, "--record", p.record, "--keep", p.keep, "--json"}
 	if fromGitHub {
 		p.real = githubfake.New(githubfake.Options{Token: realToken, Owner: "acme", Repo: "widgets"})
 		srv := httptest.NewServer(p.real)
@@ -346,6 +349,16 @@ func checkTryPlay(t *testing.T, p *tryPlay) {
 	}
 	if _, err := os.Stat(sum.Timeline); err != nil {
 		t.Errorf("the timeline: %v", err)
+	}
+	// --record wrote every model call of the Jobs as fixtures a later
+	// --replay loads.
+	convs, err := llm.LoadFixtures(p.record)
+	turns := 0
+	for _, c := range convs {
+		turns += len(c.Turns)
+	}
+	if err != nil || turns != sum.Recorded.ModelCalls {
+		t.Errorf("--record %s: %d conversations, %d turns (%v); want the %d model calls made", p.record, len(convs), turns, err, sum.Recorded.ModelCalls)
 	}
 }
 
