@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,21 +69,8 @@ func tryCmd(ctx context.Context, f *Factory, args []string, runF func(context.Co
 // item.
 func tryVerbRun(ctx context.Context, f *Factory, o *tryOptions) int {
 	env := f.env
-	// The Jobs and the world's git run in other folders: paths are absolute.
-	for _, p := range []*string{&o.Keep, &o.Record} {
-		if *p == "" {
-			continue
-		}
-		abs, err := filepath.Abs(*p)
-		if err != nil {
-			env.Errorf("%s: %v", *p, err)
-			return ExitUsage
-		}
-		*p = abs
-	}
-	if ents, err := os.ReadDir(o.Keep); o.Keep != "" && err == nil && len(ents) > 0 {
-		env.Errorf("--keep %s is not empty: pass a new folder", o.Keep)
-		return ExitUsage
+	if code := tryPaths(env, o); code != ExitOK {
+		return code
 	}
 	t, extraEnv, code := tryItem(ctx, f, o)
 	if code != ExitOK {
@@ -97,16 +85,7 @@ func tryVerbRun(ctx context.Context, f *Factory, o *tryOptions) int {
 	if o.JSON {
 		progress = env.Stderr
 	}
-	model := "the replay of " + o.Replay
-	if t.Replay == nil {
-		model = "the models of " + demo.ConfigPath
-	}
-	fmt.Fprintf(progress, "roadmap try: issue %q on %s at %.12s, locally: a fake GitHub, a scratch remote, %s\n",
-		t.Title, t.Checkout.Dir, t.Checkout.Head, model)
-	fmt.Fprintln(progress, "your checkout and its remotes are only read; your CI is not run (its status is played)")
-	if t.Checkout.Submodules > 0 {
-		fmt.Fprintf(progress, "left out: %d submodule(s) (try copies the repository's own files)\n", t.Checkout.Submodules)
-	}
+	tryHeader(progress, t, o)
 	start := time.Now()
 	do := demo.Options{
 		Dir:      o.Keep,
@@ -140,6 +119,41 @@ func tryVerbRun(ctx context.Context, f *Factory, o *tryOptions) int {
 		return code
 	}
 	return tryOutput(env, t, sum, kept, o, start)
+}
+
+// tryPaths makes --keep and --record absolute (the Jobs and the world's
+// git run in other folders) and refuses a --keep folder that is not empty.
+func tryPaths(env *Env, o *tryOptions) int {
+	for _, p := range []*string{&o.Keep, &o.Record} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			env.Errorf("%s: %v", *p, err)
+			return ExitUsage
+		}
+		*p = abs
+	}
+	if ents, err := os.ReadDir(o.Keep); o.Keep != "" && err == nil && len(ents) > 0 {
+		env.Errorf("--keep %s is not empty: pass a new folder", o.Keep)
+		return ExitUsage
+	}
+	return ExitOK
+}
+
+// tryHeader says what is about to be played, and what try does not do.
+func tryHeader(w io.Writer, t demo.Try, o *tryOptions) {
+	model := "the replay of " + o.Replay
+	if t.Replay == nil {
+		model = "the models of " + demo.ConfigPath
+	}
+	fmt.Fprintf(w, "roadmap try: issue %q on %s at %.12s, locally: a fake GitHub, a scratch remote, %s\n",
+		t.Title, t.Checkout.Dir, t.Checkout.Head, model)
+	fmt.Fprintln(w, "your checkout and its remotes are only read; your CI is not run (its status is played)")
+	if t.Checkout.Submodules > 0 {
+		fmt.Fprintf(w, "left out: %d submodule(s) (try copies the repository's own files)\n", t.Checkout.Submodules)
+	}
 }
 
 // tryItem is the item o describes: the checkout, the issue, the model; and
