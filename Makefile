@@ -143,7 +143,7 @@ faults-test:
 # for each) and the test strength's Jobs, which run the Go toolchain on every mutant
 # (internal/cli TestCITestStrength; internal/implement TestTestStrengthRepairRound,
 # TestReviewRepairTestStrength), and roadmap try's plays of a Go and a Python checkout
-# (internal/cli TestTryOwnRepository, TestTryNeverWritesRemote: about 60 s, 50 CPU s).
+# (internal/cli TestTryOwnRepository, TestTryNeverWritesRemote: about 40 s, 40 CPU s).
 jobs-test:
 	$(GO) test -trimpath -vet=off -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestHostileAgent|TestCITestStrength|TestTestStrengthRepairRound|TestReviewRepairTestStrength|TestTryOwnRepository|TestTryNeverWritesRemote)$$' ./internal/cli ./internal/implement
 

@@ -22,7 +22,7 @@
 # CPU s) and of the test strength (internal/cli TestCITestStrength, internal/implement
 # TestTestStrengthRepairRound and TestReviewRepairTestStrength: the Go toolchain on every
 # mutant, about 55), roadmap try's plays of two whole items (internal/cli TestTryOwnRepository
-# and TestTryNeverWritesRemote, one Go and one Python play, about 50 CPU s), and internal/cli's eval commands (TestEval*: the golden suites through the
+# and TestTryNeverWritesRemote, one Go and one Python play, about 40 CPU s), and internal/cli's eval commands (TestEval*: the golden suites through the
 # CLI, about 35), are not played here: `make jobs-test` and `make eval-test` play them, and
 # .ci/run runs both beside the e2e, on every change (docs/testing.md).
 #

@@ -376,7 +376,8 @@ func branchOf(t *testing.T, remote string) string {
 // the user's checkout (its refs, index, work tree, configuration and hooks:
 // every file, .git included, is as it was) nor to its origin; it read its
 // issue from the GitHub of -R OWNER/REPO --issue N with GET requests only,
-// and the token it read with appears in no file it kept.
+// and the token it read with appears in no file it kept, in nothing the
+// model was sent, and in no Job's environment.
 func TestTryNeverWritesRemote(t *testing.T) {
 	p := playGoTry(t)
 	if p.code != ExitOK {
@@ -403,21 +404,25 @@ func TestTryNeverWritesRemote(t *testing.T) {
 			t.Errorf("%s %s reached the GitHub of -R; want GET only", r.Method, r.Path)
 		}
 	}
-	err := filepath.WalkDir(p.keep, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(path)
+	// Every file kept (the fake's state, traces, logs, the step summary)
+	// and every exchange with the model (--record wrote what it was sent).
+	for _, dir := range []string{p.keep, p.record} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(data, []byte(realToken)) {
+				t.Errorf("the caller's GitHub token is in %s", path)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		if bytes.Contains(data, []byte(realToken)) {
-			t.Errorf("the caller's GitHub token is in %s", path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if strings.Contains(p.stdout+p.stderr, realToken) {
 		t.Errorf("the caller's GitHub token is in try's output")
