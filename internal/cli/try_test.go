@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -71,7 +72,16 @@ type tryPlay struct {
 	// real is the fake standing for the real GitHub (the Go play reads its
 	// issue with -R OWNER/REPO --issue N).
 	real *githubfake.Fake
+	// model is the configured model's server of a play without --replay
+	// (the Python play): what it served, and the requests without its key.
+	model          *llm.Replay
+	modelNoKey     int
+	modelRequested int
 }
+
+// modelKey is the key of the Python play's configured model, an
+// OpenAI-compatible server that refuses a request without it.
+const modelKey = "sk-tryTestModelKey000000000000000000"
 
 // The Go play is shared: TestTryOwnRepository reads its item,
 // TestTryNeverWritesRemote what it left untouched.
@@ -89,7 +99,7 @@ func playGoTry(t *testing.T) *tryPlay {
 		t.Skip("roadmap try plays a whole item (-short)")
 	}
 	goTry.once.Do(func() {
-		goTry.play, goTry.err = playTry(t, demo.GoSample(), true)
+		goTry.play, goTry.err = playTry(t, demo.GoSample(), true, false)
 	})
 	if goTry.err != nil {
 		t.Fatalf("the Go play of roadmap try: %v", goTry.err)
@@ -101,8 +111,11 @@ func playGoTry(t *testing.T) *tryPlay {
 // with an origin, a local bare repository) with its own configuration and
 // recorded exchanges, and runs roadmap try on it to its end. With fromGitHub
 // the issue is read by -R OWNER/REPO --issue N from a fake standing for the
-// real GitHub; else from --issue-file.
-func playTry(t *testing.T, s demo.Sample, fromGitHub bool) (*tryPlay, error) {
+// real GitHub; else from --issue-file. With configured, the recorded
+// exchanges are not passed as --replay: they are served by an
+// OpenAI-compatible server the checkout's configuration names, whose key
+// is in try's environment (modelKey), as a person's own model would be.
+func playTry(t *testing.T, s demo.Sample, fromGitHub, configured bool) (*tryPlay, error) {
 	bin, err := roadmapBinary()
 	if err != nil {
 		return nil, err
@@ -120,17 +133,31 @@ func playTry(t *testing.T, s demo.Sample, fromGitHub bool) (*tryPlay, error) {
 	if err := s.WriteIssueFixtures(fixtures); err != nil {
 		return nil, err
 	}
-	if err := userCheckout(s, p.checkout, p.origin); err != nil {
+	models := "models:\n  - provider: github-models\n    name: openai/gpt-4o-mini\n"
+	environ := append(demoEnviron(), "PATH="+pytestPath())
+	if configured {
+		srv, err := p.modelServer(fixtures)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		models = "models:\n  - provider: openai-compatible\n    name: local-model\n    base_url: " + srv.URL + "/v1\n    api_key_env: TRY_TEST_MODEL_KEY\n" +
+			"prices:\n  local-model: {input: 0.15, output: 0.60}\n"
+		environ = append(environ, "TRY_TEST_MODEL_KEY="+modelKey)
+	}
+	if err := userCheckout(s, models, p.checkout, p.origin); err != nil {
 		return nil, err
 	}
-	environ := append(demoEnviron(), "PATH="+pytestPath())
 	p.jobEnv = filepath.Join(dir, "job-env")
 	if err := os.MkdirAll(p.jobEnv, 0o755); err != nil {
 		return nil, err
 	}
 	environ = append(environ, jobEnvVar+"="+p.jobEnv)
 	p.record = filepath.Join(dir, "recorded")
-	args := []string{"try", "--repo", p.checkout, "--replay", fixtures, "--record", p.record, "--keep", p.keep, "--json"}
+	args := []string{"try", "--repo", p.checkout, "--record", p.record, "--keep", p.keep, "--json"}
+	if !configured {
+		args = append(args, "--replay", fixtures)
+	}
 	if fromGitHub {
 		p.real = githubfake.New(githubfake.Options{Token: realToken, Owner: "acme", Repo: "widgets"})
 		srv := httptest.NewServer(p.real)
@@ -166,17 +193,42 @@ func playTry(t *testing.T, s demo.Sample, fromGitHub bool) (*tryPlay, error) {
 	return p, nil
 }
 
+// modelServer serves the recorded exchanges in fixtures as an
+// OpenAI-compatible model that answers only requests bearing modelKey.
+func (p *tryPlay) modelServer(fixtures string) (*httptest.Server, error) {
+	r, err := llm.LoadReplay(fixtures)
+	if err != nil {
+		return nil, err
+	}
+	p.model = r
+	var mu sync.Mutex
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		p.modelRequested++
+		ok := req.Header.Get("Authorization") == "Bearer "+modelKey
+		if !ok {
+			p.modelNoKey++
+		}
+		mu.Unlock()
+		if !ok {
+			http.Error(w, `{"error":{"message":"no key"}}`, http.StatusUnauthorized)
+			return
+		}
+		r.ServeHTTP(w, req)
+	})), nil
+}
+
 // userCheckout makes dir a user's checkout of the sample s as a person
-// files its issue: its files (no plan), a .github/roadmap.yml naming GitHub
-// Models and the sample's checks, an executable script and a symbolic link,
+// files its issue: its files (no plan), a .github/roadmap.yml naming models
+// (YAML at the top level) and the sample's checks, an executable script and a symbolic link,
 // one commit, an origin (a local bare repository) it was pushed to, and a
 // hook that fails any commit made in it.
-func userCheckout(s demo.Sample, dir, origin string) error {
+func userCheckout(s demo.Sample, models, dir, origin string) error {
 	files, err := s.IssueFiles()
 	if err != nil {
 		return err
 	}
-	files[demo.ConfigPath] = "models:\n  - provider: github-models\n    name: openai/gpt-4o-mini\n" + s.Checks
+	files[demo.ConfigPath] = models + s.Checks
 	files["scripts/check.sh"] = "#!/bin/sh\nexit 0\n"
 	if err := world.WriteFiles(dir, files); err != nil {
 		return err
@@ -260,7 +312,10 @@ func hasPytest(path string) bool {
 
 // TestTryOwnRepository: roadmap try plays an item to a ready PR on a
 // user's own checkout, a scratch Go repository and a scratch Python one,
-// each with its own configuration and recorded exchanges: the remote's
+// each with its own configuration and recorded exchanges (the Go play
+// replays them with --replay; the Python play's configuration names an
+// OpenAI-compatible model serving them, whose key only try's environment
+// holds, so it plays try's own-models path): the remote's
 // main is the checkout's committed tree at HEAD (its executable bit and
 // symbolic link too, its uncommitted file not), the stage Job plans, one
 // implement Job runs to its end (no kill), the Job's checks ran locally,
@@ -275,7 +330,7 @@ func TestTryOwnRepository(t *testing.T) {
 		if !hasPytest(pytestPath()) {
 			t.Skip("no python3 with pytest: the Python item's checks run pytest (Debian: apt-get install python3-pytest)")
 		}
-		p, err := playTry(t, demotest.PythonSample(), false)
+		p, err := playTry(t, demotest.PythonSample(), false, true)
 		if err != nil {
 			t.Fatalf("the Python play of roadmap try: %v", err)
 		}
@@ -295,8 +350,17 @@ func checkTryPlay(t *testing.T, p *tryPlay) {
 	if len(sum.Jobs) != 1 || sum.Jobs[0].Result != record.ResultReady || sum.Kill.Class != "" {
 		t.Errorf("jobs = %+v, kill = %+v; want one implement Job ready, none killed", sum.Jobs, sum.Kill)
 	}
-	if !sum.SpendMatches() || sum.Recorded.ModelCalls == 0 {
-		t.Errorf("record spend %+v != the replay's %+v", sum.Spend, sum.Recorded)
+	served := sum.Recorded
+	if p.model != nil {
+		// The configured model: its key reached every request.
+		st := p.model.Stats()
+		served = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: st.Calls}
+		if p.modelNoKey != 0 || p.modelRequested == 0 {
+			t.Errorf("the configured model got %d requests, %d of them without its key", p.modelRequested, p.modelNoKey)
+		}
+	}
+	if served.ModelCalls == 0 || sum.Spend.TokensIn != served.TokensIn || sum.Spend.TokensOut != served.TokensOut || sum.Spend.ModelCalls != served.ModelCalls {
+		t.Errorf("record spend %+v != what the model served %+v", sum.Spend, served)
 	}
 	if !strings.Contains(p.stderr, "isolated: model-written commands run as uid") {
 		t.Errorf("no Job said it ran its checks behind the isolation boundary:\n%s", p.stderr)
@@ -357,8 +421,8 @@ func checkTryPlay(t *testing.T, p *tryPlay) {
 	for _, c := range convs {
 		turns += len(c.Turns)
 	}
-	if err != nil || turns != sum.Recorded.ModelCalls {
-		t.Errorf("--record %s: %d conversations, %d turns (%v); want the %d model calls made", p.record, len(convs), turns, err, sum.Recorded.ModelCalls)
+	if err != nil || turns != served.ModelCalls {
+		t.Errorf("--record %s: %d conversations, %d turns (%v); want the %d model calls made", p.record, len(convs), turns, err, served.ModelCalls)
 	}
 }
 
