@@ -142,9 +142,10 @@ faults-test:
 # change: the hostile agent's attacks (internal/cli TestHostileAgent: a Job behind the boundary
 # for each) and the test strength's Jobs, which run the Go toolchain on every mutant
 # (internal/cli TestCITestStrength; internal/implement TestTestStrengthRepairRound,
-# TestReviewRepairTestStrength).
+# TestReviewRepairTestStrength), and roadmap try's plays of a Go and a Python checkout
+# (internal/cli TestTryOwnRepository, TestTryNeverWritesRemote: about 40 s, 40 CPU s).
 jobs-test:
-	$(GO) test -trimpath -vet=off -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestHostileAgent|TestCITestStrength|TestTestStrengthRepairRound|TestReviewRepairTestStrength)$$' ./internal/cli ./internal/implement
+	$(GO) test -trimpath -vet=off -count=1 -timeout $(UNIT_TIMEOUT) -run '^(TestHostileAgent|TestCITestStrength|TestTestStrengthRepairRound|TestReviewRepairTestStrength|TestTryOwnRepository|TestTryNeverWritesRemote)$$' ./internal/cli ./internal/implement
 
 # roadmap-dev's own tests (the proving floor's binary: its eval fetch runs a module's tests
 # behind the boundary); .ci/run plays them beside make e2e.

@@ -21,7 +21,8 @@
 # The whole Jobs of TestHostileAgent (internal/cli: one for each of its 17 attacks, about 95
 # CPU s) and of the test strength (internal/cli TestCITestStrength, internal/implement
 # TestTestStrengthRepairRound and TestReviewRepairTestStrength: the Go toolchain on every
-# mutant, about 55), and internal/cli's eval commands (TestEval*: the golden suites through the
+# mutant, about 55), roadmap try's plays of two whole items (internal/cli TestTryOwnRepository
+# and TestTryNeverWritesRemote, one Go and one Python play, about 40 CPU s), and internal/cli's eval commands (TestEval*: the golden suites through the
 # CLI, about 35), are not played here: `make jobs-test` and `make eval-test` play them, and
 # .ci/run runs both beside the e2e, on every change (docs/testing.md).
 #
@@ -123,7 +124,7 @@ race() { echo "$GO" test -trimpath -vet=off -race -count=1 -timeout "$TIMEOUT"; 
 # reads them (TestNothingDroppedFromCI).
 # shellcheck disable=SC2046,SC2086 # the go test command line and package lists, one word each
 {
-	job "internal/cli" 230 $(gotest) -skip '^(TestHostileAgent|TestCITestStrength|TestEvalImplement|TestEvalStage|TestEvalImplementRealCase|TestEvalStageRealCase|TestEvalFloorFailsBelow|TestEvalProvider|TestEvalGates)$' ./internal/cli
+	job "internal/cli" 230 $(gotest) -skip '^(TestHostileAgent|TestCITestStrength|TestTryOwnRepository|TestTryNeverWritesRemote|TestEvalImplement|TestEvalStage|TestEvalImplementRealCase|TestEvalStageRealCase|TestEvalFloorFailsBelow|TestEvalProvider|TestEvalGates)$' ./internal/cli
 	job "internal/implement" 180 $(gotest) -skip '^(TestTestStrengthRepairRound|TestReviewRepairTestStrength)$' ./internal/implement
 	job "internal/strength" 130 $(gotest) ./internal/strength
 	job "the other packages, 1 of 2 (-race)" 120 $(race) -p 1 $rest1

@@ -124,6 +124,7 @@ func verbs() []verb {
 		{"checks", "run the plan's group checks on a PR head and set the roadmap/checks status", runChecks},
 		{"review", "the independent review of a PR's change: typed findings, refuted or upheld, against the plan and the issue", runReview},
 		{"demo", "the whole life of an item, locally, against the fakes", runDemo},
+		{"try", "the life of an item on your own checkout, locally: a fake GitHub, a scratch remote, never your repository", runTry},
 		{"mask", "mask secrets: stdin to stdout", runMask},
 		{"explain", "what ran for an issue, what it cost, what waits", runExplain},
 		{"console", "one item's timeline across its Jobs; --follow shows what lands as a Job runs", runConsole},

@@ -130,6 +130,11 @@ func newFactory(env *Env) *Factory {
 	return f
 }
 
+// userToken is the caller's GitHub token (GH_TOKEN, GITHUB_TOKEN, gh's
+// login), for the verb that hands it to a model as its key: roadmap try,
+// whose configured GitHub Models read their key from a GitHub token.
+func (f *Factory) userToken() string { return f.env.token() }
+
 // loadConfig is the one way the verbs read a configuration: the file path
 // names, which must exist, else dir/.github/roadmap.yml, the defaults
 // without it. It returns the path it read.

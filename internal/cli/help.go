@@ -19,7 +19,12 @@ var verbAbout = map[string]string{
 		"roadmap:dashboard, …) and the dashboard issue (unless one labelled roadmap:dashboard is open).\n" +
 		"It says what it will create before it creates it; --dry-run prints all of it, files included,\n" +
 		"and creates and writes nothing. A second run changes nothing.",
-	"demo":  "Nothing leaves the machine: the GitHub and the model are local fakes.",
+	"demo": "Nothing leaves the machine: the GitHub and the model are local fakes.",
+	"try": "try plays an item on the committed tree at HEAD of your checkout, copied to a scratch bare\n" +
+		"remote, against a local fake GitHub. It only reads your checkout (no write to its .git, index,\n" +
+		"work tree or remotes) and, with --issue, reads one issue from GitHub (a GET). Your CI is not\n" +
+		"run: the PR's CI status is played; the Job's own checks do run, locally, behind the boundary.\n" +
+		"The model is --replay's recorded exchanges, else the models your .github/roadmap.yml names.",
 	"mask":  "Reads stdin and writes it to stdout with every secret masked.",
 	"stage": "Run by the roadmap workflow in GitHub Actions; run by hand it needs the same environment\n(GITHUB_REPOSITORY, GITHUB_EVENT_PATH, a token, a model key).",
 	"implement": "Run by the roadmap workflow in GitHub Actions; run by hand it needs the same environment\n" +
@@ -41,7 +46,12 @@ var verbExamples = map[string][]string{
 		"roadmap checks --no-status --base main"},
 	"review": {"# Review PR 34 from a checkout of its head:", "roadmap review --pr 34 --base main"},
 	"demo":   {"roadmap demo", "# Keep the fake GitHub's state, the repositories and the traces:", "roadmap demo --keep /tmp/roadmap-demo"},
-	"mask":   {"roadmap mask < job.log > job-masked.log", "roadmap mask --secret \"$MY_KEY\" < notes.txt"},
+	"try": {"# An issue written in a file, on the checkout in the current directory, with your models:",
+		"roadmap try --issue-file issue.md",
+		"# Issue 12 of acme/widgets (read-only), recorded model exchanges, everything kept:",
+		"roadmap try --repo ~/src/widgets -R acme/widgets --issue 12 --replay fixtures --keep /tmp/try",
+		"roadmap try --issue-file issue.md --replay fixtures --jq .result"},
+	"mask": {"roadmap mask < job.log > job-masked.log", "roadmap mask --secret \"$MY_KEY\" < notes.txt"},
 	"explain": {"roadmap explain 12", "roadmap explain 12 -R acme/widgets --trace",
 		"roadmap explain 12 --jq '.jobs[] | \"\\(.job) \\(.result) $\\(.usd)\"'"},
 	"console":           {"roadmap console 12 --follow", "roadmap console 12 -R acme/widgets --json"},

@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 		os.Exit(launchWithSessionKey(v, os.Args[1:]))
 	}
 	if filepath.Base(os.Args[0]) == roadmapName {
+		dumpJobEnv()
 		os.Exit(roadmapMain())
 	}
 	// The Jobs these tests run, in process and as this binary, are on a

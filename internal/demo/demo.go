@@ -61,6 +61,10 @@ type Options struct {
 	// CLI renders the workflow commands (::group::, ::notice::, …) for a
 	// terminal with it; without it the lines are shown as they are.
 	Render func(line string) (string, bool)
+	// NoKill lets Job 1 run to its end, the item's last Job, while the
+	// repository's CI is played: no kill, no continuation. roadmap try
+	// plays a user's item so, whose plan may have one group.
+	NoKill bool
 }
 
 // Summary is the final state, what `roadmap demo --json` prints.
@@ -209,7 +213,8 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	d.w = w
 	d.reqs.ByPhase = map[string]int{}
 	d.mask = redact.New(redact.Config{Secrets: []string{Token}})
-	d.gh, err = github.New(github.Options{BaseURL: w.GitHubURL() + "/", Token: Token, Owner: Owner, Repo: Repo, Masker: d.mask})
+	owner, repo := w.Repository()
+	d.gh, err = github.New(github.Options{BaseURL: w.GitHubURL() + "/", Token: Token, Owner: owner, Repo: repo, Masker: d.mask})
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +253,9 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	// Job 1, killed with SIGKILL in its second group.
 	run1 := w.Fake.AddRun(githubfake.Run{WorkflowFile: "roadmap.yml", HeadBranch: "main", Event: "issues", Status: "in_progress"})
 	d.step("implement Job 1 (run %d): carries the plan out, group by group", run1)
+	if d.o.NoKill {
+		return d.last(ctx, dir, cfg, st, 1, run1, st.RecordComment, KillReport{}, nil)
+	}
 	// Job 1 is killed while its second model call of group 2 is in flight:
 	// the model server has the request and has not answered.
 	inFlight := make(chan struct{})
@@ -297,34 +305,46 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 	attempt, _ := strconv.Atoi(fmt.Sprint(last.Inputs["attempt"]))
 	d.step("report dispatches run %d: Job %d, the continuation, starts after group 1", last.RunID, attempt)
 	fmt.Fprintf(d.log, "demo: the dispatch's inputs: %s\n", inputsLine(last.Inputs))
+	rcID, _ := strconv.ParseInt(fmt.Sprint(last.Inputs["record-comment"]), 10, 64)
+	return d.last(ctx, dir, cfg, st, attempt, last.RunID, rcID, kill, &out1)
+}
 
+// last runs the item's last implement Job (attempt, in run runID) to its
+// end, while the repository's CI passes what it pushes, reports on it,
+// keeps the state when asked, and returns the summary. out1 is report's
+// outcome on the killed Job (nil when none was killed).
+func (d *run) last(ctx context.Context, dir, cfg string, st stage.Result, attempt int, runID, rcID int64, kill KillReport, out1 *report.Outcome) (*Summary, error) {
+	w := d.w
 	// Job 2, the continuation, while the repository's CI passes what it pushes.
 	ciCtx, stopCI := context.WithCancel(ctx)
 	go w.PlayCI(ciCtx)
-	rcID, _ := strconv.ParseInt(fmt.Sprint(last.Inputs["record-comment"]), 10, 64)
-	log2, res2, err := d.job(ctx, attempt, last.RunID, cfg, nil, "--record-comment", strconv.FormatInt(rcID, 10))
+	log2, res2, err := d.job(ctx, attempt, runID, cfg, nil, "--record-comment", strconv.FormatInt(rcID, 10))
 	stopCI()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.Fake.AddJob(last.RunID, githubfake.Job{Name: "implement", Conclusion: "success", Log: stamp(log2),
+	if _, err := w.Fake.AddJob(runID, githubfake.Job{Name: "implement", Conclusion: "success", Log: stamp(log2),
 		Steps: []githubfake.Step{{Name: "Run roadmap implement", Status: "completed", Conclusion: "success"}}}); err != nil {
 		return nil, err
 	}
-	d.phase("job 2")
+	d.phase(fmt.Sprintf("job %d", attempt))
 	spendJSON, _ := json.Marshal(res2.Spend)
-	out2, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "success", RunID: last.RunID,
+	out2, err := report.Run(ctx, report.Options{Issue: w.Issue, GitHub: d.gh, JobResult: "success", RunID: runID,
 		Result: string(res2.Result), Failure: res2.Failure, Group: res2.Group, Spend: string(spendJSON), HeadSHA: res2.HeadSHA,
 		PR: res2.PR, Attempt: res2.Attempt, RecordComment: res2.RecordComment, Workflow: "roadmap.yml", Ref: "main", Dashboard: d.dash, Mask: d.mask.Mask, Log: d.log})
 	if err != nil {
-		return nil, fmt.Errorf("report on Job 2: %w", err)
+		return nil, fmt.Errorf("report on Job %d: %w", attempt, err)
 	}
 	d.kept = append(d.kept, out2.Dashboard)
 	if out2.DashboardError != "" {
-		return nil, fmt.Errorf("report on Job 2 did not keep the dashboard: %s", out2.DashboardError)
+		return nil, fmt.Errorf("report on Job %d did not keep the dashboard: %s", attempt, out2.DashboardError)
 	}
-	d.phase("report 2")
-	d.step("Job %d ended %s; report: %s → %s (PR #%d is ready for review)", attempt, res2.Result, res2.Result, out2.Action, res2.PR)
+	d.phase(fmt.Sprintf("report %d", attempt))
+	if res2.Result == record.ResultReady {
+		d.step("Job %d ended %s; report: %s → %s (PR #%d is ready for review)", attempt, res2.Result, res2.Result, out2.Action, res2.PR)
+	} else {
+		d.step("Job %d ended %s; report: %s → %s (PR #%d)", attempt, res2.Result, res2.Result, out2.Action, res2.PR)
+	}
 	if d.o.Dir != "" {
 		// Kept: the fake GitHub's state too, so `roadmap explain --state`
 		// reads the item offline.
@@ -339,8 +359,10 @@ func (d *run) play(ctx context.Context, dir string) (*Summary, error) {
 		}
 	}
 	sum, err := d.summary(res2, kill)
-	if sum != nil {
+	if sum != nil && out1 != nil {
 		sum.Estimated = out1.SpendEstimated
+	}
+	if sum != nil {
 		sum.Stage = StageReport{Result: st.Result, Rounds: st.Rounds, Plan: st.Plan, PR: st.PR, Findings: st.Findings}
 	}
 	return sum, err
@@ -490,8 +512,10 @@ func (d *run) summary(res implement.Result, kill KillReport) (*Summary, error) {
 		s.Requests.Jobs += j.Requests
 	}
 	s.Spend, _ = rec.Spend()
-	st := w.Replay.Stats()
-	s.Recorded = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}
+	if w.Replay != nil {
+		st := w.Replay.Stats()
+		s.Recorded = record.Spend{TokensIn: st.TokensIn, TokensOut: st.TokensOut, ModelCalls: int(st.Calls)}
+	}
 	for _, c := range w.Fake.Comments(res.PR) {
 		if strings.Contains(c.Body, "<!-- roadmap:implement -->") {
 			s.Comment = c.Body
@@ -648,6 +672,9 @@ func (s *Summary) printDetail(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n── %s, by phase (304s are free) %s\n", DemoRequestsLabel, strings.Repeat("─", 8))
 	for _, p := range []string{"setup", "stage", "job 1", "report 1", "job 2", "report 2"} {
+		if _, ok := s.Requests.ByPhase[p]; !ok {
+			continue // a play without a kill has one implement Job
+		}
 		fmt.Fprintf(w, "%-9s %d\n", p, s.Requests.ByPhase[p])
 	}
 	fmt.Fprintf(w, "%-9s %d\n", "total", s.Requests.Total)

@@ -49,6 +49,9 @@ type World struct {
 
 	// item is the sample the world holds: its language's checks.
 	item Sample
+	// config, when set, is the Job's configuration in place of the
+	// sample's (roadmap try's: the user's repository's own, made local).
+	config func(w *World) ([]byte, error)
 }
 
 // Sample is one sample item: its repository and fixtures in FS, the issue a
@@ -140,13 +143,15 @@ func NewSampleWorld(ctx context.Context, dir string, latency time.Duration, s Sa
 	if err != nil {
 		return nil, err
 	}
-	fixtureFiles, err := SampleFiles(s.FS, s.Root+"/fixtures")
-	if err != nil {
-		return nil, err
-	}
 	fixtures := filepath.Join(dir, "fixtures")
-	if err := world.WriteFiles(fixtures, fixtureFiles); err != nil {
-		return nil, err
+	if staged {
+		fixtureFiles, err := SampleFiles(s.FS, s.Root+"/fixtures")
+		if err != nil {
+			return nil, err
+		}
+		if err := world.WriteFiles(fixtures, fixtureFiles); err != nil {
+			return nil, err
+		}
 	}
 	labels := config.Default().Labels
 	issue := &githubfake.Issue{Title: s.Title, Body: s.Body, Author: "maintainer", Labels: []string{labels.Stage}}
@@ -158,16 +163,10 @@ func NewSampleWorld(ctx context.Context, dir string, latency time.Duration, s Sa
 		issue.Labels = []string{labels.Implement}
 	} else {
 		// The plan leaves the repository and becomes what the planner writes.
-		plan := map[string]string{}
-		for name, text := range files {
-			if rel, ok := strings.CutPrefix(name, PlanDir+"/"); ok {
-				plan[rel] = text
-			}
-			if strings.HasPrefix(name, "openspec/") {
-				delete(files, name)
-			}
+		if files, err = s.IssueFiles(); err != nil {
+			return nil, err
 		}
-		if err := s.WritePlannerFixtures(plan, fixtures, "stage-planner", "Write the plan for issue", s.Finish); err != nil {
+		if err := s.WriteIssueFixtures(fixtures); err != nil {
 			return nil, err
 		}
 		record = ""
@@ -184,6 +183,45 @@ func NewSampleWorld(ctx context.Context, dir string, latency time.Duration, s Sa
 	return NewWorldFrom(world.Options{Dir: dir, Owner: Owner, Repo: Repo, Token: Token, PushToken: PushToken,
 		Files: files, SeedMessage: s.Seed, Issue: issue, RecordComment: record,
 		Replay: replay, ModelLatency: latency}, s)
+}
+
+// IssueFiles are s's repository as a person files its issue: without the
+// plan, which the replay model's planner writes (openspec/ left out).
+func (s Sample) IssueFiles() (map[string]string, error) {
+	files, err := SampleFiles(s.FS, s.Root+"/repo")
+	if err != nil {
+		return nil, err
+	}
+	for name := range files {
+		if strings.HasPrefix(name, "openspec/") {
+			delete(files, name)
+		}
+	}
+	return files, nil
+}
+
+// WriteIssueFixtures writes into dir what the replay model answers s's
+// issue with: the sample's recorded exchanges, and the stage planner's and
+// verifier's made from the sample plan's files (WritePlannerFixtures).
+func (s Sample) WriteIssueFixtures(dir string) error {
+	files, err := SampleFiles(s.FS, s.Root+"/repo")
+	if err != nil {
+		return err
+	}
+	fixtureFiles, err := SampleFiles(s.FS, s.Root+"/fixtures")
+	if err != nil {
+		return err
+	}
+	if err := world.WriteFiles(dir, fixtureFiles); err != nil {
+		return err
+	}
+	plan := map[string]string{}
+	for name, text := range files {
+		if rel, ok := strings.CutPrefix(name, PlanDir+"/"); ok {
+			plan[rel] = text
+		}
+	}
+	return s.WritePlannerFixtures(plan, dir, "stage-planner", "Write the plan for issue", s.Finish)
 }
 
 // NewWorldFrom starts the world o describes (world.New) as a World whose
@@ -236,6 +274,13 @@ func firstUserAndTurn(body []byte) (string, int) {
 // the quality before ready on (test strength and the review).
 func (w *World) Config() (string, error) {
 	p := filepath.Join(w.Dir, "roadmap.yml")
+	if w.config != nil {
+		data, err := w.config(w)
+		if err != nil {
+			return "", err
+		}
+		return p, os.WriteFile(p, data, 0o644)
+	}
 	cfg := fmt.Sprintf(`# The demo's configuration: the recorded model exchanges served on loopback.
 models:
   - provider: openai-compatible
@@ -267,13 +312,17 @@ func (w *World) Env(runID int64, tmp string) []string {
 	var env []string
 	for _, kv := range world.GitEnv() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GITHUB_") || strings.HasPrefix(k, "ACTIONS_") || strings.HasPrefix(k, "RUNNER_") || strings.HasPrefix(k, "INPUT_") {
+		// GH_TOKEN (the gh CLI's) and GH_ENTERPRISE_TOKEN are a person's
+		// real tokens: a Job on the fakes never gets one.
+		if strings.HasPrefix(k, "GITHUB_") || strings.HasPrefix(k, "ACTIONS_") || strings.HasPrefix(k, "RUNNER_") || strings.HasPrefix(k, "INPUT_") ||
+			strings.HasPrefix(k, "GH_") {
 			continue
 		}
 		env = append(env, kv)
 	}
+	owner, repo := w.Repository()
 	return append(env, "GITHUB_API_URL="+w.GitHubURL(), "GITHUB_TOKEN="+Token, "ROADMAP_PUSH_TOKEN="+PushToken,
-		"GITHUB_REPOSITORY="+Owner+"/"+Repo, fmt.Sprintf("GITHUB_RUN_ID=%d", runID), "RUNNER_TEMP="+tmp)
+		"GITHUB_REPOSITORY="+owner+"/"+repo, fmt.Sprintf("GITHUB_RUN_ID=%d", runID), "RUNNER_TEMP="+tmp)
 }
 
 // PlayCI gives the work branch's head a passing status, as the repository's

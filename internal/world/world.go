@@ -44,6 +44,11 @@ type Options struct {
 	// Files are the sample repository, slash-separated path to content,
 	// committed on main and pushed to the remote.
 	Files map[string]string
+	// Executables are paths of Files committed with the executable bit;
+	// Symlinks, slash path to target, are committed as symbolic links (a
+	// user's checkout has both: roadmap try copies it).
+	Executables []string
+	Symlinks    map[string]string
 	// SeedMessage is the message of that commit (default "seed").
 	SeedMessage string
 	// Issue, when set, is filed on the fake; World.Issue is its number.
@@ -190,9 +195,32 @@ func (w *World) seed() error {
 	if err := WriteFiles(w.Seed, w.o.Files); err != nil {
 		return fmt.Errorf("write the sample repository: %w", err)
 	}
+	if err := w.modes(); err != nil {
+		return fmt.Errorf("write the sample repository: %w", err)
+	}
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", w.o.SeedMessage},
 		{"remote", "add", "origin", w.Remote}, {"push", "-q", "origin", "main"}} {
 		if _, err := Git(w.env, w.Seed, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modes sets the executable bit of Options.Executables and makes the links
+// of Options.Symlinks in the seed clone.
+func (w *World) modes() error {
+	for _, name := range w.o.Executables {
+		if err := os.Chmod(filepath.Join(w.Seed, filepath.FromSlash(name)), 0o755); err != nil {
+			return err
+		}
+	}
+	for name, target := range w.o.Symlinks {
+		p := filepath.Join(w.Seed, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink(target, p); err != nil {
 			return err
 		}
 	}
@@ -234,6 +262,9 @@ func (w *World) Close() {
 		s.Close()
 	}
 }
+
+// Repository is the owner and name of the one repository the fake serves.
+func (w *World) Repository() (owner, repo string) { return w.o.Owner, w.o.Repo }
 
 // GitHubURL is the fake GitHub's base URL, without a trailing slash.
 func (w *World) GitHubURL() string { return w.githubURL }

@@ -50,3 +50,7 @@ policy:
 func NewPythonIssueWorld(ctx context.Context, dir string, latency time.Duration) (*demo.World, error) {
 	return demo.NewSampleWorld(ctx, dir, latency, pythonItem, false, nil)
 }
+
+// PythonSample is the Python sample, for tests that lay it out otherwise
+// than NewPythonIssueWorld (roadmap try's, as a user's checkout).
+func PythonSample() demo.Sample { return pythonItem }
