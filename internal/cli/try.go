@@ -25,6 +25,7 @@ type tryOptions struct {
 	Record    string
 	Keep      string
 	JSON      bool
+	Verbose   bool
 }
 
 // runTry is `roadmap try`: the demo's life of an item (internal/demo) on
@@ -55,6 +56,7 @@ func tryCmd(ctx context.Context, f *Factory, args []string, runF func(context.Co
 	fs.StringVar(&o.Record, "record", "", "write every model exchange of the stage and implement Jobs to `DIR` as replay fixtures (replay them with --replay DIR)")
 	fs.StringVar(&o.Keep, "keep", "", "leave everything (fake GitHub state, remote, workspaces, traces, the step summary, a timeline) in `DIR`")
 	fs.BoolVar(&o.JSON, "json", false, "print the final state as one JSON object")
+	fs.BoolVar(&o.Verbose, "verbose", false, "print the Jobs' and report's own log lines under the steps")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -103,6 +105,9 @@ func tryVerbRun(ctx context.Context, f *Factory, o *tryOptions) int {
 	if !o.JSON {
 		do.Render = env.termRenderer()
 	}
+	if o.Verbose {
+		do.Log = progress
+	}
 	kept, err := keepSummary(o.Keep, &do)
 	if err != nil {
 		env.Errorf("%v", err)
@@ -110,7 +115,11 @@ func tryVerbRun(ctx context.Context, f *Factory, o *tryOptions) int {
 	}
 	sum, err := demo.Run(ctx, do)
 	if err != nil {
-		env.Errorf("%v", err)
+		if o.Verbose {
+			env.Errorf("%v", err)
+		} else {
+			env.Errorf("%v (the Jobs' own lines say more: run again with --verbose)", err)
+		}
 		return ExitInternal
 	}
 	if o.Keep == "" {
