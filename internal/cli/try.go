@@ -14,6 +14,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/demo"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	txt "github.com/roadmap-dev/roadmap/internal/text"
 )
 
 // tryOptions are `roadmap try`'s flags, parsed.
@@ -344,7 +345,7 @@ func tryOutput(env *Env, t demo.Try, sum *demo.Summary, kept keptFiles, o *tryOp
 		w := env.Stdout
 		fmt.Fprintf(w, "\nissue #%d → %s, PR #%d (on the fake GitHub), in %.1fs\n", sum.Issue, sum.Result, sum.PR, time.Since(start).Seconds())
 		fmt.Fprintf(w, "stage: %s after %d round(s), plan %s\n", sum.Stage.Result, sum.Stage.Rounds, sum.Stage.Plan)
-		fmt.Fprintf(w, "spend: %d tokens in, %d out, $%.4f, %d model calls\n", sum.Spend.TokensIn, sum.Spend.TokensOut, sum.Spend.USD, sum.Spend.ModelCalls)
+		fmt.Fprintf(w, "spend: %d tokens in, %d out, %s, %d model calls\n", sum.Spend.TokensIn, sum.Spend.TokensOut, txt.USD(sum.Spend.USD), sum.Spend.ModelCalls)
 		fmt.Fprintf(w, "CI: %s\n", demo.TryCI)
 		if o.Keep == "" {
 			fmt.Fprintln(w, "to look at the PR, the branch and the traces, run it again with --keep DIR")
