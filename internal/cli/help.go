@@ -49,7 +49,7 @@ var verbExamples = map[string][]string{
 	"try": {"# An issue written in a file, on the checkout in the current directory, with your models:",
 		"roadmap try --issue-file issue.md",
 		"# Issue 12 of acme/widgets (read-only), recorded model exchanges, everything kept:",
-		"roadmap try --repo ~/src/widgets -R acme/widgets --issue 12 --replay fixtures --keep /tmp/try",
+		"roadmap try -C ~/src/widgets -R acme/widgets --issue 12 --replay fixtures --keep /tmp/try",
 		"roadmap try --issue-file issue.md --replay fixtures --jq .result"},
 	"mask": {"roadmap mask < job.log > job-masked.log", "roadmap mask --secret \"$MY_KEY\" < notes.txt"},
 	"explain": {"roadmap explain 12", "roadmap explain 12 -R acme/widgets --trace",

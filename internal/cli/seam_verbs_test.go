@@ -297,17 +297,17 @@ func TestDemoFlags(t *testing.T) {
 
 func TestTryFlags(t *testing.T) {
 	f, stderr := seamFactory()
-	got, code := parsed(t, tryCmd, f, "--repo", "src", "-R", "acme/widgets", "--issue", "12", "--replay", "fx", "--record", "rec", "--keep", "out", "--json")
+	got, code := parsed(t, tryCmd, f, "-C", "src", "-R", "acme/widgets", "--issue", "12", "--replay", "fx", "--record", "rec", "--keep", "out", "--json", "--verbose")
 	if code != ExitOK || got == nil {
 		t.Fatalf("code %d, options %v; stderr %s", code, got, stderr)
 	}
-	if d := cmp.Diff(&tryOptions{Repo: "src", Issue: 12, Replay: "fx", Record: "rec", Keep: "out", JSON: true}, got); d != "" {
+	if d := cmp.Diff(&tryOptions{Dir: "src", Issue: 12, Replay: "fx", Record: "rec", Keep: "out", JSON: true, Verbose: true}, got); d != "" {
 		t.Errorf("options (-want +got):\n%s", d)
 	}
 	if r := f.env.Getenv("GITHUB_REPOSITORY"); r != "acme/widgets" {
 		t.Errorf("-R acme/widgets set GITHUB_REPOSITORY %q", r)
 	}
-	if got, _ := parsed(t, tryCmd, f, "--issue-file", "issue.md"); got == nil || got.IssueFile != "issue.md" || got.Repo != "." {
+	if got, _ := parsed(t, tryCmd, f, "--issue-file", "issue.md"); got == nil || got.IssueFile != "issue.md" || got.Dir != "." {
 		t.Errorf("--issue-file issue.md gave %+v, want it and the current directory", got)
 	}
 	refused(t, tryCmd, []string{"extra"}, []string{"-R", "widgets"}, []string{"--issue", "x"}, []string{"--no-such-flag"})

@@ -19,7 +19,7 @@ import (
 
 // tryOptions are `roadmap try`'s flags, parsed.
 type tryOptions struct {
-	Repo      string // the user's checkout
+	Dir       string // the user's checkout
 	IssueFile string
 	Issue     int
 	Replay    string
@@ -41,7 +41,7 @@ func runTry(ctx context.Context, env *Env, args []string) int {
 func tryCmd(ctx context.Context, f *Factory, args []string, runF func(context.Context, *Factory, *tryOptions) int) int {
 	env, o := f.env, &tryOptions{}
 	fs := newFlags(env, "try")
-	fs.StringVar(&o.Repo, "repo", ".", "the git checkout `DIR` whose committed tree at HEAD the item runs on (only read)")
+	fs.StringVarP(&o.Dir, "workdir", "C", ".", "the repository checkout `DIR` whose committed tree at HEAD the item runs on (only read)")
 	fs.StringVar(&o.IssueFile, "issue-file", "", "the issue as a `FILE`: its first line (or a \"# \" heading) is the title, the rest the body")
 	fs.IntVar(&o.Issue, "issue", 0, "read issue `N` from GitHub (read-only) instead of --issue-file")
 	set := func(s string) error {
@@ -52,7 +52,7 @@ func tryCmd(ctx context.Context, f *Factory, args []string, runF func(context.Co
 		env.Vars["GITHUB_REPOSITORY"] = s
 		return nil
 	}
-	fs.FuncP("issue-repo", "R", "the repository `OWNER/REPO` --issue is read from (default: $GITHUB_REPOSITORY, else $GH_REPO, else the checkout's origin)", set)
+	fs.FuncP("repo", "R", "the repository `OWNER/REPO` --issue is read from (default: $GITHUB_REPOSITORY, else $GH_REPO, else the checkout's origin)", set)
 	fs.StringVar(&o.Replay, "replay", "", "answer the model's calls from the recorded exchanges in `DIR` instead of the configured models")
 	fs.StringVar(&o.Record, "record", "", "write every model exchange of the stage and implement Jobs to `DIR` as replay fixtures (replay them with --replay DIR)")
 	fs.StringVar(&o.Keep, "keep", "", "leave everything (fake GitHub state, remote, workspaces, traces, the step summary, a timeline) in `DIR`")
@@ -182,7 +182,7 @@ func tryItem(ctx context.Context, f *Factory, o *tryOptions) (demo.Try, []string
 		env.Errorf("--issue %d is not an issue number", o.Issue)
 		return t, nil, ExitUsage
 	}
-	dir, err := filepath.Abs(o.Repo)
+	dir, err := filepath.Abs(o.Dir)
 	if err == nil {
 		t.Checkout, err = demo.ReadCheckout(ctx, dir)
 	}

@@ -53,15 +53,15 @@ func TestTryInputs(t *testing.T) {
 		environ []string
 		stderr  string
 	}{
-		{"no issue", []string{"--repo", checkout}, nil, "roadmap try: no issue: pass --issue-file FILE, or --issue N"},
-		{"two issues", []string{"--repo", checkout, "--issue-file", issue, "--issue", "3"}, nil, "--issue-file and --issue name two issues"},
-		{"not a checkout", []string{"--repo", dir, "--issue-file", issue}, nil, "is not a git checkout (pass --repo DIR)"},
-		{"an issue file without a title", []string{"--repo", checkout, "--issue-file", untitled}, nil, "no title: its first line (or a \"# \" heading) is the issue's title"},
-		{"a missing issue file", []string{"--repo", checkout, "--issue-file", filepath.Join(dir, "nope.md")}, nil, "--issue-file: open"},
-		{"no configuration and no replay", []string{"--repo", noConfig, "--issue-file", issue}, nil,
+		{"no issue", []string{"-C", checkout}, nil, "roadmap try: no issue: pass --issue-file FILE, or --issue N"},
+		{"two issues", []string{"-C", checkout, "--issue-file", issue, "--issue", "3"}, nil, "--issue-file and --issue name two issues"},
+		{"not a checkout", []string{"-C", dir, "--issue-file", issue}, nil, "is not a git checkout (pass -C DIR)"},
+		{"an issue file without a title", []string{"-C", checkout, "--issue-file", untitled}, nil, "no title: its first line (or a \"# \" heading) is the issue's title"},
+		{"a missing issue file", []string{"-C", checkout, "--issue-file", filepath.Join(dir, "nope.md")}, nil, "--issue-file: open"},
+		{"no configuration and no replay", []string{"-C", noConfig, "--issue-file", issue}, nil,
 			"no model: pass --replay DIR (recorded model exchanges), or commit a .github/roadmap.yml"},
-		{"a model's key unset", []string{"--repo", checkout, "--issue-file", issue}, nil, "reads its key from OPENAI_API_KEY, which is unset"},
-		{"a replay folder that is not one", []string{"--repo", checkout, "--issue-file", issue, "--replay", filepath.Join(dir, "none")}, nil, "--replay "},
+		{"a model's key unset", []string{"-C", checkout, "--issue-file", issue}, nil, "reads its key from OPENAI_API_KEY, which is unset"},
+		{"a replay folder that is not one", []string{"-C", checkout, "--issue-file", issue, "--replay", filepath.Join(dir, "none")}, nil, "--replay "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -154,7 +154,7 @@ func playTry(t *testing.T, s demo.Sample, fromGitHub, configured bool) (*tryPlay
 	}
 	environ = append(environ, jobEnvVar+"="+p.jobEnv)
 	p.record = filepath.Join(dir, "recorded")
-	args := []string{"try", "--repo", p.checkout, "--record", p.record, "--keep", p.keep, "--json", "--verbose"}
+	args := []string{"try", "-C", p.checkout, "--record", p.record, "--keep", p.keep, "--json", "--verbose"}
 	if !configured {
 		args = append(args, "--replay", fixtures)
 	}

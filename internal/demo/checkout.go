@@ -57,7 +57,7 @@ type Checkout struct {
 func ReadCheckout(ctx context.Context, dir string) (*Checkout, error) {
 	out, err := readGit(ctx, dir, nil, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a git checkout (pass --repo DIR): %w", dir, err)
+		return nil, fmt.Errorf("%s is not a git checkout (pass -C DIR): %w", dir, err)
 	}
 	top := strings.TrimSpace(string(out))
 	head, err := readGit(ctx, top, nil, "rev-parse", "--verify", "-q", "HEAD^{commit}")

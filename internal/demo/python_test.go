@@ -67,6 +67,7 @@ func TestPythonItem(t *testing.T) {
 	sum, err := demo.Run(context.Background(), demo.Options{
 		Dir:      dir,
 		Progress: &progress,
+		Log:      &progress, // the Jobs' own lines, which it reads below
 		ExtraEnv: env,
 		World:    demotest.NewPythonIssueWorld,
 		Command: func(ctx context.Context, args []string) *exec.Cmd {
