@@ -23,6 +23,7 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/githubfake"
 	"github.com/roadmap-dev/roadmap/internal/llm"
 	"github.com/roadmap-dev/roadmap/internal/record"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 	"github.com/roadmap-dev/roadmap/internal/world"
 )
 
@@ -134,7 +135,8 @@ func playTry(t *testing.T, s demo.Sample, fromGitHub, configured bool) (*tryPlay
 		return nil, err
 	}
 	models := "models:\n  - provider: github-models\n    name: openai/gpt-4o-mini\n"
-	environ := append(demoEnviron(), "PATH="+pytestPath())
+	pytest, _ := sandboxtest.PytestPath()
+	environ := append(demoEnviron(), "PATH="+pytest)
 	if configured {
 		srv, err := p.modelServer(fixtures)
 		if err != nil {
@@ -292,24 +294,6 @@ func snapshot(dirs ...string) (map[string]string, error) {
 	return files, nil
 }
 
-// pytestPath is the PATH under which python3 runs pytest: the machine's
-// own, else with /usr/bin first (a pyenv python3 without pytest ahead of
-// Debian's python3-pytest); the machine's when neither has it.
-func pytestPath() string {
-	path := os.Getenv("PATH")
-	if !hasPytest(path) && hasPytest("/usr/bin"+string(os.PathListSeparator)+path) {
-		return "/usr/bin" + string(os.PathListSeparator) + path
-	}
-	return path
-}
-
-// hasPytest reports whether python3 on path runs pytest.
-func hasPytest(path string) bool {
-	cmd := exec.Command("sh", "-c", "python3 -m pytest --version")
-	cmd.Env = append(os.Environ(), "PATH="+path)
-	return cmd.Run() == nil
-}
-
 // TestTryOwnRepository: roadmap try plays an item to a ready PR on a
 // user's own checkout, a scratch Go repository and a scratch Python one,
 // each with its own configuration and recorded exchanges (the Go play
@@ -327,9 +311,7 @@ func TestTryOwnRepository(t *testing.T) {
 	}
 	t.Run("go", func(t *testing.T) { checkTryPlay(t, playGoTry(t)) })
 	t.Run("python", func(t *testing.T) {
-		if !hasPytest(pytestPath()) {
-			t.Skip("no python3 with pytest: the Python item's checks run pytest (Debian: apt-get install python3-pytest)")
-		}
+		sandboxtest.PytestPATH(t, "the Python play (its checks run pytest)")
 		p, err := playTry(t, demotest.PythonSample(), false, true)
 		if err != nil {
 			t.Fatalf("the Python play of roadmap try: %v", err)

@@ -19,31 +19,6 @@ import (
 	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
-// pytestPATH is the PATH under which python3 runs pytest: the machine's
-// own, or, when its python3 has no pytest (a pyenv interpreter ahead of the
-// system's), the system's /usr/bin put first, where Debian's python3-pytest
-// installs it. The test skips when neither has pytest.
-func pytestPATH(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv("PATH")
-	for _, dir := range []string{"", "/usr/bin"} {
-		p := path
-		if dir != "" {
-			p = dir + string(os.PathListSeparator) + path
-		}
-		cmd := exec.Command("python3", "-m", "pytest", "--version")
-		cmd.Env = append(os.Environ(), "PATH="+p)
-		if dir != "" {
-			cmd.Path = filepath.Join(dir, "python3")
-		}
-		if cmd.Run() == nil {
-			return p
-		}
-	}
-	t.Skip("python3 -m pytest --version fails with the PATH's python3 and with /usr/bin/python3: the Python item needs pytest (Debian: apt-get install python3-pytest)")
-	return ""
-}
-
 // TestPythonItem plays the demo's whole life on a Python project: an issue
 // with no plan; stage writes a plan whose verify commands are pytest node
 // ids, the OpenSpec CLI, the gates and the verifier pass it; implement
@@ -56,7 +31,7 @@ func TestPythonItem(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays a whole Python item with the real binary (make test runs it)")
 	}
-	path := pytestPATH(t)
+	path := sandboxtest.PytestPATH(t, "the Python item")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

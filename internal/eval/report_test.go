@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 	"os"
 	"slices"
 	"testing"
@@ -46,7 +47,7 @@ func goldenReport(t *testing.T) ImplementReport {
 		t.Logf("make eval's report, %s (started %s)", path, rep.Started)
 	} else {
 		// weak-test-python runs python3 -m pytest.
-		t.Setenv("PATH", pytestPATH(t))
+		t.Setenv("PATH", sandboxtest.PytestPATH(t, "the Python case"))
 		played, err := Implement(context.Background(), Options{Dir: implementGolden, TempDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)

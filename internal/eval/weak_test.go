@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/roadmap-dev/roadmap/internal/llm"
+	"github.com/roadmap-dev/roadmap/internal/sandbox/sandboxtest"
 )
 
 // weakGolden is the golden case whose first test checks nothing;
@@ -148,7 +148,7 @@ func TestEvalImplementWeakTestPython(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays the Python weak-test case through implement (make test runs it)")
 	}
-	t.Setenv("PATH", pytestPATH(t))
+	t.Setenv("PATH", sandboxtest.PytestPATH(t, "the Python case"))
 	reviewCalls, _, _ := fixtureUsage(t, weakPythonGolden, reviewOpenings...)
 	if reviewCalls != 2 {
 		t.Fatalf("the case's fixtures hold %d review calls, want 2 (reviewer and refuter)", reviewCalls)
@@ -176,30 +176,4 @@ func TestEvalImplementWeakTestPython(t *testing.T) {
 			t.Errorf("review calls %d, want %d: the review ran and did not catch the weak test", res.Review.ModelCalls, reviewCalls)
 		}
 	})
-}
-
-// pytestPATH is the PATH under which python3 runs pytest: the machine's
-// own, or, when its python3 has no pytest (a pyenv interpreter ahead of the
-// system's), with the system's /usr/bin first, where Debian's
-// python3-pytest installs it. The test skips when neither has pytest
-// (.ci/run installs it, so CI does not skip).
-func pytestPATH(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv("PATH")
-	for _, dir := range []string{"", "/usr/bin"} {
-		p := path
-		if dir != "" {
-			p = dir + string(os.PathListSeparator) + path
-		}
-		cmd := exec.Command("python3", "-m", "pytest", "--version")
-		cmd.Env = append(os.Environ(), "PATH="+p)
-		if dir != "" {
-			cmd.Path = filepath.Join(dir, "python3")
-		}
-		if cmd.Run() == nil {
-			return p
-		}
-	}
-	t.Skip("python3 -m pytest --version fails with the PATH's python3 and with /usr/bin/python3: the Python case needs pytest (Debian: apt-get install python3-pytest)")
-	return ""
 }
