@@ -176,7 +176,7 @@ type Run struct {
 	Vars    map[string]string
 	// LocalRepositories maps owner/repo@ref to a local directory
 	// (--local-repository), e.g. this project for a caller workflow that
-	// uses roadmap-dev/roadmap/.github/workflows/roadmap.yml@v1. Every other
+	// uses roadmap-dev/roadmap/.github/workflows/roadmap.yml@v0.1.0. Every other
 	// remote action gets a stand-in that fails if it ever runs.
 	LocalRepositories map[string]string
 	Actor             string // github.actor; "roadmap-e2e" when empty
@@ -369,7 +369,7 @@ func (a *Act) prepare(r Run) (args, env []string, err error) {
 	}
 
 	// The remote actions of the repository under test, and of every mapped
-	// repository: a caller's reusable workflow (roadmap.yml@v1, mapped to this
+	// repository: a caller's reusable workflow (roadmap.yml@v0.1.0, mapped to this
 	// project) uses actions of its own that act fetches too.
 	remote, err := FindRemoteActions(r.Repo.Dir)
 	if err != nil {

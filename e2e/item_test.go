@@ -42,9 +42,13 @@ const (
 	// caller (docs/examples/roadmap-caller.yml), unless itemOptions.Caller
 	// names another example.
 	callerWorkflow = ".github/workflows/roadmap-caller.yml"
+	// exampleTag is the release the examples name in their
+	// roadmap-dev/roadmap references (the newest in CHANGELOG.md:
+	// scripts' TestExamplesNameTheRelease holds them to it).
+	exampleTag = "v0.1.0"
 	// roadmapRef is how the example caller refers to this project; act maps
 	// it to a snapshot of the source tree with --local-repository.
-	roadmapRef = "roadmap-dev/roadmap@v1"
+	roadmapRef = "roadmap-dev/roadmap@" + exampleTag
 	marker     = "<!-- roadmap:implement -->"
 )
 
@@ -61,7 +65,7 @@ type item struct {
 	local map[string]string
 	// roadmap is the snapshot of this project the caller's
 	// roadmap-dev/roadmap references resolve to; tag (roadmapRef's tag,
-	// v1) is the directory act maps that tag to, roadmap unless the
+	// exampleTag) is the directory act maps that tag to, roadmap unless the
 	// scenario moved the tag (itemOptions.Pinned).
 	roadmap, tag string
 	// repos is ROADMAP_E2E_REPOS: the bare repositories the checkout
@@ -157,12 +161,12 @@ type itemOptions struct {
 	// FromIssue, demo.NewIssueWorld).
 	World func(ctx context.Context, dir string, latency time.Duration) (*demo.World, error)
 	// Pinned pins the caller by SHA: its roadmap-dev/roadmap references
-	// name the snapshot's commit instead of v1, and v1 moves on to a later
+	// name the snapshot's commit instead of exampleTag, and the tag moves on to a later
 	// commit whose scripts fail, so a run that used the tag anywhere fails.
 	Pinned bool
 }
 
-// movedTag is what every script of the moved v1 says before it fails.
+// movedTag is what every script of the moved exampleTag says before it fails.
 const movedTag = "the moving tag ran, not the pinned commit"
 
 // appPushToken is the GitHub App installation token the scenarios pass as
@@ -258,9 +262,9 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	if err := os.Symlink(snap.Remote, filepath.Join(it.repos, "roadmap-dev", "roadmap.git")); err != nil {
 		t.Fatal(err)
 	}
-	refs := map[string]string{"refs/heads/main": snap.SHA, "refs/tags/v1": snap.SHA}
+	refs := map[string]string{"refs/heads/main": snap.SHA, "refs/tags/" + exampleTag: snap.SHA}
 	if o.Pinned {
-		it.tag, refs["refs/tags/v1"] = moveTag(t, snap, filepath.Join(dir, "roadmap-v1"))
+		it.tag, refs["refs/tags/"+exampleTag] = moveTag(t, snap, filepath.Join(dir, "roadmap-"+exampleTag))
 		it.local = maps.Clone(it.local)
 		if it.local == nil {
 			it.local = map[string]string{}
@@ -279,9 +283,9 @@ func newItem(t *testing.T, act *Act, o itemOptions) *item {
 	}
 	if o.Pinned {
 		// As docs/install.md pins it: every roadmap reference at one commit.
-		pinned := strings.ReplaceAll(string(caller), "@v1\n", "@"+snap.SHA+" # v1\n")
+		pinned := strings.ReplaceAll(string(caller), "@"+exampleTag+"\n", "@"+snap.SHA+" # "+exampleTag+"\n")
 		if pinned == string(caller) {
-			t.Fatalf("the example caller %s has no roadmap-dev/roadmap reference at v1 to pin", it.workflow)
+			t.Fatalf("the example caller %s has no roadmap-dev/roadmap reference at %s to pin", it.workflow, exampleTag)
 		}
 		caller = []byte(pinned)
 	}
@@ -622,9 +626,9 @@ func (it *item) runEnv(runID int64, artifacts string) map[string]string {
 	}
 }
 
-// moveTag makes v1 a later commit of snap than the one the scenario pins,
+// moveTag makes exampleTag a later commit of snap than the one the scenario pins,
 // in a worktree at dir, whose scripts all fail saying movedTag: a run that
-// took anything of roadmap from v1 fails. The tag is pushed to snap's
+// took anything of roadmap from the tag fails. The tag is pushed to snap's
 // remote, where the checkout stand-in would find it. It returns the
 // worktree and the tag's commit.
 func moveTag(t *testing.T, snap *Repo, dir string) (string, string) {
@@ -644,9 +648,9 @@ func moveTag(t *testing.T, snap *Repo, dir string) (string, string) {
 		}
 	}
 	for _, args := range [][]string{
-		{"-C", dir, "commit", "--quiet", "--no-verify", "--all", "--message", "v1 moves on"},
-		{"-C", dir, "tag", "v1"},
-		{"-C", dir, "push", "--quiet", "origin", "v1"},
+		{"-C", dir, "commit", "--quiet", "--no-verify", "--all", "--message", exampleTag + " moves on"},
+		{"-C", dir, "tag", "--force", exampleTag},
+		{"-C", dir, "push", "--quiet", "--force", "origin", exampleTag},
 	} {
 		if _, err := git(ctx, args...); err != nil {
 			t.Fatal(err)
@@ -1079,7 +1083,7 @@ func (it *item) seedKilledJob(ctx context.Context, s *Started, runID int64) {
 			Name: "roadmap / implement", Status: "completed", Conclusion: "failure", Log: stamp(log, time.Now()),
 			Steps: []githubfake.Step{
 				{Name: "Set up job", Status: "completed", Conclusion: "success"},
-				{Name: "Run roadmap-dev/roadmap/actions/implement@v1", Status: "completed", Conclusion: "failure"},
+				{Name: "Run roadmap-dev/roadmap/actions/implement@" + exampleTag, Status: "completed", Conclusion: "failure"},
 			},
 		})
 		if err != nil {

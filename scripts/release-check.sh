@@ -68,4 +68,4 @@ case "$got" in
 esac
 # And the notes a tag would publish: CHANGELOG.md's newest version has its section and link
 # line (TestChangelogVersions), which release.yml refuses a tag without.
-ROADMAP_RELEASE_DIST="$PWD/dist" "$GO" test -count=1 -run '^(TestInstallGoReleaserDist|TestChangelogVersions)$' ./scripts
+ROADMAP_RELEASE_DIST="$PWD/dist" "$GO" test -count=1 -run '^(TestInstallGoReleaserDist|TestChangelogVersions|TestExamplesNameTheRelease)$' ./scripts

@@ -176,3 +176,52 @@ func older(a, b string) bool {
 	}
 	return pa != "" && (pb == "" || pa < pb)
 }
+
+// roadmapUses is a roadmap-dev/roadmap reference in a workflow: the ref after its `@`.
+var roadmapUses = regexp.MustCompile(`uses:\s*roadmap-dev/roadmap/\S*@(\S+)`)
+
+// TestExamplesNameTheRelease holds docs/examples to the newest release in CHANGELOG.md: every
+// roadmap-dev/roadmap reference names its tag (`@v0.1.0`), so a person who copies an example
+// gets a ref that resolves once that release is published, never `@v1`, a tag that exists
+// only from 1.0.0 (a 0.y.z release moves no major tag). A release that adds a version section
+// without moving the examples to it fails here, in `make release-check` and in CI.
+func TestExamplesNameTheRelease(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := ""
+	for _, l := range strings.Split(string(raw), "\n") {
+		if m := versionHeading.FindStringSubmatch(l); m != nil {
+			newest = "v" + m[1]
+			break
+		}
+	}
+	if newest == "" {
+		t.Fatal("CHANGELOG.md has no version section")
+	}
+	files, err := filepath.Glob(filepath.Join("..", "docs", "examples", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("docs/examples: %v (%d workflows)", err, len(files))
+	}
+	refs := 0
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(text), "\n") {
+			m := roadmapUses.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			refs++
+			if m[1] != newest {
+				t.Errorf("%s:%d names roadmap at @%s, want the newest release's tag @%s (CHANGELOG.md)", filepath.Base(f), i+1, m[1], newest)
+			}
+		}
+	}
+	if refs == 0 {
+		t.Error("no example names roadmap-dev/roadmap: the test reads nothing")
+	}
+}

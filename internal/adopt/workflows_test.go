@@ -420,7 +420,7 @@ func TestInitCallerIsTheExample(t *testing.T) {
 		}
 		return s[i+1:]
 	}
-	want := strings.NewReplacer("name: roadmap-caller\n", "name: roadmap\n", "@v1", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
+	want := strings.NewReplacer("name: roadmap-caller\n", "name: roadmap\n", "@v0.1.0", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
 	if got := body(callerYAML); got != want {
 		t.Errorf("internal/adopt/caller.yml and docs/examples/roadmap-caller.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
 	}
@@ -440,7 +440,7 @@ func TestInitWakeIsTheExample(t *testing.T) {
 		}
 		return s[i+1:]
 	}
-	want := strings.NewReplacer("@v1", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
+	want := strings.NewReplacer("@v0.1.0", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "roadmap-caller.yml", "roadmap.yml").Replace(body(string(ex)))
 	if got := body(wakeYAML); got != want {
 		t.Errorf("internal/adopt/wake.yml and docs/examples/roadmap-wake.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
 	}
@@ -460,7 +460,7 @@ func TestInitEvalIsTheExample(t *testing.T) {
 		}
 		return s[i+1:]
 	}
-	want := strings.NewReplacer("@v1", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "model: openai/gpt-4o-mini", "model: EVAL_MODEL").Replace(body(string(ex)))
+	want := strings.NewReplacer("@v0.1.0", "@REF", "dashboard: 1 ", "dashboard: DASHBOARD_ISSUE ", "model: openai/gpt-4o-mini", "model: EVAL_MODEL").Replace(body(string(ex)))
 	if got := body(evalYAML); got != want {
 		t.Errorf("internal/adopt/eval.yml and docs/examples/roadmap-eval.yml differ past their headers; make them the same:\n%s", cmp.Diff(want, got))
 	}
