@@ -433,7 +433,19 @@ func (it *item) onDashboard(path string, comments map[string]bool) bool {
 // token service (the pin job's) spend no rate limit and need no permission
 // of internal/adopt's table.
 func notAPI(path string) bool {
-	return strings.HasPrefix(path, "/_logs/") || strings.HasPrefix(path, "/_services/token/") || isGitProtocol(path)
+	return strings.HasPrefix(path, "/_logs/") || strings.HasPrefix(path, "/_services/token/") || isGitProtocol(path) || isReleaseDownload(path)
+}
+
+// isReleaseDownload reports whether path is a release asset's download from
+// the web server (OWNER/REPO/releases/download/TAG/FILE), as the actions'
+// install script fetches a release it is pinned to (the examples name a
+// release's tag): no token, no REST request. The fake has no release, so
+// the script builds roadmap from the action's source, as it would on a
+// platform the release lacks.
+func isReleaseDownload(path string) bool {
+	owner, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	_, rest, _ = strings.Cut(rest, "/")
+	return owner != "" && strings.HasPrefix(rest, "releases/download/")
 }
 
 // isGitProtocol reports whether path is git's smart HTTP protocol.
