@@ -34,6 +34,11 @@ func (e *Env) masker(extra ...string) *redact.Masker {
 // repoFlag adds -R and --repo OWNER/REPO to a verb that reads GitHub: the
 // repository to read, over GITHUB_REPOSITORY, GH_REPO and the origin remote.
 func repoFlag(fs *pflag.FlagSet, env *Env) {
+	repoFlagUsage(fs, env, "the repository `OWNER/REPO` (default: $GITHUB_REPOSITORY, else $GH_REPO, else the origin remote's)")
+}
+
+// repoFlagUsage is repoFlag with the verb's own help text.
+func repoFlagUsage(fs *pflag.FlagSet, env *Env, usage string) {
 	set := func(s string) error {
 		owner, repo, ok := strings.Cut(s, "/")
 		if !ok || owner == "" || repo == "" || strings.ContainsAny(repo, "/ ") {
@@ -42,7 +47,7 @@ func repoFlag(fs *pflag.FlagSet, env *Env) {
 		env.Vars["GITHUB_REPOSITORY"] = s
 		return nil
 	}
-	fs.FuncP("repo", "R", "the repository `OWNER/REPO` (default: $GITHUB_REPOSITORY, else $GH_REPO, else the origin remote's)", set)
+	fs.FuncP("repo", "R", usage, set)
 }
 
 // issueArg is the one ISSUE argument of a verb's positional arguments pos,

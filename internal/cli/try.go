@@ -44,15 +44,7 @@ func tryCmd(ctx context.Context, f *Factory, args []string, runF func(context.Co
 	fs.StringVarP(&o.Dir, "workdir", "C", ".", "the repository checkout `DIR` whose committed tree at HEAD the item runs on (only read)")
 	fs.StringVar(&o.IssueFile, "issue-file", "", "the issue as a `FILE`: its first line (or a \"# \" heading) is the title, the rest the body")
 	fs.IntVar(&o.Issue, "issue", 0, "read issue `N` from GitHub (read-only) instead of --issue-file")
-	set := func(s string) error {
-		owner, repo, ok := strings.Cut(s, "/")
-		if !ok || owner == "" || repo == "" || strings.ContainsAny(repo, "/ ") {
-			return fmt.Errorf("%q is not OWNER/REPO", s)
-		}
-		env.Vars["GITHUB_REPOSITORY"] = s
-		return nil
-	}
-	fs.FuncP("repo", "R", "the repository `OWNER/REPO` --issue is read from (default: $GITHUB_REPOSITORY, else $GH_REPO, else the checkout's origin)", set)
+	repoFlagUsage(fs, env, "the repository `OWNER/REPO` --issue is read from (default: $GITHUB_REPOSITORY, else $GH_REPO, else the checkout's origin)")
 	fs.StringVar(&o.Replay, "replay", "", "answer the model's calls from the recorded exchanges in `DIR` instead of the configured models")
 	fs.StringVar(&o.Record, "record", "", "write every model exchange of the stage and implement Jobs to `DIR` as replay fixtures (replay them with --replay DIR)")
 	fs.StringVar(&o.Keep, "keep", "", "leave everything (fake GitHub state, remote, workspaces, traces, the step summary, a timeline) in `DIR`")

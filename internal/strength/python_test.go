@@ -4,10 +4,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,34 +75,7 @@ def test_source_is_the_original():
 // Debian's /usr/bin first. The test skips when neither has it.
 func pythonPATH(t *testing.T) string {
 	t.Helper()
-	pytestOnce.Do(func() { pytestPath = findPytestPATH() })
-	if pytestPath == "" {
-		t.Skip("no python3 with pytest (Debian: apt-get install python3-pytest)")
-	}
-	return pytestPath
-}
-
-var (
-	pytestOnce sync.Once
-	pytestPath string
-)
-
-func findPytestPATH() string {
-	for _, dir := range []string{"", "/usr/bin"} {
-		p := os.Getenv("PATH")
-		if dir != "" {
-			p = dir + string(os.PathListSeparator) + p
-		}
-		cmd := exec.Command("python3", "-m", "pytest", "--version")
-		cmd.Env = append(os.Environ(), "PATH="+p)
-		if dir != "" {
-			cmd.Path = filepath.Join(dir, "python3")
-		}
-		if cmd.Run() == nil {
-			return p
-		}
-	}
-	return ""
+	return sandboxtest.PytestPATH(t, "the Python strength test")
 }
 
 // pySample is a Python repository with pyBase committed and files written

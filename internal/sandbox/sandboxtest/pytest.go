@@ -4,8 +4,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
+
+// pytestFound caches PytestPath's answer by the PATH it started from: each
+// look runs python3 once or twice, and the strength tests ask many times.
+var pytestFound sync.Map // PATH → pytestAnswer
+
+type pytestAnswer struct {
+	path string
+	ok   bool
+}
 
 // PytestPath is the PATH under which python3 runs pytest, for the tests
 // that play a Python project: the machine's own, or, when its python3 has
@@ -14,6 +24,16 @@ import (
 // false, and the path the machine's, when neither has pytest.
 func PytestPath() (path string, ok bool) {
 	path = os.Getenv("PATH")
+	if a, hit := pytestFound.Load(path); hit {
+		return a.(pytestAnswer).path, a.(pytestAnswer).ok
+	}
+	p, ok := findPytest(path)
+	pytestFound.Store(path, pytestAnswer{p, ok})
+	return p, ok
+}
+
+// findPytest is PytestPath's look, uncached.
+func findPytest(path string) (string, bool) {
 	for _, dir := range []string{"", "/usr/bin"} {
 		p := path
 		if dir != "" {
